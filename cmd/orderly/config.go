@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// fileConfig is the HCL configuration as the operator writes it. It is a
+// contract (design.md); the runtime form is runtimeConfig.
+type fileConfig struct {
+	Listen   string         `hcl:"listen"`
+	Mode     *string        `hcl:"mode,optional"`
+	ErrorLog *string        `hcl:"error_log,optional"`
+	Backends []backendBlock `hcl:"backend,block"`
+	Legacy   *legacyBlock   `hcl:"legacy,block"`
+	ClientIP *clientIPBlock `hcl:"client_ip,block"`
+	Metrics  *listenBlock   `hcl:"metrics,block"`
+	Admin    *listenBlock   `hcl:"admin,block"`
+
+	ModeRange   hcl.Range `hcl:"mode,attr_range"`
+	ListenRange hcl.Range `hcl:"listen,attr_range"`
+}
+
+type backendBlock struct {
+	Name       string    `hcl:"name,label"`
+	URL        string    `hcl:"url"`
+	UserHeader *string   `hcl:"user_header,optional"`
+	DefRange   hcl.Range `hcl:",def_range"`
+	URLRange   hcl.Range `hcl:"url,attr_range"`
+}
+
+type legacyBlock struct {
+	Files        []string          `hcl:"files"`
+	ServerRoot   *string           `hcl:"server_root,optional"`
+	DocumentRoot *string           `hcl:"document_root,optional"`
+	PathMap      map[string]string `hcl:"path_map,optional"`
+	Semantics    *string           `hcl:"semantics,optional"`
+	Defines      []string          `hcl:"defines,optional"`
+	Modules      []string          `hcl:"modules,optional"`
+
+	DefRange       hcl.Range `hcl:",def_range"`
+	FilesRange     hcl.Range `hcl:"files,attr_range"`
+	SemanticsRange hcl.Range `hcl:"semantics,attr_range"`
+	PathMapRange   hcl.Range `hcl:"path_map,attr_range"`
+}
+
+type clientIPBlock struct {
+	TrustedProxies []string  `hcl:"trusted_proxies,optional"`
+	Range          hcl.Range `hcl:"trusted_proxies,attr_range"`
+}
+
+type listenBlock struct {
+	Listen string    `hcl:"listen"`
+	Range  hcl.Range `hcl:"listen,attr_range"`
+}
+
+// runtimeConfig is the validated configuration.
+type runtimeConfig struct {
+	Listen         string
+	Backend        *url.URL
+	UserHeader     string
+	TrustedProxies []netip.Prefix
+	Legacy         translate.LoadOptions
+	LegacyFiles    []string
+	MetricsListen  string
+	AdminListen    string
+	ErrorLog       string
+}
+
+var envFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "name", Type: cty.String}},
+	Type:   function.StaticReturnType(cty.String),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		if v, ok := os.LookupEnv(args[0].AsString()); ok {
+			return cty.StringVal(v), nil
+		}
+		return cty.NilVal, fmt.Errorf("environment variable %q is not set", args[0].AsString())
+	},
+})
+
+// loadConfig parses and validates the HCL file. Relative paths in it are
+// relative to the file's directory. The parser is returned for pretty
+// diagnostics.
+func loadConfig(path string) (*runtimeConfig, *hclparse.Parser, hcl.Diagnostics) {
+	p := hclparse.NewParser()
+	f, diags := p.ParseHCLFile(path)
+	if diags.HasErrors() {
+		return nil, p, diags
+	}
+	var fc fileConfig
+	ctx := &hcl.EvalContext{Functions: map[string]function.Function{"env": envFunc}}
+	diags = append(diags, gohcl.DecodeBody(f.Body, ctx, &fc)...)
+	if diags.HasErrors() {
+		return nil, p, diags
+	}
+	rc, more := fc.build(filepath.Dir(path))
+	diags = append(diags, more...)
+	if diags.HasErrors() {
+		return nil, p, diags
+	}
+	return rc, p, diags
+}
+
+func diag(summary, detail string, r hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: r.Ptr()}
+}
+
+func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	rc := &runtimeConfig{Listen: fc.Listen, UserHeader: "X-Remote-User", ErrorLog: "stderr"}
+	if fc.ErrorLog != nil {
+		rc.ErrorLog = *fc.ErrorLog
+		if rc.ErrorLog != "stderr" && rc.ErrorLog != "stdout" {
+			rc.ErrorLog = rel(rc.ErrorLog)
+		}
+	}
+	if fc.Mode != nil && *fc.Mode != "enforce" {
+		diags = append(diags, diag("Unsupported mode",
+			fmt.Sprintf("mode %q is not supported yet; only \"enforce\" is (shadow and observe come later).", *fc.Mode), fc.ModeRange))
+	}
+	switch len(fc.Backends) {
+	case 0:
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing backend block", Detail: "A backend block with the 2.4 server's url is required."})
+	case 1:
+	default:
+		diags = append(diags, diag("Duplicate backend block",
+			fmt.Sprintf("Only one backend is supported; the first is at %s.", fc.Backends[0].DefRange), fc.Backends[1].DefRange))
+	}
+	if len(fc.Backends) > 0 {
+		b := fc.Backends[0]
+		u, err := url.Parse(b.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			diags = append(diags, diag("Invalid backend URL", fmt.Sprintf("%q is not an http:// or https:// URL with a host.", b.URL), b.URLRange))
+		} else {
+			rc.Backend = u
+		}
+		if b.UserHeader != nil {
+			rc.UserHeader = *b.UserHeader
+		}
+	}
+	if fc.Legacy == nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing legacy block", Detail: "A legacy block naming the 2.2 configuration files is required."})
+	} else {
+		l := fc.Legacy
+		if len(l.Files) == 0 {
+			diags = append(diags, diag("No legacy files", "legacy.files must name at least one file.", l.FilesRange))
+		}
+		for _, f := range l.Files {
+			rc.LegacyFiles = append(rc.LegacyFiles, rel(f))
+		}
+		opt := translate.LoadOptions{Defines: map[string]bool{}}
+		if l.ServerRoot != nil {
+			opt.ServerRoot = rel(*l.ServerRoot)
+		}
+		if l.DocumentRoot != nil {
+			opt.DocumentRoot = rel(*l.DocumentRoot)
+		}
+		for _, d := range l.Defines {
+			opt.Defines[d] = true
+		}
+		opt.Modules = l.Modules
+		sem := string(translate.Compat24)
+		if l.Semantics != nil {
+			sem = *l.Semantics
+		}
+		switch translate.Semantics(sem) {
+		case translate.Compat24:
+			opt.Semantics = translate.Compat24
+		default:
+			r := l.SemanticsRange
+			if l.Semantics == nil {
+				r = l.DefRange
+			}
+			diags = append(diags, diag("Unsupported semantics",
+				fmt.Sprintf("semantics %q is not supported yet; use \"2.4-compat\".", sem), r))
+		}
+		if len(l.PathMap) > 0 {
+			diags = append(diags, diag("path_map not supported yet", "legacy.path_map is not supported yet: orderly must read the paths the configuration names as they are.", l.PathMapRange))
+		}
+		rc.Legacy = opt
+	}
+	if fc.ClientIP != nil {
+		for _, s := range fc.ClientIP.TrustedProxies {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				a, err2 := netip.ParseAddr(s)
+				if err2 != nil {
+					diags = append(diags, diag("Invalid trusted proxy", fmt.Sprintf("%q is not an address or CIDR prefix.", s), fc.ClientIP.Range))
+					continue
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			rc.TrustedProxies = append(rc.TrustedProxies, p.Masked())
+		}
+	}
+	if fc.Metrics != nil {
+		rc.MetricsListen = fc.Metrics.Listen
+	}
+	if fc.Admin != nil {
+		rc.AdminListen = fc.Admin.Listen
+	}
+	if !strings.Contains(rc.Listen, ":") {
+		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
+	}
+	return rc, diags
+}

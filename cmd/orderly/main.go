@@ -1,0 +1,268 @@
+// Command orderly enforces legacy Apache httpd 2.2 access rules in front
+// of an Apache 2.4 backend. See README.md.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/walk"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `usage: orderly <command> [flags]
+
+commands:
+  serve    -config orderly.hcl               run the proxy
+  explain  -config orderly.hcl -ip ADDR URL  decide one request and show why
+  version                                    print the version
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(args[1:], stdout, stderr)
+	case "explain":
+		return cmdExplain(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, "orderly", version)
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "orderly: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+// printDiags prints HCL diagnostics as file:line:column: message.
+func printDiags(w io.Writer, diags hcl.Diagnostics) {
+	for _, d := range diags {
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		if d.Subject != nil {
+			fmt.Fprintf(w, "%s:%d:%d: %s\n", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, msg)
+		} else {
+			fmt.Fprintf(w, "%s\n", msg)
+		}
+	}
+}
+
+// printErrs prints load errors, one file:line: message each.
+func printErrs(w io.Writer, err error) {
+	var el apacheconf.ErrorList
+	if errors.As(err, &el) {
+		for _, e := range el {
+			fmt.Fprintln(w, e.Error())
+		}
+		return
+	}
+	fmt.Fprintln(w, err)
+}
+
+// setup reads the HCL file and the legacy configuration.
+func setup(path string, stderr io.Writer) (*runtimeConfig, *walk.Engine, bool) {
+	rc, _, diags := loadConfig(path)
+	if diags.HasErrors() {
+		printDiags(stderr, diags)
+		return nil, nil, false
+	}
+	cfg, err := translate.Load(rc.LegacyFiles, rc.Legacy)
+	if err != nil {
+		printErrs(stderr, err)
+		return nil, nil, false
+	}
+	return rc, walk.New(cfg, walk.OS, proxy.NewIdentity()), true
+}
+
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "orderly.hcl", "configuration file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rc, engine, ok := setup(*configPath, stderr)
+	if !ok {
+		return 2
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	var errLog io.Writer
+	switch rc.ErrorLog {
+	case "stderr":
+		errLog = stderr
+	case "stdout":
+		errLog = stdout
+	default:
+		f, err := os.OpenFile(rc.ErrorLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", *configPath, err)
+			return 2
+		}
+		defer f.Close()
+		errLog = f
+	}
+	h := proxy.New(proxy.Config{
+		Backend:        rc.Backend,
+		TrustedProxies: rc.TrustedProxies,
+		UserHeader:     rc.UserHeader,
+		ErrorLog:       errLog,
+		Logger:         logger,
+	}, engine)
+	ln, err := net.Listen("tcp", rc.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: listen: %v\n", *configPath, err)
+		return 2
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
+		"rules", len(engine.Config().Rules), "version", version)
+	select {
+	case err := <-errc:
+		fmt.Fprintln(stderr, "serve:", err)
+		return 1
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdown)
+	return 0
+}
+
+type headerFlags []string
+
+func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
+func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
+
+// traceLog collects the steps of a decision for explain.
+type traceLog struct{ events []policy.Event }
+
+func (t *traceLog) Enabled() bool        { return true }
+func (t *traceLog) Trace(e policy.Event) { t.events = append(t.events, e) }
+
+func cmdExplain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "orderly.hcl", "configuration file")
+	ip := fs.String("ip", "", "client address (required)")
+	method := fs.String("method", "GET", "request method")
+	user := fs.String("user", "", "Basic user name")
+	password := fs.String("password", "", "Basic password")
+	var headers headerFlags
+	fs.Var(&headers, "header", "extra request header 'Name: value' (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || *ip == "" {
+		fmt.Fprintln(stderr, "usage: orderly explain -config orderly.hcl -ip ADDR [-method M] [-user U -password P] [-header 'N: v'] URL")
+		return 2
+	}
+	addr, err := netip.ParseAddr(*ip)
+	if err != nil {
+		fmt.Fprintf(stderr, "explain: -ip %q: %v\n", *ip, err)
+		return 2
+	}
+	target := fs.Arg(0)
+	if u, err := url.Parse(target); err == nil && u.Scheme != "" {
+		target = u.RequestURI()
+	}
+	_, engine, ok := setup(*configPath, stderr)
+	if !ok {
+		return 2
+	}
+	hdr := http.Header{}
+	for _, h := range headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok {
+			fmt.Fprintf(stderr, "explain: -header %q: want 'Name: value'\n", h)
+			return 2
+		}
+		hdr.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	cred := policy.Credentials{}
+	if *user != "" {
+		cred = policy.Credentials{Present: true, Basic: true, User: *user, Password: *password}
+		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(*user+":"+*password)))
+	}
+	req := &walk.Request{
+		Method: *method, Target: target, Proto: "HTTP/1.1",
+		Header: func(n string) (string, bool) {
+			v := hdr.Values(n)
+			return strings.Join(v, ", "), len(v) > 0
+		},
+		HeaderList: func(fn func(string, string)) {
+			for k, v := range hdr {
+				fn(k, strings.Join(v, ", "))
+			}
+		},
+		ClientAddr: addr, LocalAddr: netip.MustParseAddr("127.0.0.1"), Auth: cred,
+	}
+	tl := &traceLog{}
+	res := engine.Decide(req, tl)
+	verdict := "ALLOW"
+	if !res.Allowed() {
+		verdict = fmt.Sprintf("DENY %d", res.Status)
+	}
+	fmt.Fprintf(stdout, "decision: %s\nlayer:    %s\nrule:     %s\n", verdict, res.Layer, res.Rule)
+	fmt.Fprintf(stdout, "uri:      %s\nfilename: %s\n", res.URI, res.Filename)
+	if res.PathInfo != "" {
+		fmt.Fprintf(stdout, "pathinfo: %s\n", res.PathInfo)
+	}
+	if res.Index != "" {
+		fmt.Fprintf(stdout, "index:    %s\n", res.Index)
+	}
+	fmt.Fprintln(stdout, "sections:")
+	for _, s := range res.Sections {
+		fmt.Fprintf(stdout, "  %s:%d  %s\n", s.Pos.File, s.Pos.Line, s)
+	}
+	fmt.Fprintln(stdout, "trail:")
+	for _, e := range tl.events {
+		fmt.Fprintf(stdout, "  %-7s %s  -> %s\n", e.Layer, e.Rule, e.Result)
+	}
+	for _, l := range res.Logs {
+		fmt.Fprintf(stdout, "log: [%s:error] %s: %s\n", l.Module, l.Code, l.Msg)
+	}
+	return 0
+}

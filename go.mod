@@ -1,0 +1,22 @@
+module github.com/orderly-proxy/orderly
+
+go 1.26.8
+
+require (
+	github.com/hashicorp/hcl/v2 v2.24.0
+	github.com/tg123/go-htpasswd v1.2.5
+	github.com/zclconf/go-cty v1.16.3
+	golang.org/x/tools v0.52.0
+)
+
+require (
+	github.com/GehirnInc/crypt v0.0.0-20230320061759-8cc1b52080c5 // indirect
+	github.com/agext/levenshtein v1.2.1 // indirect
+	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
+	golang.org/x/crypto v0.45.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)

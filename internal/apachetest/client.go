@@ -1,0 +1,205 @@
+package apachetest
+
+import (
+	"bufio"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits of [Do].
+const (
+	// RequestTimeout bounds one request, from dialling to the end of the
+	// response.
+	RequestTimeout = 10 * time.Second
+	// MaxBody is the number of body bytes that Do keeps.
+	MaxBody = 64 << 10
+)
+
+// A Request is one request to replay: one line of a case's requests file.
+type Request struct {
+	Method string
+	// Target is the request target, sent exactly as written.
+	Target string
+	// ClientIP is sent as X-Forwarded-For (omitted if empty).
+	ClientIP string
+	// User and Password are sent as Basic credentials if HasAuth is set.
+	User, Password string
+	HasAuth        bool
+	// Header holds extra header fields, in order, as name and value. A field
+	// named Host, Connection, X-Forwarded-For or Authorization replaces the
+	// one Do would send.
+	Header [][2]string
+	// Want is the expected answer: a status code such as "403", or "other"
+	// (see [Response.Matches]); empty if the author stated none.
+	Want string
+	// Line is the line number of the request in its file, and Text the line
+	// itself.
+	Line int
+	Text string
+}
+
+// String returns the request line as written, or a reconstruction of it.
+func (r Request) String() string {
+	if r.Text != "" {
+		return r.Text
+	}
+	parts := []string{r.Method, r.Target, r.ClientIP}
+	if r.HasAuth {
+		parts = append(parts, "u="+r.User+":"+r.Password)
+	}
+	for _, h := range r.Header {
+		parts = append(parts, "h="+h[0]+":"+strings.ReplaceAll(h[1], " ", "%20"))
+	}
+	if r.Want != "" {
+		parts = append(parts, "want="+r.Want)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Wire returns the bytes that [Do] sends for r: the request line with the
+// target as written, then Host: 127.0.0.1, Connection: close,
+// X-Forwarded-For (if ClientIP is set), Authorization (if HasAuth) and the
+// extra header fields.
+func (r Request) Wire() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", r.Method, r.Target)
+	given := make(map[string]bool)
+	for _, h := range r.Header {
+		given[http.CanonicalHeaderKey(h[0])] = true
+	}
+	add := func(name, value string) {
+		if !given[name] {
+			fmt.Fprintf(&b, "%s: %s\r\n", name, value)
+		}
+	}
+	add("Host", "127.0.0.1")
+	add("Connection", "close")
+	if r.ClientIP != "" {
+		add("X-Forwarded-For", r.ClientIP)
+	}
+	if r.HasAuth {
+		add("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(r.User+":"+r.Password)))
+	}
+	for _, h := range r.Header {
+		fmt.Fprintf(&b, "%s: %s\r\n", h[0], h[1])
+	}
+	b.WriteString("\r\n")
+	return []byte(b.String())
+}
+
+// A Response is what a server answered, reduced to what the differential
+// test compares.
+type Response struct {
+	Status int
+	// WWWAuthenticate holds the WWW-Authenticate fields, joined by ", ".
+	WWWAuthenticate string
+	// Body holds at most MaxBody bytes of the body.
+	Body []byte
+}
+
+// Do sends req to addr (host:port) over a new TCP connection as raw
+// HTTP/1.1 (see [Request.Wire]), so that the target is not normalised, and
+// reads the response. The whole exchange is bounded by [RequestTimeout].
+func Do(addr string, req Request) (Response, error) {
+	c, err := net.DialTimeout("tcp", addr, RequestTimeout)
+	if err != nil {
+		return Response{}, err
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(RequestTimeout)); err != nil {
+		return Response{}, err
+	}
+	if _, err := c.Write(req.Wire()); err != nil {
+		return Response{}, fmt.Errorf("sending %q: %v", req.String(), err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: req.Method})
+	if err != nil {
+		return Response{}, fmt.Errorf("reading the response to %q: %v", req.String(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
+	if err != nil {
+		return Response{}, fmt.Errorf("reading the body of the response to %q: %v", req.String(), err)
+	}
+	return Response{
+		Status:          resp.StatusCode,
+		WWWAuthenticate: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
+		Body:            body,
+	}, nil
+}
+
+// Class returns the class by which the differential test compares answers:
+// "400", "401 realm=\"X\"" (a 401 with the realm of its first challenge, or
+// just "401" if it has none), "403", "500", or "other".
+func (r Response) Class() string {
+	switch r.Status {
+	case 400, 403, 500:
+		return strconv.Itoa(r.Status)
+	case 401:
+		if realm, ok := Realm(r.WWWAuthenticate); ok {
+			return "401 realm=" + strconv.Quote(realm)
+		}
+		return "401"
+	}
+	return "other"
+}
+
+// Matches reports whether r is the answer that want (a request's want=
+// value) expects: "other" matches any response of [Response.Class] "other"
+// (so 200 and 404 alike), and a status code matches that status exactly.
+func (r Response) Matches(want string) bool {
+	if want == "other" {
+		return r.Class() == "other"
+	}
+	return want == strconv.Itoa(r.Status)
+}
+
+// Realm returns the value of the first realm parameter in a WWW-Authenticate
+// field value, such as `Basic realm="Members Only"`.
+func Realm(challenge string) (string, bool) {
+	s := challenge
+	for {
+		i := strings.Index(strings.ToLower(s), "realm")
+		if i < 0 {
+			return "", false
+		}
+		// The parameter name must start a word: after a space or a comma.
+		before := i == 0 || s[i-1] == ' ' || s[i-1] == ',' || s[i-1] == '\t'
+		rest := strings.TrimLeft(s[i+len("realm"):], " \t")
+		if !before || !strings.HasPrefix(rest, "=") {
+			s = s[i+len("realm"):]
+			continue
+		}
+		rest = strings.TrimLeft(rest[1:], " \t")
+		if !strings.HasPrefix(rest, `"`) {
+			// A token.
+			end := strings.IndexAny(rest, " \t,")
+			if end < 0 {
+				end = len(rest)
+			}
+			return rest[:end], true
+		}
+		// A quoted string, with backslash escapes.
+		var v strings.Builder
+		for j := 1; j < len(rest); j++ {
+			switch rest[j] {
+			case '\\':
+				if j+1 < len(rest) {
+					j++
+					v.WriteByte(rest[j])
+				}
+			case '"':
+				return v.String(), true
+			default:
+				v.WriteByte(rest[j])
+			}
+		}
+		return v.String(), true // unterminated: take what there is
+	}
+}

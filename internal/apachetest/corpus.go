@@ -1,0 +1,355 @@
+package apachetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/txtar"
+)
+
+// Names of a case's files and directories, and the placeholders replaced in
+// its files (see testdata/corpus/README.md).
+const (
+	LegacyFile   = "legacy.conf"
+	RequestsFile = "requests"
+	DocRootDir   = "docroot"
+	AuthDir      = "auth"
+	ExtraDir     = "extra"
+
+	DocRootPlaceholder = "@DOCROOT@"
+	AuthPlaceholder    = "@AUTH@"
+	ExtraPlaceholder   = "@EXTRA@"
+)
+
+// A Case is one case of the differential corpus: a txtar archive holding a
+// legacy configuration fragment, the files it protects and the requests to
+// replay.
+type Case struct {
+	// Name is the file name without its directory and the .txtar suffix.
+	Name string
+	// Path is the file the case was read from.
+	Path string
+	// Comment is the archive's comment: what the case is about.
+	Comment string
+	// Legacy is legacy.conf, with its placeholders not yet replaced.
+	Legacy []byte
+	// Files are the files under docroot/, auth/ and extra/, in archive
+	// order, with their placeholders not yet replaced. A name ending in "/"
+	// stands for an empty directory.
+	Files []txtar.File
+	// Requests are the requests to replay, in order.
+	Requests []Request
+}
+
+// LoadCorpus loads every *.txtar case in dir, sorted by file name. It
+// reports the errors of all malformed cases at once, and an error if there
+// is no case at all.
+func LoadCorpus(dir string) ([]*Case, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("apachetest: no *.txtar case in %s", dir)
+	}
+	var cases []*Case
+	var errs []error
+	for _, name := range names { // Glob sorts its result
+		c, err := LoadCase(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cases = append(cases, c)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return cases, nil
+}
+
+// LoadCase reads and checks the case in the txtar file path. Errors name the
+// file and, for the requests, the line in it.
+func LoadCase(path string) (*Case, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCase(path, data)
+}
+
+// ParseCase parses a case from the contents of a txtar file; path is used
+// for the case's name and in error messages.
+func ParseCase(path string, data []byte) (*Case, error) {
+	ar := txtar.Parse(data)
+	c := &Case{
+		Name:    strings.TrimSuffix(filepath.Base(path), ".txtar"),
+		Path:    path,
+		Comment: string(ar.Comment),
+	}
+	fail := func(format string, args ...any) (*Case, error) {
+		return nil, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
+	}
+	seen := make(map[string]bool)
+	var requests []byte
+	var haveLegacy, haveRequests bool
+	for _, f := range ar.Files {
+		if seen[f.Name] {
+			return fail("file %q appears twice", f.Name)
+		}
+		seen[f.Name] = true
+		switch {
+		case f.Name == LegacyFile:
+			c.Legacy, haveLegacy = f.Data, true
+		case f.Name == RequestsFile:
+			requests, haveRequests = f.Data, true
+		default:
+			top, rest, _ := strings.Cut(f.Name, "/")
+			if top != DocRootDir && top != AuthDir && top != ExtraDir {
+				return fail("unexpected file %q: want %s, %s, or a file under %s/, %s/ or %s/", f.Name, LegacyFile, RequestsFile, DocRootDir, AuthDir, ExtraDir)
+			}
+			rel := strings.TrimSuffix(rest, "/")
+			if rel == "" || !filepath.IsLocal(rel) || filepath.Clean(rel) != rel {
+				return fail("bad file name %q: want a clean relative path under %s/", f.Name, top)
+			}
+			if strings.HasSuffix(f.Name, "/") && len(bytes.TrimSpace(f.Data)) > 0 {
+				return fail("%q names a directory (it ends in /) but has contents", f.Name)
+			}
+			c.Files = append(c.Files, f)
+		}
+	}
+	if !haveLegacy {
+		return fail("no %s", LegacyFile)
+	}
+	if !haveRequests {
+		return fail("no %s", RequestsFile)
+	}
+	reqs, err := ParseRequests(path, sectionLine(data, RequestsFile), requests)
+	if err != nil {
+		return nil, err
+	}
+	c.Requests = reqs
+	if len(c.Requests) == 0 {
+		return fail("%s has no request", RequestsFile)
+	}
+	return c, nil
+}
+
+// sectionLine returns the line number, in a txtar file, of the first line of
+// the named file's contents (1 if there is no such file).
+func sectionLine(data []byte, name string) int {
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.HasPrefix(line, "-- ") && strings.HasSuffix(line, " --") && len(line) >= 6 &&
+			strings.TrimSpace(line[3:len(line)-3]) == name {
+			return i + 2
+		}
+	}
+	return 1
+}
+
+// ParseRequests parses a requests file (see testdata/corpus/README.md):
+//
+//	METHOD TARGET CLIENT-IP [u=USER:PASSWORD] [h=Name:value]... [want=CLASS]
+//
+// one request a line; lines starting with # and blank lines are ignored.
+// name and firstLine (the line number of data's first line in name, 1 for
+// a file of its own) locate errors, which read "name:line: message"; all
+// malformed lines are reported at once.
+func ParseRequests(name string, firstLine int, data []byte) ([]Request, error) {
+	var reqs []Request
+	var errs []error
+	for i, text := range strings.Split(string(data), "\n") {
+		text = strings.TrimSpace(text)
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		line := firstLine + i
+		r, err := parseRequest(text)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %v", name, line, err))
+			continue
+		}
+		r.Line = line
+		reqs = append(reqs, r)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return reqs, nil
+}
+
+// parseRequest parses one non-comment request line.
+func parseRequest(text string) (Request, error) {
+	f := strings.Fields(text)
+	if len(f) < 3 {
+		return Request{}, fmt.Errorf("%q: want METHOD TARGET CLIENT-IP [u=USER:PASSWORD] [h=Name:value]... [want=CLASS]", text)
+	}
+	r := Request{Method: f[0], Target: f[1], ClientIP: f[2], Text: text}
+	if !isToken(r.Method) {
+		return Request{}, fmt.Errorf("bad method %q", r.Method)
+	}
+	for _, ip := range strings.Split(r.ClientIP, ",") {
+		if _, err := netip.ParseAddr(ip); err != nil {
+			return Request{}, fmt.Errorf("bad client IP %q: want an IP address (or several, separated by commas)", r.ClientIP)
+		}
+	}
+	for _, opt := range f[3:] {
+		key, val, ok := strings.Cut(opt, "=")
+		if !ok {
+			return Request{}, fmt.Errorf("unexpected %q: want u=USER:PASSWORD, h=Name:value or want=CLASS", opt)
+		}
+		switch key {
+		case "u":
+			if r.HasAuth {
+				return Request{}, fmt.Errorf("u= appears twice")
+			}
+			user, pass, ok := strings.Cut(val, ":")
+			if !ok {
+				return Request{}, fmt.Errorf("bad %q: want u=USER:PASSWORD", opt)
+			}
+			r.User, r.Password, r.HasAuth = user, pass, true
+		case "h":
+			hname, hval, ok := strings.Cut(val, ":")
+			if !ok || !isToken(hname) {
+				return Request{}, fmt.Errorf("bad %q: want h=Name:value (%%20 for a space)", opt)
+			}
+			r.Header = append(r.Header, [2]string{hname, strings.ReplaceAll(hval, "%20", " ")})
+		case "want":
+			if r.Want != "" {
+				return Request{}, fmt.Errorf("want= appears twice")
+			}
+			if !validWant(val) {
+				return Request{}, fmt.Errorf("bad %q: want a status code (200, 400, 401, 403, 404, 500, ...) or other", opt)
+			}
+			r.Want = val
+		default:
+			return Request{}, fmt.Errorf("unknown %q: want u=USER:PASSWORD, h=Name:value or want=CLASS", opt)
+		}
+	}
+	return r, nil
+}
+
+func validWant(s string) bool {
+	if s == "other" {
+		return true
+	}
+	n, err := strconv.Atoi(s)
+	return err == nil && len(s) == 3 && n >= 100 && n <= 599
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110, section 5.6.2).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// A Layout says where [Case.Materialize] wrote a case. All paths are
+// absolute.
+type Layout struct {
+	Dir     string // the directory given to Materialize
+	DocRoot string // Dir/docroot, replaces @DOCROOT@
+	Auth    string // Dir/auth, replaces @AUTH@
+	Extra   string // Dir/extra, replaces @EXTRA@
+	Legacy  string // Dir/legacy.conf, with its placeholders replaced
+}
+
+// Expand replaces the placeholders @DOCROOT@, @AUTH@ and @EXTRA@ in data by
+// the layout's directories.
+func (l Layout) Expand(data []byte) []byte {
+	r := strings.NewReplacer(DocRootPlaceholder, l.DocRoot, AuthPlaceholder, l.Auth, ExtraPlaceholder, l.Extra)
+	return []byte(r.Replace(string(data)))
+}
+
+// OracleOptions returns the options of the oracle for the case written at l:
+// real Apache with mod_access_compat and mod_remoteip, the case's document
+// root, and legacy.conf included.
+func (l Layout) OracleOptions() Options {
+	return Options{
+		DocumentRoot: l.DocRoot,
+		Include:      []string{l.Legacy},
+		RemoteIP:     true,
+		AccessCompat: true,
+	}
+}
+
+// Materialize writes the case into dir (created if needed): docroot/, auth/
+// and extra/ (always created, even if empty) with the case's files, and
+// legacy.conf, with the placeholders replaced by absolute paths. Names
+// ending in "/" become empty directories. Everything, dir included, is made
+// world-readable (directories 0755, files 0644), so that Apache's children
+// can read it after switching to their unprivileged user.
+func (c *Case) Materialize(dir string) (Layout, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return Layout{}, err
+	}
+	l := Layout{
+		Dir:     dir,
+		DocRoot: filepath.Join(dir, DocRootDir),
+		Auth:    filepath.Join(dir, AuthDir),
+		Extra:   filepath.Join(dir, ExtraDir),
+		Legacy:  filepath.Join(dir, LegacyFile),
+	}
+	mkdir := func(d string) error {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		return os.Chmod(d, 0o755)
+	}
+	for _, d := range []string{l.Dir, l.DocRoot, l.Auth, l.Extra} {
+		if err := mkdir(d); err != nil {
+			return Layout{}, err
+		}
+	}
+	write := func(name string, data []byte) error {
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			return err
+		}
+		return os.Chmod(name, 0o644)
+	}
+	for _, f := range c.Files {
+		name := filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(f.Name, "/")))
+		// Parent directories are made one by one, so that each gets 0755.
+		rel, _ := filepath.Rel(dir, filepath.Dir(name))
+		p := dir
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			if part == "." {
+				continue
+			}
+			p = filepath.Join(p, part)
+			if err := mkdir(p); err != nil {
+				return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
+			}
+		}
+		if strings.HasSuffix(f.Name, "/") {
+			err = mkdir(name)
+		} else {
+			err = write(name, l.Expand(f.Data))
+		}
+		if err != nil {
+			return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
+		}
+	}
+	if err := write(l.Legacy, l.Expand(c.Legacy)); err != nil {
+		return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
+	}
+	return l, nil
+}

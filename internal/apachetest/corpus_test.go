@@ -1,0 +1,201 @@
+package apachetest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const corpusDir = "../../testdata/corpus"
+
+const sampleCase = `What the case is about.
+
+-- legacy.conf --
+<Directory "@DOCROOT@/admin">
+    AuthUserFile @AUTH@/users
+    Alias /x @EXTRA@/x
+</Directory>
+-- docroot/index.html --
+root @DOCROOT@
+-- docroot/admin/ --
+-- docroot/deep/er/file.txt --
+deep
+-- auth/users --
+alice:hash
+-- extra/x/y.txt --
+y
+-- requests --
+# comment
+
+GET / 8.8.8.8 want=200
+GET /admin/ 10.0.0.1 u=alice:secret want=401
+`
+
+func TestParseCase(t *testing.T) {
+	c, err := ParseCase("dir/007-sample.txtar", []byte(sampleCase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "007-sample" || c.Comment != "What the case is about.\n\n" {
+		t.Errorf("name %q, comment %q", c.Name, c.Comment)
+	}
+	if len(c.Files) != 5 || len(c.Requests) != 2 {
+		t.Fatalf("%d files, %d requests; want 5, 2", len(c.Files), len(c.Requests))
+	}
+	// Line numbers count from the top of the txtar file.
+	if c.Requests[0].Line != 20 || c.Requests[1].Line != 21 {
+		t.Errorf("request lines %d, %d; want 20, 21", c.Requests[0].Line, c.Requests[1].Line)
+	}
+}
+
+func TestParseCaseErrors(t *testing.T) {
+	tests := []struct {
+		edit func(string) string
+		err  string
+	}{
+		{func(s string) string { return strings.Replace(s, "want=401", "want=4O1", 1) }, `dir/c.txtar:21: bad "want=4O1"`},
+		{func(s string) string { return strings.Replace(s, "-- legacy.conf --", "-- legacy.cnf --", 1) }, `unexpected file "legacy.cnf"`},
+		{func(s string) string { return strings.Replace(s, "-- legacy.conf --", "-- docroot/x --", 1) }, "no legacy.conf"},
+		{func(s string) string { return s[:strings.Index(s, "-- requests --")] }, "no requests"},
+		{func(s string) string { return s[:strings.Index(s, "# comment")] }, "requests has no request"},
+		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot/../admin/", 1) }, `bad file name "docroot/../admin/"`},
+		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot//admin/", 1) }, `bad file name "docroot//admin/"`},
+		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot/", 1) }, `bad file name "docroot/"`},
+		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot/index.html", 1) }, `file "docroot/index.html" appears twice`},
+		{func(s string) string { return strings.Replace(s, "-- docroot/admin/ --", "-- docroot/admin/ --\nx", 1) }, `names a directory`},
+	}
+	for _, tt := range tests {
+		_, err := ParseCase("dir/c.txtar", []byte(tt.edit(sampleCase)))
+		if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "dir/c.txtar:") {
+			t.Errorf("error %v, want dir/c.txtar: ...%s...", err, tt.err)
+		}
+	}
+}
+
+func TestMaterialize(t *testing.T) {
+	c, err := ParseCase("sample.txtar", []byte(sampleCase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "case")
+	l, err := c.Materialize(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Layout{Dir: dir, DocRoot: dir + "/docroot", Auth: dir + "/auth", Extra: dir + "/extra", Legacy: dir + "/legacy.conf"}
+	if l != want {
+		t.Errorf("layout %+v, want %+v", l, want)
+	}
+	files := map[string]string{
+		"legacy.conf":              "<Directory \"" + l.DocRoot + "/admin\">\n    AuthUserFile " + l.Auth + "/users\n    Alias /x " + l.Extra + "/x\n</Directory>\n",
+		"docroot/index.html":       "root " + l.DocRoot + "\n",
+		"docroot/deep/er/file.txt": "deep\n",
+		"auth/users":               "alice:hash\n",
+		"extra/x/y.txt":            "y\n",
+		"docroot/admin/":           "",
+		"docroot/deep/":            "",
+		"docroot/deep/er/":         "",
+		"extra/x/":                 "",
+		"docroot/":                 "",
+		"auth/":                    "",
+		"extra/":                   "",
+		"./":                       "",
+	}
+	var found []string
+	err = filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if fi.IsDir() {
+			rel += "/"
+			if fi.Mode().Perm() != 0o755 {
+				t.Errorf("%s: mode %v, want 0755", rel, fi.Mode().Perm())
+			}
+		} else {
+			if fi.Mode().Perm() != 0o644 {
+				t.Errorf("%s: mode %v, want 0644", rel, fi.Mode().Perm())
+			}
+			data, _ := os.ReadFile(path)
+			if string(data) != files[rel] {
+				t.Errorf("%s = %q, want %q", rel, data, files[rel])
+			}
+		}
+		if _, ok := files[rel]; !ok {
+			t.Errorf("unexpected %s", rel)
+		}
+		found = append(found, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != len(files) {
+		t.Errorf("found %v", found)
+	}
+	if ents, _ := os.ReadDir(l.DocRoot + "/admin"); len(ents) != 0 {
+		t.Errorf("docroot/admin is not empty: %v", ents)
+	}
+}
+
+func TestLoadCorpus(t *testing.T) {
+	cases, err := LoadCorpus(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		if i > 0 && cases[i-1].Name >= c.Name {
+			t.Errorf("cases not sorted: %s before %s", cases[i-1].Name, c.Name)
+		}
+		for _, r := range c.Requests {
+			if r.Want == "" {
+				t.Errorf("%s:%d: no want=", c.Path, r.Line)
+			}
+		}
+	}
+	if _, err := LoadCorpus(t.TempDir()); err == nil {
+		t.Error("LoadCorpus of an empty directory: no error")
+	}
+}
+
+// TestCorpusOracleWants replays every corpus case on the oracle (Apache 2.4
+// with mod_access_compat and mod_remoteip) and checks the want= values, so
+// that a case that no longer means what it says fails loudly. One server
+// serves all the cases, reloaded between them.
+func TestCorpusOracleWants(t *testing.T) {
+	cases, err := LoadCorpus(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *Server
+	for _, c := range cases {
+		l, err := c.Materialize(TempDir(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := s == nil
+		if fresh {
+			s = Start(t, l.OracleOptions())
+		}
+		off := fileSize(s.errPath())
+		t.Run(c.Name, func(t *testing.T) {
+			if !fresh {
+				s.Reload(t, l.OracleOptions())
+			}
+			for _, r := range c.Requests {
+				resp, err := Do(s.Addr, r)
+				if err != nil {
+					t.Errorf("%s:%d: %s: %v", c.Path, r.Line, r, err)
+					continue
+				}
+				if r.Want != "" && !resp.Matches(r.Want) {
+					t.Errorf("%s:%d: %s: got %d (%s), want %s", c.Path, r.Line, r, resp.Status, resp.Class(), r.Want)
+				}
+			}
+			if t.Failed() {
+				t.Logf("error log of the oracle:\n%s", logTail(s.errPath(), off))
+			}
+		})
+	}
+}

@@ -1,0 +1,272 @@
+// Package differential holds orderly's proof: every case of the corpus in
+// testdata/corpus runs on real Apache httpd 2.4 under mod_access_compat
+// (the oracle) and through the orderly binary in front of a second Apache
+// with no access rules, and the answers are compared request by request.
+// Two controls show the comparison can fail and can pass: a pass-through
+// front must disagree, and Apache itself as the front must agree fully.
+package differential
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orderly-proxy/orderly/internal/apachetest"
+)
+
+var (
+	corpusDir = flag.String("corpus", "../../testdata/corpus", "corpus directory")
+	only      = flag.String("case", "", "run only cases whose name contains this")
+	binary    string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "orderly-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "orderly")
+	cmd := exec.Command("go", "build", "-o", binary, "../../cmd/orderly")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building orderly:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// front is what the corpus is replayed through, in front of the backend.
+type front interface {
+	// start makes the front serve the case laid out at l; it returns the
+	// address to send requests to and a function that stops it.
+	start(t *testing.T, l apachetest.Layout, backend string) (addr string, stop func())
+}
+
+// orderlyFront runs the orderly binary with an HCL file for the case.
+type orderlyFront struct{}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func (orderlyFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
+	t.Helper()
+	addr := freePort(t)
+	hclPath := filepath.Join(l.Dir, "orderly.hcl")
+	hcl := fmt.Sprintf(`listen = %q
+backend "httpd" {
+  url = "http://%s"
+}
+legacy {
+  files         = [%q]
+  document_root = %q
+  semantics     = "2.4-compat"
+}
+client_ip {
+  trusted_proxies = ["127.0.0.1/32"]
+}
+mode      = "enforce"
+error_log = %q
+`, addr, backend, l.Legacy, l.DocRoot, filepath.Join(l.Dir, "orderly-error.log"))
+	if err := os.WriteFile(hclPath, []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(l.Dir, "orderly.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "serve", "-config", hclPath)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		out.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return addr, stop
+		}
+		select {
+		case err := <-exited:
+			b, _ := os.ReadFile(out.Name())
+			t.Fatalf("orderly exited before serving (%v):\n%s", err, b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			b, _ := os.ReadFile(out.Name())
+			t.Fatalf("orderly did not listen on %s:\n%s", addr, b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// passFront is the first control: a reverse proxy with no rules at all.
+type passFront struct{}
+
+func (passFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("http://" + backend)
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.URL.Path, pr.Out.URL.RawPath = pr.In.URL.Path, pr.In.URL.RawPath
+	}}
+	srv := &http.Server{Handler: rp}
+	go srv.Serve(ln)
+	return ln.Addr().String(), func() { srv.Close() }
+}
+
+// apacheFront is the second control: Apache itself, with the legacy
+// rules, as the front.
+type apacheFront struct{ srv *apachetest.Server }
+
+func (f *apacheFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
+	if f.srv == nil {
+		f.srv = apachetest.Start(t, l.OracleOptions())
+	} else {
+		f.srv.Reload(t, l.OracleOptions())
+	}
+	return f.srv.Addr, func() {}
+}
+
+type tally struct {
+	cases, requests, agree int
+	bypasses               int // the oracle refused, the front let it through
+	mismatches             []string
+	elapsed                time.Duration
+}
+
+// refused reports whether a class is a refusal by access control.
+func refused(class string) bool {
+	return class == "403" || strings.HasPrefix(class, "401") || class == "400" || class == "500"
+}
+
+// replay runs the corpus through fr and compares with the oracle.
+func replay(t *testing.T, fr front) tally {
+	t.Helper()
+	apachetest.Require(t)
+	cases, err := apachetest.LoadCorpus(*corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl tally
+	start := time.Now()
+	var oracle, backend *apachetest.Server
+	for _, c := range cases {
+		if *only != "" && !strings.Contains(c.Name, *only) {
+			continue
+		}
+		l, err := c.Materialize(filepath.Join(apachetest.TempDir(t), c.Name))
+		if err != nil {
+			t.Fatalf("%s: %v", c.Path, err)
+		}
+		backendOpt := apachetest.Options{DocumentRoot: l.DocRoot}
+		if oracle == nil {
+			oracle = apachetest.Start(t, l.OracleOptions())
+			backend = apachetest.Start(t, backendOpt)
+		} else {
+			oracle.Reload(t, l.OracleOptions())
+			backend.Reload(t, backendOpt)
+		}
+		addr, stop := fr.start(t, l, backend.Addr)
+		tl.cases++
+		for _, rq := range c.Requests {
+			want, err := apachetest.Do(oracle.Addr, rq)
+			if err != nil {
+				t.Fatalf("%s:%d: oracle: %v", c.Path, rq.Line, err)
+			}
+			if rq.Want != "" && !want.Matches(rq.Want) {
+				t.Errorf("%s:%d: %s: the oracle answered %d, the case says want=%s", c.Path, rq.Line, rq, want.Status, rq.Want)
+			}
+			got, err := apachetest.Do(addr, rq)
+			tl.requests++
+			gc := "error: " + fmt.Sprint(err)
+			if err == nil {
+				gc = got.Class()
+			}
+			if gc == want.Class() {
+				tl.agree++
+				continue
+			}
+			if refused(want.Class()) && !refused(gc) {
+				tl.bypasses++
+			}
+			tl.mismatches = append(tl.mismatches, fmt.Sprintf("%s:%d: %s: apache %s (%d), front %s (%d)", c.Path, rq.Line, rq, want.Class(), want.Status, gc, got.Status))
+		}
+		stop()
+	}
+	tl.elapsed = time.Since(start)
+	return tl
+}
+
+func TestDifferential(t *testing.T) {
+	tl := replay(t, orderlyFront{})
+	for _, m := range tl.mismatches {
+		t.Error(m)
+	}
+	t.Logf("differential: %d/%d requests agree across %d cases (%d bypasses) in %v [%s]",
+		tl.agree, tl.requests, tl.cases, tl.bypasses, tl.elapsed.Round(time.Millisecond), runtime.Version())
+	fmt.Printf("differential: orderly agrees with Apache on %d/%d requests across %d cases, %d bypasses\n",
+		tl.agree, tl.requests, tl.cases, tl.bypasses)
+	if tl.requests == 0 {
+		t.Fatal("no request was replayed")
+	}
+}
+
+// TestControlPassThrough proves the comparison can fail: a front with no
+// rules must disagree with Apache wherever Apache refuses.
+func TestControlPassThrough(t *testing.T) {
+	tl := replay(t, passFront{})
+	fmt.Printf("control pass-through: agrees on %d/%d requests, %d bypasses (must be > 0)\n", tl.agree, tl.requests, tl.bypasses)
+	if tl.bypasses == 0 || tl.agree == tl.requests {
+		t.Fatalf("a pass-through front agreed with Apache on %d/%d requests: the harness cannot fail", tl.agree, tl.requests)
+	}
+}
+
+// TestControlApacheFront proves the comparison can pass: Apache itself as
+// the front must agree on every request.
+func TestControlApacheFront(t *testing.T) {
+	tl := replay(t, &apacheFront{})
+	for _, m := range tl.mismatches {
+		t.Error(m)
+	}
+	fmt.Printf("control apache-front: agrees on %d/%d requests\n", tl.agree, tl.requests)
+}

@@ -1,0 +1,41 @@
+package proxy
+
+import (
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy/authfile"
+)
+
+// Identity checks Basic credentials against the AuthUserFile and
+// AuthGroupFile files a configuration names, re-reading a file when it
+// changes, as Apache reads them on every request.
+type Identity struct {
+	store *authfile.Store
+}
+
+// NewIdentity returns an Identity with an empty file cache.
+func NewIdentity() *Identity { return &Identity{store: authfile.NewStore()} }
+
+// CheckPassword implements policy.Identity.
+func (id *Identity) CheckPassword(file, user, password string) (policy.PasswordResult, error) {
+	u, err := id.store.Users(file)
+	if err != nil {
+		return 0, err
+	}
+	switch u.Check(user, password) {
+	case authfile.OK:
+		return policy.PasswordOK, nil
+	case authfile.Mismatch:
+		return policy.PasswordMismatch, nil
+	}
+	return policy.UserNotFound, nil
+}
+
+// Groups implements policy.Identity.
+func (id *Identity) Groups(file, user string) ([]string, bool, error) {
+	g, err := id.store.Groups(file)
+	if err != nil {
+		return nil, false, err
+	}
+	gs := g.GroupsOf(user)
+	return gs, len(gs) > 0, nil
+}

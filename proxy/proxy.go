@@ -1,0 +1,222 @@
+// Package proxy is orderly's request path: it finds the client address,
+// asks the walk engine for Apache's decision, answers refusals the way
+// Apache 2.4 would (status, WWW-Authenticate, error-log line), and
+// reverse-proxies everything else to the 2.4 backend. It takes a plain
+// Config and never sees HCL.
+//
+// proxy imports policy and translate/walk; nothing below it imports proxy.
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/walk"
+)
+
+// DefaultUserHeader is the request header that carries the authenticated
+// user's name to the backend.
+const DefaultUserHeader = "X-Remote-User"
+
+// Config is the runtime configuration of the request path.
+type Config struct {
+	Backend        *url.URL
+	TrustedProxies []netip.Prefix
+	// UserHeader names the header that tells the backend who authenticated.
+	// orderly always removes any copy the client sent.
+	UserHeader string
+	// ErrorLog receives Apache 2.4 error-log lines for refusals (AH01797,
+	// AH01630, AH01617, ...). Nil discards them.
+	ErrorLog io.Writer
+	Logger   *slog.Logger
+	// Transport overrides the backend transport (tests).
+	Transport http.RoundTripper
+}
+
+// Handler is the enforcing reverse proxy.
+type Handler struct {
+	cfg    Config
+	engine atomic.Pointer[walk.Engine]
+	rp     *httputil.ReverseProxy
+	logMu  sync.Mutex
+}
+
+// NewTransport returns a transport tuned for one backend: no proxy from
+// the environment, enough idle connections for a busy front.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: (&net.Dialer{
+			Timeout:   3 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       2 * time.Minute,
+		ResponseHeaderTimeout: 60 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// New returns a Handler deciding with e.
+func New(cfg Config, e *walk.Engine) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.UserHeader == "" {
+		cfg.UserHeader = DefaultUserHeader
+	}
+	h := &Handler{cfg: cfg}
+	h.engine.Store(e)
+	tr := cfg.Transport
+	if tr == nil {
+		tr = NewTransport()
+	}
+	h.rp = &httputil.ReverseProxy{
+		Rewrite:   h.rewrite,
+		Transport: tr,
+		ErrorLog:  slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			cfg.Logger.Error("backend request failed", "err", err, "uri", r.RequestURI)
+			w.WriteHeader(http.StatusBadGateway)
+		},
+	}
+	return h
+}
+
+// SetEngine swaps the decision engine atomically (reload).
+func (h *Handler) SetEngine(e *walk.Engine) { h.engine.Store(e) }
+
+// Engine returns the engine in force.
+func (h *Handler) Engine() *walk.Engine { return h.engine.Load() }
+
+type ctxKey struct{}
+
+type passInfo struct {
+	user       string
+	fromHeader bool
+}
+
+func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
+	in, out := pr.In, pr.Out
+	pr.SetURL(h.cfg.Backend)
+	out.Host = in.Host
+	// SetURL joins paths; keep the request-target exactly as it came so
+	// that the backend decides on the same bytes orderly did.
+	out.URL.Path, out.URL.RawPath, out.URL.RawQuery = in.URL.Path, in.URL.RawPath, in.URL.RawQuery
+	if bp := h.cfg.Backend.Path; bp != "" && bp != "/" {
+		out.URL.Path = strings.TrimSuffix(bp, "/") + in.URL.Path
+		if in.URL.RawPath != "" {
+			out.URL.RawPath = strings.TrimSuffix(bp, "/") + in.URL.RawPath
+		}
+	}
+	info, _ := in.Context().Value(ctxKey{}).(*passInfo)
+	if info != nil && info.fromHeader {
+		out.Header["X-Forwarded-For"] = in.Header["X-Forwarded-For"]
+	}
+	pr.SetXForwarded()
+	out.Header.Del(h.cfg.UserHeader)
+	if info != nil && info.user != "" {
+		out.Header.Set(h.cfg.UserHeader, info.user)
+	}
+}
+
+// ServeHTTP decides the request and either answers the refusal or proxies it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	client, fromHeader, ok := clientAddr(r, h.cfg.TrustedProxies)
+	if !ok {
+		h.refuse(w, r, netip.Addr{}, policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}, "")
+		return
+	}
+	// The user header is orderly's to set: never pass on a client's copy.
+	r.Header.Del(h.cfg.UserHeader)
+	auth, hasAuth := r.Header.Get("Authorization"), len(r.Header.Values("Authorization")) > 0
+	local := netip.Addr{}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ap, err := netip.ParseAddrPort(la.String()); err == nil {
+			local = ap.Addr().Unmap()
+		}
+	}
+	req := &walk.Request{
+		Method:     r.Method,
+		Target:     r.RequestURI,
+		Proto:      r.Proto,
+		Header:     headerGetter(r.Header),
+		HeaderList: headerLister(r.Header),
+		ClientAddr: client,
+		LocalAddr:  local,
+		Auth:       parseAuthorization(auth, hasAuth),
+	}
+	res := h.engine.Load().Decide(req, nil)
+	if !res.Allowed() {
+		h.refuse(w, r, client, res.Decision, res.Filename)
+		return
+	}
+	info := &passInfo{user: res.User, fromHeader: fromHeader}
+	r = r.WithContext(contextWith(r, info))
+	h.rp.ServeHTTP(w, r)
+}
+
+func headerGetter(h http.Header) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v := h.Values(name)
+		if len(v) == 0 {
+			return "", false
+		}
+		return strings.Join(v, ", "), true
+	}
+}
+
+func headerLister(h http.Header) func(func(string, string)) {
+	return func(fn func(string, string)) {
+		for k, v := range h {
+			fn(k, strings.Join(v, ", "))
+		}
+	}
+}
+
+// refuse answers a refusal as Apache would and writes its error-log lines.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client netip.Addr, d policy.Decision, filename string) {
+	h.writeLog(client, r, d.Logs)
+	if d.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="`+d.Realm+`"`)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
+	w.WriteHeader(d.Status)
+	fmt.Fprintf(w, "<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n<title>%d %s</title>\n</head><body>\n<h1>%s</h1>\n</body></html>\n",
+		d.Status, http.StatusText(d.Status), http.StatusText(d.Status))
+}
+
+
+// writeLog writes Apache 2.4 error-log lines:
+// [Wed Nov 25 22:25:58.130432 2026] [access_compat:error] [pid 1:tid 1] [client 203.0.113.50:0] AH01797: ...
+func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.LogLine) {
+	if h.cfg.ErrorLog == nil || len(lines) == 0 {
+		return
+	}
+	now := time.Now().Format("Mon Jan 02 15:04:05.000000 2006")
+	port := "0"
+	if _, p, err := net.SplitHostPort(r.RemoteAddr); err == nil && !client.IsValid() {
+		port = p
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "[%s] [%s:error] [pid %d:tid %d] [client %s:%s] %s: %s\n",
+			now, l.Module, os.Getpid(), os.Getpid(), client, port, l.Code, l.Msg)
+	}
+	h.logMu.Lock()
+	io.WriteString(h.cfg.ErrorLog, b.String())
+	h.logMu.Unlock()
+}

@@ -1,0 +1,45 @@
+// Package apacheconf reads Apache httpd configuration files.
+//
+// It owns the syntax of a configuration and nothing else: it splits a file
+// into directives the way httpd 2.4 does, nests sections, and follows what
+// httpd executes while it reads (Include, IncludeOptional, <IfModule>,
+// <IfDefine>). What a directive means, access control included, is for the
+// callers to decide.
+//
+// [Parse] reads one file. [Load] reads a file and everything it includes and
+// returns the flattened tree that httpd would go on to process. [Walk] visits
+// a tree and [Render] prints one back as configuration text.
+//
+// # Syntax
+//
+// The rules are httpd's (server/util.c ap_cfg_getline and ap_getword_conf,
+// server/config.c ap_build_config):
+//
+//   - Lines end in "\n" or "\r\n". Leading and trailing white space is
+//     dropped. A UTF-8 byte order mark at the start of a file is skipped
+//     (httpd does so only on Windows; elsewhere it makes the first directive
+//     unknown, so no working configuration depends on the difference).
+//   - A backslash just before the end of a line joins the next line to it:
+//     the backslash and the line end are removed and nothing is added, so
+//     the next line's leading white space is kept. This happens before
+//     comments are recognised, so a comment ending in a backslash swallows
+//     the next line, as in httpd.
+//   - A line whose first character is '#' is a comment. A '#' anywhere else
+//     is an ordinary character.
+//   - Words are separated by white space. A word that starts with '"' or '\''
+//     runs to the matching quote; inside it `\\` stands for a backslash and a
+//     backslash before the quote character for the quote. The word ends at
+//     the closing quote, even if no white space follows. In any word `\\`
+//     stands for one backslash; every other backslash is literal. A quote
+//     that is never closed runs to the end of the line.
+//   - A line whose first word starts with '<' opens a section, and one whose
+//     first word starts with "</" closes one. The arguments of a section are
+//     the text up to the last '>' on the line (anything after it is ignored,
+//     as httpd does).
+//
+// Directive and section names are case-insensitive; they are kept as written.
+// An argument that is an empty quoted string ("") is kept as an empty
+// argument.
+//
+// Parse does not expand ${VAR} references; they are left in the arguments.
+package apacheconf

@@ -1,0 +1,626 @@
+package apacheconf
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Options configures [Load].
+type Options struct {
+	// ServerRoot is the directory that relative Include paths (and a
+	// relative ServerRoot directive) resolve against. If empty, it is the
+	// directory of the top file. A ServerRoot directive outside any section
+	// overrides it for everything after it.
+	ServerRoot string
+
+	// Defines are the -D names, for <IfDefine NAME> and <IfDefine !NAME>.
+	// Define and UnDefine directives in the configuration change a copy.
+	Defines map[string]bool
+
+	// Modules are extra modules to treat as loaded for <IfModule>, by either
+	// of their names: "mod_rewrite.c" or "rewrite_module". The other name of
+	// each is derived.
+	Modules map[string]bool
+
+	// ReadFile reads a configuration file; nil means os.ReadFile.
+	ReadFile func(name string) ([]byte, error)
+	// Glob expands one wildcard path component (its directory part has its
+	// wildcard characters escaped); nil means filepath.Glob.
+	Glob func(pattern string) ([]string, error)
+	// Stat tells directories from files; nil means os.Stat.
+	Stat func(name string) (fs.FileInfo, error)
+	// ReadDir lists an included directory; nil means os.ReadDir.
+	ReadDir func(name string) ([]fs.DirEntry, error)
+}
+
+// Limits. The first two are httpd's AP_MAX_INCLUDE_DEPTH and
+// AP_MAX_FNMATCH_DIR_DEPTH; the last keeps a configuration that includes
+// a file many times over (each file including the next twice, say) from
+// running for ever.
+const (
+	maxIncludeDepth = 128
+	maxDirDepth     = 128
+	maxReads        = 10000
+)
+
+// builtinModules are the modules compiled into Debian's apache2 2.4
+// ("apache2 -l"), by source name and by identifier. <IfModule> accepts both.
+var builtinModules = []string{
+	"core.c", "mod_so.c", "mod_watchdog.c", "http_core.c",
+	"mod_log_config.c", "mod_logio.c", "mod_version.c", "mod_unixd.c",
+	"core_module", "so_module", "watchdog_module", "http_module",
+	"log_config_module", "logio_module", "version_module", "unixd_module",
+}
+
+// sourceNames are the source names of the modules shipped with httpd 2.4
+// that are not mod_NAME.c for NAME_module (checked against Debian's
+// apache2 2.4 with LoadModule and <IfModule>).
+var sourceNames = map[string]string{
+	"ldap_module":        "util_ldap.c",
+	"mpm_event_module":   "event.c",
+	"mpm_prefork_module": "prefork.c",
+	"mpm_worker_module":  "worker.c",
+}
+
+// sourceName returns the source file name ("mod_rewrite.c") of the module
+// with identifier id ("rewrite_module") loaded from file
+// ("modules/mod_rewrite.so"), or "" if it cannot tell. httpd takes it from
+// the module itself (its __FILE__); this guesses it from the names.
+func sourceName(id, file string) string {
+	if s, ok := sourceNames[id]; ok {
+		return s
+	}
+	base := filepath.Base(file)
+	if strings.HasPrefix(base, "mod_") && strings.HasSuffix(base, ".so") {
+		return strings.TrimSuffix(base, ".so") + ".c"
+	}
+	if x, ok := strings.CutSuffix(id, "_module"); ok && x != "" {
+		return "mod_" + x + ".c"
+	}
+	return ""
+}
+
+// moduleID returns the identifier of the module with source name src, or
+// "" if it cannot tell.
+func moduleID(src string) string {
+	for id, s := range sourceNames {
+		if s == src {
+			return id
+		}
+	}
+	if x, ok := strings.CutPrefix(src, "mod_"); ok {
+		if x, ok := strings.CutSuffix(x, ".c"); ok && x != "" {
+			return x + "_module"
+		}
+	}
+	return ""
+}
+
+// Load reads filename and everything it includes, evaluating <IfDefine>,
+// <IfModule>, Include and IncludeOptional as httpd does while it reads its
+// configuration, in the order of the text, and returns the flattened tree:
+//
+//   - an Include or IncludeOptional is replaced by the directives of the
+//     files it names, each keeping its own Pos and with a Trail of the
+//     Include directives that brought its file in;
+//   - an <IfModule> or <IfDefine> whose condition holds is replaced by its
+//     contents, and one whose condition does not hold is dropped;
+//   - every other section (<Directory>, <VirtualHost>, <Location>, <Limit>,
+//     <Files>, ...) is kept as a section.
+//
+// So no Include, IncludeOptional, IfModule or IfDefine is left in the result.
+// The directives that change what follows stay in it: LoadModule (whose
+// module counts as loaded from then on), ServerRoot, Define and UnDefine.
+//
+// Like httpd 2.4, Load treats filename itself as an Include would (it may be
+// a directory or a wildcard), except that a relative filename is relative to
+// the working directory.
+//
+// Paths are resolved as httpd 2.4 does (server/config.c, server/util.c
+// ap_dir_nofnmatch and ap_dir_fnmatch): a relative path is relative to the
+// server root; wildcards (*, ?, [...], [!...]) may appear in any component,
+// match no leading dot, and are expanded in lexical order one component at
+// a time; a directory, named or matched, stands for every entry in it, dot
+// files too, recursively, in lexical order. Include fails when a wildcard
+// matches nothing or a file cannot be read; IncludeOptional ignores what is
+// missing.
+//
+// Load returns the tree and, if anything went wrong, an [ErrorList] with all
+// the errors it found; the tree then holds what could be read.
+func Load(filename string, opt Options) ([]*Directive, error) {
+	l := &loader{opt: opt, root: opt.ServerRoot, defines: map[string]bool{}, modules: map[string]bool{}}
+	if l.opt.ReadFile == nil {
+		l.opt.ReadFile = os.ReadFile
+	}
+	if l.opt.Glob == nil {
+		l.opt.Glob = filepath.Glob
+	}
+	if l.opt.Stat == nil {
+		l.opt.Stat = os.Stat
+	}
+	if l.opt.ReadDir == nil {
+		l.opt.ReadDir = os.ReadDir
+	}
+	if l.root == "" {
+		l.root = filepath.Dir(filename)
+	}
+	for name, ok := range opt.Defines {
+		if ok {
+			l.defines[name] = true
+		}
+	}
+	for _, name := range builtinModules {
+		l.modules[name] = true
+	}
+	for name, ok := range opt.Modules {
+		if !ok {
+			continue
+		}
+		l.modules[name] = true
+		other := moduleID(name)
+		if !strings.HasSuffix(name, ".c") {
+			other = sourceName(name, "")
+		}
+		if other != "" {
+			l.modules[other] = true
+		}
+	}
+
+	inc := &inclusion{l: l}
+	inc.run(filename)
+	l.errs.sort()
+	return inc.out, l.errs.Err()
+}
+
+// A loader holds the state of one Load.
+type loader struct {
+	opt     Options
+	root    string          // the server root
+	defines map[string]bool // -D names and Define directives
+	modules map[string]bool // loaded modules, by both names
+	errs    ErrorList
+	files   []string // keys of the files being read, outermost first
+	names   []string // their names
+	reads   int      // files and directories read
+	abort   bool     // too much to read; stop
+}
+
+func (l *loader) errorf(pos Pos, trail []Pos, msg string) {
+	l.errs = append(l.errs, &Error{Pos: pos, Msg: msg, Trail: trail})
+}
+
+// read counts a file or directory read and reports whether there is
+// budget left for it.
+func (l *loader) read() bool {
+	if l.abort {
+		return false
+	}
+	l.reads++
+	if l.reads > maxReads {
+		l.abort = true
+		l.errorf(Pos{}, nil, "too many configuration files and directories to read (more than "+strconv.Itoa(maxReads)+"); is there an Include loop?")
+		return false
+	}
+	return true
+}
+
+// expand evaluates what httpd executes while reading (see Load) in ds, the
+// directives of one file read with the given trail, and returns the result.
+// inSection says whether ds is inside a section other than IfModule and
+// IfDefine.
+func (l *loader) expand(ds []*Directive, trail []Pos, inSection bool) []*Directive {
+	out := make([]*Directive, 0, len(ds))
+	for _, d := range ds {
+		if l.abort {
+			break
+		}
+		d.Trail = trail
+		switch {
+		case d.Is("IfModule") || d.Is("IfDefine"):
+			if !d.IsSection() {
+				l.errorf(d.Pos, trail, "Invalid command '"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
+				break
+			}
+			if l.holds(d) {
+				out = append(out, l.expand(d.Block, trail, inSection)...)
+			}
+		case d.Is("Include") || d.Is("IncludeOptional"):
+			if d.IsSection() {
+				l.errorf(d.Pos, trail, "Invalid command '<"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
+				break
+			}
+			out = append(out, l.include(d, inSection)...)
+		case d.IsSection():
+			d.Block = l.expand(d.Block, trail, true)
+			out = append(out, d)
+		default:
+			l.exec(d, inSection)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// holds evaluates the condition of the <IfModule> or <IfDefine> d, as
+// httpd's start_cond_section: a '!' right at the start negates, and the
+// first word after it is the name.
+func (l *loader) holds(d *Directive) bool {
+	arg, not := strings.CutPrefix(d.Raw, "!")
+	name, _ := getWord(arg)
+	if name == "" {
+		l.errorf(d.Pos, d.Trail, "<"+d.Name+"> directive requires additional arguments")
+		return false
+	}
+	set := l.defines
+	if d.Is("IfModule") {
+		set = l.modules
+	}
+	return set[name] != not
+}
+
+// exec executes the plain directives that change how the rest is read.
+func (l *loader) exec(d *Directive, inSection bool) {
+	bad := func(msg string) { l.errorf(d.Pos, d.Trail, msg) }
+	switch {
+	case d.Is("LoadModule"):
+		if len(d.Args) != 2 || d.Args[0] == "" || d.Args[1] == "" {
+			bad("LoadModule takes two arguments, a module name and the name of a shared object file to load it from")
+			return
+		}
+		l.modules[d.Args[0]] = true
+		if s := sourceName(d.Args[0], d.Args[1]); s != "" {
+			l.modules[s] = true
+		}
+	case d.Is("ServerRoot"):
+		if inSection {
+			return // httpd refuses it there; that is for the caller to say
+		}
+		if len(d.Args) != 1 || d.Args[0] == "" {
+			bad("ServerRoot takes one argument, Common directory of server-related files (logs, confs, etc.)")
+			return
+		}
+		l.root = l.resolve(d.Args[0])
+	case d.Is("Define"):
+		if len(d.Args) < 1 || len(d.Args) > 2 || d.Args[0] == "" {
+			bad("Define takes 1-2 arguments, Define a variable, optionally to a value.  Same as passing -D to the command line.")
+			return
+		}
+		if strings.Contains(d.Args[0], ":") {
+			bad("Variable name must not contain ':'")
+			return
+		}
+		l.defines[d.Args[0]] = true
+	case d.Is("UnDefine"):
+		if len(d.Args) != 1 || d.Args[0] == "" {
+			bad("UnDefine takes one argument, Undefine the existence of a variable. Undo a Define.")
+			return
+		}
+		if strings.Contains(d.Args[0], ":") {
+			bad("Variable name must not contain ':'")
+			return
+		}
+		delete(l.defines, d.Args[0])
+	}
+}
+
+// resolve returns path relative to the server root.
+func (l *loader) resolve(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(l.root, path)
+}
+
+// include returns the directives of the files named by the Include or
+// IncludeOptional d.
+func (l *loader) include(d *Directive, inSection bool) []*Directive {
+	if len(d.Args) != 1 || d.Args[0] == "" {
+		if d.Is("Include") {
+			l.errorf(d.Pos, d.Trail, "Include takes one argument, Name(s) of the config file(s) to be included; fails if the wildcard does not match at least one file")
+		} else {
+			l.errorf(d.Pos, d.Trail, "IncludeOptional takes one argument, Name or pattern of the config file(s) to be included; ignored if the file does not exist or the pattern does not match any files")
+		}
+		return nil
+	}
+	inc := &inclusion{l: l, at: d, optional: d.Is("IncludeOptional"), inSection: inSection}
+	inc.run(l.resolve(d.Args[0]))
+	return inc.out
+}
+
+// An inclusion is the reading of what one Include names (or of the top
+// file, when at is nil).
+type inclusion struct {
+	l         *loader
+	at        *Directive // the Include; nil for the top file
+	optional  bool
+	inSection bool
+	depth     int  // directory nesting
+	stop      bool // a fatal error; read no more
+	out       []*Directive
+}
+
+func (c *inclusion) fail(msg string) {
+	if c.at == nil {
+		c.l.errorf(Pos{}, nil, msg)
+	} else {
+		c.l.errorf(c.at.Pos, c.at.Trail, msg)
+	}
+}
+
+// run reads what path names.
+func (c *inclusion) run(path string) {
+	if !hasWildcard(path) {
+		c.path(path)
+		return
+	}
+	dir, rest := "", path
+	if filepath.IsAbs(path) {
+		dir, rest = string(filepath.Separator), path[1:]
+	}
+	c.match(dir, strings.Split(filepath.ToSlash(rest), "/"))
+}
+
+// match reads what the path components comps, some with wildcards, name
+// below dir, as httpd's ap_dir_fnmatch.
+func (c *inclusion) match(dir string, comps []string) {
+	for len(comps) > 0 && comps[0] == "" {
+		comps = comps[1:]
+	}
+	if len(comps) == 0 {
+		c.path(dir)
+		return
+	}
+	comp, rest := comps[0], comps[1:]
+	if !hasWildcard(comp) {
+		c.next(join(dir, comp), rest)
+		return
+	}
+	l := c.l
+	shown := dir
+	if shown == "" {
+		shown = "."
+	}
+	if !l.read() {
+		return
+	}
+	fi, err := l.opt.Stat(shown)
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		if c.optional && errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		c.fail("Include/IncludeOptional: Could not open directory " + shown + ": " + errText(err))
+		return
+	}
+	matches, err := l.opt.Glob(join(escapeMeta(dir), aprToGoPattern(comp)))
+	if err != nil {
+		c.fail("Include/IncludeOptional: bad wildcard '" + comp + "' in '" + shown + "'")
+		return
+	}
+	// APR_FNM_PERIOD: a leading dot is matched only by a dot.
+	dot := strings.HasPrefix(comp, ".") || strings.HasPrefix(comp, `\.`)
+	var keep []string
+	for _, m := range matches {
+		if base := filepath.Base(m); strings.HasPrefix(base, ".") && !dot || base == "." || base == ".." {
+			continue
+		}
+		if len(rest) > 0 {
+			// A match inside the path must be a directory.
+			if fi, err := l.opt.Stat(m); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		keep = append(keep, m)
+	}
+	if len(keep) == 0 {
+		if !c.optional {
+			c.fail("Include/IncludeOptional: No matches for the wildcard '" + comp + "' in '" + shown + "', failing")
+		}
+		return
+	}
+	slices.Sort(keep)
+	for _, m := range keep {
+		if c.stop || l.abort {
+			return
+		}
+		c.next(m, rest)
+	}
+}
+
+// next goes on with path, the components rest below it being still to match.
+func (c *inclusion) next(path string, rest []string) {
+	if len(rest) == 0 {
+		c.path(path)
+	} else {
+		c.match(path, rest)
+	}
+}
+
+// path reads the file or directory path, as httpd's ap_dir_nofnmatch.
+func (c *inclusion) path(path string) {
+	l := c.l
+	if c.stop || !l.read() {
+		return
+	}
+	fi, err := l.opt.Stat(path)
+	if err == nil && fi.IsDir() {
+		c.dir(path)
+		return
+	}
+	if c.optional && err != nil {
+		return
+	}
+	c.file(path)
+}
+
+// dir reads every entry of the directory path, in lexical order.
+func (c *inclusion) dir(path string) {
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > maxDirDepth {
+		c.fail("Include/IncludeOptional: Directory '" + path + "' exceeds the maximum include directory nesting level of " + strconv.Itoa(maxDirDepth) + ". You have probably a recursion somewhere.")
+		c.stop = true
+		return
+	}
+	ents, err := c.l.opt.ReadDir(path)
+	if err != nil {
+		c.fail("Include/IncludeOptional: Could not open directory " + path + ": " + errText(err))
+		return
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if n := e.Name(); n != "." && n != ".." {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if c.stop || c.l.abort {
+			return
+		}
+		c.path(join(path, n))
+	}
+}
+
+// file reads, parses and expands the configuration file path.
+func (c *inclusion) file(path string) {
+	l := c.l
+	var trail []Pos
+	if c.at != nil {
+		trail = append(slices.Clip(c.at.Trail), c.at.Pos)
+		trail = slices.Clip(trail)
+	}
+	key := fileKey(path)
+	if i := slices.Index(l.files, key); i >= 0 {
+		chain := append(slices.Clone(l.names[i:]), path)
+		c.fail("Include cycle: " + strings.Join(chain, " -> "))
+		return
+	}
+	if len(trail) > maxIncludeDepth {
+		c.fail("Exceeded maximum include depth of " + strconv.Itoa(maxIncludeDepth) + ", There appears to be a recursion.")
+		c.stop = true
+		return
+	}
+	src, err := l.opt.ReadFile(path)
+	if err != nil {
+		c.fail("Could not open configuration file " + path + ": " + errText(err))
+		return
+	}
+	ds, err := Parse(path, src)
+	if err != nil {
+		for _, e := range err.(ErrorList) {
+			e.Trail = trail
+			l.errs = append(l.errs, e)
+		}
+	}
+	l.files = append(l.files, key)
+	l.names = append(l.names, path)
+	c.out = append(c.out, l.expand(ds, trail, c.inSection)...)
+	l.files = l.files[:len(l.files)-1]
+	l.names = l.names[:len(l.names)-1]
+}
+
+// fileKey returns the name by which include cycles are told.
+func fileKey(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
+}
+
+// join joins a directory and a name as httpd's ap_make_full_path, without
+// cleaning.
+func join(dir, name string) string {
+	switch {
+	case dir == "":
+		return name
+	case strings.HasSuffix(dir, string(filepath.Separator)):
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+// hasWildcard reports whether s has a wildcard, as apr_fnmatch_test: '*',
+// '?', or '[' with a later ']'. A backslash escapes the next character.
+func hasWildcard(s string) bool {
+	open := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?':
+			return true
+		case '\\':
+			i++
+		case '[':
+			open = true
+		case ']':
+			if open {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// escapeMeta escapes the characters that filepath.Match treats specially.
+func escapeMeta(s string) string {
+	if !strings.ContainsAny(s, `*?[\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// aprToGoPattern rewrites apr_fnmatch's negated class "[!...]" into
+// filepath.Match's "[^...]".
+func aprToGoPattern(p string) string {
+	b := []byte(p)
+	inClass := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\\':
+			i++
+		case !inClass && b[i] == '[':
+			inClass = true
+			if i+1 < len(b) && b[i+1] == '!' {
+				b[i+1] = '^'
+				i++
+			}
+		case inClass && b[i] == ']':
+			inClass = false
+		}
+	}
+	return string(b)
+}
+
+// errText returns the text of a file system error the way httpd prints it
+// (strerror): "No such file or directory".
+func errText(err error) string {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "No such file or directory"
+	case errors.Is(err, fs.ErrPermission):
+		return "Permission denied"
+	}
+	s := err.Error()
+	if errno := syscall.Errno(0); errors.As(err, &errno) && s != "" && 'a' <= s[0] && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}

@@ -1,0 +1,880 @@
+package translate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// Options tune Build.
+type Options struct {
+	Semantics    Semantics
+	ServerRoot   string // relative AuthUserFile, AuthGroupFile, DocumentRoot resolve against it
+	DocumentRoot string // used when the configuration sets none
+	// BaseDir makes file names in rule IDs and messages relative, so that
+	// IDs do not change when the tree moves.
+	BaseDir string
+}
+
+// Build turns a loaded configuration (apacheconf.Load) into the access
+// model. Every problem is reported, each as "file:line: message"; the
+// error is an apacheconf.ErrorList.
+func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
+	if opt.Semantics == "" {
+		opt.Semantics = Compat24
+	}
+	b := &builder{
+		opt: opt,
+		cfg: &Config{
+			Semantics:    opt.Semantics,
+			Methods:      &policy.Methods{},
+			MergeSlashes: true,
+			Defaults:     &DirConf{},
+		},
+		ordinals: map[string]int{},
+	}
+	if opt.Semantics != Compat24 {
+		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is not supported yet (use %q)", opt.Semantics, Compat24)}}
+	}
+	b.serverRoot = opt.ServerRoot
+	// <Limit> registers methods in configuration order before anything is
+	// evaluated; walk the tree once for them so that masks are complete.
+	for _, d := range ds {
+		b.topLevel(d)
+	}
+	if b.cfg.DocumentRoot == "" {
+		b.cfg.DocumentRoot = opt.DocumentRoot
+	}
+	if b.cfg.DocumentRoot == "" && len(b.errs) == 0 {
+		b.errs = append(b.errs, &apacheconf.Error{Msg: "no DocumentRoot: the configuration sets none and legacy.document_root is empty"})
+	}
+	sort.SliceStable(b.cfg.Dirs, func(i, j int) bool { return b.cfg.Dirs[i].Depth < b.cfg.Dirs[j].Depth })
+	if len(b.errs) > 0 {
+		return nil, b.errs
+	}
+	return b.cfg, nil
+}
+
+type builder struct {
+	opt        Options
+	cfg        *Config
+	errs       apacheconf.ErrorList
+	ordinals   map[string]int
+	order      int
+	serverRoot string
+}
+
+func (b *builder) errorf(d *apacheconf.Directive, format string, args ...any) {
+	b.errs = append(b.errs, &apacheconf.Error{Pos: d.Pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) relFile(f string) string {
+	if b.opt.BaseDir != "" {
+		if r, err := filepath.Rel(b.opt.BaseDir, f); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return f
+}
+
+// rule makes the Rule of a directive. Its ID hashes the relative file, the
+// enclosing sections, the normalised directive and its ordinal among
+// identical siblings (design.md, "Rule IDs").
+func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
+	text := d.Name
+	if d.Raw != "" {
+		text += " " + d.Raw
+	}
+	norm := strings.ToLower(d.Name) + " " + strings.Join(d.Args, " ")
+	key := b.relFile(d.Pos.File) + "\x00" + strings.Join(scope, "\x00") + "\x00" + norm
+	n := b.ordinals[key]
+	b.ordinals[key] = n + 1
+	sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
+	r := &policy.Rule{ID: hex.EncodeToString(sum[:6]), File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
+	b.cfg.Rules = append(b.cfg.Rules, r)
+	return r
+}
+
+func (b *builder) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || b.serverRoot == "" {
+		return p
+	}
+	return filepath.Join(b.serverRoot, p)
+}
+
+func sectionHeader(d *apacheconf.Directive) string {
+	return "<" + strings.ToLower(d.Name) + " " + strings.Join(d.Args, " ") + ">"
+}
+
+// accessDirectives are the directives whose placement decides access.
+var accessDirectives = map[string]bool{
+	"order": true, "allow": true, "deny": true, "satisfy": true, "require": true,
+	"requireall": true, "requireany": true, "requirenone": true,
+	"authtype": true, "authname": true, "authuserfile": true, "authgroupfile": true,
+	"authmerging": true, "authzsendforbiddenonfailure": true, "authbasicprovider": true,
+	"limit": true, "limitexcept": true,
+}
+
+func mentionsAccess(d *apacheconf.Directive) bool {
+	found := false
+	apacheconf.Walk([]*apacheconf.Directive{d}, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
+		if accessDirectives[strings.ToLower(x.Name)] {
+			found = true
+		}
+		return nil
+	})
+	return found
+}
+
+func (b *builder) topLevel(d *apacheconf.Directive) {
+	name := strings.ToLower(d.Name)
+	switch name {
+	case "serverroot":
+		if len(d.Args) == 1 {
+			b.serverRoot = d.Args[0]
+		}
+	case "documentroot":
+		if len(d.Args) != 1 {
+			b.errorf(d, "DocumentRoot takes one argument")
+			return
+		}
+		b.cfg.DocumentRoot = filepath.Clean(b.resolve(d.Args[0]))
+	case "alias", "scriptalias", "aliasmatch", "scriptaliasmatch":
+		b.alias(d, name)
+	case "mergeslashes":
+		if len(d.Args) == 1 {
+			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
+		}
+	case "allowencodedslashes":
+		if len(d.Args) >= 1 {
+			switch strings.ToLower(d.Args[0]) {
+			case "on":
+				b.cfg.AllowEncodedSlashes = EncodedSlashesOn
+			case "nodecode":
+				b.cfg.AllowEncodedSlashes = EncodedSlashesNoDecode
+			default:
+				b.cfg.AllowEncodedSlashes = EncodedSlashesOff
+			}
+		}
+	case "directory", "directorymatch", "files", "filesmatch", "location", "locationmatch":
+		if s := b.section(d, nil, nil); s != nil {
+			switch s.Kind {
+			case KindDirectory:
+				b.cfg.Dirs = append(b.cfg.Dirs, s)
+			case KindDirectoryMatch:
+				b.cfg.DirMatches = append(b.cfg.DirMatches, s)
+			case KindFiles, KindFilesMatch:
+				b.cfg.Files = append(b.cfg.Files, s)
+			default:
+				b.cfg.Locations = append(b.cfg.Locations, s)
+			}
+		}
+	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
+		b.cfg.ServerEnv = b.setEnvIf(d, nil, b.cfg.ServerEnv)
+	case "directoryindex":
+		b.cfg.Defaults.DirIndex = append(b.cfg.Defaults.DirIndex, dirIndex(d)...)
+	case "virtualhost":
+		if mentionsAccess(d) {
+			b.errorf(d, "access rules inside <VirtualHost> are not supported yet; refusing to load rather than forward blindly")
+		}
+	case "if", "elseif", "else":
+		if mentionsAccess(d) {
+			b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
+		}
+	default:
+		if accessDirectives[name] {
+			b.errorf(d, "%s not allowed here", d.Name)
+		}
+	}
+}
+
+func dirIndex(d *apacheconf.Directive) []string {
+	out := []string{}
+	for _, a := range d.Args {
+		if strings.EqualFold(a, "disabled") {
+			out = out[:0]
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func (b *builder) alias(d *apacheconf.Directive, name string) {
+	if len(d.Args) != 2 {
+		b.errorf(d, "%s takes two arguments, a path and a target", d.Name)
+		return
+	}
+	a := Alias{Fake: d.Args[0], Real: d.Args[1], Pos: d.Pos}
+	if strings.HasSuffix(name, "match") {
+		re, err := compileRegex(d.Args[0], false)
+		if err != nil {
+			b.errorf(d, "%s: %v", d.Name, err)
+			return
+		}
+		a.Regex = re
+	}
+	b.cfg.Aliases = append(b.cfg.Aliases, a)
+}
+
+// compileRegex compiles an Apache (PCRE) regex with Go's RE2 engine and
+// refuses what RE2 cannot express faithfully.
+func compileRegex(expr string, icase bool) (*regexp.Regexp, error) {
+	if icase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("regex %q cannot be evaluated by orderly: %v", expr, err)
+	}
+	return re, nil
+}
+
+// section builds a <Directory>, <Files>, <Location> (or Match) section.
+func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []string) *Section {
+	name := strings.ToLower(d.Name)
+	if len(d.Args) == 0 {
+		b.errorf(d, "<%s> needs an argument", d.Name)
+		return nil
+	}
+	s := &Section{Pos: d.Pos, Order: b.order, Conf: &DirConf{}}
+	b.order++
+	args := d.Args
+	regex := strings.HasSuffix(name, "match")
+	if args[0] == "~" {
+		if len(args) < 2 {
+			b.errorf(d, "<%s ~> block must specify a path", d.Name)
+			return nil
+		}
+		regex = true
+		args = args[1:]
+	}
+	if len(args) > 1 {
+		b.errorf(d, "Multiple <%s> arguments not (yet) supported.", d.Name)
+		return nil
+	}
+	s.Pattern = args[0]
+	switch {
+	case strings.HasPrefix(name, "directory"):
+		s.Kind = KindDirectory
+		if regex {
+			s.Kind = KindDirectoryMatch
+		}
+	case strings.HasPrefix(name, "files"):
+		s.Kind = KindFiles
+		if regex {
+			s.Kind = KindFilesMatch
+		}
+	default:
+		s.Kind = KindLocation
+		if regex {
+			s.Kind = KindLocationMatch
+		}
+	}
+	if parent != nil {
+		nested := (s.Kind == KindFiles || s.Kind == KindFilesMatch) &&
+			(parent.Kind == KindDirectory || parent.Kind == KindDirectoryMatch)
+		if !nested {
+			b.errorf(d, "<%s cannot occur within %s section", d.Name, parent)
+			return nil
+		}
+	}
+	if regex {
+		re, err := compileRegex(s.Pattern, false)
+		if err != nil {
+			b.errorf(d, "%v", err)
+			return nil
+		}
+		s.Regex = re
+	} else {
+		switch s.Kind {
+		case KindDirectory:
+			p := s.Pattern
+			if p != "/" {
+				if !strings.HasPrefix(p, "/") {
+					p = b.resolve(p)
+				}
+				p = path.Clean(p)
+				if !strings.HasSuffix(p, "/") {
+					p += "/"
+				}
+			}
+			s.Path = p
+			if p != "/" {
+				s.Depth = strings.Count(p, "/")
+			}
+		case KindFiles:
+			s.Path = path.Clean(s.Pattern)
+			if s.Pattern == "" {
+				s.Path = ""
+			}
+		default:
+			s.Path = s.Pattern
+		}
+		s.Fnmatch = strings.ContainsAny(s.Path, "*?[")
+	}
+	scope = append(append([]string(nil), scope...), sectionHeader(d))
+	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
+	for _, c := range d.Block {
+		b.dirDirective(c, ctx)
+	}
+	return s
+}
+
+// dirCtx is the state of a walk inside one section: the <Limit> mask in
+// force and the Require container being filled.
+type dirCtx struct {
+	sec       *Section
+	conf      *DirConf
+	limited   policy.MethodMask
+	scope     []string
+	container *policy.Node // current <RequireAll/Any/None>, nil at section level
+	inRequire string       // name of the innermost Require container
+}
+
+func (b *builder) compat(c *DirConf) *policy.Compat {
+	if c.Compat == nil {
+		c.Compat = &policy.Compat{}
+	}
+	return c.Compat
+}
+
+func (b *builder) authz(c *DirConf) *AuthzSlot {
+	if c.Authz == nil {
+		c.Authz = &AuthzSlot{ForbiddenOnFail: -1}
+	}
+	return c.Authz
+}
+
+func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
+	name := strings.ToLower(d.Name)
+	conf := ctx.conf
+	switch name {
+	case "order":
+		if len(d.Args) != 1 {
+			b.errorf(d, "Order takes one argument, Controls default access state and order of evaluation")
+			return
+		}
+		var o policy.Order
+		switch strings.ToLower(d.Args[0]) {
+		case "allow,deny":
+			o = policy.AllowDeny
+		case "deny,allow":
+			o = policy.DenyAllow
+		case "mutual-failure":
+			o = policy.MutualFailure
+		default:
+			b.errorf(d, "unknown order")
+			return
+		}
+		c := b.compat(conf)
+		r := b.rule(d, ctx.scope)
+		for i := 0; i < policy.MaxMethods; i++ {
+			if ctx.limited&(1<<uint(i)) != 0 {
+				c.Order[i], c.OrderRule[i] = o, r
+			}
+		}
+	case "satisfy":
+		if len(d.Args) != 1 {
+			b.errorf(d, "Satisfy takes one argument")
+			return
+		}
+		var s policy.Satisfy
+		switch strings.ToLower(d.Args[0]) {
+		case "all":
+			s = policy.SatisfyAll
+		case "any":
+			s = policy.SatisfyAny
+		default:
+			b.errorf(d, "Satisfy either 'any' or 'all'.")
+			return
+		}
+		c := b.compat(conf)
+		r := b.rule(d, ctx.scope)
+		for i := 0; i < policy.MaxMethods; i++ {
+			if ctx.limited&(1<<uint(i)) != 0 {
+				c.Satisfy[i], c.SatisfyRule[i] = s, r
+			}
+		}
+	case "allow", "deny":
+		b.allowDeny(d, ctx, name == "allow")
+	case "require":
+		b.require(d, ctx)
+	case "requireall", "requireany", "requirenone":
+		b.requireSection(d, ctx, name)
+	case "authmerging":
+		if len(d.Args) != 1 {
+			b.errorf(d, "AuthMerging takes one argument")
+			return
+		}
+		a := b.authz(conf)
+		switch strings.ToLower(d.Args[0]) {
+		case "off":
+			a.Merge = MergeOff
+		case "and":
+			a.Merge = MergeAnd
+		case "or":
+			a.Merge = MergeOr
+		default:
+			b.errorf(d, "The AuthMerging directive must be 'Off', 'And' or 'Or'")
+			return
+		}
+		b.rule(d, ctx.scope)
+	case "authzsendforbiddenonfailure":
+		if len(d.Args) != 1 {
+			b.errorf(d, "AuthzSendForbiddenOnFailure takes one argument")
+			return
+		}
+		a := b.authz(conf)
+		switch strings.ToLower(d.Args[0]) {
+		case "on":
+			a.ForbiddenOnFail = 1
+		case "off":
+			a.ForbiddenOnFail = 0
+		default:
+			b.errorf(d, "AuthzSendForbiddenOnFailure must be On or Off")
+			return
+		}
+		b.rule(d, ctx.scope)
+	case "authtype":
+		if len(d.Args) != 1 {
+			b.errorf(d, "AuthType takes one argument")
+			return
+		}
+		v := d.Args[0]
+		if strings.EqualFold(v, "none") {
+			v = ""
+		}
+		conf.AuthType = &v
+		conf.AuthTypeRule = b.rule(d, ctx.scope)
+	case "authname":
+		if len(d.Args) != 1 {
+			b.errorf(d, "AuthName takes one argument")
+			return
+		}
+		v := strings.ReplaceAll(d.Args[0], `"`, `\"`)
+		conf.AuthName = &v
+		b.rule(d, ctx.scope)
+	case "authuserfile":
+		if len(d.Args) < 1 || len(d.Args) > 2 {
+			b.errorf(d, "AuthUserFile takes one argument")
+			return
+		}
+		v := b.resolve(d.Args[0])
+		conf.UserFile = &v
+		b.rule(d, ctx.scope)
+	case "authgroupfile":
+		if len(d.Args) != 1 {
+			b.errorf(d, "AuthGroupFile takes one argument")
+			return
+		}
+		v := b.resolve(d.Args[0])
+		conf.GroupFile = &v
+		b.rule(d, ctx.scope)
+	case "authbasicprovider":
+		for _, a := range d.Args {
+			if !strings.EqualFold(a, "file") {
+				b.errorf(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
+			}
+		}
+	case "authzuserauthoritative", "authzgroupfileauthoritative", "authzdbmauthoritative", "authzownerauthoritative",
+		"authzldapauthoritative", "authzdbdauthoritative", "authzdefaultauthoritative":
+		b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)
+	case "limit", "limitexcept":
+		b.limit(d, ctx, name == "limitexcept")
+	case "files", "filesmatch":
+		if s := b.section(d, ctx.sec, ctx.scope); s != nil {
+			conf.Files = append(conf.Files, s)
+		}
+	case "directory", "directorymatch", "location", "locationmatch", "virtualhost":
+		b.errorf(d, "<%s cannot occur within %s section", d.Name, ctx.sec)
+	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
+		conf.SetEnv = b.setEnvIf(d, ctx.scope, conf.SetEnv)
+	case "directoryindex":
+		conf.DirIndex = append(conf.DirIndex, dirIndex(d)...)
+	case "allowoverride", "allowoverridelist":
+		if ctx.sec.Kind == KindDirectory && len(d.Args) > 0 && !strings.EqualFold(d.Args[0], "none") {
+			b.errorf(d, "%s %s: .htaccess files are not supported yet; refusing to load rather than ignore their rules", d.Name, strings.Join(d.Args, " "))
+		}
+	case "if", "elseif", "else":
+		if mentionsAccess(d) {
+			b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
+		}
+	case "rewriterule", "rewritecond":
+		// Recorded but not evaluated: rewrites that change the file name
+		// are reported by explain in a later release.
+	}
+}
+
+func (b *builder) limit(d *apacheconf.Directive, ctx *dirCtx, except bool) {
+	if ctx.container != nil {
+		b.errorf(d, "<%s> cannot occur within <%s> section", d.Name, ctx.inRequire)
+		return
+	}
+	if len(d.Args) == 0 {
+		b.errorf(d, "<%s> directive requires additional arguments", d.Name)
+		return
+	}
+	var mask policy.MethodMask
+	for _, m := range d.Args {
+		n, ok := b.cfg.Methods.Register(m)
+		if !ok {
+			b.errorf(d, "Maximum new request methods reached while registering method %s.", m)
+			return
+		}
+		if n == 6 && !except {
+			b.errorf(d, "TRACE cannot be controlled by <Limit>, see TraceEnable")
+			return
+		}
+		mask |= 1 << uint(n)
+	}
+	if except {
+		mask = ^mask
+	}
+	if ctx.limited&mask == 0 {
+		b.errorf(d, "<%s> directive excludes all methods", d.Name)
+		return
+	}
+	if ctx.limited&mask == ctx.limited {
+		b.errorf(d, "<%s> directive specifies methods already excluded", d.Name)
+		return
+	}
+	inner := *ctx
+	inner.limited = ctx.limited & mask
+	inner.scope = append(append([]string(nil), ctx.scope...), sectionHeader(d))
+	for _, c := range d.Block {
+		b.dirDirective(c, &inner)
+	}
+}
+
+func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
+	if len(d.Args) < 2 {
+		b.errorf(d, "%s requires at least two arguments, 'from' followed by hostnames or IP-address wildcards", d.Name)
+		return
+	}
+	if !strings.EqualFold(d.Args[0], "from") {
+		b.errorf(d, "allow and deny must be followed by 'from'")
+		return
+	}
+	c := b.compat(ctx.conf)
+	r := b.rule(d, ctx.scope)
+	for _, w := range d.Args[1:] {
+		a := policy.AccessRule{Methods: ctx.limited, Word: w, Rule: r}
+		lw := strings.ToLower(w)
+		switch {
+		case strings.HasPrefix(lw, "env=!"):
+			a.Kind, a.Name = policy.AccessNotEnv, w[5:]
+		case strings.HasPrefix(lw, "env="):
+			a.Kind, a.Name = policy.AccessEnv, w[4:]
+		case lw == "all":
+			a.Kind = policy.AccessAll
+		case strings.Contains(w, "/"):
+			addr, mask, _ := strings.Cut(w, "/")
+			sn, err := policy.ParseSubnet(addr, mask, true)
+			if err == policy.ErrNotIP {
+				b.errorf(d, "An IP address was expected")
+				return
+			} else if err != nil {
+				b.errorf(d, "%s", err)
+				return
+			}
+			a.Kind, a.Subnet = policy.AccessIP, sn
+		default:
+			sn, err := policy.ParseSubnet(w, "", false)
+			switch {
+			case err == nil:
+				a.Kind, a.Subnet = policy.AccessIP, sn
+			case err != policy.ErrNotIP:
+				b.errorf(d, "%s", err)
+				return
+			case strings.Contains(w, "#"):
+				b.errorf(d, "No comments are allowed here")
+				return
+			default:
+				a.Kind, a.Name = policy.AccessHost, w
+			}
+		}
+		if allow {
+			c.Allows = append(c.Allows, a)
+		} else {
+			c.Denys = append(c.Denys, a)
+		}
+	}
+}
+
+// require adds one Require line to the section's tree (add_authz_provider).
+func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
+	args := d.Args
+	if len(args) == 0 {
+		b.errorf(d, "Require requires at least one argument")
+		return
+	}
+	n := &policy.Node{Kind: policy.Leaf, Methods: ctx.limited}
+	if strings.EqualFold(args[0], "not") {
+		n.Negate = true
+		args = args[1:]
+		if len(args) == 0 {
+			b.errorf(d, "Require not requires a provider")
+			return
+		}
+	}
+	prov, rest := args[0], args[1:]
+	switch prov {
+	case "all":
+		if len(rest) == 1 && strings.EqualFold(rest[0], "granted") {
+			n.Provider = policy.ProvAllGranted
+		} else if len(rest) == 1 && strings.EqualFold(rest[0], "denied") {
+			n.Provider = policy.ProvAllDenied
+		} else {
+			b.errorf(d, "'Require all' does not take arguments other than 'granted' or 'denied'")
+			return
+		}
+	case "ip":
+		if len(rest) == 0 {
+			b.errorf(d, "Require ip requires an argument")
+			return
+		}
+		n.Provider = policy.ProvIP
+		for _, w := range rest {
+			addr, mask, has := strings.Cut(w, "/")
+			sn, err := policy.ParseSubnet(addr, mask, has)
+			if err == policy.ErrNotIP {
+				b.errorf(d, "ip address '%s' appears to be invalid", w)
+				return
+			} else if err != nil {
+				b.errorf(d, "ip address '%s' appears to be invalid: %v", w, err)
+				return
+			}
+			n.Subnets = append(n.Subnets, sn)
+		}
+	case "host":
+		n.Provider = policy.ProvHost
+		for _, w := range rest {
+			if i := strings.IndexByte(w, '#'); i >= 0 {
+				w = w[:i]
+				if w != "" {
+					n.Args = append(n.Args, w)
+				}
+				break
+			}
+			n.Args = append(n.Args, w)
+		}
+	case "env":
+		n.Provider = policy.ProvEnv
+		n.Args = rest
+	case "method":
+		n.Provider = policy.ProvMethod
+		if len(rest) == 0 {
+			b.errorf(d, "Require method requires an argument")
+			return
+		}
+		for _, m := range rest {
+			num := b.cfg.Methods.Number(m)
+			if num == policy.MethodInvalid {
+				b.errorf(d, "Invalid Method '%s'", m)
+				return
+			}
+			n.MethodOK |= 1 << uint(num)
+		}
+	case "local":
+		n.Provider = policy.ProvLocal
+	case "valid-user":
+		n.Provider = policy.ProvValidUser
+	case "user":
+		n.Provider = policy.ProvUser
+		n.Args = rest
+	case "group":
+		n.Provider = policy.ProvGroup
+		n.Args = rest
+	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "dbd-group":
+		b.errorf(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
+		return
+	default:
+		b.errorf(d, "Unknown Authz provider: %s", prov)
+		return
+	}
+	n.Rule = b.rule(d, ctx.scope)
+	slot := b.authz(ctx.conf)
+	parent := ctx.container
+	if parent == nil {
+		if slot.Root == nil {
+			slot.Root = &policy.Node{Kind: policy.Any}
+		}
+		parent = slot.Root
+	}
+	if n.Negate && parent.Kind == policy.Any {
+		name := "<RequireAny>"
+		if ctx.inRequire != "" {
+			name = "<" + ctx.inRequire + ">"
+		}
+		b.errorf(d, "negative Require directive has no effect in %s directive", name)
+		return
+	}
+	parent.Methods |= n.Methods
+	parent.Children = append(parent.Children, n)
+}
+
+func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name string) {
+	if len(d.Args) != 0 {
+		b.errorf(d, "<%s> directive doesn't take additional arguments", d.Name)
+		return
+	}
+	sec := &policy.Node{Kind: policy.Any}
+	switch name {
+	case "requireall":
+		sec.Kind = policy.All
+	case "requirenone":
+		sec.Negate = true
+	}
+	inner := *ctx
+	inner.container = sec
+	inner.inRequire = d.Name
+	inner.scope = append(append([]string(nil), ctx.scope...), sectionHeader(d))
+	inner.limited = ctx.limited &^ (1 << (policy.MaxMethods - 1))
+	for _, c := range d.Block {
+		switch strings.ToLower(c.Name) {
+		case "require", "requireall", "requireany", "requirenone":
+			b.dirDirective(c, &inner)
+		default:
+			b.errorf(c, "%s not allowed in <%s>", c.Name, d.Name)
+		}
+	}
+	if len(sec.Children) == 0 {
+		b.errorf(d, "<%s> directive contains no authorization directives", d.Name)
+		return
+	}
+	slot := b.authz(ctx.conf)
+	parent := ctx.container
+	if parent == nil {
+		if slot.Root == nil {
+			slot.Root = &policy.Node{Kind: policy.Any}
+		}
+		parent = slot.Root
+	}
+	if sec.Negate && parent.Kind == policy.Any {
+		pn := "<RequireAny>"
+		if ctx.inRequire != "" {
+			pn = "<" + ctx.inRequire + ">"
+		}
+		b.errorf(d, "<%s> directive has no effect in %s directive", d.Name, pn)
+		return
+	}
+	allNegative := true
+	for _, c := range sec.Children {
+		if !c.Negate {
+			allNegative = false
+		}
+	}
+	if allNegative && !sec.Negate {
+		b.errorf(d, "<%s> directive contains only negative authorization directives", d.Name)
+		return
+	}
+	parent.Methods |= sec.Methods
+	if !sec.Negate && sec.Kind == parent.Kind {
+		parent.Children = append(parent.Children, sec.Children...)
+		return
+	}
+	parent.Children = append(parent.Children, sec)
+}
+
+// setEnvIf adds a SetEnvIf-family line to list (add_setenvif_core).
+func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvRule) []*EnvRule {
+	name := strings.ToLower(d.Name)
+	icase := strings.HasSuffix(name, "nocase")
+	args := d.Args
+	attr := "User-Agent"
+	if strings.HasPrefix(name, "setenvif") {
+		if len(args) < 1 {
+			b.errorf(d, "Missing header-field name for %s", d.Name)
+			return list
+		}
+		attr, args = args[0], args[1:]
+	}
+	if len(args) < 1 || args[0] == "" {
+		b.errorf(d, "Missing regular expression for %s", d.Name)
+		return list
+	}
+	pattern, features := args[0], args[1:]
+	if len(features) == 0 {
+		b.errorf(d, "Missing envariable expression for %s", d.Name)
+		return list
+	}
+	r := b.rule(d, scope)
+	var e *EnvRule
+	if n := len(list); n > 0 {
+		last := list[n-1]
+		if strings.EqualFold(last.Name, attr) && last.ICase == icase && last.Pattern == pattern {
+			e = last
+		}
+	}
+	if e == nil {
+		e = &EnvRule{Name: attr, Pattern: pattern, ICase: icase, Rule: r}
+		if s, ok := nonRegexPattern(pattern); ok {
+			e.Substr = s
+		} else {
+			re, err := compileRegex(pattern, icase)
+			if err != nil {
+				b.errorf(d, "%v", err)
+				return list
+			}
+			e.Re = re
+		}
+		switch strings.ToLower(attr) {
+		case "remote_addr":
+			e.Attr = AttrRemoteAddr
+		case "remote_host":
+			e.Attr = AttrRemoteHost
+		case "request_uri":
+			e.Attr = AttrRequestURI
+		case "request_method":
+			e.Attr = AttrRequestMethod
+		case "request_protocol":
+			e.Attr = AttrRequestProtocol
+		case "server_addr":
+			e.Attr = AttrServerAddr
+		default:
+			e.Attr = AttrHeader
+			if !headerNameRE.MatchString(attr) {
+				re, err := compileRegex(attr, icase)
+				if err != nil {
+					b.errorf(d, "%v", err)
+					return list
+				}
+				e.Attr, e.NameRe = AttrHeaderRegex, re
+			}
+		}
+		list = append(list, e)
+	}
+	for _, f := range features {
+		v, val, hasEq := strings.Cut(f, "=")
+		var ft Feature
+		switch {
+		case hasEq && val != "":
+			ft = Feature{Name: v, Value: val, Unset: strings.HasPrefix(val, "!")}
+		case strings.HasPrefix(v, "!"):
+			ft = Feature{Name: v[1:], Unset: true}
+		default:
+			ft = Feature{Name: v, Value: "1"}
+		}
+		replaced := false
+		for i := range e.Features {
+			if strings.EqualFold(e.Features[i].Name, ft.Name) {
+				e.Features[i], replaced = ft, true
+				break
+			}
+		}
+		if !replaced {
+			e.Features = append(e.Features, ft)
+		}
+	}
+	return list
+}

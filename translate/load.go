@@ -1,0 +1,80 @@
+package translate
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// LoadOptions say how to read legacy files.
+type LoadOptions struct {
+	Options
+	Defines map[string]bool // -D names for <IfDefine>
+	Modules []string        // modules to treat as loaded for <IfModule>, beyond LoadModule lines
+}
+
+// FragmentModules are the modules a conf.d-style fragment (a file with no
+// LoadModule line of its own) is assumed to run under: those of Debian's
+// stock Apache 2.4 with mod_access_compat enabled.
+var FragmentModules = []string{
+	"mpm_event_module", "authz_core_module", "authz_host_module", "authn_core_module",
+	"authn_file_module", "auth_basic_module", "authz_user_module", "authz_groupfile_module",
+	"access_compat_module", "setenvif_module", "env_module", "alias_module", "dir_module",
+	"mime_module", "remoteip_module", "filter_module", "deflate_module", "negotiation_module",
+	"reqtimeout_module", "status_module", "autoindex_module",
+}
+
+// Load reads the legacy files (each with everything it includes) and
+// builds the access model. Errors are an apacheconf.ErrorList.
+func Load(files []string, opt LoadOptions) (*Config, error) {
+	if len(files) == 0 {
+		return nil, apacheconf.ErrorList{{Msg: "no legacy files given"}}
+	}
+	var all []*apacheconf.Directive
+	var errs apacheconf.ErrorList
+	for _, f := range files {
+		mods := map[string]bool{}
+		for _, m := range opt.Modules {
+			mods[m] = true
+		}
+		if !hasLoadModule(f) {
+			for _, m := range FragmentModules {
+				mods[m] = true
+			}
+		}
+		ds, err := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: mods})
+		if err != nil {
+			var el apacheconf.ErrorList
+			if errors.As(err, &el) {
+				errs = append(errs, el...)
+			} else {
+				errs = append(errs, &apacheconf.Error{Pos: apacheconf.Pos{File: f}, Msg: err.Error()})
+			}
+			continue
+		}
+		all = append(all, ds...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if opt.BaseDir == "" {
+		opt.BaseDir = filepath.Dir(files[0])
+	}
+	return Build(all, opt.Options)
+}
+
+// hasLoadModule reports whether the file, with its includes, loads any
+// module itself.
+func hasLoadModule(f string) bool {
+	found := false
+	ds, _ := apacheconf.Load(f, apacheconf.Options{})
+	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+		if strings.EqualFold(d.Name, "LoadModule") {
+			found = true
+		}
+		return nil
+	})
+	return found
+}

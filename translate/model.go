@@ -1,0 +1,140 @@
+// Package translate turns a parsed Apache 2.2 configuration into orderly's
+// access model: the sections of a server (Directory, DirectoryMatch,
+// Files, Location, ...) with what each one contributes to every access
+// module, the URL-to-file mapping (DocumentRoot, Alias), and the
+// server-level request environment rules. It follows Apache's own
+// per-module configuration slots so that merging a request's sections
+// gives what Apache would have in force (apache-access-semantics.md §1.2,
+// §4). The per-request walk over these sections is in package walk.
+//
+// translate imports policy and apacheconf; it never imports proxy.
+package translate
+
+import (
+	"regexp"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// Semantics says what the legacy rules mean.
+type Semantics string
+
+// The supported semantics.
+const (
+	// Compat24 is what Apache 2.4 does with 2.2 directives under
+	// mod_access_compat: the semantics a real 2.4 server can check.
+	Compat24 Semantics = "2.4-compat"
+)
+
+// SectionKind is the kind of a configuration section.
+type SectionKind uint8
+
+// The section kinds that bear on access.
+const (
+	KindDirectory SectionKind = iota
+	KindDirectoryMatch
+	KindFiles
+	KindFilesMatch
+	KindLocation
+	KindLocationMatch
+)
+
+var kindNames = [...]string{"Directory", "DirectoryMatch", "Files", "FilesMatch", "Location", "LocationMatch"}
+
+func (k SectionKind) String() string { return kindNames[k] }
+
+// Section is one <Directory>, <DirectoryMatch>, <Files>, <FilesMatch>,
+// <Location> or <LocationMatch> section (the "~" forms are the Match kinds).
+type Section struct {
+	Kind    SectionKind
+	Pattern string         // as written
+	Path    string         // Directory: canonical with a trailing "/"; Files: canonical name; Location: as written
+	Regex   *regexp.Regexp // the Match kinds
+	Fnmatch bool           // the pattern has wildcards
+	Depth   int            // Directory: number of "/" in Path ("/" itself is 0)
+	Pos     apacheconf.Pos
+	Order   int // position in the configuration, for stable sorting
+	Conf    *DirConf
+}
+
+// String names the section as the configuration did.
+func (s *Section) String() string {
+	return "<" + s.Kind.String() + " " + s.Pattern + ">"
+}
+
+// AuthzSlot is mod_authz_core's per-directory configuration.
+type AuthzSlot struct {
+	Root            *policy.Node // nil: no Require in the section
+	Merge           MergeOp
+	ForbiddenOnFail int8 // -1 unset, 0 off, 1 on
+}
+
+// MergeOp is AuthMerging.
+type MergeOp uint8
+
+// The AuthMerging values.
+const (
+	MergeUnset MergeOp = iota
+	MergeOff
+	MergeAnd
+	MergeOr
+)
+
+// DirConf is what one section sets, module by module. A nil field is a
+// slot the section never touched, which inherits; a non-nil one takes part
+// in the merge with that module's rule.
+type DirConf struct {
+	Compat *policy.Compat // mod_access_compat: replaces wholesale
+	Authz  *AuthzSlot     // mod_authz_core: AuthMerging rules
+
+	AuthType     *string // mod_authn_core; "" means None
+	AuthTypeRule *policy.Rule
+	AuthName     *string
+	UserFile     *string // mod_authn_file
+	GroupFile    *string // mod_authz_groupfile
+
+	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
+	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
+
+	Files []*Section // <Files> nested in this section: concatenated
+}
+
+// Alias is one Alias, ScriptAlias, AliasMatch or ScriptAliasMatch.
+type Alias struct {
+	Fake  string
+	Real  string
+	Regex *regexp.Regexp // the Match forms
+	Pos   apacheconf.Pos
+}
+
+// Config is the access model of a server.
+type Config struct {
+	Semantics    Semantics
+	DocumentRoot string
+	Aliases      []Alias
+	Dirs         []*Section // non-regex <Directory>, sorted as ap_core_reorder_directories does
+	DirMatches   []*Section // <DirectoryMatch> and <Directory ~>, configuration order
+	Files        []*Section // top-level <Files>, configuration order
+	Locations    []*Section // configuration order
+	Defaults     *DirConf   // per-directory directives outside any section
+	ServerEnv    []*EnvRule // server-level SetEnvIf, run before any section applies
+	Methods      *policy.Methods
+
+	MergeSlashes        bool
+	AllowEncodedSlashes EncodedSlashes
+
+	// Rules lists every legacy directive that bears on access, in
+	// configuration order.
+	Rules []*policy.Rule
+}
+
+// EncodedSlashes is AllowEncodedSlashes.
+type EncodedSlashes uint8
+
+// The AllowEncodedSlashes values.
+const (
+	EncodedSlashesOff EncodedSlashes = iota
+	EncodedSlashesOn
+	EncodedSlashesNoDecode
+)

@@ -1,0 +1,188 @@
+package walk
+
+import "strings"
+
+// NormalizePath turns the path of a request-target (without its query)
+// into r->uri as Apache 2.4 does (ap_process_request_internal:
+// ap_normalize_path, then ap_unescape_url_ex; apache-access-semantics.md
+// §5). It returns 0 and the URI, or the status Apache answers: 400 for a
+// malformed escape or a path that climbs above the root, 404 for an
+// encoded slash (when not allowed) or NUL.
+func NormalizePath(raw string, mergeSlashes bool, encodedSlashes uint8) (string, int) {
+	if raw == "*" {
+		return raw, 0
+	}
+	p, ok := normalize([]byte(raw), mergeSlashes, true)
+	if !ok {
+		return "", 400
+	}
+	const (
+		off      = 0
+		on       = 1
+		nodecode = 2
+	)
+	u, st := unescape(p, encodedSlashes == off, encodedSlashes == nodecode)
+	if st != 0 {
+		return "", st
+	}
+	if encodedSlashes == on {
+		u, _ = normalize(u, mergeSlashes, false)
+	}
+	return string(u), 0
+}
+
+func isUnreserved(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// normalize is ap_normalize_path with AP_NORMALIZE_NOT_ABOVE_ROOT (and
+// AP_NORMALIZE_DECODE_UNRESERVED when decode is set), on a copy.
+func normalize(path []byte, merge, decode bool) ([]byte, bool) {
+	if len(path) == 0 || path[0] != '/' {
+		return nil, false
+	}
+	p := append([]byte(nil), path...)
+	p = append(p, 0) // NUL terminator, as the C code reads one past the end
+	ok := true
+	l, w := 1, 1
+	at := func(i int) byte {
+		if i < len(p) {
+			return p[i]
+		}
+		return 0
+	}
+	slashOrNul := func(c byte) bool { return c == '/' || c == 0 }
+	for p[l] != 0 {
+		if decode && p[l] == '%' {
+			if isHex(at(l+1)) && isHex(at(l+2)) {
+				c := unhex(p[l+1])<<4 | unhex(p[l+2])
+				if isUnreserved(c) {
+					l += 2
+					p[l] = c
+				}
+			} else {
+				ok = false
+			}
+		}
+		if w == 0 || p[w-1] == '/' {
+			if merge && p[l] == '/' {
+				for p[l] == '/' {
+					l++
+				}
+				continue
+			}
+			if p[l] == '.' {
+				if slashOrNul(at(l + 1)) {
+					l++
+					if p[l] != 0 {
+						l++
+					}
+					continue
+				}
+				n := l + 1
+				isDotDot := false
+				if at(n) == '.' {
+					isDotDot = slashOrNul(at(n + 1))
+				} else if decode && at(n) == '%' && at(n+1) == '2' && (at(n+2) == 'e' || at(n+2) == 'E') {
+					n += 2
+					isDotDot = slashOrNul(at(n + 1))
+				}
+				if isDotDot {
+					if w > 1 {
+						for {
+							w--
+							if w == 0 || p[w-1] == '/' {
+								break
+							}
+						}
+					} else {
+						ok = false
+					}
+					l = n + 1
+					if p[l] != 0 {
+						l++
+					}
+					continue
+				}
+			}
+		}
+		p[w] = p[l]
+		w++
+		l++
+	}
+	return p[:w], ok
+}
+
+// unescape is unescape_url with AP_UNESCAPE_URL_KEEP_UNRESERVED, plus
+// FORBID_SLASHES (forbid) or KEEP_SLASHES (keep).
+func unescape(p []byte, forbid, keep bool) ([]byte, int) {
+	if strings.IndexByte(string(p), '%') < 0 {
+		return p, 0
+	}
+	out := make([]byte, 0, len(p))
+	badesc, badpath := false, false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c != '%' {
+			out = append(out, c)
+			continue
+		}
+		if i+2 >= len(p) || !isHex(p[i+1]) || !isHex(p[i+2]) {
+			badesc = true
+			out = append(out, '%')
+			continue
+		}
+		d := unhex(p[i+1])<<4 | unhex(p[i+2])
+		switch {
+		case d == 0 || forbid && d == '/':
+			badpath = true
+			out = append(out, d)
+			i += 2
+		case isUnreserved(d) || keep && d == '/':
+			out = append(out, p[i], p[i+1], p[i+2])
+			i += 2
+		default:
+			out = append(out, d)
+			i += 2
+		}
+	}
+	if badesc {
+		return nil, 400
+	}
+	if badpath {
+		return nil, 404
+	}
+	return out, 0
+}
+
+// no2slash collapses runs of "/" (ap_no2slash).
+func no2slash(s string) string {
+	if !strings.Contains(s, "//") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] == '/' {
+			for i+1 < len(s) && s[i+1] == '/' {
+				i++
+			}
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,528 @@
+// Package walk decides one request the way Apache httpd does: it
+// normalises the URL, maps it to a file name (Alias, DocumentRoot), walks
+// the real file system to find which <Directory> sections apply, adds
+// <DirectoryMatch>, <Files> and <Location> sections in Apache's order,
+// merges what they set module by module, runs SetEnvIf, and asks package
+// policy for the decision. It is the one home of Apache's per-request
+// section walk (server/request.c), shared by the proxy and by explain.
+//
+// walk imports translate and policy; it never imports proxy.
+package walk
+
+import (
+	"errors"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// FS is the file system the directory walk reads. OS is the real one.
+type FS interface {
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+}
+
+type osFS struct{}
+
+func (osFS) Stat(name string) (fs.FileInfo, error)  { return os.Stat(name) }
+func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+
+// OS is the file system of this machine.
+var OS FS = osFS{}
+
+// Engine decides requests for one translated configuration. It is
+// immutable and safe for concurrent use.
+type Engine struct {
+	cfg *translate.Config
+	fs  FS
+	id  policy.Identity
+}
+
+// New returns an Engine over cfg that reads the file system fsys and
+// checks passwords with id.
+func New(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
+	if fsys == nil {
+		fsys = OS
+	}
+	return &Engine{cfg: cfg, fs: fsys, id: id}
+}
+
+// Config returns the configuration the engine decides by.
+func (e *Engine) Config() *translate.Config { return e.cfg }
+
+// Request is one HTTP request as access control needs it.
+type Request struct {
+	Method     string
+	Target     string // the request-target as sent
+	Proto      string // "HTTP/1.1"
+	Header     func(name string) (string, bool)
+	HeaderList func(fn func(name, value string))
+	ClientAddr netip.Addr
+	LocalAddr  netip.Addr
+	Auth       policy.Credentials
+	Hostname   func() (string, bool)
+}
+
+// Result is a decision with what led to it.
+type Result struct {
+	policy.Decision
+	URI      string // r->uri
+	Filename string // r->filename after the walk
+	PathInfo string
+	Sections []*translate.Section // the sections that applied, in merge order
+	Env      policy.Env
+	Index    string // the DirectoryIndex file whose check decided, if any
+}
+
+// Decide runs access control for req. tr may be nil.
+func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
+	var res Result
+	raw := req.Target
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i]
+	}
+	if !strings.HasPrefix(raw, "/") {
+		// Absolute-form and authority-form targets are refused rather than
+		// guessed at; "OPTIONS *" maps to no file and no section.
+		if raw == "*" {
+			return res
+		}
+		res.Status, res.Layer = 400, policy.LayerRequest
+		return res
+	}
+	uri, st := NormalizePath(raw, e.cfg.MergeSlashes, uint8(e.cfg.AllowEncodedSlashes))
+	if st != 0 {
+		res.Status, res.Layer = st, policy.LayerRequest
+		return res
+	}
+	res.URI = uri
+	// post_read_request: server-level SetEnvIf sees the raw path.
+	in := translate.EnvInput{
+		Header: req.Header, HeaderList: req.HeaderList,
+		RemoteAddr: req.ClientAddr.Unmap().String(), ServerAddr: req.LocalAddr.Unmap().String(),
+		Method: req.Method, Protocol: req.Proto, URI: raw,
+	}
+	translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env)
+	in.URI = uri
+
+	methodNum := e.cfg.Methods.Number(req.Method)
+	m, st := e.walk(uri, &res)
+	if st != 0 {
+		res.Status, res.Layer = st, policy.LayerRequest
+		return res
+	}
+	// header_parser: the merged per-directory SetEnvIf list.
+	translate.ApplyEnv(m.setEnv, &in, &res.Env)
+	pr := policy.Request{
+		Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
+		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Hostname: req.Hostname,
+	}
+	res.Decision = policy.Decide(m.layers(), &pr, e.id, tr)
+	if res.Status != 0 || !m.isDir || !strings.HasSuffix(uri, "/") {
+		return res
+	}
+	return e.dirIndex(req, m, res, methodNum, tr)
+}
+
+// dirIndex repeats the check for each DirectoryIndex file as mod_dir's
+// subrequests do (mod_dir.c fixup_dir): the first allowed regular file is
+// served; a refusal of the only candidate, or any error when no candidate
+// exists, is the answer.
+func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr policy.Tracer) Result {
+	names := m.dirIndex
+	if names == nil {
+		names = []string{"index.html"}
+	}
+	errStatus := 0
+	var errRes Result
+	for _, name := range names {
+		var sub Result
+		suburi := res.URI + name
+		if strings.HasPrefix(name, "/") {
+			suburi = name
+		}
+		sm, st := e.walk(suburi, &sub)
+		if st != 0 {
+			continue
+		}
+		sub.URI = suburi
+		sub.Env = res.Env
+		pr := policy.Request{
+			Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
+			Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Hostname: req.Hostname,
+		}
+		sub.Decision = policy.Decide(sm.layers(), &pr, e.id, tr)
+		sub.Index = name
+		if sub.Status == 0 && sm.isReg {
+			res.Index = name
+			return res
+		}
+		if sub.Status == 401 && len(names) == 1 {
+			sub.URI, sub.Filename = res.URI, res.Filename
+			return sub
+		}
+		if sub.Status != 0 && sub.Status != 404 {
+			errStatus, errRes = sub.Status, sub
+		}
+	}
+	if errStatus != 0 {
+		errRes.URI, errRes.Filename = res.URI, res.Filename
+		return errRes
+	}
+	return res
+}
+
+// merged is the per-directory configuration in force after the walk.
+type merged struct {
+	compat       *policy.Compat
+	authz        *translate.AuthzSlot
+	authType     *string
+	authTypeRule *policy.Rule
+	authName     *string
+	userFile     *string
+	groupFile    *string
+	setEnv       []*translate.EnvRule
+	dirIndex     []string
+	files        []*translate.Section
+	isDir        bool
+	isReg        bool
+}
+
+func (m *merged) add(c *translate.DirConf) {
+	if c.Compat != nil {
+		m.compat = c.Compat
+	}
+	if c.Authz != nil {
+		m.authz = mergeAuthz(m.authz, c.Authz)
+	}
+	if c.AuthType != nil {
+		m.authType, m.authTypeRule = c.AuthType, c.AuthTypeRule
+	}
+	if c.AuthName != nil {
+		m.authName = c.AuthName
+	}
+	if c.UserFile != nil {
+		m.userFile = c.UserFile
+	}
+	if c.GroupFile != nil {
+		m.groupFile = c.GroupFile
+	}
+	if len(c.SetEnv) > 0 {
+		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], c.SetEnv...)
+	}
+	if c.DirIndex != nil {
+		m.dirIndex = c.DirIndex
+	}
+	if len(c.Files) > 0 {
+		m.files = append(m.files[:len(m.files):len(m.files)], c.Files...)
+	}
+}
+
+// mergeAuthz is merge_authz_core_dir_config (apache-access-semantics.md §4.2).
+func mergeAuthz(base, add *translate.AuthzSlot) *translate.AuthzSlot {
+	if base == nil {
+		return add
+	}
+	var out translate.AuthzSlot
+	switch {
+	case add.Merge == translate.MergeUnset && add.Root == nil && base.Root != nil:
+		out = *base
+	case add.Merge == translate.MergeOff || add.Merge == translate.MergeUnset || base.Root == nil && add.Root == nil:
+		out = *add
+	default:
+		root := add.Root
+		switch {
+		case base.Root != nil && add.Root != nil:
+			kind := policy.Any
+			if add.Merge == translate.MergeAnd {
+				kind = policy.All
+			}
+			root = &policy.Node{Kind: kind, Methods: base.Root.Methods | add.Root.Methods, Children: []*policy.Node{base.Root, add.Root}}
+		case base.Root != nil:
+			root = base.Root
+		}
+		out = translate.AuthzSlot{Root: root, Merge: add.Merge}
+	}
+	if add.ForbiddenOnFail == -1 {
+		out.ForbiddenOnFail = base.ForbiddenOnFail
+	} else {
+		out.ForbiddenOnFail = add.ForbiddenOnFail
+	}
+	return &out
+}
+
+func (m *merged) layers() *policy.Layers {
+	l := &policy.Layers{Compat: m.compat}
+	if m.authz != nil {
+		l.Authz = m.authz.Root
+		l.ForbiddenOnFail = m.authz.ForbiddenOnFail == 1
+	}
+	if m.authType != nil {
+		l.AuthType, l.AuthTypeRule = *m.authType, m.authTypeRule
+	}
+	if m.authName != nil {
+		l.AuthName, l.HasAuthName = *m.authName, true
+	}
+	if m.userFile != nil {
+		l.UserFile = *m.userFile
+	}
+	if m.groupFile != nil {
+		l.GroupFile = *m.groupFile
+	}
+	return l
+}
+
+// walk maps uri to a file and merges every section that applies, in
+// Apache's order: lookup defaults, <Directory> by depth over the real
+// file system, <DirectoryMatch>, <Files>, <Location>.
+func (e *Engine) walk(uri string, res *Result) (*merged, int) {
+	cfg := e.cfg
+	m := &merged{}
+	m.add(cfg.Defaults)
+	m.files = append([]*translate.Section(nil), cfg.Files...)
+
+	filename, st := e.translateName(uri)
+	if st != 0 {
+		return nil, st
+	}
+	fname, pathInfo, isDir, isReg, st := e.dirWalk(filename, m, res)
+	if st != 0 {
+		return nil, st
+	}
+	res.Filename, res.PathInfo = fname, pathInfo
+	m.isDir, m.isReg = isDir, isReg
+	for _, s := range cfg.DirMatches {
+		if s.Regex.MatchString(fname) {
+			m.add(s.Conf)
+			res.Sections = append(res.Sections, s)
+		}
+	}
+	base := fname
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	files := m.files
+	for _, s := range files {
+		var ok bool
+		switch {
+		case s.Regex != nil:
+			ok = s.Regex.MatchString(base)
+		case s.Fnmatch:
+			ok = fnmatch(s.Path, base)
+		default:
+			ok = s.Path == base
+		}
+		if ok {
+			m.add(s.Conf)
+			res.Sections = append(res.Sections, s)
+		}
+	}
+	locURI := uri
+	if !cfg.MergeSlashes {
+		locURI = no2slash(uri)
+	}
+	for _, s := range cfg.Locations {
+		var ok bool
+		switch {
+		case s.Regex != nil:
+			ok = s.Regex.MatchString(uri)
+		case s.Fnmatch:
+			ok = fnmatch(s.Path, locURI)
+		default:
+			p := s.Path
+			ok = strings.HasPrefix(locURI, p) &&
+				(len(p) == 0 || p[len(p)-1] == '/' || len(locURI) == len(p) || locURI[len(p)] == '/')
+		}
+		if ok {
+			m.add(s.Conf)
+			res.Sections = append(res.Sections, s)
+		}
+	}
+	return m, 0
+}
+
+// translateName is mod_alias's translate_name, then core's: the first
+// matching Alias wins; otherwise DocumentRoot plus the URI.
+func (e *Engine) translateName(uri string) (string, int) {
+	for _, a := range e.cfg.Aliases {
+		if a.Regex != nil {
+			if mm := a.Regex.FindStringSubmatchIndex(uri); mm != nil {
+				return cleanFilename(expand(a.Real, uri, mm)), 0
+			}
+			continue
+		}
+		if n := aliasMatches(uri, a.Fake); n > 0 {
+			return cleanFilename(a.Real + uri[n:]), 0
+		}
+	}
+	p := strings.TrimLeft(uri, "/")
+	root := e.cfg.DocumentRoot
+	if p == "" {
+		return cleanFilename(root + "/"), 0
+	}
+	return cleanFilename(root + "/" + p), 0
+}
+
+func expand(tmpl, src string, m []int) string {
+	var b strings.Builder
+	for i := 0; i < len(tmpl); i++ {
+		c := tmpl[i]
+		if (c == '$' && i+1 < len(tmpl) && tmpl[i+1] >= '0' && tmpl[i+1] <= '9') || c == '&' {
+			n := 0
+			if c == '$' {
+				n = int(tmpl[i+1] - '0')
+				i++
+			}
+			if 2*n+1 < len(m) && m[2*n] >= 0 {
+				b.WriteString(src[m[2*n]:m[2*n+1]])
+			}
+			continue
+		}
+		if c == '\\' && i+1 < len(tmpl) {
+			i++
+			c = tmpl[i]
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// aliasMatches is mod_alias's alias_matches: a run of slashes in the alias
+// matches any run in the URI, and the match ends on a segment boundary.
+// It returns the number of URI bytes matched, or 0.
+func aliasMatches(uri, alias string) int {
+	a, u := 0, 0
+	for a < len(alias) {
+		if alias[a] == '/' {
+			if u >= len(uri) || uri[u] != '/' {
+				return 0
+			}
+			for a < len(alias) && alias[a] == '/' {
+				a++
+			}
+			for u < len(uri) && uri[u] == '/' {
+				u++
+			}
+			continue
+		}
+		if u >= len(uri) || uri[u] != alias[a] {
+			return 0
+		}
+		a++
+		u++
+	}
+	if a > 0 && alias[a-1] != '/' && u < len(uri) && uri[u] != '/' {
+		return 0
+	}
+	return u
+}
+
+// cleanFilename canonicalises a file name as apr_filepath_merge does on
+// Unix: "//" and "." segments go, ".." removes the previous segment, a
+// trailing "/" stays.
+func cleanFilename(p string) string {
+	trailing := strings.HasSuffix(p, "/")
+	c := path.Clean(p)
+	if trailing && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
+// dirWalk is ap_directory_walk over the real file system. It merges the
+// <Directory> sections of each directory from "/" down, stops at the
+// first component that is a regular file or does not exist, and returns
+// r->filename, path_info and the type of what was found.
+func (e *Engine) dirWalk(filename string, m *merged, res *Result) (fname, pathInfo string, isDir, isReg bool, status int) {
+	dirs := e.cfg.Dirs
+	idx := 0
+	apply := func(prefix string, depth int) {
+		for ; idx < len(dirs); idx++ {
+			s := dirs[idx]
+			if s.Depth > depth {
+				break
+			}
+			if s.Depth != 0 && (s.Depth < depth || !(s.Fnmatch && fnmatch(s.Path, prefix) || !s.Fnmatch && s.Path == prefix)) {
+				continue
+			}
+			m.add(s.Conf)
+			res.Sections = append(res.Sections, s)
+		}
+	}
+	// The whole path exists: Apache skips the per-component lstat and
+	// treats every component as a directory (FollowSymLinks in force).
+	whole, err := e.fs.Stat(filename)
+	wholeOK := err == nil && (whole.IsDir() || !strings.HasSuffix(filename, "/"))
+
+	segs := strings.Split(strings.Trim(filename, "/"), "/")
+	if filename == "/" {
+		segs = nil
+	}
+	cur := "/"
+	depth := 1
+	apply("/", 0)
+	for i, seg := range segs {
+		if seg == "" {
+			break
+		}
+		next := cur + seg
+		rest := "/" + strings.Join(segs[i+1:], "/")
+		if i == len(segs)-1 {
+			rest = ""
+			if strings.HasSuffix(filename, "/") {
+				rest = "/"
+			}
+		}
+		if wholeOK {
+			cur = next + "/"
+			depth++
+			apply(cur, depth)
+			continue
+		}
+		fi, err := e.fs.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return next, rest, false, false, 0
+			}
+			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
+				return next, rest, false, false, 403
+			}
+			return next, rest, false, false, 403
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			fi, err = e.fs.Stat(next)
+			if err != nil {
+				return next, rest, false, false, 403
+			}
+		}
+		switch {
+		case fi.Mode().IsRegular():
+			return next, rest, false, true, 0
+		case fi.IsDir():
+			cur = next + "/"
+			depth++
+			apply(cur, depth)
+		default:
+			return next, rest, false, false, 403
+		}
+	}
+	// Every component was consumed.
+	if wholeOK {
+		return filename, "", whole.IsDir(), whole.Mode().IsRegular(), 0
+	}
+	return filename, "", true, false, 0
+}
+
+// fnmatch is apr_fnmatch with APR_FNM_PATHNAME: "*", "?" and "[...]" never
+// match "/".
+func fnmatch(pattern, name string) bool {
+	pattern = strings.ReplaceAll(pattern, "[!", "[^")
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
+}
