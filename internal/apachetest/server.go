@@ -101,13 +101,21 @@ func Start(t testing.TB, opt Options) *Server {
 }
 
 // Reload rewrites the configuration from opt and restarts the server
-// gracefully (SIGUSR1 to the parent process), which is much faster than
-// stopping and starting it. Reload returns once every child process of the
-// old generation has exited and the new generation answers, so that every
-// later request sees the new configuration. The address does not change.
+// gracefully (SIGUSR1 to the parent process), which takes a few
+// milliseconds, several times less than stopping and starting it. Reload
+// returns once every child process of the old generation has exited and a
+// child of the new one runs, so that every later request, even on a
+// connection kept alive from before, sees the new configuration. The
+// address does not change.
+//
+// A request in progress on an old child delays Reload until it ends; so
+// does, by up to 2 seconds (Apache's lingering close), a client that keeps
+// an idle connection open without noticing that Apache closed it. Go's
+// http.Transport notices at once.
 //
 // If the new configuration is invalid, Apache exits and Reload fails the
-// test with its logs; a later Reload then starts the server afresh.
+// test with its logs; a later Reload then starts the server afresh, as it
+// does after [Server.Stop].
 func (s *Server) Reload(t testing.TB, opt Options) {
 	t.Helper()
 	if err := s.reload(opt); err != nil {
@@ -297,7 +305,7 @@ func (s *Server) reload(opt Options) error {
 		return err
 	}
 	errOff, stderrOff := fileSize(s.errPath()), fileSize(s.stderrPath())
-	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+	if err := p.cmd.Process.Signal(reloadSignal()); err != nil {
 		return fmt.Errorf("apachetest: signalling Apache (pid %d): %v", p.cmd.Process.Pid, err)
 	}
 	// A child that the parent forked just before the signal is of the old
@@ -326,15 +334,18 @@ func (s *Server) reload(opt Options) error {
 // of the old generation one for one as it reaps them; but if none has
 // exited by the time it has read the new configuration, it sleeps for a
 // second (ap_wait_or_timeout) before starting any child. When the parent
-// has had no child for kickAfter, waitReady cuts that second short by
-// signalling another graceful restart, which wakes the parent up: it then
-// reaps the exited children at once and replaces them.
+// has had no child and has been asleep for kickAfter, waitReady cuts that
+// second short by signalling another graceful restart, which wakes the
+// parent up: it reads its configuration again, reaps the exited children at
+// once and replaces them. A parent that is awake (reading its
+// configuration, forking) is left alone, so that a loaded machine does not
+// turn kicks into a chain of restarts.
 func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
 	const kickAfter = 5 * time.Millisecond
 	p := s.proc
 	pid := p.cmd.Process.Pid
 	delay := 250 * time.Microsecond
-	var childless time.Time // since when the parent has had no live child
+	var asleep time.Time // since when the childless parent has been asleep
 	for {
 		if p.exited() {
 			return fmt.Errorf("apache2 exited: %v", p.err)
@@ -343,22 +354,22 @@ func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
 		if err != nil {
 			return err
 		}
-		switch {
+		switch st, ok := readStat(pid); {
 		case len(kids) > 0 && !overlaps(kids, old):
 			c, err := net.DialTimeout("tcp", s.Addr, time.Second)
 			if err == nil {
 				c.Close()
 				return nil
 			}
-		case len(kids) > 0:
-			childless = time.Time{}
-		case old != nil && childless.IsZero():
-			childless = time.Now()
-		case old != nil && time.Since(childless) > kickAfter:
+		case len(kids) > 0 || old == nil || !ok || st.state != 'S':
+			asleep = time.Time{}
+		case asleep.IsZero():
+			asleep = time.Now()
+		case time.Since(asleep) > kickAfter:
 			if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil && !errors.Is(err, os.ErrProcessDone) {
 				return err
 			}
-			childless = time.Time{}
+			asleep = time.Time{}
 		}
 		if time.Since(start) > ReadyTimeout {
 			return fmt.Errorf("not ready within %v", ReadyTimeout)
@@ -504,6 +515,12 @@ func (s *Server) config(opt Options) (string, error) {
 	if !filepath.IsAbs(docroot) {
 		return "", fmt.Errorf("apachetest: DocumentRoot %q is not absolute", docroot)
 	}
+	if os.Geteuid() == 0 {
+		// The children read the document root as the unprivileged user.
+		if err := checkSearchable(docroot); err != nil {
+			return "", fmt.Errorf("apachetest: DocumentRoot: %v", err)
+		}
+	}
 	run := filepath.Join(s.Dir, "run")
 	if err := os.MkdirAll(run, 0o755); err != nil {
 		return "", err
@@ -623,4 +640,11 @@ func proxyTarget(raw string) (string, error) {
 		raw += "/"
 	}
 	return raw, nil
+}
+
+func reloadSignal() os.Signal {
+	if os.Getenv("XSIG") == "HUP" {
+		return syscall.SIGHUP
+	}
+	return syscall.SIGUSR1
 }

@@ -1,7 +1,9 @@
 package apachetest
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,6 +211,48 @@ func TestReload(t *testing.T) {
 	check(t, s, "GET", "/private/", "8.8.8.8", 200)
 }
 
+// TestReloadKeepAlive checks that a client that keeps connections alive, as
+// a reverse proxy does, sees the new configuration right after Reload: the
+// children of the old generation, and so its connections, are gone.
+func TestReloadKeepAlive(t *testing.T) {
+	t.Parallel()
+	docroot, conf := site(t, denyPrivate)
+	s := Start(t, oracle(docroot, conf))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	get := func(want int) {
+		t.Helper()
+		req, err := http.NewRequest("GET", "http://"+s.Addr+"/private/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Forwarded-For", "8.8.8.8")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("status %d, want %d", resp.StatusCode, want)
+		}
+	}
+	for i := 0; i < 6; i++ {
+		frag, want := denyPrivate, 403
+		if i%2 == 0 {
+			frag, want = "", 200
+		}
+		writeFragment(t, conf, docroot, frag)
+		start := time.Now()
+		s.Reload(t, oracle(docroot, conf))
+		if d := time.Since(start); d > time.Second {
+			t.Logf("Reload took %v with an idle keep-alive connection", d)
+		}
+		get(want)
+	}
+}
+
 // TestReloadInvalid checks that a configuration Apache rejects makes Reload
 // fail with Apache's message, and that the next Reload starts afresh.
 func TestReloadInvalid(t *testing.T) {
@@ -235,6 +279,30 @@ func TestStartInvalid(t *testing.T) {
 	}
 	if err := s.Stop(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStartPortTaken checks that Start picks another port when the one it
+// chose is taken in the meantime.
+func TestStartPortTaken(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	s := &Server{paths: Require(t), Dir: TempDir(t), port: taken}
+	defer s.Stop()
+	if err := s.start(Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if s.port == taken {
+		t.Fatalf("server on the taken port %d", taken)
+	}
+	check(t, s, "GET", "/", "8.8.8.8", 404)
+	if !strings.Contains(s.ErrorLog()+readFile(s.stderrPath()), "Address already in use") {
+		t.Errorf("Apache did not report the taken port")
 	}
 }
 

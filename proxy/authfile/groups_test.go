@@ -211,11 +211,13 @@ func TestNilGroups(t *testing.T) {
 	}
 }
 
+// asciiUpper returns s with ASCII lower-case letters made upper-case.
 func asciiUpper(s string) string {
-	return strings.Map(func(r rune) rune {
-		if 'a' <= r && r <= 'z' {
-			return r - 'a' + 'A'
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,10 @@ var errNotRegular = errors.New("not a regular file")
 // answers from memory without a system call or an allocation. A check
 // opens the file, as httpd does for each request, so a file that has been
 // removed or made unreadable fails at the next check even if it has not
-// changed.
+// changed. A file read less than two seconds after it last changed is
+// read again at the next check, in case another change within the
+// precision of the file system's clock left its size and time as they
+// were.
 //
 // When a file can't be opened or read, Users and Groups return the error,
 // and no stale copy: httpd answers such requests with status 500 (AH01620
@@ -66,12 +70,16 @@ type Store struct {
 // NewStore returns a Store with the default settings.
 func NewStore() *Store { return new(Store) }
 
-// Users returns the parsed password file at path.
+// Users returns the password file at path, parsed by ParseUsers, reading
+// it if it is new to the Store or has changed. The error is that of
+// opening or reading the file, such as one for which errors.Is(err,
+// fs.ErrNotExist); the errors for bad lines go to OnLoad.
 func (s *Store) Users(path string) (*Users, error) {
 	return load(s, &s.users, path, ParseUsers)
 }
 
-// Groups returns the parsed group file at path.
+// Groups returns the group file at path, parsed by ParseGroups, reading it
+// if it is new to the Store or has changed. Its errors are those of Users.
 func (s *Store) Groups(path string) (*Groups, error) {
 	return load(s, &s.groups, path, ParseGroups)
 }
@@ -109,18 +117,12 @@ func (c *fileCache[T]) get(path string) *cachedFile[T] {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := c.files.Load()
-	var m map[string]*cachedFile[T]
-	if old != nil {
+	m := make(map[string]*cachedFile[T])
+	if old := c.files.Load(); old != nil {
 		if f := (*old)[path]; f != nil {
 			return f
 		}
-		m = make(map[string]*cachedFile[T], len(*old)+1)
-		for k, v := range *old {
-			m[k] = v
-		}
-	} else {
-		m = make(map[string]*cachedFile[T], 1)
+		maps.Copy(m, *old)
 	}
 	f := new(cachedFile[T])
 	m[path] = f

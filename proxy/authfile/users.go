@@ -86,7 +86,8 @@ func ParseUsers(name string, data []byte) (*Users, []error) {
 		e := userEntry{line: n}
 		if !hasColon {
 			u.unsupported++
-			errs = append(errs, lineError(name, n, "%w after user %q: every password is a mismatch", ErrNoColon, user))
+			// Not quoted: the line may be "user password".
+			errs = append(errs, lineError(name, n, "%w: the user this line names has no password", ErrNoColon))
 		} else {
 			hash, _, _ := getword(rest, ':')
 			m, err := parseHash(hash)

@@ -26,10 +26,10 @@
 //     the next line, as in httpd.
 //   - A line whose first character is '#' is a comment. A '#' anywhere else
 //     is an ordinary character.
-//   - Words are separated by white space. A word that starts with '"' or '\''
-//     runs to the matching quote; inside it `\\` stands for a backslash and a
-//     backslash before the quote character for the quote. The word ends at
-//     the closing quote, even if no white space follows. In any word `\\`
+//   - Words are separated by white space. A word that starts with a double
+//     or a single quote runs to the matching quote, and a backslash before
+//     that quote character stands for the quote. A quoted word ends at its
+//     closing quote, even if no white space follows. In any word `\\`
 //     stands for one backslash; every other backslash is literal. A quote
 //     that is never closed runs to the end of the line.
 //   - A line whose first word starts with '<' opens a section, and one whose
@@ -38,6 +38,8 @@
 //     as httpd does).
 //
 // Directive and section names are case-insensitive; they are kept as written.
+// Any name is accepted: whether httpd knows a directive, and where it may
+// appear, is for the caller to check.
 // An argument that is an empty quoted string ("") is kept as an empty
 // argument.
 //

@@ -40,13 +40,14 @@ type Options struct {
 }
 
 // Limits. The first two are httpd's AP_MAX_INCLUDE_DEPTH and
-// AP_MAX_FNMATCH_DIR_DEPTH; the last keeps a configuration that includes
+// AP_MAX_FNMATCH_DIR_DEPTH; the others keep a configuration that includes
 // a file many times over (each file including the next twice, say) from
 // running for ever.
 const (
 	maxIncludeDepth = 128
 	maxDirDepth     = 128
-	maxReads        = 10000
+	maxReads        = 10000    // files and directories
+	maxBytes        = 64 << 20 // of files
 )
 
 // builtinModules are the modules compiled into Debian's apache2 2.4
@@ -131,6 +132,10 @@ func moduleID(src string) string {
 // matches nothing or a file cannot be read; IncludeOptional ignores what is
 // missing.
 //
+// Include cycles are errors, and so is nesting more than 128 Includes or
+// directories deep, as in httpd. To stay bounded on any input, Load also
+// stops after reading 10000 files and directories or 64 MiB.
+//
 // Load returns the tree and, if anything went wrong, an [ErrorList] with all
 // the errors it found; the tree then holds what could be read.
 func Load(filename string, opt Options) ([]*Directive, error) {
@@ -188,6 +193,7 @@ type loader struct {
 	files   []string // keys of the files being read, outermost first
 	names   []string // their names
 	reads   int      // files and directories read
+	bytes   int      // bytes of files read
 	abort   bool     // too much to read; stop
 }
 
@@ -329,7 +335,11 @@ func (l *loader) include(d *Directive, inSection bool) []*Directive {
 		return nil
 	}
 	inc := &inclusion{l: l, at: d, optional: d.Is("IncludeOptional"), inSection: inSection}
-	inc.run(l.resolve(d.Args[0]))
+	path := l.resolve(d.Args[0])
+	if strings.HasSuffix(d.Args[0], "/") && !strings.HasSuffix(path, "/") {
+		path += "/" // "dir*/" matches directories only
+	}
+	inc.run(path)
 	return inc.out
 }
 
@@ -512,6 +522,11 @@ func (c *inclusion) file(path string) {
 	src, err := l.opt.ReadFile(path)
 	if err != nil {
 		c.fail("Could not open configuration file " + path + ": " + errText(err))
+		return
+	}
+	if l.bytes += len(src); l.bytes > maxBytes {
+		l.abort = true
+		l.errorf(Pos{}, nil, "too much configuration to read (more than "+strconv.Itoa(maxBytes>>20)+" MiB); is there an Include loop?")
 		return
 	}
 	ds, err := Parse(path, src)

@@ -23,8 +23,8 @@ func (p Pos) String() string {
 	return p.File + ":" + strconv.Itoa(p.Line)
 }
 
-// Directive is one directive or section. Name is as written in the file
-// (keep case); compare with strings.EqualFold or [Directive.Is].
+// Directive is one directive or section. Name is as written in the file,
+// case kept; compare names with [Directive.Is] (or strings.EqualFold).
 //
 // A section (<Directory /x>...</Directory>) is a Directive with
 // IsSection() == true and Block != nil (Block may be empty but non-nil).
@@ -126,10 +126,10 @@ func Parse(filename string, src []byte) ([]*Directive, error) {
 }
 
 type parser struct {
-	file  string
-	top   []*Directive
-	open  []*Directive // open sections, outermost first
-	errs  ErrorList
+	file string
+	top  []*Directive
+	open []*Directive // open sections, outermost first
+	errs ErrorList
 }
 
 func (p *parser) errorf(pos Pos, msg string) {

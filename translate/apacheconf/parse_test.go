@@ -46,19 +46,19 @@ func TestGetWord(t *testing.T) {
 		{"  a \t b  ", "a", "b  "},
 		{`"a b" c`, "a b", "c"},
 		{`'a b' c`, "a b", "c"},
-		{`"a"b`, "a", "b"},          // a quoted word ends at its quote
-		{`a"b c"`, `a"b`, `c"`},     // quotes inside a word are literal
-		{`"a\"b"`, `a"b`, ""},       // escaped quote
-		{`'a\'b'`, `a'b`, ""},       // escaped quote, single
-		{`'a\"b'`, `a\"b`, ""},      // only the word's own quote is escaped
-		{`"a\b"`, `a\b`, ""},        // other backslashes are literal
-		{`"a\\b"`, `a\b`, ""},       // `\\` is one backslash
-		{`"a\\"`, `a\`, ""},         // ... even before the closing quote
-		{`"a\\\"b"`, `a\"b`, ""},    // `\\` then `\"`
-		{`a\\b`, `a\b`, ""},         // `\\` unquoted too
-		{`a\\\b`, `a\\b`, ""},       // pairs from the left
-		{`a\"b`, `a\"b`, ""},        // no quote escapes unquoted
-		{`a\`, `a\`, ""},            // a lone trailing backslash
+		{`"a"b`, "a", "b"},       // a quoted word ends at its quote
+		{`a"b c"`, `a"b`, `c"`},  // quotes inside a word are literal
+		{`"a\"b"`, `a"b`, ""},    // escaped quote
+		{`'a\'b'`, `a'b`, ""},    // escaped quote, single
+		{`'a\"b'`, `a\"b`, ""},   // only the word's own quote is escaped
+		{`"a\b"`, `a\b`, ""},     // other backslashes are literal
+		{`"a\\b"`, `a\b`, ""},    // `\\` is one backslash
+		{`"a\\"`, `a\`, ""},      // ... even before the closing quote
+		{`"a\\\"b"`, `a\"b`, ""}, // `\\` then `\"`
+		{`a\\b`, `a\b`, ""},      // `\\` unquoted too
+		{`a\\\b`, `a\\b`, ""},    // pairs from the left
+		{`a\"b`, `a\"b`, ""},     // no quote escapes unquoted
+		{`a\`, `a\`, ""},         // a lone trailing backslash
 		{`"unterminated x`, "unterminated x", ""},
 		{`"ends in \"`, `ends in "`, ""},
 		{`"ends in \\`, `ends in \`, ""},

@@ -8,9 +8,9 @@ import "strings"
 // need to be. Raw, Pos and Trail are not used.
 //
 // Render expects trees such as Parse and Load return. A name or argument
-// holding a line break, a plain directive named "" or starting with '<',
-// or a section named starting with '/' cannot be written so as to read
-// back the same.
+// holding a line break, a plain directive whose name is empty or starts
+// with '<', and a section whose name starts with '/' cannot be written so
+// as to read back the same.
 func Render(ds []*Directive) string {
 	var b strings.Builder
 	render(&b, ds, 0)

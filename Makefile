@@ -1,0 +1,32 @@
+# orderly: make build | make test | make demo
+SHELL := /bin/bash
+GO    ?= go
+export PATH := $(PATH):/usr/local/go/bin:/usr/sbin
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 10s
+
+.PHONY: all build deps test demo clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/orderly ./cmd/orderly
+
+deps:
+	@scripts/deps.sh
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+# test runs every suite against the real parts (Apache httpd 2.4 from
+# Debian), printing how long each took.
+test: deps
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/test.sh
+
+demo: deps build
+	@scripts/demo.sh
+
+clean:
+	rm -rf bin

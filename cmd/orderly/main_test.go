@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(body, "@DIR@", dir)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const goodHCL = `listen = "127.0.0.1:0"
+backend "httpd" {
+  url = "http://127.0.0.1:1"
+}
+legacy {
+  files         = ["legacy.conf"]
+  document_root = "docroot"
+  semantics     = "2.4-compat"
+}
+client_ip {
+  trusted_proxies = ["127.0.0.1/32"]
+}
+`
+
+// Bad input is reported as file:line[:col]: message with exit code 2.
+func TestConfigErrors(t *testing.T) {
+	legacy := "<Directory @DIR@/docroot/admin>\nOrder deny,allow\nDeny from all\nAllow from 127.0.0.1\n</Directory>\n"
+	tests := []struct {
+		name string
+		hcl  string
+		conf string
+		want string
+	}{
+		{"shadow mode rejected", goodHCL + "mode = \"shadow\"\n", legacy, "orderly.hcl:13:1: Unsupported mode"},
+		{"unknown attribute", goodHCL + "bogus = 1\n", legacy, "orderly.hcl:13:1: Unsupported argument"},
+		{"bad backend", strings.Replace(goodHCL, "http://127.0.0.1:1", "ftp://x", 1), legacy, "orderly.hcl:3:3: Invalid backend URL"},
+		{"semantics 2.2 not yet", strings.Replace(goodHCL, `"2.4-compat"`, `"2.2"`, 1), legacy, "orderly.hcl:8:3: Unsupported semantics"},
+		{"syntax", "listen = \n", legacy, "orderly.hcl:1"},
+		{"legacy error", goodHCL, strings.Replace(legacy, "Order deny,allow", "Order deny,alow", 1), "legacy.conf:2: unknown order"},
+		{"legacy unclosed", goodHCL, "<Directory /x>\nDeny from all\n", "legacy.conf:1: <Directory> was not closed."},
+		{"missing legacy file", strings.Replace(goodHCL, `["legacy.conf"]`, `["nope.conf"]`, 1), legacy, "nope.conf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"orderly.hcl": tt.hcl, "legacy.conf": tt.conf, "docroot/index.html": "x"})
+			var out, errb bytes.Buffer
+			code := run([]string{"explain", "-config", filepath.Join(dir, "orderly.hcl"), "-ip", "10.1.2.3", "/"}, &out, &errb)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr:\n%s", code, errb.String())
+			}
+			got := strings.ReplaceAll(errb.String(), dir+"/", "")
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("stderr:\n%s\nwant it to contain %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	legacy := "<Directory @DIR@/docroot/admin>\nOrder deny,allow\nDeny from all\nAllow from 127.0.0.1 10.0.0.0/8\n</Directory>\n"
+	dir := writeFiles(t, map[string]string{"orderly.hcl": goodHCL, "legacy.conf": legacy, "docroot/admin/index.html": "x"})
+	for _, tt := range []struct {
+		ip, want string
+	}{
+		{"10.1.2.3", "decision: ALLOW"},
+		{"8.8.8.8", "decision: DENY 403"},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"explain", "-config", filepath.Join(dir, "orderly.hcl"), "-ip", tt.ip, "http://example.com/admin/"}, &out, &errb)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		got := out.String()
+		if !strings.Contains(got, tt.want) || !strings.Contains(got, "legacy.conf:1") {
+			t.Errorf("explain %s:\n%s", tt.ip, got)
+		}
+	}
+	var out, errb bytes.Buffer
+	run([]string{"explain", "-config", filepath.Join(dir, "orderly.hcl"), "-ip", "8.8.8.8", "/admin/"}, &out, &errb)
+	if !strings.Contains(out.String(), "AH01797: client denied by server configuration: "+dir+"/docroot/admin/") {
+		t.Errorf("explain does not show the log line:\n%s", out.String())
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "orderly ") {
+		t.Errorf("version: %d %q", code, out.String())
+	}
+	if code := run([]string{"frobnicate"}, &out, &errb); code != 2 {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	if code := run(nil, &out, &errb); code != 2 {
+		t.Errorf("no command: exit %d", code)
+	}
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the real parts the tests and the demo need, from Debian's
+# packages, when they are missing. Under CI=true a part that cannot be had
+# is an error, never a skip.
+set -u
+need=()
+command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need+=(apache2)
+command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "deps: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -q >/dev/null 2>&1 || echo "deps: apt-get update failed"
+  $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null 2>&1 || echo "deps: apt-get install ${need[*]} failed"
+fi
+missing=()
+[ -x /usr/sbin/apache2 ] || missing+=(apache2)
+command -v htpasswd >/dev/null 2>&1 || missing+=(htpasswd)
+command -v promtool >/dev/null 2>&1 || missing+=(promtool)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "deps: FATAL: missing real parts under CI=true: ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "deps: warning: missing ${missing[*]}; tests that need them will be skipped (set CI=true to make this fatal)" >&2
+fi
+exit 0

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# test.sh: every test suite of `make test`, against the real parts, with
+# the time each took. A failing suite fails the run; the others still run
+# so that one report shows everything.
+set -u
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-10s}
+declare -a names times results
+failed=0
+
+suite() {
+  local name=$1; shift
+  echo
+  echo "== suite: $name"
+  local start end rc
+  start=$(date +%s.%N)
+  "$@"
+  rc=$?
+  end=$(date +%s.%N)
+  names+=("$name")
+  times+=("$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')")
+  if [ $rc -eq 0 ]; then results+=(ok); else results+=(FAIL); failed=1; fi
+}
+
+vet() {
+  local bad
+  bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+  if [ -n "$bad" ]; then echo "gofmt needed:"; echo "$bad"; return 1; fi
+  $GO vet ./...
+}
+
+fuzz() {
+  local t pkg fn
+  for t in \
+    ./translate/apacheconf:FuzzParse \
+    ./translate/apacheconf:FuzzLoad \
+    ./policy:FuzzParseSubnet \
+    ./translate/walk:FuzzNormalizePath \
+    ./proxy:FuzzParseAuthorization \
+    ./proxy/authfile:FuzzParseUsers \
+    ./proxy/authfile:FuzzParseGroups; do
+    pkg=${t%%:*}; fn=${t##*:}
+    echo "fuzz $pkg $fn ($FUZZTIME)"
+    if ! $GO test -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg" >/tmp/orderly-fuzz.log 2>&1; then
+      cat /tmp/orderly-fuzz.log
+      return 1
+    fi
+  done
+}
+
+unit_pkgs=$($GO list ./... | grep -v /internal/differential)
+suite "vet and gofmt" vet
+suite "unit tests (-race)" $GO test -race -count=1 $unit_pkgs
+suite "differential vs Apache 2.4" $GO test -count=1 -v -run 'TestDifferential|TestControl' ./internal/differential/
+suite "fuzz targets" fuzz
+
+echo
+echo "== suite timings"
+for i in "${!names[@]}"; do
+  printf '%-30s %8ss  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+done
+exit $failed

@@ -1,0 +1,70 @@
+package apacheconf_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+func ExampleParse() {
+	src := `# Legacy access rules
+<Directory "/var/www/private">
+    Order deny,allow
+    Deny from all
+    Allow from 10.1 \
+               192.168
+</Directory>
+`
+	ds, err := apacheconf.Parse("httpd.conf", []byte(src))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	apacheconf.Walk(ds, func(d *apacheconf.Directive, parents []*apacheconf.Directive) error {
+		fmt.Printf("%s: %s%s %q\n", d.Pos, strings.Repeat("  ", len(parents)), d.Name, d.Args)
+		return nil
+	})
+	// Output:
+	// httpd.conf:2: Directory ["/var/www/private"]
+	// httpd.conf:3:   Order ["deny,allow"]
+	// httpd.conf:4:   Deny ["from" "all"]
+	// httpd.conf:5:   Allow ["from" "10.1" "192.168"]
+}
+
+func ExampleParse_errors() {
+	src := "<Directory /srv>\n    Require all granted\n</Location>\n"
+	_, err := apacheconf.Parse("site.conf", []byte(src))
+	fmt.Println(err)
+	// Output:
+	// site.conf:1: <Directory> was not closed.
+	// site.conf:3: Expected </Directory> but saw </Location>
+}
+
+func ExampleLoad() {
+	ds, err := apacheconf.Load("testdata/load/httpd.conf", apacheconf.Options{
+		Defines: map[string]bool{"SSL": true},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, d := range ds[:5] {
+		fmt.Printf("%s %s %q, included from %v\n", d.Pos, d.Name, d.Args, d.Trail)
+	}
+	// Output:
+	// testdata/load/httpd.conf:2 LoadModule ["rewrite_module" "modules/mod_rewrite.so"], included from []
+	// testdata/load/conf.d/a.conf:1 FromA ["1"], included from [testdata/load/httpd.conf:3]
+	// testdata/load/conf.d/b.conf:2 FromB ["1"], included from [testdata/load/httpd.conf:3]
+	// testdata/load/inner/x.conf:1 Inner ["x y"], included from [testdata/load/httpd.conf:3 testdata/load/conf.d/b.conf:3]
+	// testdata/load/conf.d/b.conf:4 FromB ["2"], included from [testdata/load/httpd.conf:3]
+}
+
+func ExampleRender() {
+	ds, _ := apacheconf.Parse("x.conf", []byte(`<Files   'my file.txt'>`+"\n"+`Header set X-Note "say \"hi\""`+"\n</Files>\n"))
+	fmt.Print(apacheconf.Render(ds))
+	// Output:
+	// <Files "my file.txt">
+	//     Header set X-Note 'say "hi"'
+	// </Files>
+}

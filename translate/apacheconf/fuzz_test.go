@@ -1,0 +1,144 @@
+package apacheconf
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// seedFiles returns the configuration files under testdata.
+func seedFiles(t testing.TB) map[string][]byte {
+	files := map[string][]byte{}
+	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(path, filepath.Join("testdata", "fuzz")) {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[filepath.ToSlash(path)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func FuzzParse(f *testing.F) {
+	for _, src := range seedFiles(f) {
+		f.Add(src)
+	}
+	f.Add([]byte("Foo a\\\\\n\nb\r\n<A \"x\\\"y\">\n\"</A>\"\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		ds, err := Parse("f.conf", src)
+		if err != nil {
+			if _, ok := err.(ErrorList); !ok {
+				t.Fatalf("Parse error is a %T, want ErrorList", err)
+			}
+		}
+		lines := bytes.Count(src, []byte("\n")) + 1
+		Walk(ds, func(d *Directive, _ []*Directive) error {
+			if d.Pos.File != "f.conf" || d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 {
+				t.Fatalf("%s %q: bad position %+v", d.Name, d.Args, d.Pos)
+			}
+			if d.IsSection() != (d.Block != nil) {
+				t.Fatalf("%s: IsSection() = %v with Block %v", d.Name, d.IsSection(), d.Block)
+			}
+			return nil
+		})
+		checkRoundTrip(t, ds)
+		again, _ := Parse("f.conf", []byte(Render(ds)))
+		if Render(again) != Render(ds) {
+			t.Fatalf("Render is not stable:\n%s\n%s", Render(ds), Render(again))
+		}
+	})
+}
+
+// FuzzLoad loads "/httpd.conf" from an archive of files, each after a line
+// "-- name --" (the text before the first such line is httpd.conf).
+func FuzzLoad(f *testing.F) {
+	// One archive of each directory of testdata/load, and one of each
+	// bad file with the others of its directory.
+	seeds := map[string][]string{}
+	for name := range seedFiles(f) {
+		dir, _ := strings.CutPrefix(name, "testdata/")
+		dir, _, _ = strings.Cut(dir, "/")
+		seeds[dir] = append(seeds[dir], name)
+	}
+	files := seedFiles(f)
+	for dir, names := range seeds {
+		slices.Sort(names)
+		for _, top := range names {
+			if !strings.HasSuffix(top, ".conf") {
+				continue
+			}
+			var b bytes.Buffer
+			b.Write(files[top])
+			for _, name := range names {
+				if name != top {
+					b.WriteString("-- " + strings.TrimPrefix(name, "testdata/"+dir+"/") + " --\n")
+					b.Write(files[name])
+				}
+			}
+			f.Add(b.Bytes())
+		}
+	}
+	f.Fuzz(func(t *testing.T, archive []byte) {
+		fsys := unpack(archive)
+		opt := fsOptions(fsys)
+		opt.Defines = map[string]bool{"SSL": true}
+		opt.Modules = map[string]bool{"mod_headers.c": true}
+		ds, err := Load("/httpd.conf", opt)
+		if err != nil {
+			list, ok := err.(ErrorList)
+			if !ok || len(list) == 0 {
+				t.Fatalf("Load error is %#v, want a non-empty ErrorList", err)
+			}
+			for _, e := range list {
+				if e.Msg == "" {
+					t.Fatalf("error without a message: %+v", e)
+				}
+			}
+		}
+		Walk(ds, func(d *Directive, _ []*Directive) error {
+			for _, name := range []string{"Include", "IncludeOptional", "IfModule", "IfDefine"} {
+				if d.Is(name) {
+					t.Fatalf("%s: %s left in the tree", d.Pos, d.Name)
+				}
+			}
+			if d.Pos.File == "" || d.Pos.Line < 1 || len(d.Trail) > maxIncludeDepth {
+				t.Fatalf("%s: bad position %+v or trail %v", d.Name, d.Pos, d.Trail)
+			}
+			return nil
+		})
+		checkRoundTrip(t, ds)
+	})
+}
+
+// unpack returns the files of an archive for FuzzLoad. Names that are not
+// valid file system paths are skipped.
+func unpack(archive []byte) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	name, data := "httpd.conf", []byte(nil)
+	flush := func() {
+		if fs.ValidPath(name) && name != "." {
+			fsys[name] = &fstest.MapFile{Data: data}
+		}
+	}
+	for line := range bytes.Lines(archive) {
+		if n, ok := bytes.CutPrefix(line, []byte("-- ")); ok {
+			if n, ok := bytes.CutSuffix(bytes.TrimRight(n, "\r\n"), []byte(" --")); ok {
+				flush()
+				name, data = string(n), nil
+				continue
+			}
+		}
+		data = append(data, line...)
+	}
+	flush()
+	return fsys
+}

@@ -1,0 +1,349 @@
+package walk
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// users is an in-memory identity: the password files themselves are
+// tested in proxy/authfile and against Apache in internal/differential.
+type users map[string]string
+
+func (u users) CheckPassword(file, user, password string) (policy.PasswordResult, error) {
+	pw, ok := u[user]
+	switch {
+	case !ok:
+		return policy.UserNotFound, nil
+	case pw != password:
+		return policy.PasswordMismatch, nil
+	}
+	return policy.PasswordOK, nil
+}
+
+func (u users) Groups(file, user string) ([]string, bool, error) {
+	if user == "alice" {
+		return []string{"admins"}, true, nil
+	}
+	return nil, false, nil
+}
+
+// engine builds an engine from a configuration fragment over a document
+// root holding the given files ("dir/" makes a directory).
+func engine(t *testing.T, conf string, files ...string) (*Engine, string) {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "docroot")
+	for _, f := range append([]string{"index.html"}, files...) {
+		p := filepath.Join(root, f)
+		if strings.HasSuffix(f, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cf := filepath.Join(dir, "legacy.conf")
+	if err := os.WriteFile(cf, []byte(strings.ReplaceAll(conf, "@DOCROOT@", root)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return New(cfg, OS, users{"alice": "ok", "bob": "ok"}), root
+}
+
+type req struct {
+	method, target, ip, user string
+	header                     map[string]string
+	want                       int // 0 = allowed
+}
+
+func decide(e *Engine, r req) Result {
+	m := r.method
+	if m == "" {
+		m = "GET"
+	}
+	wr := &Request{
+		Method: m, Target: r.target, Proto: "HTTP/1.1",
+		Header: func(n string) (string, bool) {
+			for k, v := range r.header {
+				if strings.EqualFold(k, n) {
+					return v, true
+				}
+			}
+			return "", false
+		},
+		ClientAddr: netip.MustParseAddr(r.ip),
+		LocalAddr:  netip.MustParseAddr("127.0.0.1"),
+	}
+	if r.user != "" {
+		u, p, _ := strings.Cut(r.user, ":")
+		wr.Auth = policy.Credentials{Present: true, Basic: true, User: u, Password: p}
+	}
+	return e.Decide(wr, nil)
+}
+
+// Truth tables of apache-access-semantics.md §9, the rows verified on
+// Apache 2.4.
+func TestTruthTables(t *testing.T) {
+	tests := []struct {
+		name  string
+		conf  string
+		files []string
+		reqs  []req
+	}{
+		{"allow,deny partial", `<Directory @DOCROOT@>
+Order allow,deny
+Allow from 10.1
+</Directory>`, nil, []req{
+			{target: "/", ip: "10.1.2.3"}, {target: "/", ip: "10.10.2.3", want: 403}, {target: "/", ip: "110.1.2.3", want: 403}}},
+		{"deny,allow overlap", `<Directory @DOCROOT@>
+Order deny,allow
+Deny from 10.1
+Allow from 10.1.2.3
+</Directory>`, nil, []req{
+			{target: "/", ip: "10.1.2.3"}, {target: "/", ip: "10.1.2.4", want: 403}, {target: "/", ip: "8.8.8.8"}}},
+		{"mutual-failure", `<Directory @DOCROOT@>
+Order mutual-failure
+Allow from 10.1
+Deny from 10.1.2.4
+</Directory>`, nil, []req{
+			{target: "/", ip: "10.1.2.3"}, {target: "/", ip: "10.1.2.4", want: 403}, {target: "/", ip: "8.8.8.8", want: 403}}},
+		{"env from SetEnvIf", `SetEnvIf User-Agent bot blocked
+<Directory @DOCROOT@>
+Order allow,deny
+Allow from env=!blocked
+</Directory>`, nil, []req{
+			{target: "/", ip: "1.2.3.4", header: map[string]string{"User-Agent": "Googlebot"}, want: 403},
+			{target: "/", ip: "1.2.3.4", header: map[string]string{"User-Agent": "Firefox"}}}},
+		{"SetEnv is too late", `SetEnv ok 1
+<Directory @DOCROOT@>
+Order deny,allow
+Deny from all
+Allow from env=ok
+</Directory>`, nil, []req{{target: "/", ip: "1.2.3.4", want: 403}}},
+		{"Limit GET", `<Directory @DOCROOT@>
+<Limit GET>
+Order deny,allow
+Deny from all
+</Limit>
+</Directory>`, nil, []req{
+			{target: "/", ip: "1.2.3.4", want: 403}, {method: "HEAD", target: "/", ip: "1.2.3.4", want: 403}, {method: "POST", target: "/", ip: "1.2.3.4"}}},
+		{"Satisfy Any", `<Directory @DOCROOT@>
+AuthType Basic
+AuthName "R"
+AuthUserFile /nonexistent
+Order deny,allow
+Deny from all
+Allow from 10.1
+Satisfy Any
+Require valid-user
+</Directory>`, nil, []req{
+			{target: "/", ip: "10.1.2.3"}, {target: "/", ip: "8.8.8.8", want: 401}, {target: "/", ip: "8.8.8.8", user: "alice:ok"}}},
+		{"Satisfy All", `<Directory @DOCROOT@>
+AuthType Basic
+AuthName "R"
+AuthUserFile /nonexistent
+Order deny,allow
+Deny from all
+Allow from 10.1
+Satisfy All
+Require valid-user
+</Directory>`, nil, []req{
+			{target: "/", ip: "10.1.2.3", want: 401}, {target: "/", ip: "10.1.2.3", user: "alice:ok"}, {target: "/", ip: "8.8.8.8", user: "alice:ok", want: 403}}},
+		{"Satisfy Any without Require grants", `<Directory @DOCROOT@>
+Order deny,allow
+Deny from all
+Satisfy Any
+</Directory>`, nil, []req{{target: "/", ip: "8.8.8.8"}}},
+		{"Require user fails with 401", `<Directory @DOCROOT@>
+AuthType Basic
+AuthName "R"
+AuthUserFile /x
+Require user bob
+</Directory>`, nil, []req{{target: "/", ip: "8.8.8.8", user: "alice:ok", want: 401}, {target: "/", ip: "8.8.8.8", user: "bob:ok"}, {target: "/", ip: "8.8.8.8", user: "bob:bad", want: 401}}},
+		{"Require user or group (2.4)", `<Directory @DOCROOT@>
+AuthType Basic
+AuthName "R"
+AuthUserFile /x
+AuthGroupFile /g
+Require user bob
+Require group admins
+</Directory>`, nil, []req{{target: "/", ip: "8.8.8.8", user: "alice:ok"}, {target: "/", ip: "8.8.8.8", user: "bob:ok"}}},
+		{"AuthType without Require is 500", `<Directory @DOCROOT@>
+AuthType Basic
+AuthName "R"
+</Directory>`, nil, []req{{target: "/", ip: "8.8.8.8", want: 500}}},
+		{"Require without AuthType is 500", `<Directory @DOCROOT@>
+Require valid-user
+</Directory>`, nil, []req{{target: "/", ip: "8.8.8.8", want: 500}}},
+		{"Location Satisfy Any resets compat", `<Directory @DOCROOT@>
+Order deny,allow
+Deny from all
+</Directory>
+<Location /sub>
+Satisfy Any
+</Location>`, []string{"sub/"}, []req{{target: "/sub/", ip: "8.8.8.8"}, {target: "/", ip: "8.8.8.8", want: 403}}},
+		{"Location lone Allow opens", `<Directory @DOCROOT@>
+Order deny,allow
+Deny from all
+</Directory>
+<Location /sub>
+Allow from 10.1
+</Location>`, []string{"sub/"}, []req{{target: "/sub/", ip: "8.8.8.8"}}},
+		{"compat deny beats child Require (5.3a)", `<Directory @DOCROOT@>
+Order deny,allow
+Deny from all
+</Directory>
+<Location /server-status>
+Require ip 10.1.2.3
+</Location>`, nil, []req{{target: "/server-status", ip: "10.1.2.3", want: 403}}},
+		{"inherited Require all denied (5.3b verbatim)", `<Directory @DOCROOT@>
+Require all denied
+</Directory>
+<Location /server-status>
+Order deny,allow
+Deny from all
+Allow from 10.1.2.3
+</Location>`, nil, []req{{target: "/server-status", ip: "10.1.2.3", want: 403}}},
+		{"5.3b with the docroot granted", `<Directory />
+Require all denied
+</Directory>
+<Directory @DOCROOT@>
+Require all granted
+</Directory>
+<Location /server-status>
+Order deny,allow
+Deny from all
+Allow from 10.1.2.3
+</Location>`, nil, []req{{target: "/server-status", ip: "10.1.2.3"}, {target: "/server-status", ip: "10.1.2.4", want: 403}}},
+		{"AuthMerging", `<Directory @DOCROOT@>
+Require ip 10.1
+</Directory>
+<Location /and>
+AuthMerging And
+Require ip 10.1.2
+</Location>
+<Location /or>
+AuthMerging Or
+Require ip 192.168
+</Location>
+<Location /off>
+AuthMerging Off
+</Location>`, nil, []req{
+			{target: "/and", ip: "10.1.2.3"}, {target: "/and", ip: "10.1.3.3", want: 403},
+			{target: "/or", ip: "10.1.2.3"}, {target: "/or", ip: "192.168.1.1"}, {target: "/or", ip: "8.8.8.8", want: 403},
+			{target: "/off", ip: "8.8.8.8"}}},
+		{"RequireAll ip and user", `<Directory @DOCROOT@>
+AuthType Basic
+AuthName R
+AuthUserFile /x
+<RequireAll>
+Require ip 10.1
+Require valid-user
+</RequireAll>
+</Directory>`, nil, []req{
+			{target: "/", ip: "10.1.2.3", want: 401}, {target: "/", ip: "10.1.2.3", user: "alice:ok"},
+			{target: "/", ip: "8.8.8.8", want: 403}, {target: "/", ip: "8.8.8.8", user: "alice:ok", want: 403}}},
+		{"RequireNone", `<Directory @DOCROOT@>
+<RequireAll>
+Require all granted
+<RequireNone>
+Require ip 10.1
+Require ip 192.168
+</RequireNone>
+</RequireAll>
+</Directory>`, nil, []req{{target: "/", ip: "10.1.2.3", want: 403}, {target: "/", ip: "192.168.1.1", want: 403}, {target: "/", ip: "8.8.8.8"}}},
+		{"LimitExcept", `<Directory @DOCROOT@>
+<LimitExcept GET>
+Require all denied
+</LimitExcept>
+</Directory>`, nil, []req{
+			{target: "/", ip: "1.1.1.1"}, {method: "HEAD", target: "/", ip: "1.1.1.1"}, {method: "POST", target: "/", ip: "1.1.1.1", want: 403},
+			{method: "OPTIONS", target: "/", ip: "1.1.1.1", want: 403}, {method: "FOO", target: "/", ip: "1.1.1.1", want: 403}}},
+		{"Require local", `<Directory @DOCROOT@>
+Require local
+</Directory>`, nil, []req{{target: "/", ip: "127.0.0.1"}, {target: "/", ip: "127.9.9.9"}, {target: "/", ip: "10.1.2.3", want: 403}}},
+		{"Directory for a missing directory never applies", `<Directory @DOCROOT@>
+Require all denied
+</Directory>
+<Directory @DOCROOT@/nosuch>
+Require all granted
+</Directory>`, nil, []req{{target: "/nosuch/x.html", ip: "1.1.1.1", want: 403}}},
+		{"Files sees the name before path info", `<Files secret.txt>
+Require all denied
+</Files>`, []string{"secret.txt"}, []req{{target: "/secret.txt", ip: "1.1.1.1", want: 403}, {target: "/index.html/secret.txt", ip: "1.1.1.1"}}},
+		{"DirectoryMatch matches files (2.4)", `<DirectoryMatch "/docroot/fo">
+Require all denied
+</DirectoryMatch>`, []string{"foo.txt", "sub/"}, []req{{target: "/foo.txt", ip: "1.1.1.1", want: 403}, {target: "/sub/", ip: "1.1.1.1"}}},
+		{"Location boundaries", `<Location /sub>
+Require all denied
+</Location>`, []string{"sub/", "subx/"}, []req{
+			{target: "/sub", ip: "1.1.1.1", want: 403}, {target: "/sub/", ip: "1.1.1.1", want: 403}, {target: "/subx/", ip: "1.1.1.1"},
+			{target: "/%73ub/", ip: "1.1.1.1", want: 403}, {target: "//sub/", ip: "1.1.1.1", want: 403}, {target: "/x/../sub/", ip: "1.1.1.1", want: 403},
+			{target: "/SUB/", ip: "1.1.1.1"}, {target: "/sub%2ffile", ip: "1.1.1.1", want: 404}, {target: "/%2e%2e/sub", ip: "1.1.1.1", want: 400}}},
+		{"DirectoryIndex file refused", `<Files index.html>
+Require all denied
+</Files>`, []string{"d/index.html"}, []req{{target: "/d/", ip: "1.1.1.1", want: 403}, {target: "/d/index.html", ip: "1.1.1.1", want: 403}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := engine(t, tt.conf, tt.files...)
+			for _, r := range tt.reqs {
+				res := decide(e, r)
+				if res.Status != r.want {
+					t.Errorf("%s %s from %s user=%q: status %d (layer %s, rule %s), want %d",
+						r.method, r.target, r.ip, r.user, res.Status, res.Layer, res.Rule, r.want)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		conf, want string
+	}{
+		{"<Directory @DOCROOT@>\nOrder allow-deny\n</Directory>", "legacy.conf:2: unknown order"},
+		{"<Directory @DOCROOT@>\nAllow 10.1\n</Directory>", "legacy.conf:2: Allow requires at least two arguments"},
+		{"<Directory @DOCROOT@>\nAllow to 10.1\n</Directory>", "legacy.conf:2: allow and deny must be followed by 'from'"},
+		{"<Directory @DOCROOT@>\nAllow from 10.1/16\n</Directory>", "legacy.conf:2: The specified IP address is invalid."},
+		{"<Directory @DOCROOT@>\nAllow from 10.1.2.3/0\n</Directory>", "legacy.conf:2: The specified network mask is invalid."},
+		{"<Directory @DOCROOT@>\nAllow from foo/8\n</Directory>", "legacy.conf:2: An IP address was expected"},
+		{"<Directory @DOCROOT@>\nAllow from 10.1 # office\n</Directory>", "legacy.conf:2: No comments are allowed here"},
+		{"<Directory @DOCROOT@>\nSatisfy some\n</Directory>", "legacy.conf:2: Satisfy either 'any' or 'all'."},
+		{"Order allow,deny", "legacy.conf:1: Order not allowed here"},
+		{"<Directory @DOCROOT@>\nRequire not ip 10.1\n</Directory>", "legacy.conf:2: negative Require directive has no effect in <RequireAny> directive"},
+		{"<Directory @DOCROOT@>\nRequire nobody\n</Directory>", "legacy.conf:2: Unknown Authz provider: nobody"},
+		{"<Directory @DOCROOT@>\n<RequireAll>\nRequire not ip 10.1\n</RequireAll>\n</Directory>", "legacy.conf:2: <RequireAll> directive contains only negative authorization directives"},
+		{"<Directory @DOCROOT@>\n<Limit TRACE>\nRequire all denied\n</Limit>\n</Directory>", "legacy.conf:2: TRACE cannot be controlled by <Limit>, see TraceEnable"},
+		{"<Directory @DOCROOT@>\nRequire expr true\n</Directory>", "legacy.conf:2: Require expr cannot be evaluated by orderly; refusing to load"},
+		{"<VirtualHost *:80>\n<Directory @DOCROOT@>\nRequire all denied\n</Directory>\n</VirtualHost>", "legacy.conf:1: access rules inside <VirtualHost> are not supported yet"},
+		{"<Directory @DOCROOT@>\nAllowOverride All\n</Directory>", "legacy.conf:2: AllowOverride All: .htaccess files are not supported yet"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		cf := filepath.Join(dir, "legacy.conf")
+		os.WriteFile(cf, []byte(strings.ReplaceAll(tt.conf, "@DOCROOT@", dir)), 0o644)
+		_, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}})
+		if err == nil {
+			t.Errorf("%q: loaded, want error %q", tt.conf, tt.want)
+			continue
+		}
+		got := strings.ReplaceAll(err.Error(), dir+"/", "")
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%q:\n got %s\nwant %s", tt.conf, got, tt.want)
+		}
+	}
+}
