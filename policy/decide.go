@@ -9,12 +9,12 @@ type Layer uint8
 
 // The layers, in the order Apache runs them.
 const (
-	LayerNone   Layer = iota // nothing denied
-	LayerCompat              // Order/Allow/Deny/Satisfy (mod_access_compat)
-	LayerAuthz               // Require (mod_authz_core)
-	LayerAuthn               // Basic authentication (mod_auth_basic)
-	LayerConfig              // a configuration error answered 500
-	LayerRequest             // the request itself was refused (400, 404)
+	LayerNone    Layer = iota // nothing denied
+	LayerCompat               // Order/Allow/Deny/Satisfy (mod_access_compat)
+	LayerAuthz                // Require (mod_authz_core)
+	LayerAuthn                // Basic authentication (mod_auth_basic)
+	LayerConfig               // a configuration error answered 500
+	LayerRequest              // the request itself was refused (400, 404)
 )
 
 var layerNames = [...]string{"none", "compat", "authz", "authn", "config", "request"}

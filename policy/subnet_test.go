@@ -23,11 +23,11 @@ func TestParseSubnet(t *testing.T) {
 		{".10", "", false, ErrBadIP.Error()},
 		{"1.2.3.4.5", "", false, ErrBadIP.Error()},
 		{"256", "", false, ErrBadIP.Error()},
-		{"10.1", "16", true, ErrBadIP.Error()}, // partial with a mask [V]
+		{"10.1", "16", true, ErrBadIP.Error()},  // partial with a mask [V]
 		{"10.1.2.3", "16", true, "10.1.0.0/16"}, // host bits cleared [V]
 		{"10.1.2.3", "255.255.0.0", true, "10.1.0.0/16"},
 		{"10.1.2.3", "255.0.255.0", true, "10.0.2.0/255.0.255.0"}, // non-contiguous [V]
-		{"10.1.2.3", "0", true, ErrBadMask.Error()},              // /0 is invalid [V]
+		{"10.1.2.3", "0", true, ErrBadMask.Error()},               // /0 is invalid [V]
 		{"10.1.2.3", "33", true, ErrBadMask.Error()},
 		{"10.1.2.3", "", true, ErrBadMask.Error()},
 		{"10.1.2.3", "+8", true, "10.0.0.0/8"}, // strtol accepts a sign
@@ -36,7 +36,7 @@ func TestParseSubnet(t *testing.T) {
 		{"2001:db8::1", "", false, "2001:db8::1/128"},
 		{"::1", "", false, "::1/128"},
 		{"::", "0", true, ErrBadMask.Error()},
-		{"2001:db8", "", false, ErrBadIP.Error()}, // partial IPv6 [V]
+		{"2001:db8", "", false, ErrBadIP.Error()},        // partial IPv6 [V]
 		{"::ffff:10.1.2.3", "", false, ErrBadIP.Error()}, // v4-mapped refused
 		{"fe80::1%eth0", "", false, ErrBadIP.Error()},
 		{"2001:db8::", "255.255.0.0", true, ErrBadMask.Error()},

@@ -199,7 +199,6 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client netip.Ad
 		d.Status, http.StatusText(d.Status), http.StatusText(d.Status))
 }
 
-
 // writeLog writes Apache 2.4 error-log lines:
 // [Wed Nov 25 22:25:58.130432 2026] [access_compat:error] [pid 1:tid 1] [client 203.0.113.50:0] AH01797: ...
 func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.LogLine) {

@@ -46,7 +46,7 @@ type EnvRule struct {
 
 // EnvInput is what SetEnvIf reads of a request.
 type EnvInput struct {
-	Header     func(name string) (string, bool) // one header, joined with ", " when repeated
+	Header     func(name string) (string, bool)  // one header, joined with ", " when repeated
 	HeaderList func(fn func(name, value string)) // every header, in order
 	RemoteAddr string
 	ServerAddr string

@@ -65,8 +65,8 @@ func engine(t *testing.T, conf string, files ...string) (*Engine, string) {
 
 type req struct {
 	method, target, ip, user string
-	header                     map[string]string
-	want                       int // 0 = allowed
+	header                   map[string]string
+	want                     int // 0 = allowed
 }
 
 func decide(e *Engine, r req) Result {
