@@ -354,7 +354,11 @@ func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
 		if err != nil {
 			return err
 		}
-		switch st, ok := readStat(pid); {
+		st, ok := readStat(pid)
+		if os.Getenv("XDEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "%v kids=%d new=%v state=%c\n", time.Since(start).Round(100*time.Microsecond), len(kids), !overlaps(kids, old), st.state)
+		}
+		switch {
 		case len(kids) > 0 && !overlaps(kids, old):
 			c, err := net.DialTimeout("tcp", s.Addr, time.Second)
 			if err == nil {
@@ -368,6 +372,9 @@ func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
 		case time.Since(asleep) > kickAfter:
 			if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil && !errors.Is(err, os.ErrProcessDone) {
 				return err
+			}
+			if os.Getenv("XDEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "KICK\n")
 			}
 			asleep = time.Time{}
 		}

@@ -21,7 +21,10 @@
 // apr_password_validate and crypt(3)):
 //
 //   - $apr1$: Apache's MD5 (htpasswd -m, the default from 2.2.18 on)
-//   - $2y$, $2a$, $2b$: bcrypt (htpasswd -B)
+//   - $2y$, $2a$, $2b$: bcrypt (htpasswd -B); a $2a$ hash that the
+//     crypt_blowfish of httpd made of one of the rare passwords that trip
+//     its countermeasure against an old bug (such as "\xff\xff\xa3")
+//     never matches
 //   - {SHA}: unsalted SHA-1 (htpasswd -s)
 //   - 13 characters of ./0-9A-Za-z: traditional DES crypt (htpasswd -d,
 //     the Unix default before 2.2.18); only the first 8 bytes of a password
@@ -31,9 +34,10 @@
 //
 // Plaintext passwords, which httpd accepts only on Windows and NetWare,
 // never match: a hash in no known format, or a malformed one, is reported
-// as an error for its line and counted (see Users.Unsupported). {SSHA}
-// and the bcrypt variant $2x$ are not accepted either, as httpd doesn't
-// accept them.
+// as an error for its line and counted (see Users.Unsupported). So is
+// {SSHA}, which httpd doesn't accept either, and so are the schemes that
+// only some crypt(3) libraries know, such as the yescrypt ($y$) and bcrypt
+// $2x$ of libxcrypt.
 //
 // # Group files
 //

@@ -75,18 +75,23 @@ func ParseUsers(name string, data []byte) (*Users, []error) {
 		}
 		// mod_authn_file: the user is the text up to the first ':', the
 		// hash the text after the run of ':' up to the next ':'.
+		// A line with no colon is all user name, which is not quoted in
+		// errors: the line may be "user password".
 		user, rest, hasColon := getword(line, ':')
 		if prev, dup := u.users[user]; dup {
-			errs = append(errs, lineError(name, n, "%w %q ignored: line %d defines it", ErrDuplicateUser, user, prev.line))
+			if hasColon {
+				errs = append(errs, lineError(name, n, "%w %q ignored: line %d defines it", ErrDuplicateUser, user, prev.line))
+			} else {
+				errs = append(errs, lineError(name, n, "%w with no colon ignored: line %d defines it", ErrDuplicateUser, prev.line))
+			}
 			continue
 		}
-		if n == 1 && strings.HasPrefix(user, "\uFEFF") {
+		if n == 1 && hasColon && strings.HasPrefix(user, "\uFEFF") {
 			errs = append(errs, lineError(name, n, "user name %q begins with a byte order mark, which is part of the name", user))
 		}
 		e := userEntry{line: n}
 		if !hasColon {
 			u.unsupported++
-			// Not quoted: the line may be "user password".
 			errs = append(errs, lineError(name, n, "%w: the user this line names has no password", ErrNoColon))
 		} else {
 			hash, _, _ := getword(rest, ':')
