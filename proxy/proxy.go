@@ -43,6 +43,8 @@ type Config struct {
 	Logger   *slog.Logger
 	// Transport overrides the backend transport (tests).
 	Transport http.RoundTripper
+	// Metrics, when set, count decisions, latency and backend errors.
+	Metrics *Metrics
 }
 
 // Handler is the enforcing reverse proxy.
@@ -90,6 +92,9 @@ func New(cfg Config, e *walk.Engine) *Handler {
 		ErrorLog:  slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			cfg.Logger.Error("backend request failed", "err", err, "uri", r.RequestURI)
+			if cfg.Metrics != nil {
+				cfg.Metrics.backend.Inc()
+			}
 			w.WriteHeader(http.StatusBadGateway)
 		},
 	}
@@ -135,9 +140,12 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 
 // ServeHTTP decides the request and either answers the refusal or proxies it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	client, fromHeader, ok := clientAddr(r, h.cfg.TrustedProxies)
 	if !ok {
-		h.refuse(w, r, netip.Addr{}, policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}, "")
+		d := policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}
+		h.refuse(w, r, netip.Addr{}, d, "")
+		h.cfg.Metrics.observe(&d, start)
 		return
 	}
 	// The user header is orderly's to set: never pass on a client's copy.
@@ -162,11 +170,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res := h.engine.Load().Decide(req, nil)
 	if !res.Allowed() {
 		h.refuse(w, r, client, res.Decision, res.Filename)
+		h.cfg.Metrics.observe(&res.Decision, start)
 		return
 	}
 	info := &passInfo{user: res.User, fromHeader: fromHeader}
 	r = r.WithContext(contextWith(r, info))
 	h.rp.ServeHTTP(w, r)
+	h.cfg.Metrics.observe(&res.Decision, start)
 }
 
 func headerGetter(h http.Header) func(string) (string, bool) {

@@ -134,17 +134,42 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		errLog = f
 	}
+	metrics := proxy.NewMetrics()
 	h := proxy.New(proxy.Config{
 		Backend:        rc.Backend,
 		TrustedProxies: rc.TrustedProxies,
 		UserHeader:     rc.UserHeader,
 		ErrorLog:       errLog,
 		Logger:         logger,
+		Metrics:        metrics,
 	}, engine)
 	ln, err := net.Listen("tcp", rc.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: listen: %v\n", *configPath, err)
 		return 2
+	}
+	var side []*http.Server
+	if rc.MetricsListen != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler())
+		srv, err := listenSide(rc.MetricsListen, mux)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: metrics listen: %v\n", *configPath, err)
+			return 2
+		}
+		side = append(side, srv)
+	}
+	if rc.AdminListen != "" {
+		mux := http.NewServeMux()
+		ok := func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }
+		mux.HandleFunc("GET /-/healthy", ok)
+		mux.HandleFunc("GET /-/ready", ok)
+		srv, err := listenSide(rc.AdminListen, mux)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: admin listen: %v\n", *configPath, err)
+			return 2
+		}
+		side = append(side, srv)
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -168,7 +193,21 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdown)
+	for _, s := range side {
+		s.Shutdown(shutdown)
+	}
 	return 0
+}
+
+// listenSide starts a metrics or admin listener.
+func listenSide(addr string, h http.Handler) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return srv, nil
 }
 
 type headerFlags []string

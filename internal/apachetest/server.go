@@ -305,7 +305,16 @@ func (s *Server) reload(opt Options) error {
 		return err
 	}
 	errOff, stderrOff := fileSize(s.errPath()), fileSize(s.stderrPath())
-	if err := p.cmd.Process.Signal(reloadSignal()); err != nil {
+	// A signal interrupts the parent's sleep between its rounds of
+	// maintenance only if it arrives during it, so wait a little for the
+	// parent to be asleep (waitReady handles a signal that came too early).
+	for i := 0; i < 100; i++ {
+		if st, ok := readStat(p.cmd.Process.Pid); !ok || st.state == 'S' {
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		return fmt.Errorf("apachetest: signalling Apache (pid %d): %v", p.cmd.Process.Pid, err)
 	}
 	// A child that the parent forked just before the signal is of the old
@@ -330,22 +339,26 @@ func (s *Server) reload(opt Options) error {
 // accept a connection: so once all of them are gone, every connection is
 // served by the new configuration.
 //
-// After a graceful restart (old != nil), the parent replaces the children
-// of the old generation one for one as it reaps them; but if none has
-// exited by the time it has read the new configuration, it sleeps for a
-// second (ap_wait_or_timeout) before starting any child. When the parent
-// has had no child and has been asleep for kickAfter, waitReady cuts that
-// second short by signalling another graceful restart, which wakes the
-// parent up: it reads its configuration again, reaps the exited children at
-// once and replaces them. A parent that is awake (reading its
-// configuration, forking) is left alone, so that a loaded machine does not
-// turn kicks into a chain of restarts.
+// After a graceful restart (old != nil), waitReady wakes up the parent when
+// it sleeps while the restart is not done. Between its rounds of
+// maintenance, the parent sleeps for a second, and a signal interrupts that
+// sleep only if it arrives during it: one that arrives just before is
+// handled, but the sleep that follows is not cut short. Likewise, the
+// parent replaces the children of the old generation one for one as it
+// reaps them, but if none has exited by the time it has read the new
+// configuration, it sleeps for that second before it starts any child. So
+// when the parent has been asleep for a while, waitReady sends SIGUSR1
+// again, which wakes it up: either the restart still pending proceeds, or
+// the parent restarts once more, reaps the exited children at once and
+// replaces them. The wait before each such kick doubles, so that children
+// that take long to exit (finishing a request) do not cause a stream of
+// restarts.
 func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
-	const kickAfter = 5 * time.Millisecond
 	p := s.proc
 	pid := p.cmd.Process.Pid
 	delay := 250 * time.Microsecond
-	var asleep time.Time // since when the childless parent has been asleep
+	kickAfter := 5 * time.Millisecond
+	var asleep time.Time // since when the parent has been seen asleep
 	for {
 		if p.exited() {
 			return fmt.Errorf("apache2 exited: %v", p.err)
@@ -355,9 +368,6 @@ func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
 			return err
 		}
 		st, ok := readStat(pid)
-		if os.Getenv("XDEBUG") != "" {
-			fmt.Fprintf(os.Stderr, "%v kids=%d new=%v state=%c\n", time.Since(start).Round(100*time.Microsecond), len(kids), !overlaps(kids, old), st.state)
-		}
 		switch {
 		case len(kids) > 0 && !overlaps(kids, old):
 			c, err := net.DialTimeout("tcp", s.Addr, time.Second)
@@ -365,7 +375,7 @@ func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
 				c.Close()
 				return nil
 			}
-		case len(kids) > 0 || old == nil || !ok || st.state != 'S':
+		case old == nil || !ok || st.state != 'S':
 			asleep = time.Time{}
 		case asleep.IsZero():
 			asleep = time.Now()
@@ -373,10 +383,8 @@ func (s *Server) waitReady(old map[procID]bool, start time.Time) error {
 			if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil && !errors.Is(err, os.ErrProcessDone) {
 				return err
 			}
-			if os.Getenv("XDEBUG") != "" {
-				fmt.Fprintf(os.Stderr, "KICK\n")
-			}
 			asleep = time.Time{}
+			kickAfter = min(2*kickAfter, 250*time.Millisecond)
 		}
 		if time.Since(start) > ReadyTimeout {
 			return fmt.Errorf("not ready within %v", ReadyTimeout)
@@ -649,9 +657,3 @@ func proxyTarget(raw string) (string, error) {
 	return raw, nil
 }
 
-func reloadSignal() os.Signal {
-	if os.Getenv("XSIG") == "HUP" {
-		return syscall.SIGHUP
-	}
-	return syscall.SIGUSR1
-}

@@ -246,7 +246,11 @@ func TestCrypt(t *testing.T) {
 			t.Errorf("crypt(%q, %q) = %q: %v", pw, pairs[i][1], h, errs)
 			continue
 		}
-		for _, c := range candidates(pw) {
+		cands := candidates(pw)
+		if scheme != "des" && scheme != "md5crypt" {
+			cands = cands[:3] // slow schemes: pw, pw+"x" and "x"+pw
+		}
+		for _, c := range cands {
 			if got, want := u.Check("user", c), wantFor(scheme, pw, c); got != want {
 				t.Errorf("crypt(%q, %q) = %q: Check(%q) = %v, want %v", pw, pairs[i][1], h, c, got, want)
 			}

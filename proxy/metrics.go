@@ -1,0 +1,72 @@
+package proxy
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+// Metrics are the request-path metrics, on their own registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  prometheus.Histogram
+	backend  prometheus.Counter
+}
+
+// NewMetrics returns the metrics of one orderly process, with the Go and
+// process collectors.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{
+		Registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "orderly_requests_total",
+			Help: "Requests decided, by decision (allow, deny, challenge, error) and the layer that decided.",
+		}, []string{"decision", "layer"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "orderly_request_duration_seconds",
+			Help:    "Time from the request's arrival to the end of its response, backend included.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}),
+		backend: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderly_backend_errors_total",
+			Help: "Requests orderly let through that the backend could not answer (502).",
+		}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.backend)
+	for _, d := range []string{"allow", "deny", "challenge", "error"} {
+		for _, l := range []policy.Layer{policy.LayerNone, policy.LayerCompat, policy.LayerAuthz, policy.LayerAuthn, policy.LayerConfig, policy.LayerRequest} {
+			m.requests.WithLabelValues(d, l.String())
+		}
+	}
+	return m
+}
+
+// Handler serves the registry in the exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+func (m *Metrics) observe(d *policy.Decision, start time.Time) {
+	if m == nil {
+		return
+	}
+	decision := "allow"
+	switch {
+	case d.Status == http.StatusUnauthorized:
+		decision = "challenge"
+	case d.Status == http.StatusForbidden:
+		decision = "deny"
+	case d.Status != 0:
+		decision = "error"
+	}
+	m.requests.WithLabelValues(decision, d.Layer.String()).Inc()
+	m.latency.Observe(time.Since(start).Seconds())
+}
