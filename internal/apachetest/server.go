@@ -656,4 +656,3 @@ func proxyTarget(raw string) (string, error) {
 	}
 	return raw, nil
 }
-
