@@ -45,6 +45,9 @@ type Config struct {
 	Transport http.RoundTripper
 	// Metrics, when set, count decisions, latency and backend errors.
 	Metrics *Metrics
+	// Resolver verifies client host names for host rules; nil means no
+	// client ever has a name, so host rules never match.
+	Resolver *Resolver
 }
 
 // Handler is the enforcing reverse proxy.
@@ -166,6 +169,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ClientAddr: client,
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),
+	}
+	if h.cfg.Resolver != nil {
+		req.Hostname = func() (string, bool) { return h.cfg.Resolver.Verified(client) }
 	}
 	res := h.engine.Load().Decide(req, nil)
 	if !res.Allowed() {

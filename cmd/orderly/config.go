@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -28,6 +29,7 @@ type fileConfig struct {
 	ClientIP *clientIPBlock `hcl:"client_ip,block"`
 	Metrics  *listenBlock   `hcl:"metrics,block"`
 	Admin    *listenBlock   `hcl:"admin,block"`
+	Resolver *resolverBlock `hcl:"resolver,block"`
 
 	ModeRange   hcl.Range `hcl:"mode,attr_range"`
 	ListenRange hcl.Range `hcl:"listen,attr_range"`
@@ -61,6 +63,12 @@ type clientIPBlock struct {
 	Range          hcl.Range `hcl:"trusted_proxies,attr_range"`
 }
 
+type resolverBlock struct {
+	Address      *string   `hcl:"address,optional"`
+	Timeout      *string   `hcl:"timeout,optional"`
+	TimeoutRange hcl.Range `hcl:"timeout,attr_range"`
+}
+
 type listenBlock struct {
 	Listen string    `hcl:"listen"`
 	Range  hcl.Range `hcl:"listen,attr_range"`
@@ -68,15 +76,17 @@ type listenBlock struct {
 
 // runtimeConfig is the validated configuration.
 type runtimeConfig struct {
-	Listen         string
-	Backend        *url.URL
-	UserHeader     string
-	TrustedProxies []netip.Prefix
-	Legacy         translate.LoadOptions
-	LegacyFiles    []string
-	MetricsListen  string
-	AdminListen    string
-	ErrorLog       string
+	Listen          string
+	Backend         *url.URL
+	UserHeader      string
+	TrustedProxies  []netip.Prefix
+	Legacy          translate.LoadOptions
+	LegacyFiles     []string
+	MetricsListen   string
+	AdminListen     string
+	ErrorLog        string
+	ResolverAddr    string
+	ResolverTimeout time.Duration
 }
 
 var envFunc = function.New(&function.Spec{
@@ -209,6 +219,18 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 				p = netip.PrefixFrom(a, a.BitLen())
 			}
 			rc.TrustedProxies = append(rc.TrustedProxies, p.Masked())
+		}
+	}
+	if r := fc.Resolver; r != nil {
+		if r.Address != nil {
+			rc.ResolverAddr = *r.Address
+		}
+		if r.Timeout != nil {
+			d, err := time.ParseDuration(*r.Timeout)
+			if err != nil || d <= 0 {
+				diags = append(diags, diag("Invalid timeout", fmt.Sprintf("%q is not a positive duration such as \"2s\".", *r.Timeout), r.TimeoutRange))
+			}
+			rc.ResolverTimeout = d
 		}
 	}
 	if fc.Metrics != nil {

@@ -142,6 +142,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		ErrorLog:       errLog,
 		Logger:         logger,
 		Metrics:        metrics,
+		Resolver:       proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout),
 	}, engine)
 	ln, err := net.Listen("tcp", rc.Listen)
 	if err != nil {
@@ -247,10 +248,11 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	if u, err := url.Parse(target); err == nil && u.Scheme != "" {
 		target = u.RequestURI()
 	}
-	_, engine, ok := setup(*configPath, stderr)
+	rc, engine, ok := setup(*configPath, stderr)
 	if !ok {
 		return 2
 	}
+	resolver := proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout)
 	hdr := http.Header{}
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
@@ -277,6 +279,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 			}
 		},
 		ClientAddr: addr, LocalAddr: netip.MustParseAddr("127.0.0.1"), Auth: cred,
+		Hostname: func() (string, bool) { return resolver.Verified(addr) },
 	}
 	tl := &traceLog{}
 	res := engine.Decide(req, tl)

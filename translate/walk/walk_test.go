@@ -347,3 +347,34 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+// Host rules match the verified name on a label boundary; no name, no
+// match (apache-access-semantics.md §6.4).
+func TestHostRules(t *testing.T) {
+	e, _ := engine(t, `<Directory @DOCROOT@>
+Order deny,allow
+Deny from all
+Allow from .example.org apache.org
+</Directory>`)
+	tests := []struct {
+		name string
+		ok   bool
+		want int
+	}{
+		{"www.example.org", true, 0},
+		{"example.org", true, 403},
+		{"apache.org", true, 0},
+		{"www.apache.org", true, 0},
+		{"fooapache.org", true, 403},
+		{"", false, 403},
+	}
+	for _, tt := range tests {
+		calls := 0
+		r := &Request{Method: "GET", Target: "/", Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("10.1.2.3"),
+			Hostname: func() (string, bool) { calls++; return tt.name, tt.ok }}
+		res := e.Decide(r, nil)
+		if res.Status != tt.want || calls != 1 {
+			t.Errorf("host %q: status %d after %d lookups, want %d after 1", tt.name, res.Status, calls, tt.want)
+		}
+	}
+}
