@@ -102,6 +102,21 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	res.URI = uri
+	if h := req.Hostname; h != nil {
+		// Apache looks the name up once per connection; main request and
+		// DirectoryIndex subrequests share the answer.
+		var done, ok bool
+		var name string
+		req2 := *req
+		req2.Hostname = func() (string, bool) {
+			if !done {
+				done = true
+				name, ok = h()
+			}
+			return name, ok
+		}
+		req = &req2
+	}
 	// post_read_request: server-level SetEnvIf sees the raw path.
 	in := translate.EnvInput{
 		Header: req.Header, HeaderList: req.HeaderList,
