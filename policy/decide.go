@@ -88,6 +88,28 @@ func (d *Decision) where(r *Request) string {
 // mod_authz_core, authentication when a Require result needs a user, and
 // authorization again with the user.
 func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
+	d := decide(l, r, id, tr)
+	if d.Status == 401 && !validFieldContent(d.Realm) {
+		// http_filters.c check_headers: a challenge Apache cannot send
+		// aborts the request.
+		d.Status, d.Layer = 500, LayerConfig
+		d.log("http", "AH02430", "Response header 'WWW-Authenticate' value of 'Basic realm=\""+d.Realm+"\"' contains invalid characters, aborting request")
+	}
+	return d
+}
+
+// validFieldContent is ap_scan_http_field_content reaching the end: no
+// control character but HTAB.
+func validFieldContent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	var d Decision
 	c := l.Compat
 	if c == nil {
@@ -139,6 +161,7 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 		}
 		return 0
 	}
+	c.d = d
 	res := l.Authz.eval(c, true)
 	d.Layer = LayerAuthz
 	d.Rule = decisiveRule(l.Authz, c, res)
@@ -187,7 +210,7 @@ func decisiveRule(n *Node, c *evalCtx, want Result) *Rule {
 				return
 			}
 			quiet := *c
-			quiet.trace = false
+			quiet.trace, quiet.d = false, nil
 			r := n.leaf(&quiet)
 			if n.Negate {
 				switch r {

@@ -91,7 +91,7 @@ type evalCtx struct {
 	id        Identity
 	tr        Tracer
 	trace     bool
-	err       error
+	d         *Decision // receives log lines
 }
 
 // eval is apply_authz_sections of mod_authz_core (apache-access-semantics.md
@@ -214,8 +214,10 @@ func (n *Node) leaf(c *evalCtx) Result {
 		}
 		groups, found, err := c.id.Groups(c.groupFile, c.user)
 		if err != nil {
-			c.err = err
-			return GeneralError // AH01666
+			if c.d != nil {
+				c.d.log("authz_groupfile", "AH01665", "Could not open group file: "+c.groupFile)
+			}
+			return Denied // a group file that cannot be opened denies
 		}
 		if !found {
 			return Denied

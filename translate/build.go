@@ -461,7 +461,12 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			b.errorf(d, "AuthName takes one argument")
 			return
 		}
-		v := strings.ReplaceAll(d.Args[0], `"`, `\"`)
+		name, err := exprString(d.Args[0])
+		if err != nil {
+			b.errorf(d, "Could not parse auth name expression '%s': %v", d.Args[0], err)
+			return
+		}
+		v := strings.ReplaceAll(name, `"`, `\"`)
 		conf.AuthName = &v
 		b.rule(d, ctx.scope)
 	case "authuserfile":
@@ -877,4 +882,61 @@ func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvR
 		}
 	}
 	return list
+}
+
+// exprString evaluates a constant ap_expr string expression, as AuthName
+// is in 2.4 (server/util_expr_scan.l, string state): backslash escapes
+// (octal, \n \r \t \b \f, any other character as itself) are applied.
+// Variables (%{...}) and regex back-references need a request, which
+// orderly does not evaluate: they are refused.
+func exprString(s string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+1 < len(s) && s[i+1] == '{':
+			return "", fmt.Errorf("variables in the expression cannot be evaluated by orderly")
+		case c == '$' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
+			return "", fmt.Errorf("regex back-references in the expression cannot be evaluated by orderly")
+		case c == '\\' && i+1 < len(s):
+			i++
+			e := s[i]
+			switch {
+			case e >= '0' && e <= '9':
+				// flex takes the longer of \\[0-7]{1,3} and \\[0-9]+; the
+				// second is an error.
+				octal, digits := 0, 0
+				for i+octal < len(s) && octal < 3 && s[i+octal] >= '0' && s[i+octal] <= '7' {
+					octal++
+				}
+				for i+digits < len(s) && s[i+digits] >= '0' && s[i+digits] <= '9' {
+					digits++
+				}
+				if digits > octal {
+					return "", fmt.Errorf("Bad escape sequence")
+				}
+				v, _ := strconv.ParseUint(s[i:i+octal], 8, 16)
+				if v > 0xff {
+					return "", fmt.Errorf("Escape sequence out of bound")
+				}
+				b.WriteByte(byte(v))
+				i += octal - 1
+			case e == 'n':
+				b.WriteByte('\n')
+			case e == 'r':
+				b.WriteByte('\r')
+			case e == 't':
+				b.WriteByte('\t')
+			case e == 'b':
+				b.WriteByte('\b')
+			case e == 'f':
+				b.WriteByte('\f')
+			default:
+				b.WriteByte(e)
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
 }

@@ -84,17 +84,34 @@ type Result struct {
 func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	var res Result
 	raw := req.Target
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+	if strings.IndexByte(raw, '#') >= 0 {
+		// "URI must not contain a fragment" (server/protocol.c, RFC 3986 3.5).
+		res.Status, res.Layer = 400, policy.LayerRequest
+		return res
+	}
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
 		raw = raw[:i]
 	}
 	if !strings.HasPrefix(raw, "/") {
-		// Absolute-form and authority-form targets are refused rather than
-		// guessed at; "OPTIONS *" maps to no file and no section.
-		if raw == "*" {
+		switch {
+		case raw == "*":
+			// "OPTIONS *" maps to no file and no section.
+			return res
+		case strings.Contains(raw, "://"):
+			// Absolute-form: Apache decides on the path of the URI
+			// (ap_parse_uri), and so does the backend orderly forwards to.
+			rest := raw[strings.Index(raw, "://")+3:]
+			if j := strings.IndexByte(rest, '/'); j >= 0 {
+				raw = rest[j:]
+			} else {
+				raw = "/"
+			}
+		default:
+			// Authority-form (CONNECT) and anything else: refused rather
+			// than guessed at.
+			res.Status, res.Layer = 400, policy.LayerRequest
 			return res
 		}
-		res.Status, res.Layer = 400, policy.LayerRequest
-		return res
 	}
 	uri, st := NormalizePath(raw, e.cfg.MergeSlashes, uint8(e.cfg.AllowEncodedSlashes))
 	if st != 0 {

@@ -378,3 +378,21 @@ Allow from .example.org apache.org
 		}
 	}
 }
+
+func TestAuthNameExpression(t *testing.T) {
+	e, _ := engine(t, `<Directory @DOCROOT@>
+AuthType Basic
+AuthName "\\fileserver\share"
+AuthUserFile /x
+Require valid-user
+</Directory>
+<Directory @DOCROOT@/b>
+AuthName "A \"quoted\" \101 realm"
+</Directory>`, "b/")
+	if res := decide(e, req{target: "/", ip: "1.1.1.1"}); res.Status != 500 {
+		t.Errorf("a realm with a form feed: %d, want 500 (AH02430)", res.Status)
+	}
+	if res := decide(e, req{target: "/b/", ip: "1.1.1.1"}); res.Status != 401 || res.Realm != `A \"quoted\" A realm` {
+		t.Errorf("realm %q, status %d", res.Realm, res.Status)
+	}
+}
