@@ -179,6 +179,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Metrics.observe(&res.Decision, start)
 		return
 	}
+	// Apache logs a compat denial even when Satisfy Any lets the request
+	// through; so does orderly.
+	h.writeLog(client, r, res.Logs)
 	info := &passInfo{user: res.User, fromHeader: fromHeader}
 	r = r.WithContext(contextWith(r, info))
 	h.rp.ServeHTTP(w, r)

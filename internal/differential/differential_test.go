@@ -16,6 +16,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"runtime"
 	"strings"
 	"syscall"
@@ -55,6 +57,34 @@ type front interface {
 	// start makes the front serve the case laid out at l; it returns the
 	// address to send requests to and a function that stops it.
 	start(t *testing.T, l apachetest.Layout, backend string) (addr string, stop func())
+	// errorLog returns a function reading the front's error log so far,
+	// or nil when the front writes none to compare.
+	errorLog(l apachetest.Layout) func() string
+}
+
+func (orderlyFront) errorLog(l apachetest.Layout) func() string {
+	return func() string {
+		b, _ := os.ReadFile(filepath.Join(l.Dir, "orderly-error.log"))
+		return string(b)
+	}
+}
+
+func (passFront) errorLog(apachetest.Layout) func() string { return nil }
+
+func (f *apacheFront) errorLog(apachetest.Layout) func() string { return f.srv.ErrorLog }
+
+// accessCodes are the error-log codes of access control that orderly
+// writes as Apache does (design.md, "Responses").
+var accessCodes = regexp.MustCompile(`\b(AH01797|AH01630|AH01617|AH01618|AH01614|AH01627|AH00027|AH01615|AH01620|AH01629|AH01631|AH01665|AH02430|AH01796): `)
+
+// logCodes lists the access-control codes in a piece of error log, sorted.
+func logCodes(log string) string {
+	var codes []string
+	for _, m := range accessCodes.FindAllStringSubmatch(log, -1) {
+		codes = append(codes, m[1])
+	}
+	sort.Strings(codes)
+	return strings.Join(codes, " ")
 }
 
 // orderlyFront runs the orderly binary with an HCL file for the case.
@@ -171,6 +201,8 @@ type tally struct {
 	cases, requests, agree int
 	bypasses               int // the oracle refused, the front let it through
 	mismatches             []string
+	logged                 int // requests whose error-log lines were compared
+	logMismatches          []string
 	elapsed                time.Duration
 }
 
@@ -208,7 +240,9 @@ func replay(t *testing.T, fr front) tally {
 		}
 		addr, stop := fr.start(t, l, backend.Addr)
 		tl.cases++
+		frontLog := fr.errorLog(l)
 		for _, rq := range c.Requests {
+			oracleBefore, frontBefore := len(oracle.ErrorLog()), len(frontLog())
 			want, err := apachetest.Do(oracle.Addr, rq)
 			if err != nil {
 				t.Fatalf("%s:%d: oracle: %v", c.Path, rq.Line, err)
@@ -224,6 +258,13 @@ func replay(t *testing.T, fr front) tally {
 			}
 			if gc == want.Class() {
 				tl.agree++
+				if frontLog != nil {
+					tl.logged++
+					wl, gl := logCodes(oracle.ErrorLog()[oracleBefore:]), logCodes(frontLog()[frontBefore:])
+					if wl != gl {
+						tl.logMismatches = append(tl.logMismatches, fmt.Sprintf("%s:%d: %s: apache logged [%s], front logged [%s]", c.Path, rq.Line, rq, wl, gl))
+					}
+				}
 				continue
 			}
 			if refused(want.Class()) && !refused(gc) {
@@ -242,6 +283,10 @@ func TestDifferential(t *testing.T) {
 	for _, m := range tl.mismatches {
 		t.Error(m)
 	}
+	for _, m := range tl.logMismatches {
+		t.Error(m)
+	}
+	fmt.Printf("differential: error-log codes agree on %d/%d requests\n", tl.logged-len(tl.logMismatches), tl.logged)
 	t.Logf("differential: %d/%d requests agree across %d cases (%d bypasses) in %v [%s]",
 		tl.agree, tl.requests, tl.cases, tl.bypasses, tl.elapsed.Round(time.Millisecond), runtime.Version())
 	fmt.Printf("differential: orderly agrees with Apache on %d/%d requests across %d cases, %d bypasses\n",

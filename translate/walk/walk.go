@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -173,6 +174,8 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 	}
 	errStatus := 0
 	var errRes Result
+	// Apache logs what each subrequest's access check logged.
+	logs := res.Logs
 	for _, name := range names {
 		var sub Result
 		suburi := res.URI + name
@@ -189,14 +192,23 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 			Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Hostname: req.Hostname,
 		}
-		sub.Decision = policy.Decide(sm.layers(), &pr, e.id, tr)
+		if slices.Equal(sub.Sections, res.Sections) {
+			// The same merged configuration as the main request: Apache
+			// skips access control and copies the user
+			// (ap_process_request_internal, r->main->per_dir_config).
+			sub.Decision = policy.Decision{User: res.User, Layer: res.Layer, Rule: res.Rule}
+		} else {
+			sub.Decision = policy.Decide(sm.layers(), &pr, e.id, tr)
+		}
 		sub.Index = name
+		logs = append(logs[:len(logs):len(logs)], sub.Logs...)
 		if sub.Status == 0 && sm.isReg {
 			res.Index = name
+			res.Logs = logs
 			return res
 		}
 		if sub.Status == 401 && len(names) == 1 {
-			sub.URI, sub.Filename = res.URI, res.Filename
+			sub.URI, sub.Filename, sub.Logs = res.URI, res.Filename, logs
 			return sub
 		}
 		if sub.Status != 0 && sub.Status != 404 {
@@ -204,9 +216,10 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		}
 	}
 	if errStatus != 0 {
-		errRes.URI, errRes.Filename = res.URI, res.Filename
+		errRes.URI, errRes.Filename, errRes.Logs = res.URI, res.Filename, logs
 		return errRes
 	}
+	res.Logs = logs
 	return res
 }
 
