@@ -355,56 +355,54 @@ func (b *builder) authz(c *DirConf) *AuthzSlot {
 	return c.Authz
 }
 
+var (
+	orders    = map[string]policy.Order{"allow,deny": policy.AllowDeny, "deny,allow": policy.DenyAllow, "mutual-failure": policy.MutualFailure}
+	satisfies = map[string]policy.Satisfy{"all": policy.SatisfyAll, "any": policy.SatisfyAny}
+)
+
+// keyword reads the single, case-insensitive keyword argument of d,
+// reporting a wrong count or an unknown word.
+func keyword[T any](b *builder, d *apacheconf.Directive, values map[string]T, bad string) (T, bool) {
+	var zero T
+	if len(d.Args) != 1 {
+		b.errorf(d, "%s takes one argument", d.Name)
+		return zero, false
+	}
+	v, ok := values[strings.ToLower(d.Args[0])]
+	if !ok {
+		b.errorf(d, "%s", bad)
+	}
+	return v, ok
+}
+
+// setPerMethod sets v for every method of the <Limit> mask in force, as
+// Order and Satisfy do (cmd->limited).
+func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*policy.Rule, v T, r *policy.Rule, limited policy.MethodMask) {
+	for i := range vals {
+		if limited&(1<<uint(i)) != 0 {
+			vals[i], rules[i] = v, r
+		}
+	}
+}
+
 func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	name := strings.ToLower(d.Name)
 	conf := ctx.conf
 	switch name {
 	case "order":
-		if len(d.Args) != 1 {
-			b.errorf(d, "Order takes one argument, Controls default access state and order of evaluation")
-			return
-		}
-		var o policy.Order
-		switch strings.ToLower(d.Args[0]) {
-		case "allow,deny":
-			o = policy.AllowDeny
-		case "deny,allow":
-			o = policy.DenyAllow
-		case "mutual-failure":
-			o = policy.MutualFailure
-		default:
-			b.errorf(d, "unknown order")
+		o, ok := keyword(b, d, orders, "unknown order")
+		if !ok {
 			return
 		}
 		c := b.compat(conf)
-		r := b.rule(d, ctx.scope)
-		for i := 0; i < policy.MaxMethods; i++ {
-			if ctx.limited&(1<<uint(i)) != 0 {
-				c.Order[i], c.OrderRule[i] = o, r
-			}
-		}
+		setPerMethod(&c.Order, &c.OrderRule, o, b.rule(d, ctx.scope), ctx.limited)
 	case "satisfy":
-		if len(d.Args) != 1 {
-			b.errorf(d, "Satisfy takes one argument")
-			return
-		}
-		var s policy.Satisfy
-		switch strings.ToLower(d.Args[0]) {
-		case "all":
-			s = policy.SatisfyAll
-		case "any":
-			s = policy.SatisfyAny
-		default:
-			b.errorf(d, "Satisfy either 'any' or 'all'.")
+		v, ok := keyword(b, d, satisfies, "Satisfy either 'any' or 'all'.")
+		if !ok {
 			return
 		}
 		c := b.compat(conf)
-		r := b.rule(d, ctx.scope)
-		for i := 0; i < policy.MaxMethods; i++ {
-			if ctx.limited&(1<<uint(i)) != 0 {
-				c.Satisfy[i], c.SatisfyRule[i] = s, r
-			}
-		}
+		setPerMethod(&c.Satisfy, &c.SatisfyRule, v, b.rule(d, ctx.scope), ctx.limited)
 	case "allow", "deny":
 		b.allowDeny(d, ctx, name == "allow")
 	case "require":
