@@ -87,6 +87,9 @@ func (a *AccessRule) match(r *Request) bool {
 // which 2.4 keeps in the same structure). It has no merge function: a
 // section that names any of its directives replaces the inherited one
 // wholesale (apache-access-semantics.md §4.1).
+//
+// Fill the exported fields, then call Compile once; a compiled Compat is
+// read-only and safe for concurrent use.
 type Compat struct {
 	Order   [MaxMethods]Order
 	Satisfy [MaxMethods]Satisfy
@@ -97,77 +100,142 @@ type Compat struct {
 	// value, nil for the default.
 	OrderRule   [MaxMethods]*Rule
 	SatisfyRule [MaxMethods]*Rule
+
+	allows, denys accessList
 }
 
 // DefaultCompat is the configuration in force where no section names a
 // host-access directive: deny,allow with empty lists, which allows.
 var DefaultCompat = &Compat{}
 
-func find(list []AccessRule, r *Request) *AccessRule {
-	bit := MethodMask(1) << uint(r.Method)
-	for i := range list {
-		a := &list[i]
-		if a.Methods&bit == 0 {
-			continue
+// accessList is an Allow or Deny list compiled for lookups that do not
+// grow with its length: per distinct <Limit> mask, the first "all", a
+// prefix table of the addresses, and the rules that need the request
+// (env, host), all by their index in the list.
+type accessList struct {
+	groups []accessGroup
+}
+
+type accessGroup struct {
+	mask   MethodMask
+	all    int32 // first "all", or -1
+	ips    *addrSet
+	others []int32 // env and host words, ascending
+}
+
+func compileList(list []AccessRule) accessList {
+	var l accessList
+	byMask := map[MethodMask]int{}
+	var subnets [][]Subnet
+	var idx [][]int32
+	for i, a := range list {
+		g, ok := byMask[a.Methods]
+		if !ok {
+			g = len(l.groups)
+			byMask[a.Methods] = g
+			l.groups = append(l.groups, accessGroup{mask: a.Methods, all: -1})
+			subnets, idx = append(subnets, nil), append(idx, nil)
 		}
-		if a.match(r) {
-			return a
+		switch a.Kind {
+		case AccessAll:
+			if l.groups[g].all < 0 {
+				l.groups[g].all = int32(i)
+			}
+		case AccessIP:
+			subnets[g] = append(subnets[g], a.Subnet)
+			idx[g] = append(idx[g], int32(i))
+		default:
+			l.groups[g].others = append(l.groups[g].others, int32(i))
 		}
 	}
-	return nil
+	for g := range l.groups {
+		l.groups[g].ips = newAddrSet(subnets[g], idx[g])
+	}
+	return l
+}
+
+// find is find_allowdeny: the first rule of the list, in configuration
+// order, that applies to the method and matches the request.
+func (l *accessList) find(list []AccessRule, r *Request) *AccessRule {
+	bit := MethodMask(1) << uint(r.Method)
+	best := int32(-1)
+	for gi := range l.groups {
+		g := &l.groups[gi]
+		if g.mask&bit == 0 {
+			continue
+		}
+		if g.all >= 0 && (best < 0 || g.all < best) {
+			best = g.all
+		}
+		if i := g.ips.first(r.Addr); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+		for _, i := range g.others {
+			if best >= 0 && i >= best {
+				break
+			}
+			if list[i].match(r) {
+				best = i
+				break
+			}
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &list[best]
+}
+
+// Compile prepares the Allow and Deny lists for lookups. It must be
+// called once, after the exported fields are set and before Check.
+func (c *Compat) Compile() {
+	c.allows = compileList(c.Allows)
+	c.denys = compileList(c.Denys)
+}
+
+func (c *Compat) trace(tr Tracer, list string, a *AccessRule) {
+	res, rule := "no match", (*Rule)(nil)
+	if a != nil {
+		res, rule = "match: "+a.Word, a.Rule
+	}
+	tr.Trace(Event{Layer: LayerCompat, Rule: rule, Text: list, Result: res})
 }
 
 // Check evaluates Order/Allow/Deny for the request as check_dir_access
 // does and reports whether access is granted, with the rule that decided
-// (nil when the order's default decided).
+// (the Order directive, or nil, when the order's default decided). Each
+// word that matched counts a match for its directive.
 func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
 	m := r.Method
+	trace := tr != nil && tr.Enabled()
+	var a, d *AccessRule
 	ok := false
 	var decisive *Rule
-	trace := tr != nil && tr.Enabled()
-	note := func(list string, a *AccessRule) {
-		if trace {
-			res := "no match"
-			if a != nil {
-				res = "match: " + a.Word
-			}
-			rule := (*Rule)(nil)
-			if a != nil {
-				rule = a.Rule
-			}
-			tr.Trace(Event{Layer: LayerCompat, Rule: rule, Text: list, Result: res})
-		}
-	}
 	switch c.Order[m] {
 	case AllowDeny:
-		a := find(c.Allows, r)
-		note("Allow", a)
-		if a != nil {
+		a = c.allows.find(c.Allows, r)
+		d = c.denys.find(c.Denys, r)
+		switch {
+		case d != nil:
+			decisive = d.Rule
+		case a != nil:
 			ok, decisive = true, a.Rule
-		}
-		d := find(c.Denys, r)
-		note("Deny", d)
-		if d != nil {
-			ok, decisive = false, d.Rule
 		}
 	case DenyAllow:
-		ok = true
-		d := find(c.Denys, r)
-		note("Deny", d)
-		if d != nil {
-			ok, decisive = false, d.Rule
-		}
-		a := find(c.Allows, r)
-		note("Allow", a)
-		if a != nil {
+		d = c.denys.find(c.Denys, r)
+		a = c.allows.find(c.Allows, r)
+		switch {
+		case a != nil:
 			ok, decisive = true, a.Rule
+		case d != nil:
+			decisive = d.Rule
+		default:
+			ok = true
 		}
 	case MutualFailure:
-		a := find(c.Allows, r)
-		note("Allow", a)
+		a = c.allows.find(c.Allows, r)
 		if a != nil {
-			d := find(c.Denys, r)
-			note("Deny", d)
+			d = c.denys.find(c.Denys, r)
 			if d != nil {
 				decisive = d.Rule
 			} else {
@@ -176,6 +244,23 @@ func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
 		}
 	default:
 		panic("policy: unknown order")
+	}
+	if trace {
+		if c.Order[m] == DenyAllow {
+			c.trace(tr, "Deny", d)
+			c.trace(tr, "Allow", a)
+		} else {
+			c.trace(tr, "Allow", a)
+			if c.Order[m] == AllowDeny || a != nil {
+				c.trace(tr, "Deny", d)
+			}
+		}
+	}
+	if a != nil {
+		a.Rule.hit(r.Now)
+	}
+	if d != nil {
+		d.Rule.hit(r.Now)
 	}
 	if decisive == nil {
 		decisive = c.OrderRule[m]

@@ -48,37 +48,105 @@ type Layers struct {
 	HasAuthName     bool
 	UserFile        string // AuthUserFile
 	GroupFile       string // AuthGroupFile
+	// Default is the synthetic rule that counts decisions no directive
+	// made in this scope.
+	Default *Rule
 }
 
-// LogLine is an error-log line Apache 2.4 would write for a decision.
+// LogLine is an error-log line Apache 2.4 would write for a decision. It
+// holds the parts; Message assembles the text, so that deciding never
+// builds strings.
 type LogLine struct {
-	Module string // "access_compat", "authz_core", "auth_basic", "core", ...
-	Code   string // "AH01797"
-	Msg    string // the text after the code
+	Module  string // "access_compat", "authz_core", "auth_basic", ...
+	Code    string // "AH01797"
+	User    string
+	Subject string // the file name, URI or file the message is about
+	URIForm bool   // Subject is a URI: "uri " precedes it where Apache says so
 }
+
+// Message is the text Apache writes after the code.
+func (l LogLine) Message() string {
+	switch l.Code {
+	case "AH01797", "AH01630":
+		if l.URIForm {
+			return "client denied by server configuration: uri " + l.Subject
+		}
+		return "client denied by server configuration: " + l.Subject
+	case "AH01617":
+		return "user " + l.User + ": authentication failure for \"" + l.Subject + "\": Password Mismatch"
+	case "AH01618":
+		return "user " + l.User + " not found: " + l.Subject
+	case "AH01614":
+		return "client used wrong authentication scheme: " + l.Subject
+	case "AH01615":
+		return "need AuthName: " + l.Subject
+	case "AH01620":
+		return "Could not open password file: " + l.Subject
+	case "AH01627":
+		return "AuthType configured with no corresponding authorization directives"
+	case "AH01629":
+		return "authorization failure (no authenticated user): " + l.Subject
+	case "AH01631":
+		return "user " + l.User + ": authorization failure for \"" + l.Subject + "\": "
+	case "AH01665":
+		return "Could not open group file: " + l.Subject
+	case "AH01796":
+		return "AuthType " + l.Subject + " configured without corresponding module"
+	case "AH00027":
+		return "No authentication done but request not allowed without authentication for " + l.Subject + ". Authentication not configured?"
+	case "AH02430":
+		return "Response header 'WWW-Authenticate' value of 'Basic realm=\"" + l.Subject + "\"' contains invalid characters, aborting request"
+	}
+	return l.Subject
+}
+
+// MaxLogLines bounds the log lines one decision keeps.
+const MaxLogLines = 8
 
 // Decision is the outcome of access control for one request.
 type Decision struct {
 	Status int   // 0 when access is granted, else 400, 401, 403, 404 or 500
 	Layer  Layer // the layer that decided (for a grant, the last that passed)
-	Rule   *Rule // the directive that decided, nil for a default
+	Rule   *Rule // the directive that decided; a scope's default rule when none did
 	Realm  string
 	User   string // the authenticated user, when authentication ran
-	Logs   []LogLine
+
+	logs  [MaxLogLines]LogLine
+	nlogs uint8
 }
 
 // Allowed reports whether the request may pass.
 func (d *Decision) Allowed() bool { return d.Status == 0 }
 
-func (d *Decision) log(module, code, msg string) {
-	d.Logs = append(d.Logs, LogLine{Module: module, Code: code, Msg: msg})
+// Logs returns the error-log lines of the decision, in order.
+func (d *Decision) Logs() []LogLine { return d.logs[:d.nlogs] }
+
+// AddLogs appends log lines (of a subrequest) to the decision.
+func (d *Decision) AddLogs(ls []LogLine) {
+	for _, l := range ls {
+		d.log(l)
+	}
 }
 
-func (d *Decision) where(r *Request) string {
-	if r.Filename != "" {
-		return r.Filename
+// SetLogs replaces the decision's log lines.
+func (d *Decision) SetLogs(ls []LogLine) {
+	d.nlogs = 0
+	d.AddLogs(ls)
+}
+
+func (d *Decision) log(l LogLine) {
+	if int(d.nlogs) < len(d.logs) {
+		d.logs[d.nlogs] = l
+		d.nlogs++
 	}
-	return "uri " + r.URI
+}
+
+func (d *Decision) denied(module, code string, r *Request) {
+	if r.Filename != "" {
+		d.log(LogLine{Module: module, Code: code, Subject: r.Filename})
+	} else {
+		d.log(LogLine{Module: module, Code: code, Subject: r.URI, URIForm: true})
+	}
 }
 
 // Decide runs access control for a request over its merged configuration
@@ -86,15 +154,22 @@ func (d *Decision) where(r *Request) string {
 // ap_process_request_internal; apache-access-semantics.md §3.3):
 // mod_access_compat first, Satisfy Any short-circuiting, then
 // mod_authz_core, authentication when a Require result needs a user, and
-// authorization again with the user.
+// authorization again with the user. It does not allocate, and its cost
+// does not grow with the number of address rules. The deciding rule
+// counts a decisive hit; Layers.Default stands in when no directive
+// decided.
 func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	d := decide(l, r, id, tr)
 	if d.Status == 401 && !validFieldContent(d.Realm) {
 		// http_filters.c check_headers: a challenge Apache cannot send
 		// aborts the request.
 		d.Status, d.Layer = 500, LayerConfig
-		d.log("http", "AH02430", "Response header 'WWW-Authenticate' value of 'Basic realm=\""+d.Realm+"\"' contains invalid characters, aborting request")
+		d.log(LogLine{Module: "http", Code: "AH02430", Subject: d.Realm})
 	}
+	if d.Rule == nil {
+		d.Rule = l.Default
+	}
+	d.Rule.decide(r.Now)
 	return d
 }
 
@@ -119,7 +194,7 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	ok, rule := c.Check(r, tr)
 	d.Layer, d.Rule = LayerCompat, rule
 	if !ok {
-		d.log("access_compat", "AH01797", "client denied by server configuration: "+d.where(r))
+		d.denied("access_compat", "AH01797", r)
 	}
 	if sat == SatisfyAny && ok {
 		return d
@@ -156,15 +231,15 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 	if l.Authz == nil {
 		if l.AuthType != "" {
 			d.Layer, d.Rule = LayerConfig, l.AuthTypeRule
-			d.log("authz_core", "AH01627", "AuthType configured with no corresponding authorization directives")
+			d.log(LogLine{Module: "authz_core", Code: "AH01627"})
 			return 500
 		}
 		return 0
 	}
 	c.d = d
-	res := l.Authz.eval(c, true)
+	res, why := l.Authz.eval(c, true)
 	d.Layer = LayerAuthz
-	d.Rule = decisiveRule(l.Authz, c, res)
+	d.Rule = why
 	switch res {
 	case Granted:
 		return 0
@@ -172,17 +247,17 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 		if !afterAuthn {
 			return declined
 		}
-		d.log("authz_core", "AH01629", "authorization failure (no authenticated user): "+c.req.URI)
+		d.log(LogLine{Module: "authz_core", Code: "AH01629", Subject: c.req.URI})
 		if c.hasUser {
 			d.Realm = l.AuthName
 		}
 		return 401
 	case Denied, Neutral:
 		if !afterAuthn || l.AuthType == "" {
-			d.log("authz_core", "AH01630", "client denied by server configuration: "+d.where(c.req))
+			d.denied("authz_core", "AH01630", c.req)
 			return 403
 		}
-		d.log("authz_core", "AH01631", "user "+c.user+": authorization failure for \""+c.req.URI+"\": ")
+		d.log(LogLine{Module: "authz_core", Code: "AH01631", User: c.user, Subject: c.req.URI})
 		if l.ForbiddenOnFail {
 			return 403
 		}
@@ -193,66 +268,23 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 	return 500
 }
 
-// decisiveRule picks the leaf that best explains a result: the first leaf
-// whose own result equals the tree's, else the first leaf.
-func decisiveRule(n *Node, c *evalCtx, want Result) *Rule {
-	var found, first *Rule
-	var walk func(n *Node)
-	walk = func(n *Node) {
-		if found != nil {
-			return
-		}
-		if n.Kind == Leaf {
-			if first == nil {
-				first = n.Rule
-			}
-			if n.Methods&(MethodMask(1)<<uint(c.req.Method)) == 0 {
-				return
-			}
-			quiet := *c
-			quiet.trace, quiet.d = false, nil
-			r := n.leaf(&quiet)
-			if n.Negate {
-				switch r {
-				case Granted:
-					r = Denied
-				case Denied, DeniedNoUser:
-					r = Neutral
-				}
-			}
-			if r == want {
-				found = n.Rule
-			}
-			return
-		}
-		for _, ch := range n.Children {
-			walk(ch)
-		}
-	}
-	walk(n)
-	if found != nil {
-		return found
-	}
-	return first
-}
-
 // authenticate is check_user_id: mod_auth_basic when AuthType is Basic,
 // otherwise mod_authn_core's fallback.
 func authenticate(l *Layers, r *Request, id Identity, d *Decision) int {
 	d.Layer, d.Rule = LayerAuthn, l.AuthTypeRule
 	if l.AuthType == "" {
 		d.Layer = LayerConfig
-		d.log("core", "AH00027", "No authentication done but request not allowed without authentication for "+r.URI+". Authentication not configured?")
+		d.log(LogLine{Module: "core", Code: "AH00027", Subject: r.URI})
 		return 500
 	}
 	if !strings.EqualFold(l.AuthType, "Basic") {
 		d.Layer = LayerConfig
-		d.log("authn_core", "AH01796", "AuthType "+l.AuthType+" configured without corresponding module")
+		d.log(LogLine{Module: "authn_core", Code: "AH01796", Subject: l.AuthType})
 		return 500
 	}
 	if !l.HasAuthName {
 		d.Layer = LayerConfig
-		d.log("auth_basic", "AH01615", "need AuthName: "+r.URI)
+		d.log(LogLine{Module: "auth_basic", Code: "AH01615", Subject: r.URI})
 		return 500
 	}
 	cr := r.Auth
@@ -261,19 +293,19 @@ func authenticate(l *Layers, r *Request, id Identity, d *Decision) int {
 		return 401
 	}
 	if !cr.Basic {
-		d.log("auth_basic", "AH01614", "client used wrong authentication scheme: "+r.URI)
+		d.log(LogLine{Module: "auth_basic", Code: "AH01614", Subject: r.URI})
 		d.Realm = l.AuthName
 		return 401
 	}
 	if l.UserFile == "" || id == nil {
 		d.Layer = LayerConfig
-		d.log("authn_file", "AH01620", "Could not open password file: (null)")
+		d.log(LogLine{Module: "authn_file", Code: "AH01620", Subject: "(null)"})
 		return 500
 	}
 	res, err := id.CheckPassword(l.UserFile, cr.User, cr.Password)
 	if err != nil {
 		d.Layer = LayerConfig
-		d.log("authn_file", "AH01620", "Could not open password file: "+l.UserFile)
+		d.log(LogLine{Module: "authn_file", Code: "AH01620", Subject: l.UserFile})
 		return 500
 	}
 	switch res {
@@ -281,9 +313,9 @@ func authenticate(l *Layers, r *Request, id Identity, d *Decision) int {
 		d.User = cr.User
 		return 0
 	case PasswordMismatch:
-		d.log("auth_basic", "AH01617", "user "+cr.User+": authentication failure for \""+r.URI+"\": Password Mismatch")
+		d.log(LogLine{Module: "auth_basic", Code: "AH01617", User: cr.User, Subject: r.URI})
 	default:
-		d.log("auth_basic", "AH01618", "user "+cr.User+" not found: "+r.URI)
+		d.log(LogLine{Module: "auth_basic", Code: "AH01618", User: cr.User, Subject: r.URI})
 	}
 	d.Realm = l.AuthName
 	return 401

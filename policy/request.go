@@ -15,6 +15,7 @@ type Request struct {
 	Env       Env        // subprocess_env when access checks run
 	URI       string     // decoded, normalised path (for log lines)
 	Filename  string     // r->filename after the directory walk (for log lines)
+	Now       int64      // unix nanoseconds, for rules' last-hit times; 0 leaves them alone
 
 	// Credentials from the Authorization header.
 	Auth Credentials

@@ -61,7 +61,65 @@ type Node struct {
 	Subnets  []Subnet   // ProvIP
 	MethodOK MethodMask // ProvMethod
 	Rule     *Rule
+
+	// Compiled form of an IP leaf, or of a run of IP leaves merged by
+	// Compile: subnet i decides for setRules[i].
+	set      *addrSet
+	setRules []*Rule
 }
+
+// Compile prepares the tree for evaluation that does not grow with the
+// number of addresses: each Require ip leaf gets a prefix table, and in a
+// RequireAny container a run of consecutive, non-negated Require ip leaves
+// with the same methods becomes one leaf (an OR of grants is a grant;
+// which line granted is still reported). It returns the compiled tree;
+// the argument is not changed.
+func (n *Node) Compile() *Node {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == Leaf {
+		if n.Provider != ProvIP {
+			return n
+		}
+		c := *n
+		idx := make([]int32, len(n.Subnets))
+		rules := make([]*Rule, len(n.Subnets))
+		for i := range idx {
+			idx[i], rules[i] = int32(i), n.Rule
+		}
+		c.set, c.setRules = newAddrSet(n.Subnets, idx), rules
+		return &c
+	}
+	c := *n
+	c.Children = nil
+	for i := 0; i < len(n.Children); i++ {
+		ch := n.Children[i]
+		if n.Kind != Any || !mergeableIP(ch) {
+			c.Children = append(c.Children, ch.Compile())
+			continue
+		}
+		j := i
+		var subnets []Subnet
+		var idx []int32
+		var rules []*Rule
+		for ; j < len(n.Children) && mergeableIP(n.Children[j]) && n.Children[j].Methods == ch.Methods; j++ {
+			for _, s := range n.Children[j].Subnets {
+				subnets = append(subnets, s)
+				idx = append(idx, int32(len(rules)))
+				rules = append(rules, n.Children[j].Rule)
+			}
+		}
+		leaf := *ch
+		leaf.Subnets = subnets
+		leaf.set, leaf.setRules = newAddrSet(subnets, idx), rules
+		c.Children = append(c.Children, &leaf)
+		i = j - 1
+	}
+	return &c
+}
+
+func mergeableIP(n *Node) bool { return n.Kind == Leaf && n.Provider == ProvIP && !n.Negate }
 
 // Identity checks passwords and group membership against the files the
 // configuration names. The proxy supplies one; explain uses the same.
@@ -95,42 +153,47 @@ type evalCtx struct {
 }
 
 // eval is apply_authz_sections of mod_authz_core (apache-access-semantics.md
-// §3.4).
-func (n *Node) eval(c *evalCtx, parentAll bool) Result {
+// §3.4). It also returns the leaf that made the result: for a container,
+// the child whose result the container took.
+func (n *Node) eval(c *evalCtx, parentAll bool) (Result, *Rule) {
 	if n.Methods&(MethodMask(1)<<uint(c.req.Method)) == 0 {
 		if parentAll {
-			return Granted
+			return Granted, nil
 		}
-		return Neutral
+		return Neutral, nil
 	}
 	var res Result
+	var why *Rule
 	if n.Kind == Leaf {
-		res = n.leaf(c)
+		res, why = n.leaf(c)
+		if res == Granted {
+			why.hit(c.req.Now)
+		}
 	} else {
 		res = Neutral
 		for _, ch := range n.Children {
-			cr := ch.eval(c, n.Kind == All)
+			cr, cw := ch.eval(c, n.Kind == All)
 			if cr == GeneralError {
-				return GeneralError
+				return GeneralError, cw
 			}
 			if cr == Neutral {
 				continue
 			}
 			if n.Kind == All {
 				if cr == Denied {
-					res = Denied
+					res, why = Denied, cw
 					break
 				}
 				if (cr == DeniedNoUser && res != Denied) || res == Neutral {
-					res = cr
+					res, why = cr, cw
 				}
 			} else {
 				if cr == Granted {
-					res = Granted
+					res, why = Granted, cw
 					break
 				}
 				if (cr == DeniedNoUser && res == Denied) || res == Neutral {
-					res = cr
+					res, why = cr, cw
 				}
 			}
 		}
@@ -144,90 +207,104 @@ func (n *Node) eval(c *evalCtx, parentAll bool) Result {
 		}
 	}
 	if c.trace && n.Kind == Leaf {
-		c.tr.Trace(Event{Layer: LayerAuthz, Rule: n.Rule, Text: "Require", Result: res.String()})
+		c.tr.Trace(Event{Layer: LayerAuthz, Rule: why, Text: "Require", Result: res.String()})
 	}
-	return res
+	return res, why
 }
 
-func (n *Node) leaf(c *evalCtx) Result {
+func (n *Node) leaf(c *evalCtx) (Result, *Rule) {
+	res, why := n.leafResult(c)
+	if why == nil {
+		why = n.Rule
+	}
+	return res, why
+}
+
+func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 	r := c.req
 	switch n.Provider {
 	case ProvAllGranted:
-		return Granted
+		return Granted, nil
 	case ProvAllDenied:
-		return Denied
+		return Denied, nil
 	case ProvIP:
+		if n.set != nil {
+			if i := n.set.first(r.Addr); i >= 0 {
+				return Granted, n.setRules[i]
+			}
+			return Denied, nil
+		}
 		for _, s := range n.Subnets {
 			if s.Contains(r.Addr) {
-				return Granted
+				return Granted, nil
 			}
 		}
-		return Denied
+		return Denied, nil
 	case ProvLocal:
 		a := r.Addr.Unmap()
 		if (r.LocalAddr.IsValid() && a == r.LocalAddr.Unmap()) || a.IsLoopback() && (a.Is4() || a == netip.IPv6Loopback()) {
-			return Granted
+			return Granted, nil
 		}
-		return Denied
+		return Denied, nil
 	case ProvEnv:
 		for _, v := range n.Args {
 			if _, ok := r.Env.Get(v); ok {
-				return Granted
+				return Granted, nil
 			}
 		}
-		return Denied
+		return Denied, nil
 	case ProvMethod:
 		if n.MethodOK&(MethodMask(1)<<uint(r.Method)) != 0 {
-			return Granted
+			return Granted, nil
 		}
-		return Denied
+		return Denied, nil
 	case ProvHost:
 		h, ok := r.verifiedHost()
 		if !ok {
-			return Denied
+			return Denied, nil
 		}
 		for _, p := range n.Args {
 			if InDomain(p, h) {
-				return Granted
+				return Granted, nil
 			}
 		}
-		return Denied
+		return Denied, nil
 	case ProvValidUser:
 		if !c.hasUser {
-			return DeniedNoUser
+			return DeniedNoUser, nil
 		}
-		return Granted
+		return Granted, nil
 	case ProvUser:
 		if !c.hasUser {
-			return DeniedNoUser
+			return DeniedNoUser, nil
 		}
 		if slices.Contains(n.Args, c.user) {
-			return Granted
+			return Granted, nil
 		}
-		return Denied
+		return Denied, nil
 	case ProvGroup:
 		if !c.hasUser {
-			return DeniedNoUser
+			return DeniedNoUser, nil
 		}
 		if c.groupFile == "" || c.id == nil {
-			return Denied // AH01664: no group file
+			return Denied, nil // AH01664: no group file
 		}
 		groups, found, err := c.id.Groups(c.groupFile, c.user)
 		if err != nil {
 			if c.d != nil {
-				c.d.log("authz_groupfile", "AH01665", "Could not open group file: "+c.groupFile)
+				c.d.log(LogLine{Module: "authz_groupfile", Code: "AH01665", Subject: c.groupFile})
 			}
-			return Denied // a group file that cannot be opened denies
+			return Denied, nil // a group file that cannot be opened denies
 		}
 		if !found {
-			return Denied
+			return Denied, nil
 		}
 		for _, g := range n.Args {
 			if slices.Contains(groups, g) {
-				return Granted
+				return Granted, nil
 			}
 		}
-		return Denied
+		return Denied, nil
 	}
 	panic("policy: unknown provider")
 }

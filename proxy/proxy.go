@@ -169,6 +169,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ClientAddr: client,
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),
+		Now:        start.UnixNano(),
 	}
 	if h.cfg.Resolver != nil {
 		req.Hostname = func() (string, bool) { return h.cfg.Resolver.Verified(client) }
@@ -181,7 +182,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Apache logs a compat denial even when Satisfy Any lets the request
 	// through; so does orderly.
-	h.writeLog(client, r, res.Logs)
+	h.writeLog(client, r, res.Logs())
 	info := &passInfo{user: res.User, fromHeader: fromHeader}
 	r = r.WithContext(contextWith(r, info))
 	h.rp.ServeHTTP(w, r)
@@ -208,7 +209,7 @@ func headerLister(h http.Header) func(func(string, string)) {
 
 // refuse answers a refusal as Apache would and writes its error-log lines.
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client netip.Addr, d policy.Decision, filename string) {
-	h.writeLog(client, r, d.Logs)
+	h.writeLog(client, r, d.Logs())
 	if d.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="`+d.Realm+`"`)
 	}
@@ -232,7 +233,7 @@ func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.Lo
 	var b strings.Builder
 	for _, l := range lines {
 		fmt.Fprintf(&b, "[%s] [%s:error] [pid %d:tid %d] [client %s:%s] %s: %s\n",
-			now, l.Module, os.Getpid(), os.Getpid(), client, port, l.Code, l.Msg)
+			now, l.Module, os.Getpid(), os.Getpid(), client, port, l.Code, l.Message())
 	}
 	h.logMu.Lock()
 	io.WriteString(h.cfg.ErrorLog, b.String())

@@ -61,10 +61,13 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	if len(b.errs) > 0 {
 		return nil, b.errs
 	}
+	b.cfg.Default = b.defaultRule(nil, "server")
+	b.cfg.Rules = append(b.cfg.Rules, b.defaults...)
 	return b.cfg, nil
 }
 
 type builder struct {
+	defaults   []*policy.Rule
 	opt        Options
 	cfg        *Config
 	errs       apacheconf.ErrorList
@@ -327,7 +330,32 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	for _, c := range d.Block {
 		b.dirDirective(c, ctx)
 	}
+	if s.Conf.Compat != nil {
+		s.Conf.Compat.Compile()
+	}
+	s.Default = b.defaultRule(d, scope...)
 	return s
+}
+
+// defaultRule makes the synthetic rule of a scope, which counts the
+// decisions no directive made there. Its ID hashes the scope the way a
+// directive's does, with "(default)" for the directive.
+func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.Rule {
+	file, line, text := "", 0, "(default) server"
+	if d != nil {
+		file, line = b.relFile(d.Pos.File), d.Pos.Line
+		text = "(default) <" + d.Name + " " + d.Raw + ">"
+		if d.Raw == "" {
+			text = "(default) <" + d.Name + " " + strings.Join(d.Args, " ") + ">"
+		}
+	}
+	key := file + "\x00" + strings.Join(scope, "\x00") + "\x00(default)"
+	n := b.ordinals[key]
+	b.ordinals[key] = n + 1
+	sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
+	r := &policy.Rule{ID: hex.EncodeToString(sum[:6]), File: file, Line: line, Text: text, Default: true}
+	b.defaults = append(b.defaults, r)
+	return r
 }
 
 // dirCtx is the state of a walk inside one section: the <Limit> mask in

@@ -56,6 +56,9 @@ type Section struct {
 	Pos     apacheconf.Pos
 	Order   int // position in the configuration, for stable sorting
 	Conf    *DirConf
+	// Default is the synthetic rule that counts the decisions this
+	// section's scope made by default, when no directive decided.
+	Default *policy.Rule
 }
 
 // String names the section as the configuration did.
@@ -125,8 +128,11 @@ type Config struct {
 	AllowEncodedSlashes EncodedSlashes
 
 	// Rules lists every legacy directive that bears on access, in
-	// configuration order.
+	// configuration order, then the synthetic default rule of each scope.
 	Rules []*policy.Rule
+	// Default is the synthetic rule of the server scope: decisions made
+	// where no section had an access directive.
+	Default *policy.Rule
 }
 
 // EncodedSlashes is AllowEncodedSlashes.

@@ -303,8 +303,8 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	for _, e := range tl.events {
 		fmt.Fprintf(stdout, "  %-7s %s  -> %s\n", e.Layer, e.Rule, e.Result)
 	}
-	for _, l := range res.Logs {
-		fmt.Fprintf(stdout, "log: [%s:error] %s: %s\n", l.Module, l.Code, l.Msg)
+	for _, l := range res.Logs() {
+		fmt.Fprintf(stdout, "log: [%s:error] %s: %s\n", l.Module, l.Code, l.Message())
 	}
 	return 0
 }

@@ -17,6 +17,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -40,9 +42,11 @@ var OS FS = osFS{}
 // Engine decides requests for one translated configuration. It is
 // immutable and safe for concurrent use.
 type Engine struct {
-	cfg *translate.Config
-	fs  FS
-	id  policy.Identity
+	cfg    *translate.Config
+	fs     FS
+	id     policy.Identity
+	cache  sync.Map // uint64 hash of a section list -> *merged
+	cached atomic.Int64
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -68,6 +72,7 @@ type Request struct {
 	LocalAddr  netip.Addr
 	Auth       policy.Credentials
 	Hostname   func() (string, bool)
+	Now        int64 // unix nanoseconds, for rules' last-hit times; 0 leaves them alone
 }
 
 // Result is a decision with what led to it.
@@ -145,7 +150,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	in.URI = uri
 
 	methodNum := e.cfg.Methods.Number(req.Method)
-	m, st := e.walk(uri, &res)
+	m, w, st := e.walk(uri, &res)
 	if st != 0 {
 		res.Status, res.Layer = st, policy.LayerRequest
 		return res
@@ -155,9 +160,10 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	pr := policy.Request{
 		Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Hostname: req.Hostname,
+		Now: req.Now,
 	}
-	res.Decision = policy.Decide(m.layers(), &pr, e.id, tr)
-	if res.Status != 0 || !m.isDir || !strings.HasSuffix(uri, "/") {
+	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
+	if res.Status != 0 || !w.isDir || !strings.HasSuffix(uri, "/") {
 		return res
 	}
 	return e.dirIndex(req, m, res, methodNum, tr)
@@ -166,49 +172,51 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 // dirIndex repeats the check for each DirectoryIndex file as mod_dir's
 // subrequests do (mod_dir.c fixup_dir): the first allowed regular file is
 // served; a refusal of the only candidate, or any error when no candidate
-// exists, is the answer.
+// exists, is the answer. Apache logs what each subrequest logged.
 func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr policy.Tracer) Result {
 	names := m.dirIndex
 	if names == nil {
-		names = []string{"index.html"}
+		names = defaultIndex
 	}
 	errStatus := 0
 	var errRes Result
-	// Apache logs what each subrequest's access check logged.
-	logs := res.Logs
+	var logs policy.Decision
+	logs.SetLogs(res.Logs())
 	for _, name := range names {
 		var sub Result
 		suburi := res.URI + name
 		if strings.HasPrefix(name, "/") {
 			suburi = name
 		}
-		sm, st := e.walk(suburi, &sub)
+		sm, sw, st := e.walk(suburi, &sub)
 		if st != 0 {
 			continue
 		}
 		sub.URI = suburi
 		sub.Env = res.Env
-		pr := policy.Request{
-			Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-			Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Hostname: req.Hostname,
-		}
-		if slices.Equal(sub.Sections, res.Sections) {
+		if sm == m {
 			// The same merged configuration as the main request: Apache
 			// skips access control and copies the user
 			// (ap_process_request_internal, r->main->per_dir_config).
 			sub.Decision = policy.Decision{User: res.User, Layer: res.Layer, Rule: res.Rule}
 		} else {
-			sub.Decision = policy.Decide(sm.layers(), &pr, e.id, tr)
+			pr := policy.Request{
+				Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
+				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Hostname: req.Hostname,
+				Now: req.Now,
+			}
+			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 		}
 		sub.Index = name
-		logs = append(logs[:len(logs):len(logs)], sub.Logs...)
-		if sub.Status == 0 && sm.isReg {
+		logs.AddLogs(sub.Logs())
+		if sub.Status == 0 && sw.isReg {
 			res.Index = name
-			res.Logs = logs
+			res.SetLogs(logs.Logs())
 			return res
 		}
 		if sub.Status == 401 && len(names) == 1 {
-			sub.URI, sub.Filename, sub.Logs = res.URI, res.Filename, logs
+			sub.URI, sub.Filename = res.URI, res.Filename
+			sub.SetLogs(logs.Logs())
 			return sub
 		}
 		if sub.Status != 0 && sub.Status != 404 {
@@ -216,15 +224,87 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		}
 	}
 	if errStatus != 0 {
-		errRes.URI, errRes.Filename, errRes.Logs = res.URI, res.Filename, logs
+		errRes.URI, errRes.Filename = res.URI, res.Filename
+		errRes.SetLogs(logs.Logs())
 		return errRes
 	}
-	res.Logs = logs
+	res.SetLogs(logs.Logs())
 	return res
 }
 
-// merged is the per-directory configuration in force after the walk.
+var defaultIndex = []string{"index.html"}
+
+// merged is the per-directory configuration in force for one combination
+// of sections, merged once and cached: Engine.merge returns the same
+// *merged for the same sections.
 type merged struct {
+	sections []*translate.Section
+	layers   *policy.Layers
+	setEnv   []*translate.EnvRule
+	dirIndex []string
+}
+
+// walked is what the walk found on the file system.
+type walked struct {
+	isDir, isReg bool
+}
+
+// maxMerged bounds the cache of merged configurations.
+const maxMerged = 1 << 14
+
+// merge returns the merged configuration of sections, from the cache when
+// the same sections applied before.
+func (e *Engine) merge(sections []*translate.Section) *merged {
+	h := uint64(14695981039346656037)
+	for _, s := range sections {
+		h = (h ^ uint64(s.Order+1)) * 1099511628211
+	}
+	if v, ok := e.cache.Load(h); ok {
+		if m := v.(*merged); slices.Equal(m.sections, sections) {
+			return m
+		}
+	}
+	m := e.mergeNow(sections)
+	if e.cached.Add(1) <= maxMerged {
+		e.cache.Store(h, m)
+	}
+	return m
+}
+
+func (e *Engine) mergeNow(sections []*translate.Section) *merged {
+	var a accum
+	a.add(e.cfg.Defaults)
+	scope := e.cfg.Default
+	for _, s := range sections {
+		a.add(s.Conf)
+		if s.Conf.Compat != nil || s.Conf.Authz != nil {
+			scope = s.Default
+		}
+	}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex}
+	l := &policy.Layers{Compat: a.compat, Default: scope}
+	if a.authz != nil {
+		l.Authz = a.authz.Root.Compile()
+		l.ForbiddenOnFail = a.authz.ForbiddenOnFail == 1
+	}
+	if a.authType != nil {
+		l.AuthType, l.AuthTypeRule = *a.authType, a.authTypeRule
+	}
+	if a.authName != nil {
+		l.AuthName, l.HasAuthName = *a.authName, true
+	}
+	if a.userFile != nil {
+		l.UserFile = *a.userFile
+	}
+	if a.groupFile != nil {
+		l.GroupFile = *a.groupFile
+	}
+	m.layers = l
+	return m
+}
+
+// accum merges sections module by module (ap_merge_per_dir_configs).
+type accum struct {
 	compat       *policy.Compat
 	authz        *translate.AuthzSlot
 	authType     *string
@@ -234,12 +314,9 @@ type merged struct {
 	groupFile    *string
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
-	files        []*translate.Section
-	isDir        bool
-	isReg        bool
 }
 
-func (m *merged) add(c *translate.DirConf) {
+func (m *accum) add(c *translate.DirConf) {
 	if c.Compat != nil {
 		m.compat = c.Compat
 	}
@@ -263,9 +340,6 @@ func (m *merged) add(c *translate.DirConf) {
 	}
 	if c.DirIndex != nil {
 		m.dirIndex = c.DirIndex
-	}
-	if len(c.Files) > 0 {
-		m.files = append(m.files[:len(m.files):len(m.files)], c.Files...)
 	}
 }
 
@@ -302,49 +376,26 @@ func mergeAuthz(base, add *translate.AuthzSlot) *translate.AuthzSlot {
 	return &out
 }
 
-func (m *merged) layers() *policy.Layers {
-	l := &policy.Layers{Compat: m.compat}
-	if m.authz != nil {
-		l.Authz = m.authz.Root
-		l.ForbiddenOnFail = m.authz.ForbiddenOnFail == 1
-	}
-	if m.authType != nil {
-		l.AuthType, l.AuthTypeRule = *m.authType, m.authTypeRule
-	}
-	if m.authName != nil {
-		l.AuthName, l.HasAuthName = *m.authName, true
-	}
-	if m.userFile != nil {
-		l.UserFile = *m.userFile
-	}
-	if m.groupFile != nil {
-		l.GroupFile = *m.groupFile
-	}
-	return l
-}
-
-// walk maps uri to a file and merges every section that applies, in
-// Apache's order: lookup defaults, <Directory> by depth over the real
-// file system, <DirectoryMatch>, <Files>, <Location>.
-func (e *Engine) walk(uri string, res *Result) (*merged, int) {
+// walk maps uri to a file and finds every section that applies, in
+// Apache's order: <Directory> by depth over the real file system,
+// <DirectoryMatch>, <Files> (top-level ones, then those nested in the
+// sections that applied), <Location>. It returns their merged
+// configuration.
+func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	cfg := e.cfg
-	m := &merged{}
-	m.add(cfg.Defaults)
-	m.files = append([]*translate.Section(nil), cfg.Files...)
-
+	var w walked
 	filename, st := e.translateName(uri)
 	if st != 0 {
-		return nil, st
+		return nil, w, st
 	}
-	fname, pathInfo, isDir, isReg, st := e.dirWalk(filename, m, res)
+	fname, pathInfo, isDir, isReg, st := e.dirWalk(filename, res)
 	if st != 0 {
-		return nil, st
+		return nil, w, st
 	}
 	res.Filename, res.PathInfo = fname, pathInfo
-	m.isDir, m.isReg = isDir, isReg
+	w.isDir, w.isReg = isDir, isReg
 	for _, s := range cfg.DirMatches {
 		if s.Regex.MatchString(fname) {
-			m.add(s.Conf)
 			res.Sections = append(res.Sections, s)
 		}
 	}
@@ -352,8 +403,7 @@ func (e *Engine) walk(uri string, res *Result) (*merged, int) {
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = base[i+1:]
 	}
-	files := m.files
-	for _, s := range files {
+	matchFile := func(s *translate.Section) {
 		var ok bool
 		switch {
 		case s.Regex != nil:
@@ -364,8 +414,18 @@ func (e *Engine) walk(uri string, res *Result) (*merged, int) {
 			ok = s.Path == base
 		}
 		if ok {
-			m.add(s.Conf)
 			res.Sections = append(res.Sections, s)
+		}
+	}
+	for _, s := range cfg.Files {
+		matchFile(s)
+	}
+	for _, d := range res.Sections {
+		if d.Kind == translate.KindFiles || d.Kind == translate.KindFilesMatch {
+			break
+		}
+		for _, s := range d.Conf.Files {
+			matchFile(s)
 		}
 	}
 	locURI := uri
@@ -385,11 +445,10 @@ func (e *Engine) walk(uri string, res *Result) (*merged, int) {
 				(len(p) == 0 || p[len(p)-1] == '/' || len(locURI) == len(p) || locURI[len(p)] == '/')
 		}
 		if ok {
-			m.add(s.Conf)
 			res.Sections = append(res.Sections, s)
 		}
 	}
-	return m, 0
+	return e.merge(res.Sections), w, 0
 }
 
 // translateName is mod_alias's translate_name, then core's: the first
@@ -484,7 +543,7 @@ func cleanFilename(p string) string {
 // <Directory> sections of each directory from "/" down, stops at the
 // first component that is a regular file or does not exist, and returns
 // r->filename, path_info and the type of what was found.
-func (e *Engine) dirWalk(filename string, m *merged, res *Result) (fname, pathInfo string, isDir, isReg bool, status int) {
+func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, isDir, isReg bool, status int) {
 	dirs := e.cfg.Dirs
 	idx := 0
 	apply := func(prefix string, depth int) {
@@ -496,7 +555,6 @@ func (e *Engine) dirWalk(filename string, m *merged, res *Result) (fname, pathIn
 			if s.Depth != 0 && (s.Depth < depth || !(s.Fnmatch && fnmatch(s.Path, prefix) || !s.Fnmatch && s.Path == prefix)) {
 				continue
 			}
-			m.add(s.Conf)
 			res.Sections = append(res.Sections, s)
 		}
 	}
