@@ -2,7 +2,6 @@ package policy
 
 import (
 	"net/netip"
-	"slices"
 
 	"github.com/gaissmai/bart"
 )
@@ -15,12 +14,14 @@ import (
 // with non-contiguous masks (legal in Apache) are kept beside it.
 type addrSet struct {
 	table *bart.Table[int32]
-	odd   []oddSubnet // ascending index
+	odd   []oddMask // one per distinct non-contiguous (IPv4) mask
 }
 
-type oddSubnet struct {
-	s   Subnet
-	idx int32
+// oddMask holds the subnets of one non-contiguous mask: the masked
+// address maps to the lowest index.
+type oddMask struct {
+	mask uint32
+	subs map[uint32]int32
 }
 
 // newAddrSet builds the set; subnets[i] has index idx[i].
@@ -29,7 +30,7 @@ func newAddrSet(subnets []Subnet, idx []int32) *addrSet {
 	for i, sn := range subnets {
 		p, ok := sn.Prefix()
 		if !ok {
-			s.odd = append(s.odd, oddSubnet{sn, idx[i]})
+			s.addOdd(sn, idx[i])
 			continue
 		}
 		if old, exists := s.table.Get(p); exists && old <= idx[i] {
@@ -56,8 +57,25 @@ func newAddrSet(subnets []Subnet, idx []int32) *addrSet {
 			s.table.Insert(e.p, pv)
 		}
 	}
-	slices.SortFunc(s.odd, func(a, b oddSubnet) int { return int(a.idx - b.idx) })
 	return s
+}
+
+func (s *addrSet) addOdd(sn Subnet, idx int32) {
+	mask := be32(sn.mask)
+	sub := be32(sn.sub)
+	for i := range s.odd {
+		if s.odd[i].mask == mask {
+			if old, ok := s.odd[i].subs[sub]; !ok || idx < old {
+				s.odd[i].subs[sub] = idx
+			}
+			return
+		}
+	}
+	s.odd = append(s.odd, oddMask{mask: mask, subs: map[uint32]int32{sub: idx}})
+}
+
+func be32(b [16]byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
 // first returns the lowest index of a subnet containing a, or -1.
@@ -67,12 +85,13 @@ func (s *addrSet) first(a netip.Addr) int32 {
 	if v, ok := s.table.Lookup(a); ok {
 		best = v
 	}
-	for _, o := range s.odd {
-		if best >= 0 && o.idx >= best {
-			break
-		}
-		if o.s.Contains(a) {
-			return o.idx
+	if a.Is4() {
+		a4 := a.As4()
+		v := uint32(a4[0])<<24 | uint32(a4[1])<<16 | uint32(a4[2])<<8 | uint32(a4[3])
+		for i := range s.odd {
+			if idx, ok := s.odd[i].subs[v&s.odd[i].mask]; ok && (best < 0 || idx < best) {
+				best = idx
+			}
 		}
 	}
 	return best

@@ -236,8 +236,11 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 		}
 		return 0
 	}
-	c.d = d
 	res, why := l.Authz.eval(c, true)
+	if c.groupErr {
+		c.groupErr = false
+		d.log(LogLine{Module: "authz_groupfile", Code: "AH01665", Subject: c.groupFile})
+	}
 	d.Layer = LayerAuthz
 	d.Rule = why
 	switch res {

@@ -149,7 +149,7 @@ type evalCtx struct {
 	id        Identity
 	tr        Tracer
 	trace     bool
-	d         *Decision // receives log lines
+	groupErr  bool // a group file could not be opened (AH01665)
 }
 
 // eval is apply_authz_sections of mod_authz_core (apache-access-semantics.md
@@ -291,9 +291,7 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		}
 		groups, found, err := c.id.Groups(c.groupFile, c.user)
 		if err != nil {
-			if c.d != nil {
-				c.d.log(LogLine{Module: "authz_groupfile", Code: "AH01665", Subject: c.groupFile})
-			}
+			c.groupErr = true
 			return Denied, nil // a group file that cannot be opened denies
 		}
 		if !found {
