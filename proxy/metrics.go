@@ -20,16 +20,16 @@ type Metrics struct {
 }
 
 // NewMetrics returns the metrics of one orderly process, with the Go and
-// process collectors.
-func NewMetrics() *Metrics {
+// process collectors. rules lists the legacy rules in force (nil: none).
+func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := &Metrics{
 		Registry: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "orderly_requests_total",
-			Help: "Requests decided, by decision (allow, deny, challenge, error) and the layer that decided.",
-		}, []string{"decision", "layer"}),
+			Help: "Requests decided, by decision (allow, deny, challenge, error), the layer that decided and the mode.",
+		}, []string{"decision", "layer", "mode"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "orderly_request_duration_seconds",
 			Help:    "Time from the request's arrival to the end of its response, backend included.",
@@ -41,9 +41,12 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.backend)
+	if rules != nil {
+		reg.MustRegister(newRuleCollector(rules))
+	}
 	for _, d := range []string{"allow", "deny", "challenge", "error"} {
 		for _, l := range []policy.Layer{policy.LayerNone, policy.LayerCompat, policy.LayerAuthz, policy.LayerAuthn, policy.LayerConfig, policy.LayerRequest} {
-			m.requests.WithLabelValues(d, l.String())
+			m.requests.WithLabelValues(d, l.String(), "enforce")
 		}
 	}
 	return m
@@ -67,6 +70,6 @@ func (m *Metrics) observe(d *policy.Decision, start time.Time) {
 	case d.Status != 0:
 		decision = "error"
 	}
-	m.requests.WithLabelValues(decision, d.Layer.String()).Inc()
+	m.requests.WithLabelValues(decision, d.Layer.String(), "enforce").Inc()
 	m.latency.Observe(time.Since(start).Seconds())
 }

@@ -134,8 +134,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		errLog = f
 	}
-	metrics := proxy.NewMetrics()
-	h := proxy.New(proxy.Config{
+	var h *proxy.Handler
+	metrics := proxy.NewMetrics(func() []*policy.Rule { return h.Engine().Config().Rules })
+	h = proxy.New(proxy.Config{
 		Backend:        rc.Backend,
 		TrustedProxies: rc.TrustedProxies,
 		UserHeader:     rc.UserHeader,

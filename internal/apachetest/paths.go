@@ -169,3 +169,7 @@ func (p Paths) AddUser(t testing.TB, file, user, password string) {
 		t.Fatal(err)
 	}
 }
+
+// CI reports whether the tests run under CI (CI=true), where a missing
+// real part is an error, never a skip.
+func CI() bool { return os.Getenv("CI") == "true" }

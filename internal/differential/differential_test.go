@@ -88,7 +88,9 @@ func logCodes(log string) string {
 }
 
 // orderlyFront runs the orderly binary with an HCL file for the case.
-type orderlyFront struct{}
+type orderlyFront struct {
+	metrics string // metrics listener address, if any
+}
 
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -101,7 +103,7 @@ func freePort(t *testing.T) string {
 	return addr
 }
 
-func (orderlyFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
+func (f orderlyFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
 	t.Helper()
 	addr := freePort(t)
 	hclPath := filepath.Join(l.Dir, "orderly.hcl")
@@ -120,6 +122,9 @@ client_ip {
 mode      = "enforce"
 error_log = %q
 `, addr, backend, l.Legacy, l.DocRoot, filepath.Join(l.Dir, "orderly-error.log"))
+	if f.metrics != "" {
+		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
+	}
 	if err := os.WriteFile(hclPath, []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,59 @@
+package proxy
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+// ruleCollector exports every legacy rule of the policy in force, from
+// start-up on: a rule that never fired is a series at zero, not a missing
+// one. The counters live in the rules themselves (policy.Rule), so
+// collecting reads atomics and never blocks the request path.
+type ruleCollector struct {
+	rules func() []*policy.Rule
+
+	matches, decisive, lastHit, info *prometheus.Desc
+}
+
+func newRuleCollector(rules func() []*policy.Rule) *ruleCollector {
+	return &ruleCollector{
+		rules: rules,
+		matches: prometheus.NewDesc("orderly_rule_matches_total",
+			"Times the legacy rule's condition held when it was evaluated.", []string{"rule_id"}, nil),
+		decisive: prometheus.NewDesc("orderly_rule_decisive_hits_total",
+			"Requests whose decision the legacy rule made (synthetic default rules count decisions no directive made).", []string{"rule_id"}, nil),
+		lastHit: prometheus.NewDesc("orderly_rule_last_hit_timestamp_seconds",
+			"When the legacy rule last matched or decided, in seconds since the epoch; 0 if never.", []string{"rule_id"}, nil),
+		info: prometheus.NewDesc("orderly_rule_info",
+			"Where each legacy rule is written; always 1.", []string{"rule_id", "file", "line", "directive"}, nil),
+	}
+}
+
+func (c *ruleCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.matches
+	ch <- c.decisive
+	ch <- c.lastHit
+	ch <- c.info
+}
+
+func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
+	seen := map[string]bool{}
+	for _, r := range c.rules() {
+		if seen[r.ID] {
+			continue
+		}
+		seen[r.ID] = true
+		m, d, last := r.Stats()
+		ts := 0.0
+		if !last.IsZero() {
+			ts = float64(last.UnixNano()) / 1e9
+		}
+		ch <- prometheus.MustNewConstMetric(c.matches, prometheus.CounterValue, float64(m), r.ID)
+		ch <- prometheus.MustNewConstMetric(c.decisive, prometheus.CounterValue, float64(d), r.ID)
+		ch <- prometheus.MustNewConstMetric(c.lastHit, prometheus.GaugeValue, ts, r.ID)
+		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1, r.ID, r.File, strconv.Itoa(r.Line), r.Text)
+	}
+}
