@@ -89,7 +89,7 @@ func TestMetricsScrape(t *testing.T) {
 			t.Errorf("scrape lacks %s", want)
 		}
 	}
-	if regexp.MustCompile(`orderly_rule_last_hit_timestamp_seconds\{rule_id="`+allow+`"\} 0\n`).MatchString(after) {
+	if regexp.MustCompile(`orderly_rule_last_hit_timestamp_seconds\{rule_id="` + allow + `"\} 0\n`).MatchString(after) {
 		t.Error("last-hit time of a rule that fired is still 0")
 	}
 	cmd := exec.Command(promtool, "check", "metrics")
