@@ -193,12 +193,28 @@ func (c *Compat) Compile() {
 	c.denys = compileList(c.Denys)
 }
 
-func (c *Compat) trace(tr Tracer, list string, a *AccessRule) {
-	res, rule := "no match", (*Rule)(nil)
-	if a != nil {
-		res, rule = "match: "+a.Word, a.Rule
+// trace reports, for explain, every directive of a list that applies to
+// the method, in order, with whether one of its words matched. It scans
+// the list, which only explain pays for.
+func (c *Compat) trace(tr Tracer, name string, list []AccessRule, r *Request) {
+	bit := MethodMask(1) << uint(r.Method)
+	for i := 0; i < len(list); {
+		rule := list[i].Rule
+		res := "no match"
+		j := i
+		for ; j < len(list) && list[j].Rule == rule; j++ {
+			if list[j].Methods&bit != 0 && res == "no match" && list[j].match(r) {
+				res = "match: " + list[j].Word
+			}
+		}
+		if list[i].Methods&bit != 0 {
+			tr.Trace(Event{Layer: LayerCompat, Rule: rule, Text: name, Result: res})
+		}
+		i = j
 	}
-	tr.Trace(Event{Layer: LayerCompat, Rule: rule, Text: list, Result: res})
+	if len(list) == 0 {
+		tr.Trace(Event{Layer: LayerCompat, Text: name, Result: "no " + name + " rules"})
+	}
 }
 
 // Check evaluates Order/Allow/Deny for the request as check_dir_access
@@ -246,15 +262,21 @@ func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
 		panic("policy: unknown order")
 	}
 	if trace {
+		tr.Trace(Event{Layer: LayerCompat, Rule: c.OrderRule[m], Text: "Order", Result: c.Order[m].String()})
 		if c.Order[m] == DenyAllow {
-			c.trace(tr, "Deny", d)
-			c.trace(tr, "Allow", a)
+			c.trace(tr, "Deny", c.Denys, r)
+			c.trace(tr, "Allow", c.Allows, r)
 		} else {
-			c.trace(tr, "Allow", a)
+			c.trace(tr, "Allow", c.Allows, r)
 			if c.Order[m] == AllowDeny || a != nil {
-				c.trace(tr, "Deny", d)
+				c.trace(tr, "Deny", c.Denys, r)
 			}
 		}
+		res := "denied"
+		if ok {
+			res = "granted"
+		}
+		tr.Trace(Event{Layer: LayerCompat, Rule: decisive, Text: "Order/Allow/Deny", Result: res})
 	}
 	if a != nil {
 		a.Rule.hit(r.Now)

@@ -192,6 +192,9 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	}
 	sat := c.Satisfy[r.Method]
 	ok, rule := c.Check(r, tr)
+	if tr != nil && tr.Enabled() {
+		tr.Trace(Event{Layer: LayerCompat, Rule: c.SatisfyRule[r.Method], Text: "Satisfy", Result: sat.String()})
+	}
 	d.Layer, d.Rule = LayerCompat, rule
 	if !ok {
 		d.denied("access_compat", "AH01797", r)
@@ -213,7 +216,20 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		return d
 	}
 	// check_user_id: mod_auth_basic, then mod_authn_core.
-	if st := authenticate(l, r, id, &d); st != 0 {
+	st := authenticate(l, r, id, &d)
+	if tr != nil && tr.Enabled() {
+		res := "authenticated " + d.User
+		switch {
+		case st == 401 && !r.Auth.Present:
+			res = "401: no credentials"
+		case st == 401:
+			res = "401: credentials refused for " + r.Auth.User
+		case st != 0:
+			res = "500: authentication not configured"
+		}
+		tr.Trace(Event{Layer: LayerAuthn, Rule: l.AuthTypeRule, Text: "AuthType " + l.AuthType, Result: res})
+	}
+	if st != 0 {
 		d.Status = st
 		return d
 	}

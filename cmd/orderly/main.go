@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -284,28 +285,72 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	tl := &traceLog{}
 	res := engine.Decide(req, tl)
+	printExplain(stdout, *method, target, addr, *user, res, tl.events, filepath.Dir(*configPath))
+	return 0
+}
+
+// printExplain writes the decision, the sections that applied in Apache's
+// merge order, and every rule evaluated, each with file:line.
+func printExplain(w io.Writer, method, target string, addr netip.Addr, user string, res walk.Result, events []policy.Event, base string) {
+	rel := func(f string) string {
+		if r, err := filepath.Rel(base, f); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+		return f
+	}
 	verdict := "ALLOW"
 	if !res.Allowed() {
 		verdict = fmt.Sprintf("DENY %d", res.Status)
 	}
-	fmt.Fprintf(stdout, "decision: %s\nlayer:    %s\nrule:     %s\n", verdict, res.Layer, res.Rule)
-	fmt.Fprintf(stdout, "uri:      %s\nfilename: %s\n", res.URI, res.Filename)
+	who := addr.String()
+	if user != "" {
+		who += " as " + user
+	}
+	fmt.Fprintf(w, "request:  %s %s from %s\n", method, target, who)
+	fmt.Fprintf(w, "decision: %s (%s layer)\n", verdict, res.Layer)
+	if res.Layer == policy.LayerRequest {
+		fmt.Fprintln(w, "rule:     none: Apache refuses the request line itself, before access control")
+	} else {
+		fmt.Fprintf(w, "rule:     %s\n", describeRule(res.Rule))
+	}
+	if res.URI != "" {
+		fmt.Fprintf(w, "uri:      %s\n", res.URI)
+	}
+	if res.Filename != "" {
+		fmt.Fprintf(w, "filename: %s\n", res.Filename)
+	}
 	if res.PathInfo != "" {
-		fmt.Fprintf(stdout, "pathinfo: %s\n", res.PathInfo)
+		fmt.Fprintf(w, "pathinfo: %s\n", res.PathInfo)
 	}
 	if res.Index != "" {
-		fmt.Fprintf(stdout, "index:    %s\n", res.Index)
+		fmt.Fprintf(w, "index:    %s (DirectoryIndex)\n", res.Index)
 	}
-	fmt.Fprintln(stdout, "sections:")
-	for _, s := range res.Sections {
-		fmt.Fprintf(stdout, "  %s:%d  %s\n", s.Pos.File, s.Pos.Line, s)
+	fmt.Fprintln(w, "sections, in Apache's merge order:")
+	if len(res.Sections) == 0 {
+		fmt.Fprintln(w, "  (none)")
 	}
-	fmt.Fprintln(stdout, "trail:")
-	for _, e := range tl.events {
-		fmt.Fprintf(stdout, "  %-7s %s  -> %s\n", e.Layer, e.Rule, e.Result)
+	for i, s := range res.Sections {
+		fmt.Fprintf(w, "  %d. %s:%d  %s\n", i+1, rel(s.Pos.File), s.Pos.Line, s)
+	}
+	fmt.Fprintln(w, "trail:")
+	for _, e := range events {
+		what := describeRule(e.Rule)
+		if e.Rule == nil {
+			what = e.Text + " (Apache's default)"
+		}
+		fmt.Fprintf(w, "  %-6s  %-44s -> %s\n", e.Layer, what, e.Result)
 	}
 	for _, l := range res.Logs() {
-		fmt.Fprintf(stdout, "log: [%s:error] %s: %s\n", l.Module, l.Code, l.Message())
+		fmt.Fprintf(w, "log:      [%s:error] %s: %s\n", l.Module, l.Code, l.Message())
 	}
-	return 0
+}
+
+func describeRule(r *policy.Rule) string {
+	switch {
+	case r == nil:
+		return "(Apache's default)"
+	case r.Default:
+		return r.Text
+	}
+	return fmt.Sprintf("%s:%d %s", r.File, r.Line, r.Text)
 }
