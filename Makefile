@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: all build deps test demo clean
+.PHONY: all build deps test demo bench clean
 
 all: build
 
@@ -30,3 +30,9 @@ demo: deps build
 
 clean:
 	rm -rf bin
+
+# bench: the policy engine (go test -bench) and the proxy under load
+# (scripts/bench.sh: wrk against orderly, the backend and nginx).
+bench:
+	$(GO) test -run '^$$' -bench BenchmarkDecide -benchmem -count 3 ./policy/
+	@scripts/bench.sh

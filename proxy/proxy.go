@@ -90,9 +90,10 @@ func New(cfg Config, e *walk.Engine) *Handler {
 		tr = NewTransport()
 	}
 	h.rp = &httputil.ReverseProxy{
-		Rewrite:   h.rewrite,
-		Transport: tr,
-		ErrorLog:  slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
+		Rewrite:    h.rewrite,
+		Transport:  tr,
+		BufferPool: newBufferPool(),
+		ErrorLog:   slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			cfg.Logger.Error("backend request failed", "err", err, "uri", r.RequestURI)
 			if cfg.Metrics != nil {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"net/url"
 	"os"
@@ -167,6 +168,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		ok := func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }
 		mux.HandleFunc("GET /-/healthy", ok)
 		mux.HandleFunc("GET /-/ready", ok)
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 		srv, err := listenSide(rc.AdminListen, mux)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: admin listen: %v\n", *configPath, err)
