@@ -20,24 +20,22 @@ type Request struct {
 	// Credentials from the Authorization header.
 	Auth Credentials
 
-	// Hostname returns the client's double-reverse verified host name,
-	// lowercased, or false when there is none. It is called at most once per
-	// request and only when a host rule is reached. Nil means no name.
-	Hostname func() (string, bool)
+	// Host gives the client's double-reverse verified host name. It is
+	// asked only when a host rule is reached. Nil means no name.
+	Host HostNamer
+}
 
-	hostDone bool
-	host     string
-	hostOK   bool
+// HostNamer gives a client's double-reverse verified host name, lowercased,
+// or false when there is none. Implementations look it up once per request.
+type HostNamer interface {
+	VerifiedHost() (string, bool)
 }
 
 func (r *Request) verifiedHost() (string, bool) {
-	if !r.hostDone {
-		r.hostDone = true
-		if r.Hostname != nil {
-			r.host, r.hostOK = r.Hostname()
-		}
+	if r.Host == nil {
+		return "", false
 	}
-	return r.host, r.hostOK
+	return r.Host.VerifiedHost()
 }
 
 // Credentials is the Authorization header as mod_auth_basic reads it.

@@ -165,15 +165,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method:     r.Method,
 		Target:     r.RequestURI,
 		Proto:      r.Proto,
-		Header:     headerGetter(r.Header),
-		HeaderList: headerLister(r.Header),
+		Header:     r.Header,
 		ClientAddr: client,
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),
 		Now:        start.UnixNano(),
 	}
 	if h.cfg.Resolver != nil {
-		req.Hostname = func() (string, bool) { return h.cfg.Resolver.Verified(client) }
+		req.Resolver = h.cfg.Resolver
 	}
 	res := h.engine.Load().Decide(req, nil)
 	if !res.Allowed() {
@@ -188,24 +187,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(contextWith(r, info))
 	h.rp.ServeHTTP(w, r)
 	h.cfg.Metrics.observe(&res.Decision, start)
-}
-
-func headerGetter(h http.Header) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		v := h.Values(name)
-		if len(v) == 0 {
-			return "", false
-		}
-		return strings.Join(v, ", "), true
-	}
-}
-
-func headerLister(h http.Header) func(func(string, string)) {
-	return func(fn func(string, string)) {
-		for k, v := range h {
-			fn(k, strings.Join(v, ", "))
-		}
-	}
 }
 
 // refuse answers a refusal as Apache would and writes its error-log lines.

@@ -8,6 +8,7 @@ export PATH="$PATH:/usr/sbin:/usr/local/go/bin"
 DEMO=${DEMO_DIR:-/tmp/orderly-demo}
 FRONT=127.0.0.1:${DEMO_PORT:-18080}
 BACK=127.0.0.1:${DEMO_BACKEND_PORT:-18081}
+METRICS=127.0.0.1:${DEMO_METRICS_PORT:-18082}
 rm -rf "$DEMO"; mkdir -p "$DEMO/docroot"/{admin,members,images} "$DEMO/run"
 chmod 755 "$DEMO"
 echo '<h1>Public home</h1>' > "$DEMO/docroot/index.html"
@@ -60,6 +61,10 @@ client_ip {
 
 mode      = "enforce"
 error_log = "$DEMO/orderly-error.log"
+
+metrics {
+  listen = "$METRICS"
+}
 CONF
 
 make --no-print-directory build >/dev/null
@@ -99,6 +104,10 @@ req "deny: a hot-linked image" -H 'X-Forwarded-For: 203.0.113.50' -H 'Referer: h
 req "allow: the same image from this site's page" -H 'X-Forwarded-For: 203.0.113.50' -H 'Referer: http://www.example.com/index.html' "http://$FRONT/images/logo.gif"
 echo "# explain: why was the admin console refused?"
 show bin/orderly explain -config "$DEMO/orderly.hcl" -ip 203.0.113.50 /admin/
+echo "# metrics: every legacy rule, with its matches and decisive hits since start-up (0 for rules that never fired)"
+echo "\$ curl -s http://$METRICS/metrics | grep -E '^orderly_(requests_total|rule_decisive_hits_total|rule_info)'"
+curl -s "http://$METRICS/metrics" | grep -E '^orderly_(requests_total\{[^}]*\} [1-9]|rule_decisive_hits_total|rule_info)' | sed 's/^/  /'
+echo
 echo "# the error log, in Apache 2.4's format"
 show cat "$DEMO/orderly-error.log"
 if [ "${DEMO_KEEP:-}" = 1 ]; then

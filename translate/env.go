@@ -1,7 +1,11 @@
 package translate
 
 import (
+	"maps"
+	"net/http"
+	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -46,10 +50,9 @@ type EnvRule struct {
 
 // EnvInput is what SetEnvIf reads of a request.
 type EnvInput struct {
-	Header     func(name string) (string, bool)  // one header, joined with ", " when repeated
-	HeaderList func(fn func(name, value string)) // every header, in order
-	RemoteAddr string
-	ServerAddr string
+	Header     http.Header
+	RemoteAddr netip.Addr
+	ServerAddr netip.Addr
 	Method     string
 	Protocol   string
 	URI        string
@@ -101,9 +104,9 @@ func sameAttr(a, b *EnvRule) bool {
 func envValue(b *EnvRule, in *EnvInput, env *policy.Env) string {
 	switch b.Attr {
 	case AttrRemoteAddr, AttrRemoteHost:
-		return in.RemoteAddr
+		return in.RemoteAddr.Unmap().String()
 	case AttrServerAddr:
-		return in.ServerAddr
+		return in.ServerAddr.Unmap().String()
 	case AttrRequestMethod:
 		return in.Method
 	case AttrRequestProtocol:
@@ -111,20 +114,21 @@ func envValue(b *EnvRule, in *EnvInput, env *policy.Env) string {
 	case AttrRequestURI:
 		return in.URI
 	case AttrHeaderRegex:
+		// The last matching header wins; Go keeps no order between
+		// header names, so names are taken in sorted order.
 		v := ""
-		if in.HeaderList != nil {
-			in.HeaderList(func(name, value string) {
-				if b.NameRe.MatchString(name) {
-					v = value
-				}
-			})
+		for _, name := range slices.Sorted(maps.Keys(in.Header)) {
+			if b.NameRe.MatchString(name) {
+				v = strings.Join(in.Header[name], ", ")
+			}
 		}
 		return v
 	}
-	if in.Header != nil {
-		if v, ok := in.Header(b.Name); ok {
-			return v
+	if vs := in.Header.Values(b.Name); len(vs) > 0 {
+		if len(vs) == 1 {
+			return vs[0]
 		}
+		return strings.Join(vs, ", ")
 	}
 	v, _ := env.Get(b.Name)
 	return v

@@ -274,18 +274,9 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(*user+":"+*password)))
 	}
 	req := &walk.Request{
-		Method: *method, Target: target, Proto: "HTTP/1.1",
-		Header: func(n string) (string, bool) {
-			v := hdr.Values(n)
-			return strings.Join(v, ", "), len(v) > 0
-		},
-		HeaderList: func(fn func(string, string)) {
-			for k, v := range hdr {
-				fn(k, strings.Join(v, ", "))
-			}
-		},
+		Method: *method, Target: target, Proto: "HTTP/1.1", Header: hdr,
 		ClientAddr: addr, LocalAddr: netip.MustParseAddr("127.0.0.1"), Auth: cred,
-		Hostname: func() (string, bool) { return resolver.Verified(addr) },
+		Resolver: resolver,
 	}
 	tl := &traceLog{}
 	res := engine.Decide(req, tl)

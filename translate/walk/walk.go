@@ -12,6 +12,7 @@ package walk
 import (
 	"errors"
 	"io/fs"
+	"net/http"
 	"net/netip"
 	"os"
 	"path"
@@ -19,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
@@ -66,13 +66,36 @@ type Request struct {
 	Method     string
 	Target     string // the request-target as sent
 	Proto      string // "HTTP/1.1"
-	Header     func(name string) (string, bool)
-	HeaderList func(fn func(name, value string))
+	Header     http.Header
 	ClientAddr netip.Addr
 	LocalAddr  netip.Addr
 	Auth       policy.Credentials
-	Hostname   func() (string, bool)
-	Now        int64 // unix nanoseconds, for rules' last-hit times; 0 leaves them alone
+	// Resolver gives the client's verified host name for host rules; nil
+	// means the client has none.
+	Resolver HostResolver
+	Now      int64 // unix nanoseconds, for rules' last-hit times; 0 leaves them alone
+
+	hostDone bool
+	host     string
+	hostOK   bool
+}
+
+// HostResolver finds the double-reverse verified name of an address.
+type HostResolver interface {
+	Verified(netip.Addr) (string, bool)
+}
+
+// VerifiedHost implements policy.HostNamer: the name is looked up at most
+// once per request, as Apache caches it per connection, and shared with
+// DirectoryIndex subrequests.
+func (r *Request) VerifiedHost() (string, bool) {
+	if !r.hostDone {
+		r.hostDone = true
+		if r.Resolver != nil {
+			r.host, r.hostOK = r.Resolver.Verified(r.ClientAddr)
+		}
+	}
+	return r.host, r.hostOK
 }
 
 // Result is a decision with what led to it.
@@ -125,25 +148,9 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	res.URI = uri
-	if h := req.Hostname; h != nil {
-		// Apache looks the name up once per connection; main request and
-		// DirectoryIndex subrequests share the answer.
-		var done, ok bool
-		var name string
-		req2 := *req
-		req2.Hostname = func() (string, bool) {
-			if !done {
-				done = true
-				name, ok = h()
-			}
-			return name, ok
-		}
-		req = &req2
-	}
 	// post_read_request: server-level SetEnvIf sees the raw path.
 	in := translate.EnvInput{
-		Header: req.Header, HeaderList: req.HeaderList,
-		RemoteAddr: req.ClientAddr.Unmap().String(), ServerAddr: req.LocalAddr.Unmap().String(),
+		Header: req.Header, RemoteAddr: req.ClientAddr, ServerAddr: req.LocalAddr,
 		Method: req.Method, Protocol: req.Proto, URI: raw,
 	}
 	translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env)
@@ -159,7 +166,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	translate.ApplyEnv(m.setEnv, &in, &res.Env)
 	pr := policy.Request{
 		Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Hostname: req.Hostname,
+		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
 		Now: req.Now,
 	}
 	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
@@ -202,7 +209,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		} else {
 			pr := policy.Request{
 				Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Hostname: req.Hostname,
+				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
 				Now: req.Now,
 			}
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
@@ -388,6 +395,9 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	if st != 0 {
 		return nil, w, st
 	}
+	if res.Sections == nil {
+		res.Sections = make([]*translate.Section, 0, 8)
+	}
 	fname, pathInfo, isDir, isReg, st := e.dirWalk(filename, res)
 	if st != 0 {
 		return nil, w, st
@@ -563,29 +573,27 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 	whole, err := e.fs.Stat(filename)
 	wholeOK := err == nil && (whole.IsDir() || !strings.HasSuffix(filename, "/"))
 
-	segs := strings.Split(strings.Trim(filename, "/"), "/")
-	if filename == "/" {
-		segs = nil
-	}
-	cur := "/"
+	// Walk the components by index: "next" is the path up to and including
+	// the current component, "rest" what follows it (path_info if the
+	// walk stops here).
 	depth := 1
 	apply("/", 0)
-	for i, seg := range segs {
-		if seg == "" {
-			break
+	for start := 1; start < len(filename); {
+		segEnd := len(filename)
+		if j := strings.IndexByte(filename[start:], '/'); j >= 0 {
+			segEnd = start + j
 		}
-		next := cur + seg
-		rest := "/" + strings.Join(segs[i+1:], "/")
-		if i == len(segs)-1 {
-			rest = ""
-			if strings.HasSuffix(filename, "/") {
-				rest = "/"
+		next, rest := filename[:segEnd], filename[segEnd:]
+		dirPrefix := func() string {
+			if segEnd < len(filename) {
+				return filename[:segEnd+1]
 			}
+			return next + "/"
 		}
+		start = segEnd + 1
 		if wholeOK {
-			cur = next + "/"
 			depth++
-			apply(cur, depth)
+			apply(dirPrefix(), depth)
 			continue
 		}
 		fi, err := e.fs.Lstat(next)
@@ -593,9 +601,7 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 			if errors.Is(err, fs.ErrNotExist) {
 				return next, rest, false, false, 0
 			}
-			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
-				return next, rest, false, false, 403
-			}
+			// EACCES (AH00035), ENOTDIR and the rest (AH00036): 403.
 			return next, rest, false, false, 403
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
@@ -608,9 +614,8 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 		case fi.Mode().IsRegular():
 			return next, rest, false, true, 0
 		case fi.IsDir():
-			cur = next + "/"
 			depth++
-			apply(cur, depth)
+			apply(dirPrefix(), depth)
 		default:
 			return next, rest, false, false, 403
 		}

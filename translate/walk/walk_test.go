@@ -1,9 +1,11 @@
 package walk
 
 import (
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,7 +37,7 @@ func (u users) Groups(file, user string) ([]string, bool, error) {
 
 // engine builds an engine from a configuration fragment over a document
 // root holding the given files ("dir/" makes a directory).
-func engine(t *testing.T, conf string, files ...string) (*Engine, string) {
+func engine(t testing.TB, conf string, files ...string) (*Engine, string) {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "docroot")
@@ -74,16 +76,13 @@ func decide(e *Engine, r req) Result {
 	if m == "" {
 		m = "GET"
 	}
+	hdr := http.Header{}
+	for k, v := range r.header {
+		hdr.Set(k, v)
+	}
 	wr := &Request{
 		Method: m, Target: r.target, Proto: "HTTP/1.1",
-		Header: func(n string) (string, bool) {
-			for k, v := range r.header {
-				if strings.EqualFold(k, n) {
-					return v, true
-				}
-			}
-			return "", false
-		},
+		Header:     hdr,
 		ClientAddr: netip.MustParseAddr(r.ip),
 		LocalAddr:  netip.MustParseAddr("127.0.0.1"),
 	}
@@ -369,12 +368,11 @@ Allow from .example.org apache.org
 		{"", false, 403},
 	}
 	for _, tt := range tests {
-		calls := 0
-		r := &Request{Method: "GET", Target: "/", Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("10.1.2.3"),
-			Hostname: func() (string, bool) { calls++; return tt.name, tt.ok }}
+		fr := &fakeResolver{name: tt.name, ok: tt.ok}
+		r := &Request{Method: "GET", Target: "/", Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("10.1.2.3"), Resolver: fr}
 		res := e.Decide(r, nil)
-		if res.Status != tt.want || calls != 1 {
-			t.Errorf("host %q: status %d after %d lookups, want %d after 1", tt.name, res.Status, calls, tt.want)
+		if res.Status != tt.want || fr.calls != 1 {
+			t.Errorf("host %q: status %d after %d lookups, want %d after 1", tt.name, res.Status, fr.calls, tt.want)
 		}
 	}
 }
@@ -394,5 +392,45 @@ AuthName "A \"quoted\" \101 realm"
 	}
 	if res := decide(e, req{target: "/b/", ip: "1.1.1.1"}); res.Status != 401 || res.Realm != `A \"quoted\" A realm` {
 		t.Errorf("realm %q, status %d", res.Realm, res.Status)
+	}
+}
+
+type fakeResolver struct {
+	name  string
+	ok    bool
+	calls int
+}
+
+func (f *fakeResolver) Verified(netip.Addr) (string, bool) {
+	f.calls++
+	return f.name, f.ok
+}
+
+// BenchmarkEngineDecide is the whole decision of one request: the path
+// normalised, mapped and walked over the real file system (stat calls
+// included), the sections merged (from the cache), and the policy.
+func BenchmarkEngineDecide(b *testing.B) {
+	var conf strings.Builder
+	conf.WriteString("<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\n")
+	for i := 0; i < 10000; i += 20 {
+		conf.WriteString("Allow from")
+		for j := i; j < i+20; j++ {
+			conf.WriteString(" 10." + strconv.Itoa(j>>8) + "." + strconv.Itoa(j&255) + ".1")
+		}
+		conf.WriteString("\n")
+	}
+	conf.WriteString("Allow from 127.0.0.1\n</Directory>\n<Files \"*.bak\">\nRequire all denied\n</Files>\n")
+	e, _ := engine(b, conf.String(), "sub/page.html")
+	for _, target := range []string{"/sub/page.html", "/"} {
+		b.Run(strings.TrimPrefix(target, "/"), func(b *testing.B) {
+			b.ReportAllocs()
+			r := &Request{Method: "GET", Target: target, Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("127.0.0.1")}
+			for b.Loop() {
+				r.hostDone = false
+				if res := e.Decide(r, nil); res.Status != 0 {
+					b.Fatal(res.Status)
+				}
+			}
+		})
 	}
 }
