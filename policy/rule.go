@@ -54,6 +54,11 @@ func (r *Rule) AddStats(matches, decisive uint64, lastHit time.Time) {
 	}
 }
 
+// Hit counts a match of the rule at now (unix nanoseconds; 0 keeps the
+// last-hit time). It is for rules evaluated outside package policy, such
+// as SetEnvIf.
+func (r *Rule) Hit(now int64) { r.hit(now) }
+
 func (r *Rule) hit(now int64) {
 	if r == nil {
 		return

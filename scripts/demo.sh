@@ -104,9 +104,21 @@ req "deny: a hot-linked image" -H 'X-Forwarded-For: 203.0.113.50' -H 'Referer: h
 req "allow: the same image from this site's page" -H 'X-Forwarded-For: 203.0.113.50' -H 'Referer: http://www.example.com/index.html' "http://$FRONT/images/logo.gif"
 echo "# explain: why was the admin console refused?"
 show bin/orderly explain -config "$DEMO/orderly.hcl" -ip 203.0.113.50 /admin/
-echo "# metrics: every legacy rule, with its matches and decisive hits since start-up (0 for rules that never fired)"
+echo "# metrics: requests by decision, and every legacy rule with its decisive hits since start-up (0: never fired)"
 echo "\$ curl -s http://$METRICS/metrics | grep -E '^orderly_(requests_total|rule_decisive_hits_total|rule_info)'"
-curl -s "http://$METRICS/metrics" | grep -E '^orderly_(requests_total\{[^}]*\} [1-9]|rule_decisive_hits_total|rule_info)' | sed 's/^/  /'
+curl -s "http://$METRICS/metrics" > "$DEMO/metrics.txt"
+grep -E '^orderly_requests_total\{[^}]*\} [1-9]' "$DEMO/metrics.txt" | sed 's/^/  /'
+awk '
+  /^orderly_rule_info\{/ {
+    id = $0; sub(/.*rule_id="/, "", id); sub(/".*/, "", id)
+    d = $0; sub(/.*directive="/, "", d); sub(/",file=.*/, "", d); gsub(/\\"/, "\"", d)
+    f = $0; sub(/.*file="/, "", f); sub(/".*/, "", f)
+    l = $0; sub(/.*line="/, "", l); sub(/".*/, "", l)
+    where[id] = (f == "" ? "" : f ":" l); text[id] = d
+  }
+  /^orderly_rule_decisive_hits_total\{/ { id = $0; sub(/.*rule_id="/, "", id); sub(/".*/, "", id); hits[id] = $2 }
+  END { for (id in hits) printf "  %s  hits=%-3s %-16s %s\n", id, hits[id], where[id], text[id] }
+' "$DEMO/metrics.txt" | sort -k3,3V
 echo
 echo "# the error log, in Apache 2.4's format"
 show cat "$DEMO/orderly-error.log"

@@ -56,6 +56,7 @@ type EnvInput struct {
 	Method     string
 	Protocol   string
 	URI        string
+	Now        int64 // unix nanoseconds, for the rules' last-hit times
 }
 
 // ApplyEnv runs SetEnvIf rules over a request in order, as match_headers
@@ -83,6 +84,7 @@ func ApplyEnv(rules []*EnvRule, in *EnvInput, env *policy.Env) {
 		if !matched {
 			continue
 		}
+		b.Rule.Hit(in.Now)
 		for _, f := range b.Features {
 			if f.Unset {
 				env.Unset(f.Name)

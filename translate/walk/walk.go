@@ -151,7 +151,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	// post_read_request: server-level SetEnvIf sees the raw path.
 	in := translate.EnvInput{
 		Header: req.Header, RemoteAddr: req.ClientAddr, ServerAddr: req.LocalAddr,
-		Method: req.Method, Protocol: req.Proto, URI: raw,
+		Method: req.Method, Protocol: req.Proto, URI: raw, Now: req.Now,
 	}
 	translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env)
 	in.URI = uri
