@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -23,6 +24,8 @@ type Options struct {
 	// BaseDir makes file names in rule IDs and messages relative, so that
 	// IDs do not change when the tree moves.
 	BaseDir string
+	// Modules are the modules loaded, by identifier ("rewrite_module").
+	Modules map[string]bool
 }
 
 // Build turns a loaded configuration (apacheconf.Load) into the access
@@ -35,10 +38,13 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	b := &builder{
 		opt: opt,
 		cfg: &Config{
-			Semantics:    opt.Semantics,
-			Methods:      &policy.Methods{},
-			MergeSlashes: true,
-			Defaults:     &DirConf{},
+			Semantics:       opt.Semantics,
+			Methods:         &policy.Methods{},
+			MergeSlashes:    true,
+			Defaults:        &DirConf{},
+			AccessFileNames: []string{".htaccess"},
+			DefaultOverride: OrUnset,
+			Modules:         opt.Modules,
 		},
 		ordinals: map[string]int{},
 	}
@@ -46,6 +52,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is not supported yet (use %q)", opt.Semantics, Compat24)}}
 	}
 	b.serverRoot = opt.ServerRoot
+	b.cfg.ServerRoot = opt.ServerRoot
 	// <Limit> registers methods in configuration order before anything is
 	// evaluated; walk the tree once for them so that masks are complete.
 	for _, d := range ds {
@@ -61,13 +68,19 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	if len(b.errs) > 0 {
 		return nil, b.errs
 	}
+	b.cfg.ServerRoot = b.serverRoot
+	b.cfg.BaseDir = opt.BaseDir
 	b.cfg.Default = b.defaultRule(nil, "server")
-	b.cfg.Rules = append(b.cfg.Rules, b.defaults...)
+	b.cfg.Rules = append(b.rules, b.defaults...)
 	return b.cfg, nil
 }
 
 type builder struct {
-	defaults   []*policy.Rule
+	rules    []*policy.Rule
+	defaults []*policy.Rule
+	// htaccess is set while building an .htaccess file: the AllowOverride
+	// categories in force and the non-fatal flags.
+	htaccess   *htaccessMode
 	opt        Options
 	cfg        *Config
 	errs       apacheconf.ErrorList
@@ -103,7 +116,7 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 	b.ordinals[key] = n + 1
 	sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
 	r := &policy.Rule{ID: hex.EncodeToString(sum[:6]), File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
-	b.cfg.Rules = append(b.cfg.Rules, r)
+	b.rules = append(b.rules, r)
 	return r
 }
 
@@ -153,6 +166,10 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		b.cfg.DocumentRoot = filepath.Clean(b.resolve(d.Args[0]))
 	case "alias", "scriptalias", "aliasmatch", "scriptaliasmatch":
 		b.alias(d, name)
+	case "accessfilename":
+		if len(d.Args) > 0 {
+			b.cfg.AccessFileNames = append([]string(nil), d.Args...)
+		}
 	case "mergeslashes":
 		if len(d.Args) == 1 {
 			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
@@ -285,7 +302,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	}
 	if parent != nil {
 		nested := (s.Kind == KindFiles || s.Kind == KindFilesMatch) &&
-			(parent.Kind == KindDirectory || parent.Kind == KindDirectoryMatch)
+			(parent.Kind == KindDirectory || parent.Kind == KindDirectoryMatch || parent.Kind == KindHtaccess)
 		if !nested {
 			b.errorf(d, "<%s cannot occur within %s section", d.Name, parent)
 			return nil
@@ -416,6 +433,9 @@ func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*
 func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	name := strings.ToLower(d.Name)
 	conf := ctx.conf
+	if b.htaccess != nil && !b.htaccess.allowed(b, d, name) {
+		return
+	}
 	switch name {
 	case "order":
 		o, ok := keyword(b, d, orders, "unknown order")
@@ -532,9 +552,19 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		conf.SetEnv = b.setEnvIf(d, ctx.scope, conf.SetEnv)
 	case "directoryindex":
 		conf.DirIndex = append(conf.DirIndex, dirIndex(d)...)
-	case "allowoverride", "allowoverridelist":
-		if ctx.sec.Kind == KindDirectory && len(d.Args) > 0 && !strings.EqualFold(d.Args[0], "none") {
-			b.errorf(d, "%s %s: .htaccess files are not supported yet; refusing to load rather than ignore their rules", d.Name, strings.Join(d.Args, " "))
+	case "allowoverride":
+		v, nonfatal, err := parseOverride(d.Args)
+		if err != "" {
+			b.errorf(d, "%s", err)
+			return
+		}
+		if ctx.sec.Kind == KindDirectory {
+			// Elsewhere Apache accepts it and it has no effect (AH00114).
+			conf.Override, conf.NonFatal = &v, nonfatal
+		}
+	case "allowoverridelist":
+		if len(d.Args) > 0 && !strings.EqualFold(d.Args[0], "none") {
+			b.errorf(d, "AllowOverrideList cannot be evaluated by orderly yet; refusing to load rather than ignore .htaccess rules")
 		}
 	case "if", "elseif", "else":
 		if mentionsAccess(d) {
@@ -557,6 +587,10 @@ func (b *builder) limit(d *apacheconf.Directive, ctx *dirCtx, except bool) {
 	}
 	var mask policy.MethodMask
 	for _, m := range d.Args {
+		if b.htaccess != nil && b.cfg.Methods.Number(m) == policy.MethodInvalid {
+			b.errorf(d, "Could not register method '%s' for <%s from .htaccess configuration", m, d.Name)
+			return
+		}
 		n, ok := b.cfg.Methods.Register(m)
 		if !ok {
 			b.errorf(d, "Maximum new request methods reached while registering method %s.", m)
@@ -965,4 +999,113 @@ func exprString(s string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// parseOverride is set_override (server/core.c): AllowOverride All, None,
+// or categories, with Nonfatal=Override|Unknown|All.
+func parseOverride(args []string) (v, nonfatal uint16, err string) {
+	if len(args) == 0 {
+		return 0, 0, "AllowOverride requires at least one argument"
+	}
+	for _, w := range args {
+		k, _, _ := strings.Cut(w, "=")
+		switch strings.ToLower(k) {
+		case "limit":
+			v |= OrLimit
+		case "options":
+			v |= OrOptions
+		case "fileinfo":
+			v |= OrFileInfo
+		case "authconfig":
+			v |= OrAuthCfg
+		case "indexes":
+			v |= OrIndexes
+		case "nonfatal":
+			_, opt, _ := strings.Cut(w, "=")
+			switch strings.ToLower(opt) {
+			case "override":
+				nonfatal |= 1
+			case "unknown":
+				nonfatal |= 2
+			case "all":
+				nonfatal |= 3
+			default:
+				return 0, 0, "Illegal override option " + w
+			}
+		case "none":
+			v = 0
+		case "all":
+			v = OrAll
+		default:
+			return 0, 0, "Illegal override option " + w
+		}
+	}
+	return v, nonfatal, ""
+}
+
+// htaccessMode checks each directive of an .htaccess file against the
+// AllowOverride categories in force and the modules loaded, as
+// ap_parse_htaccess and invoke_cmd do.
+type htaccessMode struct {
+	override, nonfatal uint16
+	modules            map[string]bool
+}
+
+func (h *htaccessMode) allowed(b *builder, d *apacheconf.Directive, name string) bool {
+	info, known := directives[name]
+	if known && info.module != "" && h.modules != nil && !h.modules[info.module] {
+		known = false
+	}
+	if !known {
+		if h.nonfatal&2 != 0 {
+			return false
+		}
+		b.errorf(d, "Invalid command '%s', perhaps misspelled or defined by a module not included in the server configuration", d.Name)
+		return false
+	}
+	if info.override&h.override&OrAll == 0 {
+		if h.nonfatal&1 != 0 {
+			return false
+		}
+		b.errorf(d, "%s not allowed here", d.Name)
+		return false
+	}
+	return true
+}
+
+// htaccessOrder numbers .htaccess sections apart from the configuration's,
+// so that the merge cache tells every file version from the others.
+var htaccessOrder atomic.Int64
+
+// ParseHtaccess builds the section of one .htaccess file (path, read as
+// data) under the AllowOverride categories in force. Every error is
+// reported; Apache answers 500 for the requests below such a file.
+func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint16, baseDir string) (*Section, error) {
+	ds, err := apacheconf.Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{
+		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir},
+		cfg:        c,
+		ordinals:   map[string]int{},
+		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, modules: c.Modules},
+		serverRoot: c.ServerRoot,
+	}
+	s := &Section{Kind: KindHtaccess, Pattern: path, Path: path, Pos: apacheconf.Pos{File: path, Line: 1},
+		Order: int(1<<40 + htaccessOrder.Add(1)), Conf: &DirConf{}}
+	scope := []string{"htaccess " + b.relFile(path)}
+	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
+	for _, d := range ds {
+		b.dirDirective(d, ctx)
+	}
+	if len(b.errs) > 0 {
+		return nil, b.errs
+	}
+	if s.Conf.Compat != nil {
+		s.Conf.Compat.Compile()
+	}
+	s.Default = b.defaultRule(&apacheconf.Directive{Name: "htaccess", Args: []string{b.relFile(path)}, Pos: s.Pos}, scope...)
+	s.Rules = append(b.rules, b.defaults...)
+	return s, nil
 }

@@ -16,8 +16,9 @@ type LoadOptions struct {
 }
 
 // FragmentModules are the modules a conf.d-style fragment (a file with no
-// LoadModule line of its own) is assumed to run under: those of Debian's
-// stock Apache 2.4 with mod_access_compat enabled.
+// LoadModule line of its own) is assumed to run under when the
+// configuration names none (legacy.modules): those of Debian's stock
+// Apache 2.4 with mod_access_compat, plus authz_groupfile and remoteip.
 var FragmentModules = []string{
 	"mpm_event_module", "authz_core_module", "authz_host_module", "authn_core_module",
 	"authn_file_module", "auth_basic_module", "authz_user_module", "authz_groupfile_module",
@@ -34,15 +35,21 @@ func Load(files []string, opt LoadOptions) (*Config, error) {
 	}
 	var all []*apacheconf.Directive
 	var errs apacheconf.ErrorList
+	loaded := map[string]bool{}
+	fragment := true
 	for _, f := range files {
 		mods := map[string]bool{}
 		for _, m := range opt.Modules {
 			mods[m] = true
 		}
 		if !hasLoadModule(f) {
-			for _, m := range FragmentModules {
-				mods[m] = true
+			if len(opt.Modules) == 0 {
+				for _, m := range FragmentModules {
+					mods[m] = true
+				}
 			}
+		} else {
+			fragment = false
 		}
 		ds, err := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: mods})
 		if err != nil {
@@ -54,11 +61,29 @@ func Load(files []string, opt LoadOptions) (*Config, error) {
 			}
 			continue
 		}
+		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+			if strings.EqualFold(d.Name, "LoadModule") && len(d.Args) > 0 {
+				loaded[d.Args[0]] = true
+			}
+			return nil
+		})
 		all = append(all, ds...)
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	for _, m := range opt.Modules {
+		loaded[m] = true
+	}
+	for _, m := range builtinModules {
+		loaded[m] = true
+	}
+	if fragment && len(opt.Modules) == 0 {
+		for _, m := range FragmentModules {
+			loaded[m] = true
+		}
+	}
+	opt.Options.Modules = loaded
 	if opt.BaseDir == "" {
 		opt.BaseDir = filepath.Dir(files[0])
 	}
@@ -78,3 +103,7 @@ func hasLoadModule(f string) bool {
 	})
 	return found
 }
+
+// builtinModules are compiled into Debian's apache2 ("apache2 -l").
+var builtinModules = []string{"core_module", "so_module", "watchdog_module", "http_module",
+	"log_config_module", "logio_module", "version_module", "unixd_module"}

@@ -38,9 +38,10 @@ const (
 	KindFilesMatch
 	KindLocation
 	KindLocationMatch
+	KindHtaccess // an .htaccess file, merged after the <Directory> sections of its directory
 )
 
-var kindNames = [...]string{"Directory", "DirectoryMatch", "Files", "FilesMatch", "Location", "LocationMatch"}
+var kindNames = [...]string{"Directory", "DirectoryMatch", "Files", "FilesMatch", "Location", "LocationMatch", "htaccess"}
 
 func (k SectionKind) String() string { return kindNames[k] }
 
@@ -59,10 +60,16 @@ type Section struct {
 	// Default is the synthetic rule that counts the decisions this
 	// section's scope made by default, when no directive decided.
 	Default *policy.Rule
+	// Rules are the rules of an .htaccess section (those of the main
+	// configuration are in Config.Rules).
+	Rules []*policy.Rule
 }
 
 // String names the section as the configuration did.
 func (s *Section) String() string {
+	if s.Kind == KindHtaccess {
+		return s.Pattern
+	}
 	return "<" + s.Kind.String() + " " + s.Pattern + ">"
 }
 
@@ -101,6 +108,13 @@ type DirConf struct {
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
 
 	Files []*Section // <Files> nested in this section: concatenated
+
+	// Override is AllowOverride in a <Directory> section: the categories
+	// of directives .htaccess files below may hold (Or* bits); 0 means
+	// .htaccess files are not read. Nil inherits.
+	Override *uint16
+	// NonFatal is AllowOverride Nonfatal=...: violations are skipped.
+	NonFatal uint16
 }
 
 // Alias is one Alias, ScriptAlias, AliasMatch or ScriptAliasMatch.
@@ -114,6 +128,8 @@ type Alias struct {
 // Config is the access model of a server.
 type Config struct {
 	Semantics    Semantics
+	ServerRoot   string
+	BaseDir      string // rule files are named relative to it
 	DocumentRoot string
 	Aliases      []Alias
 	Dirs         []*Section // non-regex <Directory>, sorted as ap_core_reorder_directories does
@@ -126,6 +142,15 @@ type Config struct {
 
 	MergeSlashes        bool
 	AllowEncodedSlashes EncodedSlashes
+
+	// AccessFileNames are the .htaccess names (AccessFileName), tried in order.
+	AccessFileNames []string
+	// DefaultOverride is AllowOverride where no <Directory> sets it: in
+	// Apache 2.4 "unset", under which .htaccess files are read and any
+	// directive in them is an error.
+	DefaultOverride uint16
+	// Modules are the modules loaded, by identifier ("rewrite_module").
+	Modules map[string]bool
 
 	// Rules lists every legacy directive that bears on access, in
 	// configuration order, then the synthetic default rule of each scope.

@@ -137,7 +137,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		errLog = f
 	}
 	var h *proxy.Handler
-	metrics := proxy.NewMetrics(func() []*policy.Rule { return h.Engine().Config().Rules })
+	metrics := proxy.NewMetrics(func() []*policy.Rule { return h.Engine().Rules() })
 	h = proxy.New(proxy.Config{
 		Backend:        rc.Backend,
 		TrustedProxies: rc.TrustedProxies,

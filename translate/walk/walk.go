@@ -17,9 +17,12 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
@@ -29,12 +32,14 @@ import (
 type FS interface {
 	Stat(name string) (fs.FileInfo, error)
 	Lstat(name string) (fs.FileInfo, error)
+	ReadFile(name string) ([]byte, error)
 }
 
 type osFS struct{}
 
 func (osFS) Stat(name string) (fs.FileInfo, error)  { return os.Stat(name) }
 func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+func (osFS) ReadFile(name string) ([]byte, error)   { return os.ReadFile(name) }
 
 // OS is the file system of this machine.
 var OS FS = osFS{}
@@ -42,11 +47,13 @@ var OS FS = osFS{}
 // Engine decides requests for one translated configuration. It is
 // immutable and safe for concurrent use.
 type Engine struct {
-	cfg    *translate.Config
-	fs     FS
-	id     policy.Identity
-	cache  sync.Map // uint64 hash of a section list -> *merged
-	cached atomic.Int64
+	baseDir string
+	cfg     *translate.Config
+	fs      FS
+	id      policy.Identity
+	cache   sync.Map // uint64 hash of a section list -> *merged
+	cached  atomic.Int64
+	ht      sync.Map // .htaccess path and categories -> *htEntry
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -159,7 +166,8 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	methodNum := e.cfg.Methods.Number(req.Method)
 	m, w, st := e.walk(uri, &res)
 	if st != 0 {
-		res.Status, res.Layer = st, policy.LayerRequest
+		// A file system error or a broken .htaccess file.
+		res.Status, res.Layer = st, policy.LayerConfig
 		return res
 	}
 	// header_parser: the merged per-directory SetEnvIf list.
@@ -196,12 +204,11 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			suburi = name
 		}
 		sm, sw, st := e.walk(suburi, &sub)
-		if st != 0 {
-			continue
-		}
 		sub.URI = suburi
 		sub.Env = res.Env
-		if sm == m {
+		if st != 0 {
+			sub.Decision = policy.Decision{Status: st, Layer: policy.LayerConfig}
+		} else if sm == m {
 			// The same merged configuration as the main request: Apache
 			// skips access control and copies the user
 			// (ap_process_request_internal, r->main->per_dir_config).
@@ -556,7 +563,8 @@ func cleanFilename(p string) string {
 func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, isDir, isReg bool, status int) {
 	dirs := e.cfg.Dirs
 	idx := 0
-	apply := func(prefix string, depth int) {
+	override, nonfatal := e.cfg.DefaultOverride, uint16(0)
+	apply := func(prefix string, depth int) int {
 		for ; idx < len(dirs); idx++ {
 			s := dirs[idx]
 			if s.Depth > depth {
@@ -566,7 +574,19 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 				continue
 			}
 			res.Sections = append(res.Sections, s)
+			if s.Conf.Override != nil {
+				override, nonfatal = *s.Conf.Override, s.Conf.NonFatal
+			}
 		}
+		// The directory's .htaccess, after its <Directory> sections.
+		if override == 0 {
+			return 0
+		}
+		sec, st := e.htaccess(prefix, override, nonfatal)
+		if sec != nil {
+			res.Sections = append(res.Sections, sec)
+		}
+		return st
 	}
 	// The whole path exists: Apache skips the per-component lstat and
 	// treats every component as a directory (FollowSymLinks in force).
@@ -577,7 +597,9 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 	// the current component, "rest" what follows it (path_info if the
 	// walk stops here).
 	depth := 1
-	apply("/", 0)
+	if st := apply("/", 0); st != 0 {
+		return "/", filename, false, false, st
+	}
 	for start := 1; start < len(filename); {
 		segEnd := len(filename)
 		if j := strings.IndexByte(filename[start:], '/'); j >= 0 {
@@ -593,7 +615,9 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 		start = segEnd + 1
 		if wholeOK {
 			depth++
-			apply(dirPrefix(), depth)
+			if st := apply(dirPrefix(), depth); st != 0 {
+				return next, rest, false, false, st
+			}
 			continue
 		}
 		fi, err := e.fs.Lstat(next)
@@ -615,7 +639,9 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 			return next, rest, false, true, 0
 		case fi.IsDir():
 			depth++
-			apply(dirPrefix(), depth)
+			if st := apply(dirPrefix(), depth); st != 0 {
+				return next, rest, false, false, st
+			}
 		default:
 			return next, rest, false, false, 403
 		}
@@ -633,4 +659,96 @@ func fnmatch(pattern, name string) bool {
 	pattern = strings.ReplaceAll(pattern, "[!", "[^")
 	ok, err := path.Match(pattern, name)
 	return err == nil && ok
+}
+
+// htEntry is a parsed .htaccess file, kept while the file is unchanged.
+type htEntry struct {
+	mod  int64
+	size int64
+	ino  uint64
+	sec  *translate.Section
+	err  error
+}
+
+// htaccess reads the .htaccess file of a directory (prefix ends in "/") as
+// ap_parse_htaccess does: the first AccessFileName that exists is parsed
+// with the AllowOverride categories in force; an error in it answers 500
+// for everything below, a file that exists but cannot be read 403. It is
+// looked at on every request, as Apache does, and parsed again when it
+// changes, so edits take effect without a restart.
+func (e *Engine) htaccess(prefix string, override, nonfatal uint16) (*translate.Section, int) {
+	for _, name := range e.cfg.AccessFileNames {
+		p := prefix + name
+		fi, err := e.fs.Stat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				continue
+			}
+			return nil, 403 // AH00529: unable to check htaccess file
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, 403
+		}
+		key := p + "\x00" + strconv.Itoa(int(override)) + "\x00" + strconv.Itoa(int(nonfatal))
+		mod, size, ino := fi.ModTime().UnixNano(), fi.Size(), inode(fi)
+		if v, ok := e.ht.Load(key); ok {
+			h := v.(*htEntry)
+			// A file changed within the clock's resolution may look the
+			// same: only trust entries older than two seconds.
+			if h.mod == mod && h.size == size && h.ino == ino && time.Since(time.Unix(0, mod)) > 2*time.Second {
+				return h.sec, htStatus(h.err)
+			}
+		}
+		data, err := e.fs.ReadFile(p)
+		if err != nil {
+			return nil, 403
+		}
+		sec, err := e.cfg.ParseHtaccess(p, data, override, nonfatal, e.cfg.BaseDir)
+		h := &htEntry{mod: mod, size: size, ino: ino, sec: sec, err: err}
+		if old, ok := e.ht.Swap(key, h); ok && sec != nil {
+			// Counters of rules that did not change survive the edit.
+			if prev := old.(*htEntry).sec; prev != nil {
+				carryStats(prev.Rules, sec.Rules)
+			}
+		}
+		return sec, htStatus(err)
+	}
+	return nil, 0
+}
+
+func htStatus(err error) int {
+	if err != nil {
+		return 500
+	}
+	return 0
+}
+
+func carryStats(from, to []*policy.Rule) {
+	byID := make(map[string]*policy.Rule, len(from))
+	for _, r := range from {
+		byID[r.ID] = r
+	}
+	for _, r := range to {
+		if o := byID[r.ID]; o != nil && o != r {
+			r.AddStats(o.Stats())
+		}
+	}
+}
+
+// HtaccessRules returns the rules of the .htaccess files read so far.
+func (e *Engine) HtaccessRules() []*policy.Rule {
+	var out []*policy.Rule
+	e.ht.Range(func(_, v any) bool {
+		if h := v.(*htEntry); h.sec != nil {
+			out = append(out, h.sec.Rules...)
+		}
+		return true
+	})
+	return out
+}
+
+// Rules returns every rule the engine decides with: the configuration's
+// and those of the .htaccess files read so far.
+func (e *Engine) Rules() []*policy.Rule {
+	return append(append([]*policy.Rule(nil), e.cfg.Rules...), e.HtaccessRules()...)
 }

@@ -329,7 +329,7 @@ func TestLoadErrors(t *testing.T) {
 		{"<Directory @DOCROOT@>\n<Limit TRACE>\nRequire all denied\n</Limit>\n</Directory>", "legacy.conf:2: TRACE cannot be controlled by <Limit>, see TraceEnable"},
 		{"<Directory @DOCROOT@>\nRequire expr true\n</Directory>", "legacy.conf:2: Require expr cannot be evaluated by orderly; refusing to load"},
 		{"<VirtualHost *:80>\n<Directory @DOCROOT@>\nRequire all denied\n</Directory>\n</VirtualHost>", "legacy.conf:1: access rules inside <VirtualHost> are not supported yet"},
-		{"<Directory @DOCROOT@>\nAllowOverride All\n</Directory>", "legacy.conf:2: AllowOverride All: .htaccess files are not supported yet"},
+		{"<Directory @DOCROOT@>\nAllowOverride Everything\n</Directory>", "legacy.conf:2: Illegal override option Everything"},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
@@ -432,5 +432,90 @@ func BenchmarkEngineDecide(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// .htaccess files: read where AllowOverride is not None, merged after their
+// directory's sections, every directive checked against the categories
+// allowed (apache-access-semantics.md §4.4, §9.2 last row).
+func TestHtaccess(t *testing.T) {
+	const deny = "Order deny,allow\nDeny from all\n"
+	tests := []struct {
+		name     string
+		override string // AllowOverride on the directory; "" leaves it unset
+		htaccess string
+		want     int
+	}{
+		{"None: not read", "None", deny, 0},
+		{"Limit", "Limit", deny, 403},
+		{"AuthConfig only: Order not allowed here", "AuthConfig", deny, 500},
+		{"All", "All", deny, 403},
+		{"unset (2.4): read, nothing allowed", "", deny, 500},
+		{"unset: comments only", "", "# nothing here\n\n", 0},
+		{"unknown directive", "All", "Frobnicate on\n", 500},
+		{"module not loaded", "All", "php_value x 1\n", 500},
+		{"server directive not allowed", "All", "DocumentRoot /tmp\n", 500},
+		{"Directory not allowed", "All", "<Directory /x>\n</Directory>\n", 500},
+		{"Nonfatal=Override skips it", "AuthConfig Nonfatal=Override", deny, 0},
+		{"Nonfatal=Unknown skips unknown", "Limit Nonfatal=Unknown", "Frobnicate on\n" + deny, 403},
+		{"FileInfo: SetEnvIf then Allow env needs Limit too", "FileInfo", "SetEnvIf User-Agent x y\n", 0},
+		{"Files inside", "All", "<Files secret.txt>\n" + deny + "</Files>\n", 0},
+		{"Limit section", "Limit", "<Limit POST>\n" + deny + "</Limit>\n", 0},
+		{"new method from .htaccess", "Limit", "<Limit FROB>\n" + deny + "</Limit>\n", 500},
+		{"Require under AuthConfig", "AuthConfig", "Require all denied\n", 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// With AllowOverride unset everywhere, Apache reads .htaccess
+			// files from / down; the test's tree has none above d.
+			conf := "<Directory @DOCROOT@/d>\n"
+			if tt.override != "" {
+				conf += "AllowOverride " + tt.override + "\n"
+			}
+			conf += "</Directory>\n"
+			e, root := engine(t, conf, "d/index.html", "d/secret.txt")
+			if err := os.WriteFile(filepath.Join(root, "d", ".htaccess"), []byte(tt.htaccess), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if res := decide(e, req{target: "/d/index.html", ip: "8.8.8.8"}); res.Status != tt.want {
+				t.Errorf("status %d (layer %s), want %d", res.Status, res.Layer, tt.want)
+			}
+		})
+	}
+}
+
+// Edits to .htaccess take effect on the next request, and counters of
+// unchanged rules survive the edit.
+func TestHtaccessEdits(t *testing.T) {
+	e, root := engine(t, "<Directory />\nAllowOverride None\n</Directory>\n<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n", "d/index.html")
+	ht := filepath.Join(root, "d", ".htaccess")
+	get := func() int { return decide(e, req{target: "/d/index.html", ip: "8.8.8.8"}).Status }
+	if st := get(); st != 0 {
+		t.Fatalf("no .htaccess: %d", st)
+	}
+	os.WriteFile(ht, []byte("Order deny,allow\nDeny from all\n"), 0o644)
+	if st := get(); st != 403 {
+		t.Fatalf("after adding a denial: %d", st)
+	}
+	os.WriteFile(ht, []byte("Order deny,allow\nDeny from all\nAllow from 8.8.8.0/24\n"), 0o644)
+	if st := get(); st != 0 {
+		t.Fatalf("after allowing the client: %d", st)
+	}
+	var deny *policy.Rule
+	for _, r := range e.HtaccessRules() {
+		if r.Text == "Deny from all" {
+			deny = r
+		}
+	}
+	if deny == nil {
+		t.Fatal("the .htaccess rules are not exported")
+	}
+	if m, _, _ := deny.Stats(); m != 2 {
+		t.Errorf("Deny from all matched %d times across the edit, want 2", m)
+	}
+	os.Remove(ht)
+	os.Mkdir(ht, 0o755)
+	if st := get(); st != 403 {
+		t.Errorf(".htaccess that is a directory: %d, want 403", st)
 	}
 }
