@@ -42,6 +42,7 @@ d, n = sys.argv[1], int(sys.argv[2])
 addrs = ["10.%d.%d.%d" % ((i >> 16) & 255, (i >> 8) & 255, i & 255) for i in range(n)]
 for name, lst in (("0", []), ("10k", addrs)):
     with open(f"{d}/legacy-{name}.conf", "w") as f:
+        f.write('<Directory />\n    AllowOverride None\n</Directory>\n')
         f.write(f'<Directory "{d}/docroot">\n    Order deny,allow\n    Deny from all\n')
         for i in range(0, len(lst), 20):
             f.write("    Allow from " + " ".join(lst[i:i+20]) + "\n")

@@ -106,6 +106,15 @@ func setup(path string, stderr io.Writer) (*runtimeConfig, *walk.Engine, bool) {
 		printErrs(stderr, err)
 		return nil, nil, false
 	}
+	// The walk reads the document root as Apache does (directories,
+	// files, .htaccess); without it orderly would decide blind.
+	if fi, err := os.Stat(cfg.DocumentRoot); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		fmt.Fprintf(stderr, "%s: document root %s: %v: orderly must read the files Apache serves to decide as it does\n", path, cfg.DocumentRoot, err)
+		return nil, nil, false
+	}
 	return rc, walk.New(cfg, walk.OS, proxy.NewIdentity()), true
 }
 

@@ -107,3 +107,11 @@ func TestVersionAndUsage(t *testing.T) {
 		t.Errorf("no command: exit %d", code)
 	}
 }
+
+func TestUnreadableDocumentRoot(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"orderly.hcl": strings.Replace(goodHCL, `"docroot"`, `"nowhere"`, 1), "legacy.conf": "<Directory /x>\nDeny from all\n</Directory>\n"})
+	var out, errb bytes.Buffer
+	if code := run([]string{"explain", "-config", filepath.Join(dir, "orderly.hcl"), "-ip", "1.2.3.4", "/"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "document root") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}

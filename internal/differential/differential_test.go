@@ -235,7 +235,7 @@ func replay(t *testing.T, fr front) tally {
 		if err != nil {
 			t.Fatalf("%s: %v", c.Path, err)
 		}
-		backendOpt := apachetest.Options{DocumentRoot: l.DocRoot}
+		backendOpt := backendOptions(l)
 		if oracle == nil {
 			oracle = apachetest.Start(t, l.OracleOptions())
 			backend = apachetest.Start(t, backendOpt)
@@ -322,4 +322,12 @@ func TestControlApacheFront(t *testing.T) {
 		t.Error(m)
 	}
 	fmt.Printf("control apache-front: agrees on %d/%d requests\n", tl.agree, tl.requests)
+}
+
+// backendOptions configures the 2.4 backend behind orderly: the case's
+// document root and no access rules, and no .htaccess files either, as a
+// backend behind orderly is set up (the legacy .htaccess rules are
+// orderly's to enforce).
+func backendOptions(l apachetest.Layout) apachetest.Options {
+	return apachetest.Options{DocumentRoot: l.DocRoot, Extra: "<Directory />\n    AllowOverride None\n</Directory>\n"}
 }

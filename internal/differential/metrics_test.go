@@ -43,7 +43,7 @@ func TestMetricsScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend := apachetest.Start(t, apachetest.Options{DocumentRoot: l.DocRoot})
+	backend := apachetest.Start(t, backendOptions(l))
 	metrics := freePort(t)
 	addr, stop := orderlyFront{metrics: metrics}.start(t, l, backend.Addr)
 	defer stop()
