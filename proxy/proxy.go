@@ -164,6 +164,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &walk.Request{
 		Method:     r.Method,
 		Target:     r.RequestURI,
+		Host:       r.Host,
 		Proto:      r.Proto,
 		Header:     r.Header,
 		ClientAddr: client,

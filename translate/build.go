@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -47,6 +48,8 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 			Modules:         opt.Modules,
 		},
 		ordinals: map[string]int{},
+		set:      map[string]bool{},
+		order:    new(int),
 	}
 	if opt.Semantics != Compat24 {
 		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is not supported yet (use %q)", opt.Semantics, Compat24)}}
@@ -71,22 +74,50 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	b.cfg.ServerRoot = b.serverRoot
 	b.cfg.BaseDir = opt.BaseDir
 	b.cfg.Default = b.defaultRule(nil, "server")
+	for _, vb := range b.vhosts {
+		v := vb.vhost
+		v.Config = mergeServer(b.cfg, vb.cfg, vb.set)
+		v.Config.Default = vb.defaultRule(vb.directive, vb.scope...)
+		b.defaults = append(b.defaults, vb.defaults...)
+		b.cfg.VHosts = append(b.cfg.VHosts, v)
+	}
 	b.cfg.Rules = append(b.rules, b.defaults...)
 	return b.cfg, nil
 }
 
 type builder struct {
-	rules    []*policy.Rule
-	defaults []*policy.Rule
-	// htaccess is set while building an .htaccess file: the AllowOverride
-	// categories in force and the non-fatal flags.
-	htaccess   *htaccessMode
 	opt        Options
 	cfg        *Config
 	errs       apacheconf.ErrorList
 	ordinals   map[string]int
-	order      int
+	order      *int // shared by the main builder and its hosts
 	serverRoot string
+	rules      []*policy.Rule
+	defaults   []*policy.Rule
+
+	// For a <VirtualHost>: the host being built, its directive and scope
+	// for rule IDs, and which server-wide settings it set itself. The
+	// main builder keeps the builders of its hosts.
+	vhost     *VHost
+	directive *apacheconf.Directive
+	scope     []string
+	set       map[string]bool
+	vhosts    []*builder
+
+	// htaccess is set while building an .htaccess file: the AllowOverride
+	// categories in force and the non-fatal flags.
+	htaccess *htaccessMode
+}
+
+// nextOrder numbers sections uniquely: in configuration order for the
+// server configuration, apart from it for .htaccess files.
+func (b *builder) nextOrder() int {
+	if b.htaccess != nil || b.order == nil {
+		return int(1<<40 + htaccessOrder.Add(1))
+	}
+	n := *b.order
+	*b.order++
+	return n
 }
 
 func (b *builder) errorf(d *apacheconf.Directive, format string, args ...any) {
@@ -169,12 +200,15 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "accessfilename":
 		if len(d.Args) > 0 {
 			b.cfg.AccessFileNames = append([]string(nil), d.Args...)
+			b.set["accessfilename"] = true
 		}
 	case "mergeslashes":
 		if len(d.Args) == 1 {
 			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
+			b.set["mergeslashes"] = true
 		}
 	case "allowencodedslashes":
+		b.set["allowencodedslashes"] = true
 		if len(d.Args) >= 1 {
 			switch strings.ToLower(d.Args[0]) {
 			case "on":
@@ -186,7 +220,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			}
 		}
 	case "directory", "directorymatch", "files", "filesmatch", "location", "locationmatch":
-		if s := b.section(d, nil, nil); s != nil {
+		if s := b.section(d, nil, b.scope); s != nil {
 			switch s.Kind {
 			case KindDirectory:
 				b.cfg.Dirs = append(b.cfg.Dirs, s)
@@ -199,12 +233,24 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			}
 		}
 	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
-		b.cfg.ServerEnv = b.setEnvIf(d, nil, b.cfg.ServerEnv)
+		b.cfg.ServerEnv = b.setEnvIf(d, b.scope, b.cfg.ServerEnv)
 	case "directoryindex":
 		b.cfg.Defaults.DirIndex = append(b.cfg.Defaults.DirIndex, dirIndex(d)...)
 	case "virtualhost":
-		if mentionsAccess(d) {
-			b.errorf(d, "access rules inside <VirtualHost> are not supported yet; refusing to load rather than forward blindly")
+		if b.vhost != nil {
+			b.errorf(d, "<VirtualHost> cannot occur within <VirtualHost> section")
+			return
+		}
+		b.virtualHost(d)
+	case "servername":
+		if b.vhost != nil && len(d.Args) >= 1 {
+			b.vhost.Name = hostOnly(d.Args[0])
+		}
+	case "serveralias":
+		if b.vhost != nil {
+			for _, a := range d.Args {
+				b.vhost.Aliases = append(b.vhost.Aliases, strings.ToLower(a))
+			}
 		}
 	case "if", "elseif", "else":
 		if mentionsAccess(d) {
@@ -266,8 +312,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		b.errorf(d, "<%s> needs an argument", d.Name)
 		return nil
 	}
-	s := &Section{Pos: d.Pos, Order: b.order, Conf: &DirConf{}}
-	b.order++
+	s := &Section{Pos: d.Pos, Order: b.nextOrder(), Conf: &DirConf{}}
 	args := d.Args
 	regex := strings.HasSuffix(name, "match")
 	if args[0] == "~" {
@@ -1093,7 +1138,7 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 		serverRoot: c.ServerRoot,
 	}
 	s := &Section{Kind: KindHtaccess, Pattern: path, Path: path, Pos: apacheconf.Pos{File: path, Line: 1},
-		Order: int(1<<40 + htaccessOrder.Add(1)), Conf: &DirConf{}}
+		Order: b.nextOrder(), Conf: &DirConf{}}
 	scope := []string{"htaccess " + b.relFile(path)}
 	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
 	for _, d := range ds {
@@ -1108,4 +1153,116 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 	s.Default = b.defaultRule(&apacheconf.Directive{Name: "htaccess", Args: []string{b.relFile(path)}, Pos: s.Pos}, scope...)
 	s.Rules = append(b.rules, b.defaults...)
 	return s, nil
+}
+
+// virtualHost builds a <VirtualHost> with a builder of its own that shares
+// the main one's rule bookkeeping, method registry and modules.
+func (b *builder) virtualHost(d *apacheconf.Directive) {
+	v := &VHost{Pos: d.Pos}
+	for _, a := range d.Args {
+		va, err := parseVHostAddr(a)
+		if err != "" {
+			b.errorf(d, "%s", err)
+			return
+		}
+		v.Addrs = append(v.Addrs, va)
+	}
+	if len(v.Addrs) == 0 {
+		b.errorf(d, "<VirtualHost> directive requires additional arguments")
+		return
+	}
+	vb := &builder{
+		vhost: v, scope: []string{sectionHeader(d)}, set: map[string]bool{},
+		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order,
+		cfg: &Config{Methods: b.cfg.Methods, Modules: b.cfg.Modules, Defaults: &DirConf{}, MergeSlashes: true},
+	}
+	for _, c := range d.Block {
+		vb.topLevel(c)
+	}
+	b.errs = append(b.errs, vb.errs...)
+	b.rules = append(b.rules, vb.rules...)
+	vb.rules = nil
+	vb.directive = d
+	b.vhosts = append(b.vhosts, vb)
+}
+
+// parseVHostAddr reads one address of <VirtualHost>: "*:80", "_default_",
+// "10.0.0.1", "[2001:db8::1]:443", "*".
+func parseVHostAddr(a string) (VHostAddr, string) {
+	var v VHostAddr
+	host, port := a, ""
+	if strings.HasPrefix(a, "[") {
+		i := strings.Index(a, "]")
+		if i < 0 {
+			return v, "Invalid address or port in <VirtualHost> " + a
+		}
+		host, port = a[1:i], strings.TrimPrefix(a[i+1:], ":")
+	} else if i := strings.LastIndexByte(a, ':'); i >= 0 && strings.Count(a, ":") == 1 {
+		host, port = a[:i], a[i+1:]
+	}
+	switch port {
+	case "", "*":
+	default:
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return v, "Invalid address or port in <VirtualHost> " + a
+		}
+		v.Port = n
+	}
+	switch strings.ToLower(host) {
+	case "*", "_default_":
+		v.Wildcard = true
+		return v, ""
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		// A host name would be resolved at start-up by Apache; orderly
+		// does not guess.
+		return v, "<VirtualHost " + a + ">: orderly needs an IP address or *, not a host name"
+	}
+	v.IP = ip.Unmap()
+	return v, ""
+}
+
+// hostOnly strips a port from a ServerName and lowercases it.
+func hostOnly(s string) string {
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.Contains(s[i:], "]") {
+		s = s[:i]
+	}
+	return strings.ToLower(strings.TrimSuffix(s, "."))
+}
+
+// mergeServer is the configuration of a virtual host: its own directives
+// merged with the main server's (ap_fixup_virtual_hosts and the modules'
+// server merges): the main server's <Directory> and <Location> sections
+// apply inside every virtual host, before the host's own; the host's own
+// aliases come first; unset settings are inherited.
+func mergeServer(main, own *Config, set map[string]bool) *Config {
+	c := *main
+	c.VHosts = nil
+	if own.DocumentRoot != "" {
+		c.DocumentRoot = own.DocumentRoot
+	}
+	c.Aliases = append(append([]Alias(nil), own.Aliases...), main.Aliases...)
+	c.Dirs = append(append([]*Section(nil), main.Dirs...), own.Dirs...)
+	sort.SliceStable(c.Dirs, func(i, j int) bool { return c.Dirs[i].Depth < c.Dirs[j].Depth })
+	c.DirMatches = append(append([]*Section(nil), main.DirMatches...), own.DirMatches...)
+	c.Files = append(append([]*Section(nil), main.Files...), own.Files...)
+	c.Locations = append(append([]*Section(nil), main.Locations...), own.Locations...)
+	c.ServerEnv = append(append([]*EnvRule(nil), main.ServerEnv...), own.ServerEnv...)
+	d := *main.Defaults
+	if own.Defaults.DirIndex != nil {
+		d.DirIndex = own.Defaults.DirIndex
+	}
+	c.Defaults = &d
+	if set["accessfilename"] {
+		c.AccessFileNames = own.AccessFileNames
+	}
+	if set["mergeslashes"] {
+		c.MergeSlashes = own.MergeSlashes
+	}
+	if set["allowencodedslashes"] {
+		c.AllowEncodedSlashes = own.AllowEncodedSlashes
+	}
+	return &c
 }

@@ -11,6 +11,7 @@
 package translate
 
 import (
+	"net/netip"
 	"regexp"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -158,6 +159,28 @@ type Config struct {
 	// Default is the synthetic rule of the server scope: decisions made
 	// where no section had an access directive.
 	Default *policy.Rule
+
+	// VHosts are the virtual hosts, in configuration order.
+	VHosts []*VHost
+}
+
+// VHost is a <VirtualHost>: the addresses it answers on, its names, and
+// the configuration in force for requests it serves (its own directives
+// merged with the main server's, as ap_fixup_virtual_hosts does).
+type VHost struct {
+	Addrs   []VHostAddr
+	Name    string   // ServerName
+	Aliases []string // ServerAlias patterns
+	Pos     apacheconf.Pos
+	Config  *Config
+}
+
+// VHostAddr is one address of a <VirtualHost>: an IP or a wildcard ("*",
+// "_default_"), and a port or any (0).
+type VHostAddr struct {
+	IP       netip.Addr // invalid for a wildcard
+	Port     int        // 0: any port
+	Wildcard bool
 }
 
 // EncodedSlashes is AllowEncodedSlashes.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,12 +51,14 @@ type legacyBlock struct {
 	PathMap      map[string]string `hcl:"path_map,optional"`
 	Semantics    *string           `hcl:"semantics,optional"`
 	Defines      []string          `hcl:"defines,optional"`
+	Address      *string           `hcl:"address,optional"`
 	Modules      []string          `hcl:"modules,optional"`
 
 	DefRange       hcl.Range `hcl:",def_range"`
 	FilesRange     hcl.Range `hcl:"files,attr_range"`
 	SemanticsRange hcl.Range `hcl:"semantics,attr_range"`
 	PathMapRange   hcl.Range `hcl:"path_map,attr_range"`
+	AddressRange   hcl.Range `hcl:"address,attr_range"`
 }
 
 type clientIPBlock struct {
@@ -87,6 +90,8 @@ type runtimeConfig struct {
 	ErrorLog        string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
+	LegacyIP        netip.Addr // the legacy server's address, for <VirtualHost>
+	LegacyPort      int
 }
 
 var envFunc = function.New(&function.Spec{
@@ -206,6 +211,13 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 			diags = append(diags, diag("path_map not supported yet", "legacy.path_map is not supported yet: orderly must read the paths the configuration names as they are.", l.PathMapRange))
 		}
 		rc.Legacy = opt
+		if l.Address != nil {
+			ip, port, err := parseLegacyAddress(*l.Address)
+			if err != nil {
+				diags = append(diags, diag("Invalid legacy address", err.Error(), l.AddressRange))
+			}
+			rc.LegacyIP, rc.LegacyPort = ip, port
+		}
 	}
 	if fc.ClientIP != nil {
 		for _, s := range fc.ClientIP.TrustedProxies {
@@ -243,4 +255,32 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
 	}
 	return rc, diags
+}
+
+// parseLegacyAddress reads legacy.address: "ip:port", "*:port" or "ip".
+func parseLegacyAddress(s string) (netip.Addr, int, error) {
+	host, port := s, ""
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap(), int(ap.Port()), nil
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && strings.Count(s, ":") == 1 {
+		host, port = s[:i], s[i+1:]
+	}
+	var ip netip.Addr
+	if host != "*" {
+		a, err := netip.ParseAddr(host)
+		if err != nil {
+			return ip, 0, fmt.Errorf("%q: want ip:port, *:port or ip", s)
+		}
+		ip = a.Unmap()
+	}
+	p := 0
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return ip, 0, fmt.Errorf("%q: bad port", s)
+		}
+		p = n
+	}
+	return ip, p, nil
 }

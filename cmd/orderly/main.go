@@ -115,7 +115,9 @@ func setup(path string, stderr io.Writer) (*runtimeConfig, *walk.Engine, bool) {
 		fmt.Fprintf(stderr, "%s: document root %s: %v: orderly must read the files Apache serves to decide as it does\n", path, cfg.DocumentRoot, err)
 		return nil, nil, false
 	}
-	return rc, walk.New(cfg, walk.OS, proxy.NewIdentity()), true
+	e := walk.New(cfg, walk.OS, proxy.NewIdentity())
+	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
+	return rc, e, true
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -283,7 +285,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(*user+":"+*password)))
 	}
 	req := &walk.Request{
-		Method: *method, Target: target, Proto: "HTTP/1.1", Header: hdr,
+		Method: *method, Target: target, Proto: "HTTP/1.1", Header: hdr, Host: hdr.Get("Host"),
 		ClientAddr: addr, LocalAddr: netip.MustParseAddr("127.0.0.1"), Auth: cred,
 		Resolver: resolver,
 	}

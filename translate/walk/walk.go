@@ -47,13 +47,16 @@ var OS FS = osFS{}
 // Engine decides requests for one translated configuration. It is
 // immutable and safe for concurrent use.
 type Engine struct {
-	baseDir string
-	cfg     *translate.Config
-	fs      FS
-	id      policy.Identity
-	cache   sync.Map // uint64 hash of a section list -> *merged
-	cached  atomic.Int64
-	ht      sync.Map // .htaccess path and categories -> *htEntry
+	cfg    *translate.Config
+	fs     FS
+	id     policy.Identity
+	cache  sync.Map // uint64 hash of a section list -> *merged
+	cached atomic.Int64
+	ht     sync.Map // .htaccess path and categories -> *htEntry
+
+	hosts     []hostEngine // virtual hosts, in configuration order
+	localIP   netip.Addr   // the legacy server's address this traffic stands for
+	localPort int
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -62,7 +65,91 @@ func New(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 	if fsys == nil {
 		fsys = OS
 	}
-	return &Engine{cfg: cfg, fs: fsys, id: id}
+	e := &Engine{cfg: cfg, fs: fsys, id: id}
+	for _, v := range cfg.VHosts {
+		e.hosts = append(e.hosts, hostEngine{v: v, e: &Engine{cfg: v.Config, fs: fsys, id: id}})
+	}
+	return e
+}
+
+type hostEngine struct {
+	v *translate.VHost
+	e *Engine
+}
+
+// SetLegacyAddress says which address and port of the legacy server the
+// traffic orderly receives stands for, for <VirtualHost> selection. An
+// invalid ip matches only wildcard hosts; port 0 matches any port. Call it
+// before the engine is used.
+func (e *Engine) SetLegacyAddress(ip netip.Addr, port int) {
+	e.localIP, e.localPort = ip.Unmap(), port
+}
+
+// host picks the virtual host of a request as Apache does (server/vhost.c):
+// the hosts bound to the address (an exact IP first, else the wildcard
+// ones), then by the Host header against ServerName and ServerAlias, else
+// the first of them; with no host bound to the address, the main server.
+func (e *Engine) host(hostHeader string) *Engine {
+	if len(e.hosts) == 0 {
+		return e
+	}
+	portOK := func(a translate.VHostAddr) bool {
+		return a.Port == 0 || e.localPort == 0 || a.Port == e.localPort
+	}
+	var set []hostEngine
+	for _, h := range e.hosts {
+		for _, a := range h.v.Addrs {
+			if !a.Wildcard && e.localIP.IsValid() && a.IP == e.localIP && portOK(a) {
+				set = append(set, h)
+				break
+			}
+		}
+	}
+	if len(set) == 0 {
+		for _, h := range e.hosts {
+			for _, a := range h.v.Addrs {
+				if a.Wildcard && portOK(a) {
+					set = append(set, h)
+					break
+				}
+			}
+		}
+	}
+	if len(set) == 0 {
+		return e
+	}
+	name := strings.ToLower(strings.TrimSuffix(stripPort(hostHeader), "."))
+	if name != "" {
+		for _, h := range set {
+			if h.v.Name == name {
+				return h.e
+			}
+			for _, a := range h.v.Aliases {
+				if a == name || strings.ContainsAny(a, "*?[") && fnmatchFold(a, name) {
+					return h.e
+				}
+			}
+		}
+	}
+	return set[0].e
+}
+
+func stripPort(h string) string {
+	if strings.HasPrefix(h, "[") {
+		if i := strings.IndexByte(h, ']'); i >= 0 {
+			return h[1:i]
+		}
+		return h
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.Count(h, ":") == 1 {
+		return h[:i]
+	}
+	return h
+}
+
+func fnmatchFold(pattern, name string) bool {
+	ok, err := path.Match(strings.ReplaceAll(pattern, "[!", "[^"), name)
+	return err == nil && ok
 }
 
 // Config returns the configuration the engine decides by.
@@ -72,6 +159,7 @@ func (e *Engine) Config() *translate.Config { return e.cfg }
 type Request struct {
 	Method     string
 	Target     string // the request-target as sent
+	Host       string // the Host header, for <VirtualHost> selection
 	Proto      string // "HTTP/1.1"
 	Header     http.Header
 	ClientAddr netip.Addr
@@ -118,6 +206,9 @@ type Result struct {
 
 // Decide runs access control for req. tr may be nil.
 func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
+	if h := e.host(req.Host); h != e {
+		return h.Decide(req, tr)
+	}
 	var res Result
 	raw := req.Target
 	if strings.IndexByte(raw, '#') >= 0 {
@@ -748,7 +839,12 @@ func (e *Engine) HtaccessRules() []*policy.Rule {
 }
 
 // Rules returns every rule the engine decides with: the configuration's
-// and those of the .htaccess files read so far.
+// (virtual hosts' included) and those of the .htaccess files read so far.
 func (e *Engine) Rules() []*policy.Rule {
-	return append(append([]*policy.Rule(nil), e.cfg.Rules...), e.HtaccessRules()...)
+	out := append(append([]*policy.Rule(nil), e.cfg.Rules...), e.HtaccessRules()...)
+	for _, h := range e.hosts {
+		out = append(out, h.e.HtaccessRules()...)
+		out = append(out, h.v.Config.Default)
+	}
+	return out
 }

@@ -328,7 +328,8 @@ func TestLoadErrors(t *testing.T) {
 		{"<Directory @DOCROOT@>\n<RequireAll>\nRequire not ip 10.1\n</RequireAll>\n</Directory>", "legacy.conf:2: <RequireAll> directive contains only negative authorization directives"},
 		{"<Directory @DOCROOT@>\n<Limit TRACE>\nRequire all denied\n</Limit>\n</Directory>", "legacy.conf:2: TRACE cannot be controlled by <Limit>, see TraceEnable"},
 		{"<Directory @DOCROOT@>\nRequire expr true\n</Directory>", "legacy.conf:2: Require expr cannot be evaluated by orderly; refusing to load"},
-		{"<VirtualHost *:80>\n<Directory @DOCROOT@>\nRequire all denied\n</Directory>\n</VirtualHost>", "legacy.conf:1: access rules inside <VirtualHost> are not supported yet"},
+		{"<VirtualHost www.example.com:80>\n</VirtualHost>", "legacy.conf:1: <VirtualHost www.example.com:80>: orderly needs an IP address or *, not a host name"},
+		{"<VirtualHost *:80>\n<VirtualHost *:81>\n</VirtualHost>\n</VirtualHost>", "legacy.conf:2: <VirtualHost> cannot occur within <VirtualHost> section"},
 		{"<Directory @DOCROOT@>\nAllowOverride Everything\n</Directory>", "legacy.conf:2: Illegal override option Everything"},
 	}
 	for _, tt := range tests {
@@ -517,5 +518,76 @@ func TestHtaccessEdits(t *testing.T) {
 	os.Mkdir(ht, 0o755)
 	if st := get(); st != 403 {
 		t.Errorf(".htaccess that is a directory: %d, want 403", st)
+	}
+}
+
+// Virtual hosts: chosen by address, then by Host against ServerName and
+// ServerAlias, the first as default; the main server's sections apply
+// inside every host, before the host's own.
+func TestVirtualHosts(t *testing.T) {
+	e, root := engine(t, `<Directory @DOCROOT@/private>
+Require all denied
+</Directory>
+<VirtualHost *:80>
+ServerName www.example.test
+ServerAlias example.test *.cdn.example.test
+<Location /admin>
+Require ip 10.0.0.0/8
+</Location>
+</VirtualHost>
+<VirtualHost *:80>
+ServerName other.test
+DocumentRoot @DOCROOT@/other
+<Directory @DOCROOT@/other>
+Order deny,allow
+Deny from all
+Allow from 192.0.2.0/24
+</Directory>
+</VirtualHost>
+<VirtualHost 192.0.2.10:8080>
+ServerName www.example.test
+<Location />
+Require all denied
+</Location>
+</VirtualHost>`, "private/x", "admin/x", "other/index.html", "other/private/x")
+	_ = root
+	tests := []struct {
+		host, target, ip string
+		want             int
+	}{
+		{"www.example.test", "/admin/x", "10.1.2.3", 0},
+		{"www.example.test", "/admin/x", "8.8.8.8", 403},
+		{"WWW.Example.TEST:80", "/admin/x", "8.8.8.8", 403},
+		{"example.test", "/admin/x", "8.8.8.8", 403},
+		{"img.cdn.example.test", "/admin/x", "8.8.8.8", 403},
+		{"unknown.test", "/admin/x", "8.8.8.8", 403}, // the first host is the default
+		{"", "/admin/x", "8.8.8.8", 403},
+		{"other.test", "/admin/x", "8.8.8.8", 403}, // other's own docroot: the Directory denies
+		{"other.test", "/index.html", "192.0.2.7", 0},
+		{"other.test", "/private/x", "192.0.2.7", 0}, // maps to other/private: the main Directory is for docroot/private
+		{"www.example.test", "/private/x", "10.1.2.3", 403}, // the main server's Directory applies in the host
+	}
+	for _, tt := range tests {
+		r := &Request{Method: "GET", Target: tt.target, Host: tt.host, Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr(tt.ip)}
+		if res := e.Decide(r, nil); res.Status != tt.want {
+			t.Errorf("Host %q %s from %s: %d, want %d", tt.host, tt.target, tt.ip, res.Status, tt.want)
+		}
+	}
+	// Traffic that stands for 192.0.2.10:8080 goes to the IP-based host.
+	e.SetLegacyAddress(netip.MustParseAddr("192.0.2.10"), 8080)
+	r := &Request{Method: "GET", Target: "/index.html", Host: "anything", Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("10.1.2.3")}
+	if res := e.Decide(r, nil); res.Status != 403 {
+		t.Errorf("IP-based host: %d, want 403", res.Status)
+	}
+	// Port 80 on another address: the wildcard hosts.
+	e.SetLegacyAddress(netip.MustParseAddr("192.0.2.99"), 80)
+	if res := e.Decide(r, nil); res.Status != 0 {
+		t.Errorf("wildcard host on port 80: %d, want 0", res.Status)
+	}
+	// A port no host listens on: the main server.
+	e.SetLegacyAddress(netip.Addr{}, 9999)
+	r.Target = "/private/x"
+	if res := e.Decide(r, nil); res.Status != 403 {
+		t.Errorf("main server: %d, want 403", res.Status)
 	}
 }
