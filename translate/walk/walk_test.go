@@ -564,7 +564,7 @@ Require all denied
 		{"", "/admin/x", "8.8.8.8", 403},
 		{"other.test", "/admin/x", "8.8.8.8", 403}, // other's own docroot: the Directory denies
 		{"other.test", "/index.html", "192.0.2.7", 0},
-		{"other.test", "/private/x", "192.0.2.7", 0}, // maps to other/private: the main Directory is for docroot/private
+		{"other.test", "/private/x", "192.0.2.7", 0},        // maps to other/private: the main Directory is for docroot/private
 		{"www.example.test", "/private/x", "10.1.2.3", 403}, // the main server's Directory applies in the host
 	}
 	for _, tt := range tests {
