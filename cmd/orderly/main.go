@@ -338,6 +338,21 @@ func printExplain(w io.Writer, method, target string, addr netip.Addr, user stri
 	for i, s := range res.Sections {
 		fmt.Fprintf(w, "  %d. %s:%d  %s\n", i+1, rel(s.Pos.File), s.Pos.Line, s)
 	}
+	from := func(sec *translate.Section) string {
+		if sec == nil {
+			return "Apache's defaults"
+		}
+		for i, s := range res.Sections {
+			if s == sec {
+				return fmt.Sprintf("section %d, %s", i+1, s)
+			}
+		}
+		return sec.String()
+	}
+	if len(res.Sections) > 0 || res.Layer != policy.LayerRequest {
+		fmt.Fprintf(w, "in force: Order/Allow/Deny/Satisfy from %s\n", from(res.CompatFrom))
+		fmt.Fprintf(w, "          Require from %s\n", from(res.AuthzFrom))
+	}
 	fmt.Fprintln(w, "trail:")
 	for _, e := range events {
 		what := describeRule(e.Rule)

@@ -202,6 +202,11 @@ type Result struct {
 	Sections []*translate.Section // the sections that applied, in merge order
 	Env      policy.Env
 	Index    string // the DirectoryIndex file whose check decided, if any
+
+	// CompatFrom and AuthzFrom are the sections whose Order/Allow/Deny/
+	// Satisfy and Require configurations were in force: the two layers
+	// inherit independently (apache-access-semantics.md §9.3).
+	CompatFrom, AuthzFrom *translate.Section
 }
 
 // Decide runs access control for req. tr may be nil.
@@ -269,6 +274,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		Now: req.Now,
 	}
 	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
+	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	if res.Status != 0 || !w.isDir || !strings.HasSuffix(uri, "/") {
 		return res
 	}
@@ -344,6 +350,9 @@ var defaultIndex = []string{"index.html"}
 // *merged for the same sections.
 type merged struct {
 	sections []*translate.Section
+	// compatFrom and authzFrom are the sections whose host-access and
+	// Require configurations are in force (nil: Apache's defaults).
+	compatFrom, authzFrom *translate.Section
 	layers   *policy.Layers
 	setEnv   []*translate.EnvRule
 	dirIndex []string
@@ -380,13 +389,20 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	var a accum
 	a.add(e.cfg.Defaults)
 	scope := e.cfg.Default
+	var compatFrom, authzFrom *translate.Section
 	for _, s := range sections {
 		a.add(s.Conf)
 		if s.Conf.Compat != nil || s.Conf.Authz != nil {
 			scope = s.Default
 		}
+		if s.Conf.Compat != nil {
+			compatFrom = s
+		}
+		if s.Conf.Authz != nil {
+			authzFrom = s
+		}
 	}
-	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, compatFrom: compatFrom, authzFrom: authzFrom}
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
 		l.Authz = a.authz.Root.Compile()
