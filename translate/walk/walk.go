@@ -353,9 +353,9 @@ type merged struct {
 	// compatFrom and authzFrom are the sections whose host-access and
 	// Require configurations are in force (nil: Apache's defaults).
 	compatFrom, authzFrom *translate.Section
-	layers   *policy.Layers
-	setEnv   []*translate.EnvRule
-	dirIndex []string
+	layers                *policy.Layers
+	setEnv                []*translate.EnvRule
+	dirIndex              []string
 }
 
 // walked is what the walk found on the file system.
