@@ -51,6 +51,9 @@ type Layers struct {
 	// Default is the synthetic rule that counts decisions no directive
 	// made in this scope.
 	Default *Rule
+	// Legacy, when set, makes the decision Apache 2.2's: Satisfy and the
+	// Require lines as 2.2's core keeps them (Authz is then unused).
+	Legacy *Legacy22
 }
 
 // LogLine is an error-log line Apache 2.4 would write for a decision. It
@@ -159,7 +162,12 @@ func (d *Decision) denied(module, code string, r *Request) {
 // counts a decisive hit; Layers.Default stands in when no directive
 // decided.
 func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
-	d := decide(l, r, id, tr)
+	var d Decision
+	if l.Legacy != nil {
+		d = decide22(l, r, id, tr)
+	} else {
+		d = decide(l, r, id, tr)
+	}
 	if d.Status == 401 && !validFieldContent(d.Realm) {
 		// http_filters.c check_headers: a challenge Apache cannot send
 		// aborts the request.

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,9 +52,15 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		set:      map[string]bool{},
 		order:    new(int),
 	}
-	if opt.Semantics != Compat24 {
-		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is not supported yet (use %q)", opt.Semantics, Compat24)}}
+	switch opt.Semantics {
+	case Compat24:
+	case Legacy22:
+		b.cfg.DefaultOverride = OrAll // 2.2: AllowOverride All by default
+		b.cfg.MergeSlashes = false    // 2.2 has no MergeSlashes: r->uri keeps "//"
+	default:
+		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is unknown (use %q or %q)", opt.Semantics, Legacy22, Compat24)}}
 	}
+	b.cfg.GroupFirst = groupFirst(ds)
 	b.serverRoot = opt.ServerRoot
 	b.cfg.ServerRoot = opt.ServerRoot
 	// <Limit> registers methods in configuration order before anything is
@@ -73,9 +80,13 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	}
 	b.cfg.ServerRoot = b.serverRoot
 	b.cfg.BaseDir = opt.BaseDir
+	if !b.overrideSet {
+		b.cfg.Differences = append(b.cfg.Differences, Difference{Text: "AllowOverride is never set: under Apache 2.2 .htaccess files may hold any directive; under 2.4 they are still read, and any directive in them answers 500"})
+	}
 	b.cfg.Default = b.defaultRule(nil, "server")
 	for _, vb := range b.vhosts {
 		v := vb.vhost
+		b.cfg.Differences = append(b.cfg.Differences, vb.cfg.Differences...)
 		v.Config = mergeServer(b.cfg, vb.cfg, vb.set)
 		v.Config.Default = vb.defaultRule(vb.directive, vb.scope...)
 		b.defaults = append(b.defaults, vb.defaults...)
@@ -107,6 +118,15 @@ type builder struct {
 	// htaccess is set while building an .htaccess file: the AllowOverride
 	// categories in force and the non-fatal flags.
 	htaccess *htaccessMode
+
+	overrideSet bool // some <Directory> sets AllowOverride
+	parent      *builder
+}
+
+func (b *builder) markOverride() {
+	for x := b; x != nil; x = x.parent {
+		x.overrideSet = true
+	}
 }
 
 // nextOrder numbers sections uniquely: in configuration order for the
@@ -203,6 +223,10 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			b.set["accessfilename"] = true
 		}
 	case "mergeslashes":
+		if b.cfg.Semantics == Legacy22 {
+			b.errorf(d, "MergeSlashes is an Apache 2.4 directive, unknown to 2.2; use semantics \"2.4-compat\"")
+			return
+		}
 		if len(d.Args) == 1 {
 			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
 			b.set["mergeslashes"] = true
@@ -359,6 +383,13 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 			b.errorf(d, "%v", err)
 			return nil
 		}
+		if s.Kind == KindDirectoryMatch && strings.Contains(s.Pattern, "$") {
+			if b.cfg.Semantics == Legacy22 {
+				// 2.2 matches with AP_REG_NOTEOL: "$" never matches.
+				re = noEOL(re)
+			}
+			b.differ(d, "\"$\" in a <DirectoryMatch>: it never matches in Apache 2.2 (AP_REG_NOTEOL); in 2.4 it matches the end of the file name")
+		}
 		s.Regex = re
 	} else {
 		switch s.Kind {
@@ -388,10 +419,12 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		s.Fnmatch = strings.ContainsAny(s.Path, "*?[")
 	}
 	scope = append(append([]string(nil), scope...), sectionHeader(d))
+	s.block = d.Block
 	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
 	for _, c := range d.Block {
 		b.dirDirective(c, ctx)
 	}
+	s.block = nil
 	if s.Conf.Compat != nil {
 		s.Conf.Compat.Compile()
 	}
@@ -494,49 +527,47 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if !ok {
 			return
 		}
+		r := b.rule(d, ctx.scope)
+		if !sectionHas(ctx.sec, d, "order", "allow", "deny") {
+			b.differ(d, "a Satisfy without Order/Allow/Deny in its section: Apache 2.4 starts a new, allowing host-access configuration here (dropping an inherited Deny); 2.2 keeps the inherited one")
+		}
+		if v == policy.SatisfyAny && !sectionHas(ctx.sec, d, "require") {
+			b.differ(d, "Satisfy Any with no Require in its section: where no Require applies and Order/Allow/Deny refuse, Apache 2.4 grants and 2.2 answers 403")
+		}
+		if b.cfg.Semantics == Legacy22 {
+			// 2.2: core keeps Satisfy; Order/Allow/Deny are untouched.
+			setPerMethod(&conf.Satisfy22, &conf.Satisfy22Rule, v, r, ctx.limited)
+			conf.Satisfy22Set |= ctx.limited
+			return
+		}
 		c := b.compat(conf)
-		setPerMethod(&c.Satisfy, &c.SatisfyRule, v, b.rule(d, ctx.scope), ctx.limited)
+		setPerMethod(&c.Satisfy, &c.SatisfyRule, v, r, ctx.limited)
 	case "allow", "deny":
 		b.allowDeny(d, ctx, name == "allow")
 	case "require":
+		if len(d.Args) > 0 && strings.EqualFold(d.Args[0], "group") && sectionHas(ctx.sec, d, "require user", "require valid-user") ||
+			len(d.Args) > 0 && (strings.EqualFold(d.Args[0], "user") || strings.EqualFold(d.Args[0], "valid-user")) && sectionHas(ctx.sec, d, "require group") {
+			b.differ(d, "Require lines for users and for groups in one section: Apache 2.4 grants if any line does; in 2.2 the group file module decides first, refusing users outside the groups")
+		}
+		if b.cfg.Semantics == Legacy22 {
+			b.require22(d, ctx)
+			return
+		}
 		b.require(d, ctx)
-	case "requireall", "requireany", "requirenone":
+	case "requireall", "requireany", "requirenone", "authmerging", "authzsendforbiddenonfailure":
+		if b.cfg.Semantics == Legacy22 {
+			b.errorf(d, "%s is an Apache 2.4 directive, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\"", d.Name)
+			return
+		}
+		if name == "authmerging" || name == "authzsendforbiddenonfailure" {
+			b.authz24(d, ctx, name)
+			return
+		}
 		b.requireSection(d, ctx, name)
-	case "authmerging":
-		if len(d.Args) != 1 {
-			b.errorf(d, "AuthMerging takes one argument")
-			return
-		}
-		a := b.authz(conf)
-		switch strings.ToLower(d.Args[0]) {
-		case "off":
-			a.Merge = MergeOff
-		case "and":
-			a.Merge = MergeAnd
-		case "or":
-			a.Merge = MergeOr
-		default:
-			b.errorf(d, "The AuthMerging directive must be 'Off', 'And' or 'Or'")
-			return
-		}
-		b.rule(d, ctx.scope)
-	case "authzsendforbiddenonfailure":
-		if len(d.Args) != 1 {
-			b.errorf(d, "AuthzSendForbiddenOnFailure takes one argument")
-			return
-		}
-		a := b.authz(conf)
-		switch strings.ToLower(d.Args[0]) {
-		case "on":
-			a.ForbiddenOnFail = 1
-		case "off":
-			a.ForbiddenOnFail = 0
-		default:
-			b.errorf(d, "AuthzSendForbiddenOnFailure must be On or Off")
-			return
-		}
-		b.rule(d, ctx.scope)
 	case "authtype":
+		if len(d.Args) == 1 && !strings.EqualFold(d.Args[0], "none") && !sectionHas(ctx.sec, d, "require", "requireall", "requireany", "requirenone") {
+			b.differ(d, "AuthType with no Require in its section: where no Require applies, Apache 2.4 answers 500 (AH01627) and 2.2 serves the request")
+		}
 		if len(d.Args) != 1 {
 			b.errorf(d, "AuthType takes one argument")
 			return
@@ -582,9 +613,27 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 				b.errorf(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
 			}
 		}
-	case "authzuserauthoritative", "authzgroupfileauthoritative", "authzdbmauthoritative", "authzownerauthoritative",
-		"authzldapauthoritative", "authzdbdauthoritative", "authzdefaultauthoritative":
-		b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)
+	case "authzuserauthoritative", "authzgroupfileauthoritative":
+		if b.cfg.Semantics != Legacy22 {
+			b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)
+			return
+		}
+		v, ok := keyword(b, d, onOff, d.Name+" must be On or Off")
+		if !ok {
+			return
+		}
+		b.rule(d, ctx.scope)
+		if name == "authzuserauthoritative" {
+			conf.UserAuthoritative = &v
+		} else {
+			conf.GroupAuthoritative = &v
+		}
+	case "authzdbmauthoritative", "authzownerauthoritative", "authzldapauthoritative", "authzdbdauthoritative", "authzdefaultauthoritative":
+		if b.cfg.Semantics != Legacy22 {
+			b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)
+			return
+		}
+		b.errorf(d, "%s cannot be evaluated by orderly; refusing to load", d.Name)
 	case "limit", "limitexcept":
 		b.limit(d, ctx, name == "limitexcept")
 	case "files", "filesmatch":
@@ -598,6 +647,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "directoryindex":
 		conf.DirIndex = append(conf.DirIndex, dirIndex(d)...)
 	case "allowoverride":
+		b.markOverride()
 		v, nonfatal, err := parseOverride(d.Args)
 		if err != "" {
 			b.errorf(d, "%s", err)
@@ -706,9 +756,14 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 			case err != policy.ErrNotIP:
 				b.errorf(d, "%s", err)
 				return
-			case strings.Contains(w, "#"):
+			case strings.Contains(w, "#") && b.cfg.Semantics != Legacy22:
 				b.errorf(d, "No comments are allowed here")
 				return
+			case strings.Contains(w, "#"):
+				// 2.2 has no such check: "#" is a host name that never
+				// matches, and every word after it is still a rule.
+				b.differ(d, "\"#\" in an Allow/Deny line: Apache 2.2 reads it and every word after it as host names; Apache 2.4 refuses to start")
+				a.Kind, a.Name = policy.AccessHost, w
 			default:
 				a.Kind, a.Name = policy.AccessHost, w
 			}
@@ -1138,7 +1193,7 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 		serverRoot: c.ServerRoot,
 	}
 	s := &Section{Kind: KindHtaccess, Pattern: path, Path: path, Pos: apacheconf.Pos{File: path, Line: 1},
-		Order: b.nextOrder(), Conf: &DirConf{}}
+		Order: b.nextOrder(), Conf: &DirConf{}, block: ds}
 	scope := []string{"htaccess " + b.relFile(path)}
 	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
 	for _, d := range ds {
@@ -1173,8 +1228,9 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 	}
 	vb := &builder{
 		vhost: v, scope: []string{sectionHeader(d)}, set: map[string]bool{},
-		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order,
-		cfg: &Config{Methods: b.cfg.Methods, Modules: b.cfg.Modules, Defaults: &DirConf{}, MergeSlashes: true},
+		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b,
+		cfg: &Config{Semantics: b.cfg.Semantics, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
+			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
 	}
 	for _, c := range d.Block {
 		vb.topLevel(c)
@@ -1265,4 +1321,147 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		c.AllowEncodedSlashes = own.AllowEncodedSlashes
 	}
 	return &c
+}
+
+var onOff = map[string]bool{"on": true, "off": false}
+
+// authz24 handles AuthMerging and AuthzSendForbiddenOnFailure.
+func (b *builder) authz24(d *apacheconf.Directive, ctx *dirCtx, name string) {
+	conf := ctx.conf
+	if name == "authmerging" {
+		if len(d.Args) != 1 {
+			b.errorf(d, "AuthMerging takes one argument")
+			return
+		}
+		a := b.authz(conf)
+		switch strings.ToLower(d.Args[0]) {
+		case "off":
+			a.Merge = MergeOff
+		case "and":
+			a.Merge = MergeAnd
+		case "or":
+			a.Merge = MergeOr
+		default:
+			b.errorf(d, "The AuthMerging directive must be 'Off', 'And' or 'Or'")
+			return
+		}
+		b.rule(d, ctx.scope)
+		return
+	}
+	if len(d.Args) != 1 {
+		b.errorf(d, "AuthzSendForbiddenOnFailure takes one argument")
+		return
+	}
+	a := b.authz(conf)
+	switch strings.ToLower(d.Args[0]) {
+	case "on":
+		a.ForbiddenOnFail = 1
+	case "off":
+		a.ForbiddenOnFail = 0
+	default:
+		b.errorf(d, "AuthzSendForbiddenOnFailure must be On or Off")
+		return
+	}
+	b.rule(d, ctx.scope)
+}
+
+// differ records a place where 2.2 and 2.4 with mod_access_compat decide
+// differently.
+func (b *builder) differ(d *apacheconf.Directive, text string) {
+	b.cfg.Differences = append(b.cfg.Differences, Difference{Pos: d.Pos, Text: text})
+}
+
+// require22 records a Require line as 2.2's core does: raw words, any
+// keyword (an unknown one refuses every request with 401 at run time).
+func (b *builder) require22(d *apacheconf.Directive, ctx *dirCtx) {
+	if len(d.Args) == 0 {
+		b.errorf(d, "Require requires at least one argument")
+		return
+	}
+	switch strings.ToLower(d.Args[0]) {
+	case "all", "ip", "host", "env", "method", "local", "expr", "not", "forward-dns":
+		b.errorf(d, "Require %s is an Apache 2.4 form, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\"", d.Args[0])
+		return
+	}
+	if ctx.conf.Requires22 == nil {
+		ctx.conf.Requires22 = []policy.Require22{}
+	}
+	ctx.conf.Requires22 = append(ctx.conf.Requires22, policy.Require22{Methods: ctx.limited, Words: d.Args, Rule: b.rule(d, ctx.scope)})
+}
+
+// groupFirst reports whether mod_authz_groupfile's auth_checker runs
+// before mod_authz_user's in 2.2: modules register their hooks in
+// LoadModule order, and mod_authz_groupfile must follow mod_authz_owner.
+// A configuration that loads neither (a fragment) has the stock order,
+// groupfile first.
+func groupFirst(ds []*apacheconf.Directive) bool {
+	pos := map[string]int{}
+	n := 0
+	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+		if strings.EqualFold(d.Name, "LoadModule") && len(d.Args) > 0 {
+			if _, ok := pos[d.Args[0]]; !ok {
+				pos[d.Args[0]] = n
+				n++
+			}
+		}
+		return nil
+	})
+	g, gok := pos["authz_groupfile_module"]
+	u, uok := pos["authz_user_module"]
+	if !gok || !uok {
+		return true
+	}
+	if o, ok := pos["authz_owner_module"]; ok && o > g {
+		g = o
+	}
+	return g < u
+}
+
+// noEOL rewrites a regex so that "$" (end of text) never matches, as
+// regexec with AP_REG_NOTEOL behaves.
+func noEOL(re *regexp.Regexp) *regexp.Regexp {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return re
+	}
+	var walk func(r *syntax.Regexp)
+	walk = func(r *syntax.Regexp) {
+		if r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine {
+			*r = syntax.Regexp{Op: syntax.OpNoMatch}
+			return
+		}
+		for _, s := range r.Sub {
+			walk(s)
+		}
+	}
+	walk(tree)
+	out, err := regexp.Compile(tree.String())
+	if err != nil {
+		return re
+	}
+	return out
+}
+
+// sectionHas reports whether the section that holds d (its block, nested
+// <Limit> sections included) has a directive whose name (or name and
+// first argument, for "require user") is one of names.
+func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
+	if sec == nil || sec.block == nil {
+		return false
+	}
+	found := false
+	apacheconf.Walk(sec.block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
+		n := strings.ToLower(x.Name)
+		full := n
+		if len(x.Args) > 0 {
+			full = n + " " + strings.ToLower(x.Args[0])
+		}
+		for _, want := range names {
+			if want == n || want == full {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
 }

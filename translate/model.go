@@ -26,6 +26,12 @@ const (
 	// Compat24 is what Apache 2.4 does with 2.2 directives under
 	// mod_access_compat: the semantics a real 2.4 server can check.
 	Compat24 Semantics = "2.4-compat"
+	// Legacy22 is what Apache 2.2 itself did with them: Satisfy in core
+	// (a lone Satisfy does not reset Order/Allow/Deny), Require lines read
+	// by mod_authz_user and mod_authz_groupfile in turn, .htaccess fully
+	// allowed by default, "$" never matching in <DirectoryMatch>, "#" in
+	// Allow/Deny read as host names (apache-access-semantics.md §3.2, §11).
+	Legacy22 Semantics = "2.2"
 )
 
 // SectionKind is the kind of a configuration section.
@@ -64,6 +70,8 @@ type Section struct {
 	// Rules are the rules of an .htaccess section (those of the main
 	// configuration are in Config.Rules).
 	Rules []*policy.Rule
+
+	block []*apacheconf.Directive // while building: the section's directives
 }
 
 // String names the section as the configuration did.
@@ -116,6 +124,17 @@ type DirConf struct {
 	Override *uint16
 	// NonFatal is AllowOverride Nonfatal=...: violations are skipped.
 	NonFatal uint16
+
+	// Apache 2.2 only: Satisfy kept in core, per method (Satisfy22Set
+	// marks the methods this section set), and the Require lines.
+	Satisfy22     [policy.MaxMethods]policy.Satisfy
+	Satisfy22Rule [policy.MaxMethods]*policy.Rule
+	Satisfy22Set  policy.MethodMask
+	Requires22    []policy.Require22 // nil: none here (inherits)
+	// UserAuthoritative and GroupAuthoritative are AuthzUserAuthoritative
+	// and AuthzGroupFileAuthoritative (nil inherits; default On).
+	UserAuthoritative  *bool
+	GroupAuthoritative *bool
 }
 
 // Alias is one Alias, ScriptAlias, AliasMatch or ScriptAliasMatch.
@@ -162,6 +181,20 @@ type Config struct {
 
 	// VHosts are the virtual hosts, in configuration order.
 	VHosts []*VHost
+
+	// GroupFirst (2.2): mod_authz_groupfile's check runs before
+	// mod_authz_user's, as in the stock LoadModule order.
+	GroupFirst bool
+	// Differences lists where the configuration means something else
+	// under 2.2 than under 2.4 with mod_access_compat.
+	Differences []Difference
+}
+
+// Difference is a place where Apache 2.2 and Apache 2.4 with
+// mod_access_compat decide differently with the same directives.
+type Difference struct {
+	Pos  apacheconf.Pos
+	Text string
 }
 
 // VHost is a <VirtualHost>: the addresses it answers on, its names, and

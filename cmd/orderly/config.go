@@ -192,20 +192,16 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 			opt.Defines[d] = true
 		}
 		opt.Modules = l.Modules
-		sem := string(translate.Compat24)
+		sem := string(translate.Legacy22)
 		if l.Semantics != nil {
 			sem = *l.Semantics
 		}
 		switch translate.Semantics(sem) {
-		case translate.Compat24:
-			opt.Semantics = translate.Compat24
+		case translate.Compat24, translate.Legacy22:
+			opt.Semantics = translate.Semantics(sem)
 		default:
-			r := l.SemanticsRange
-			if l.Semantics == nil {
-				r = l.DefRange
-			}
-			diags = append(diags, diag("Unsupported semantics",
-				fmt.Sprintf("semantics %q is not supported yet; use \"2.4-compat\".", sem), r))
+			diags = append(diags, diag("Unknown semantics",
+				fmt.Sprintf("semantics %q is not \"2.2\" (what Apache 2.2 did with the rules, the default) or \"2.4-compat\" (what Apache 2.4 does with them under mod_access_compat).", sem), l.SemanticsRange))
 		}
 		if len(l.PathMap) > 0 {
 			diags = append(diags, diag("path_map not supported yet", "legacy.path_map is not supported yet: orderly must read the paths the configuration names as they are.", l.PathMapRange))

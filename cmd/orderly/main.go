@@ -201,7 +201,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
-		"rules", len(engine.Config().Rules), "version", version)
+		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "version", version)
+	for _, d := range engine.Config().Differences {
+		at := "(whole configuration)"
+		if d.Pos.File != "" {
+			at = d.Pos.String()
+		}
+		logger.Warn("2.2 and 2.4 with mod_access_compat decide differently here", "at", at, "what", d.Text)
+	}
 	select {
 	case err := <-errc:
 		fmt.Fprintln(stderr, "serve:", err)
@@ -292,6 +299,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	tl := &traceLog{}
 	res := engine.Decide(req, tl)
 	printExplain(stdout, *method, target, addr, *user, res, tl.events, filepath.Dir(*configPath))
+	explainOther(stdout, rc, engine.Config(), req, res)
 	return 0
 }
 
@@ -374,4 +382,47 @@ func describeRule(r *policy.Rule) string {
 		return r.Text
 	}
 	return fmt.Sprintf("%s:%d %s", r.File, r.Line, r.Text)
+}
+
+// explainOther decides the request again under the other semantics and
+// says whether the answer differs: where it does, an upgrade that keeps
+// mod_access_compat changes behaviour silently.
+func explainOther(w io.Writer, rc *runtimeConfig, cfg *translate.Config, req *walk.Request, res walk.Result) {
+	other := translate.Compat24
+	if cfg.Semantics == translate.Compat24 {
+		other = translate.Legacy22
+	}
+	opt := rc.Legacy
+	opt.Semantics = other
+	ocfg, err := translate.Load(rc.LegacyFiles, opt)
+	fmt.Fprintf(w, "semantics: %s", cfg.Semantics)
+	if err != nil {
+		fmt.Fprintf(w, "; under %s the configuration does not load\n", other)
+		return
+	}
+	oe := walk.New(ocfg, walk.OS, proxy.NewIdentity())
+	oe.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
+	r2 := *req
+	ores := oe.Decide(&r2, nil)
+	verdict := func(r walk.Result) string {
+		if r.Allowed() {
+			return "ALLOW"
+		}
+		return fmt.Sprintf("DENY %d", r.Status)
+	}
+	if verdict(ores) == verdict(res) {
+		fmt.Fprintf(w, "; %s decides the same\n", other)
+	} else {
+		fmt.Fprintf(w, "; under %s: %s (%s layer, %s): THE UPGRADE CHANGES THIS ANSWER\n", other, verdict(ores), ores.Layer, describeRule(ores.Rule))
+	}
+	for _, d := range cfg.Differences {
+		where := "(whole configuration)"
+		if d.Pos.File != "" {
+			where = d.Pos.String()
+			if r, err := filepath.Rel(filepath.Dir(rc.LegacyFiles[0]), d.Pos.File); err == nil && !strings.HasPrefix(r, "..") {
+				where = fmt.Sprintf("%s:%d", r, d.Pos.Line)
+			}
+		}
+		fmt.Fprintf(w, "difference: %s: %s\n", where, d.Text)
+	}
 }

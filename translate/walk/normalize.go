@@ -21,7 +21,7 @@ func NormalizePath(raw string, mergeSlashes bool, encodedSlashes uint8) (string,
 		on       = 1
 		nodecode = 2
 	)
-	u, st := unescape(p, encodedSlashes == off, encodedSlashes == nodecode)
+	u, st := unescape(p, encodedSlashes == off, encodedSlashes == nodecode, true)
 	if st != 0 {
 		return "", st
 	}
@@ -128,9 +128,10 @@ func normalize(path []byte, merge, decode bool) ([]byte, bool) {
 	return p[:w], ok
 }
 
-// unescape is unescape_url with AP_UNESCAPE_URL_KEEP_UNRESERVED, plus
-// FORBID_SLASHES (forbid) or KEEP_SLASHES (keep).
-func unescape(p []byte, forbid, keep bool) ([]byte, int) {
+// unescape is unescape_url: with AP_UNESCAPE_URL_KEEP_UNRESERVED when
+// keepUnreserved (2.4), plus FORBID_SLASHES (forbid) or KEEP_SLASHES
+// (keep).
+func unescape(p []byte, forbid, keep, keepUnreserved bool) ([]byte, int) {
 	if strings.IndexByte(string(p), '%') < 0 {
 		return p, 0
 	}
@@ -153,7 +154,7 @@ func unescape(p []byte, forbid, keep bool) ([]byte, int) {
 			badpath = true
 			out = append(out, d)
 			i += 2
-		case isUnreserved(d) || keep && d == '/':
+		case keepUnreserved && isUnreserved(d) || keep && d == '/':
 			out = append(out, p[i], p[i+1], p[i+2])
 			i += 2
 		default:
@@ -185,4 +186,95 @@ func no2slash(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// NormalizePath22 is Apache 2.2's path handling (ap_process_request_internal
+// 2.2.34): everything is decoded (%2F is 404 unless AllowEncodedSlashes,
+// which keeps it encoded; %00 is 404; a bad escape 400), then
+// ap_getparents removes "." and ".." segments. "//" stays. A path that
+// climbs above the root loses its leading slash and is refused (400,
+// "Invalid URI in request").
+func NormalizePath22(raw string, allowEncodedSlashes bool) (string, int) {
+	if raw == "*" {
+		return raw, 0
+	}
+	u, st := unescape([]byte(raw), !allowEncodedSlashes, allowEncodedSlashes, false)
+	if st != 0 {
+		return "", st
+	}
+	out := getparents(string(u))
+	if !strings.HasPrefix(out, "/") {
+		return "", 400
+	}
+	return out, 0
+}
+
+// getparents is ap_getparents (server/util.c, RFC 1808 steps a-d).
+func getparents(s string) string {
+	name := []byte(s)
+	slash := func(c byte) bool { return c == '/' }
+	at := func(i int) byte {
+		if i >= 0 && i < len(name) {
+			return name[i]
+		}
+		return 0
+	}
+	firstDot := strings.IndexByte(s, '.')
+	if firstDot < 0 {
+		return s
+	}
+	// a) remove ./ segments
+	l, w := firstDot, firstDot
+	for l < len(name) {
+		if name[l] == '.' && slash(at(l+1)) && (l == 0 || slash(name[l-1])) {
+			l += 2
+		} else {
+			name[w] = name[l]
+			w++
+			l++
+		}
+	}
+	name = name[:w]
+	// b) remove a trailing "." segment
+	if w == 1 && name[0] == '.' {
+		name = name[:0]
+	} else if w > 1 && name[w-1] == '.' && slash(name[w-2]) {
+		name = name[:w-1]
+	}
+	// c) remove every xx/../ segment, a leading ../ and /../ included
+	l = firstDot
+	for l < len(name) {
+		if name[l] == '.' && at(l+1) == '.' && slash(at(l+2)) && (l == 0 || slash(name[l-1])) {
+			m := l + 3
+			l -= 2
+			if l >= 0 {
+				for l >= 0 && !slash(name[l]) {
+					l--
+				}
+				l++
+			} else {
+				l = 0
+			}
+			name = append(name[:l], name[m:]...)
+		} else {
+			l++
+		}
+	}
+	// d) remove a trailing xx/.. segment
+	n := len(name)
+	if n == 2 && name[0] == '.' && name[1] == '.' {
+		name = name[:0]
+	} else if n > 2 && name[n-1] == '.' && name[n-2] == '.' && slash(name[n-3]) {
+		l = n - 4
+		if l >= 0 {
+			for l >= 0 && !slash(name[l]) {
+				l--
+			}
+			l++
+		} else {
+			l = 0
+		}
+		name = name[:l]
+	}
+	return string(name)
 }

@@ -245,7 +245,13 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 			return res
 		}
 	}
-	uri, st := NormalizePath(raw, e.cfg.MergeSlashes, uint8(e.cfg.AllowEncodedSlashes))
+	var uri string
+	var st int
+	if e.cfg.Semantics == translate.Legacy22 {
+		uri, st = NormalizePath22(raw, e.cfg.AllowEncodedSlashes != translate.EncodedSlashesOff)
+	} else {
+		uri, st = NormalizePath(raw, e.cfg.MergeSlashes, uint8(e.cfg.AllowEncodedSlashes))
+	}
 	if st != 0 {
 		res.Status, res.Layer = st, policy.LayerRequest
 		return res
@@ -392,13 +398,13 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	var compatFrom, authzFrom *translate.Section
 	for _, s := range sections {
 		a.add(s.Conf)
-		if s.Conf.Compat != nil || s.Conf.Authz != nil {
+		if s.Conf.Compat != nil || s.Conf.Authz != nil || s.Conf.Requires22 != nil {
 			scope = s.Default
 		}
 		if s.Conf.Compat != nil {
 			compatFrom = s
 		}
-		if s.Conf.Authz != nil {
+		if s.Conf.Authz != nil || s.Conf.Requires22 != nil {
 			authzFrom = s
 		}
 	}
@@ -420,6 +426,14 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	if a.groupFile != nil {
 		l.GroupFile = *a.groupFile
 	}
+	if e.cfg.Semantics == translate.Legacy22 {
+		lg := &policy.Legacy22{
+			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
+			UserAuthoritative: a.userAuth == nil || *a.userAuth, GroupAuthoritative: a.groupAuth == nil || *a.groupAuth,
+			GroupFirst: e.cfg.GroupFirst,
+		}
+		l.Legacy, l.Authz = lg, nil
+	}
 	m.layers = l
 	return m
 }
@@ -435,9 +449,32 @@ type accum struct {
 	groupFile    *string
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
+
+	// Apache 2.2's core fields.
+	satisfy22     [policy.MaxMethods]policy.Satisfy
+	satisfy22Rule [policy.MaxMethods]*policy.Rule
+	requires22    []policy.Require22
+	userAuth      *bool
+	groupAuth     *bool
 }
 
 func (m *accum) add(c *translate.DirConf) {
+	if c.Satisfy22Set != 0 {
+		for i := range m.satisfy22 {
+			if c.Satisfy22Set&(1<<uint(i)) != 0 {
+				m.satisfy22[i], m.satisfy22Rule[i] = c.Satisfy22[i], c.Satisfy22Rule[i]
+			}
+		}
+	}
+	if c.Requires22 != nil {
+		m.requires22 = c.Requires22
+	}
+	if c.UserAuthoritative != nil {
+		m.userAuth = c.UserAuthoritative
+	}
+	if c.GroupAuthoritative != nil {
+		m.groupAuth = c.GroupAuthoritative
+	}
 	if c.Compat != nil {
 		m.compat = c.Compat
 	}

@@ -38,6 +38,10 @@ func (u users) Groups(file, user string) ([]string, bool, error) {
 // engine builds an engine from a configuration fragment over a document
 // root holding the given files ("dir/" makes a directory).
 func engine(t testing.TB, conf string, files ...string) (*Engine, string) {
+	return engineWith(t, translate.Compat24, conf, files...)
+}
+
+func engineWith(t testing.TB, sem translate.Semantics, conf string, files ...string) (*Engine, string) {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "docroot")
@@ -58,7 +62,7 @@ func engine(t testing.TB, conf string, files ...string) (*Engine, string) {
 	if err := os.WriteFile(cf, []byte(strings.ReplaceAll(conf, "@DOCROOT@", root)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: sem, DocumentRoot: root}})
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -589,5 +593,83 @@ Require all denied
 	r.Target = "/private/x"
 	if res := e.Decide(r, nil); res.Status != 403 {
 		t.Errorf("main server: %d, want 403", res.Status)
+	}
+}
+
+// Apache 2.2's semantics: the rows of apache-access-semantics.md §9 that
+// were verified on a real 2.2.34 server, where 2.2 and 2.4 differ.
+func TestTruthTables22(t *testing.T) {
+	auth := "AuthType Basic\nAuthName R\nAuthUserFile /x\nAuthGroupFile /g\n"
+	tests := []struct {
+		name  string
+		conf  string
+		files []string
+		reqs  []req
+	}{
+		{"Require user or group: group file decides first", "<Directory @DOCROOT@>\n" + auth + "Require user bob\nRequire group admins\n</Directory>", nil,
+			[]req{{target: "/", ip: "1.1.1.1", user: "alice:ok"}, {target: "/", ip: "1.1.1.1", user: "bob:ok", want: 401}}},
+		{"valid-user and group behaves as group only", "<Directory @DOCROOT@>\n" + auth + "Require valid-user\nRequire group admins\n</Directory>", nil,
+			[]req{{target: "/", ip: "1.1.1.1", user: "alice:ok"}, {target: "/", ip: "1.1.1.1", user: "bob:ok", want: 401}}},
+		{"Require user bob, alice", "<Directory @DOCROOT@>\n" + auth + "Require user bob\n</Directory>", nil,
+			[]req{{target: "/", ip: "1.1.1.1", user: "alice:ok", want: 401}, {target: "/", ip: "1.1.1.1", user: "bob:ok"}, {target: "/", ip: "1.1.1.1", want: 401}}},
+		{"Satisfy Any", "<Directory @DOCROOT@>\n" + auth + "Order deny,allow\nDeny from all\nAllow from 10.1\nSatisfy Any\nRequire valid-user\n</Directory>", nil,
+			[]req{{target: "/", ip: "10.1.2.3"}, {target: "/", ip: "8.8.8.8", want: 401}, {target: "/", ip: "8.8.8.8", user: "alice:ok"}}},
+		{"Satisfy All", "<Directory @DOCROOT@>\n" + auth + "Order deny,allow\nDeny from all\nAllow from 10.1\nSatisfy All\nRequire valid-user\n</Directory>", nil,
+			[]req{{target: "/", ip: "10.1.2.3", want: 401}, {target: "/", ip: "10.1.2.3", user: "alice:ok"}, {target: "/", ip: "8.8.8.8", user: "alice:ok", want: 403}}},
+		{"Satisfy Any without Require is 403 (2.4: 200)", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nSatisfy Any\n</Directory>", nil,
+			[]req{{target: "/", ip: "8.8.8.8", want: 403}}},
+		{"a lone Satisfy keeps the inherited Deny (2.4: resets)", "<Directory @DOCROOT@>\n" + auth + "Order deny,allow\nDeny from all\nRequire valid-user\n</Directory>\n<Location /sub>\nSatisfy Any\n</Location>", []string{"sub/"},
+			[]req{{target: "/sub/", ip: "8.8.8.8", want: 401}, {target: "/sub/", ip: "8.8.8.8", user: "alice:ok"}}},
+		{"a lone Allow opens", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\n</Directory>\n<Location /sub>\nAllow from 10.1\n</Location>", []string{"sub/"},
+			[]req{{target: "/sub/", ip: "8.8.8.8"}}},
+		{"AuthType without Require is 200 (2.4: 500)", "<Directory @DOCROOT@>\nAuthType Basic\nAuthName R\n</Directory>", nil,
+			[]req{{target: "/", ip: "8.8.8.8"}}},
+		{"Require without AuthType is 500", "<Directory @DOCROOT@>\nRequire valid-user\n</Directory>", nil,
+			[]req{{target: "/", ip: "8.8.8.8", want: 500}}},
+		{"an unknown Require keyword is 401 at run time", "<Directory @DOCROOT@>\n" + auth + "Require nobody-knows\n</Directory>", nil,
+			[]req{{target: "/", ip: "8.8.8.8", user: "alice:ok", want: 401}}},
+		{"$ never matches in DirectoryMatch", "<DirectoryMatch \"/docroot/sub$\">\nOrder allow,deny\nDeny from all\n</DirectoryMatch>\n<DirectoryMatch \"/docroot/other\">\nOrder allow,deny\nDeny from all\n</DirectoryMatch>", []string{"sub/", "other/"},
+			[]req{{target: "/sub", ip: "8.8.8.8"}, {target: "/other/", ip: "8.8.8.8", want: 403}}},
+		{"# in Allow: host names, every word after it live", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from 10.1 # office\n</Directory>", nil,
+			[]req{{target: "/", ip: "10.1.2.3"}, {target: "/", ip: "8.8.8.8", want: 403}}},
+		{"AuthzUserAuthoritative Off passes to authz_default", "<Directory @DOCROOT@>\n" + auth + "AuthzUserAuthoritative Off\nRequire user bob\n</Directory>", nil,
+			[]req{{target: "/", ip: "1.1.1.1", user: "alice:ok", want: 401}, {target: "/", ip: "1.1.1.1", user: "bob:ok"}}},
+		{"paths: a leading /../ is 400, // is kept", "<Location /sub>\nOrder allow,deny\nDeny from all\n</Location>\n<LocationMatch \"^//x\">\nOrder allow,deny\nDeny from all\n</LocationMatch>", []string{"sub/", "x/"},
+			[]req{{target: "/../sub/", ip: "1.1.1.1", want: 400}, {target: "//sub/", ip: "1.1.1.1", want: 403}, {target: "/%73ub/", ip: "1.1.1.1", want: 403},
+				{target: "//x/", ip: "1.1.1.1", want: 403}, {target: "/x/", ip: "1.1.1.1"}, {target: "/a/../sub/", ip: "1.1.1.1", want: 403}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := engineWith(t, translate.Legacy22, tt.conf, tt.files...)
+			for _, r := range tt.reqs {
+				res := decide(e, r)
+				if res.Status != r.want {
+					t.Errorf("%s %s from %s user=%q: status %d (layer %s, rule %s), want %d",
+						r.method, r.target, r.ip, r.user, res.Status, res.Layer, res.Rule, r.want)
+				}
+			}
+		})
+	}
+}
+
+// .htaccess under 2.2: AllowOverride defaults to All, and a lone Satisfy
+// in an .htaccess file keeps the inherited Deny (2.4: 200).
+func TestHtaccess22(t *testing.T) {
+	e, root := engineWith(t, translate.Legacy22, "<Directory />\nAllowOverride None\n</Directory>\n<Directory @DOCROOT@>\nAllowOverride AuthConfig\nOrder deny,allow\nDeny from all\n</Directory>\n<Directory @DOCROOT@/all>\nAllowOverride All\n</Directory>", "d/index.html", "all/index.html")
+	os.WriteFile(filepath.Join(root, "d", ".htaccess"), []byte("Satisfy All\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "all", ".htaccess"), []byte("Allow from 8.8.8.8\n"), 0o644)
+	if res := decide(e, req{target: "/d/index.html", ip: "8.8.8.8"}); res.Status != 403 {
+		t.Errorf("lone Satisfy in .htaccess: %d, want 403", res.Status)
+	}
+	if res := decide(e, req{target: "/all/index.html", ip: "8.8.8.8"}); res.Status != 0 {
+		t.Errorf("Allow in .htaccess under All: %d, want 0", res.Status)
+	}
+	// 2.4-only directives are refused under 2.2, with a hint.
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("<Directory /x>\n<RequireAll>\nRequire all granted\n</RequireAll>\n</Directory>\n"), 0o644)
+	_, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Legacy22, DocumentRoot: dir}})
+	if err == nil || !strings.Contains(err.Error(), "legacy.conf:2: RequireAll is an Apache 2.4 directive") || !strings.Contains(err.Error(), "2.4-compat") {
+		t.Errorf("2.4 directive under 2.2: %v", err)
 	}
 }

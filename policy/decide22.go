@@ -1,0 +1,192 @@
+package policy
+
+import "strings"
+
+// Require22 is one Require line as Apache 2.2's core stores it: the words
+// as written, under the <Limit> mask in force. Its meaning is given by the
+// authorization modules that read it (mod_authz_groupfile,
+// mod_authz_user, mod_authz_default).
+type Require22 struct {
+	Methods MethodMask
+	Words   []string // Words[0] is the keyword: valid-user, user, group, or anything
+	Rule    *Rule
+}
+
+// Legacy22 is what Apache 2.2 keeps apart from 2.4's layers: Satisfy in
+// core (merged per method), the Require lines (replaced as a whole by a
+// section that has any), and the order and authority of the
+// authorization modules.
+type Legacy22 struct {
+	Satisfy     [MaxMethods]Satisfy
+	SatisfyRule [MaxMethods]*Rule
+	Requires    []Require22
+
+	UserAuthoritative  bool // AuthzUserAuthoritative (default On)
+	GroupAuthoritative bool // AuthzGroupFileAuthoritative (default On)
+	// GroupFirst: mod_authz_groupfile's auth_checker runs before
+	// mod_authz_user's (the stock LoadModule order).
+	GroupFirst bool
+}
+
+// decide22 is Apache 2.2's combination (server/request.c 2.2.34,
+// apache-access-semantics.md §3.2): the host-access check, Satisfy from
+// core, authentication when a Require line applies, then the
+// auth_checker chain, where the first authoritative module decides.
+func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
+	var d Decision
+	c := l.Compat
+	if c == nil {
+		c = DefaultCompat
+	}
+	lg := l.Legacy
+	m := r.Method
+	bit := MethodMask(1) << uint(m)
+	authNeeded := false
+	for i := range lg.Requires {
+		if lg.Requires[i].Methods&bit != 0 {
+			authNeeded = true
+			break
+		}
+	}
+	sat := lg.Satisfy[m]
+	ok, rule := c.Check(r, tr)
+	trace := tr != nil && tr.Enabled()
+	if trace {
+		tr.Trace(Event{Layer: LayerCompat, Rule: lg.SatisfyRule[m], Text: "Satisfy", Result: sat.String()})
+	}
+	d.Layer, d.Rule = LayerCompat, rule
+	if !ok && (sat != SatisfyAny || !authNeeded) {
+		// 2.2 logs the denial only when it is final.
+		d.denied("authz_host", "AH01797", r)
+	}
+	switch {
+	case ok && (sat == SatisfyAny || !authNeeded):
+		return d
+	case !ok && (sat != SatisfyAny || !authNeeded):
+		d.Status = 403
+		return d
+	}
+	// authenticate: mod_auth_basic, then mod_authn_default.
+	d.Layer, d.Rule = LayerAuthn, l.AuthTypeRule
+	switch {
+	case l.AuthType == "":
+		d.Layer = LayerConfig
+		d.log(LogLine{Module: "core", Code: "AH00027", Subject: r.URI})
+		d.Status = 500
+		return d
+	case !strings.EqualFold(l.AuthType, "Basic"):
+		// mod_authn_default: AuthType set but no module for it.
+		d.Realm, d.Status = l.AuthName, 401
+		return d
+	}
+	if st := authenticate(l, r, id, &d); st != 0 {
+		d.Status = st
+		return d
+	}
+	if trace {
+		tr.Trace(Event{Layer: LayerAuthn, Rule: l.AuthTypeRule, Text: "AuthType " + l.AuthType, Result: "authenticated " + d.User})
+	}
+	st, why := authorize22(l, r, id, d.User, tr)
+	d.Layer, d.Rule = LayerAuthz, why
+	if st != 0 {
+		d.Status, d.Realm = st, l.AuthName
+		d.log(LogLine{Module: "authz_core", Code: "AH01631", User: d.User, Subject: r.URI})
+	}
+	return d
+}
+
+// authorize22 runs 2.2's auth_checker hooks for an authenticated user:
+// mod_authz_groupfile and mod_authz_user in load order, then
+// mod_authz_default. Each module reads only its own keywords; the first
+// that says OK or, being authoritative, 401, decides.
+func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer) (int, *Rule) {
+	lg := l.Legacy
+	bit := MethodMask(1) << uint(r.Method)
+	trace := tr != nil && tr.Enabled()
+	note := func(rule *Rule, module, res string) {
+		if trace {
+			tr.Trace(Event{Layer: LayerAuthz, Rule: rule, Text: module, Result: res})
+		}
+	}
+	group := func() (int, *Rule, bool) {
+		if l.GroupFile == "" {
+			return 0, nil, false // not configured: DECLINED
+		}
+		var groups []string
+		var loaded bool
+		var seen *Rule
+		for i := range lg.Requires {
+			q := &lg.Requires[i]
+			if q.Methods&bit == 0 || !strings.EqualFold(q.Words[0], "group") {
+				continue
+			}
+			seen = q.Rule
+			if !loaded {
+				loaded = true
+				if id != nil {
+					groups, _, _ = id.Groups(l.GroupFile, user)
+				}
+			}
+			for _, g := range q.Words[1:] {
+				for _, have := range groups {
+					if have == g {
+						q.Rule.hit(r.Now)
+						note(q.Rule, "mod_authz_groupfile", "granted: "+user+" in "+g)
+						return 0, q.Rule, true
+					}
+				}
+			}
+		}
+		if seen != nil && lg.GroupAuthoritative {
+			note(seen, "mod_authz_groupfile", "401: "+user+" in none of the groups")
+			return 401, seen, true
+		}
+		return 0, nil, false
+	}
+	users := func() (int, *Rule, bool) {
+		var seen *Rule
+		for i := range lg.Requires {
+			q := &lg.Requires[i]
+			if q.Methods&bit == 0 {
+				continue
+			}
+			switch strings.ToLower(q.Words[0]) {
+			case "valid-user":
+				q.Rule.hit(r.Now)
+				note(q.Rule, "mod_authz_user", "granted: valid-user")
+				return 0, q.Rule, true
+			case "user":
+				seen = q.Rule
+				for _, u := range q.Words[1:] {
+					if u == user {
+						q.Rule.hit(r.Now)
+						note(q.Rule, "mod_authz_user", "granted: "+user+" listed")
+						return 0, q.Rule, true
+					}
+				}
+			}
+		}
+		if seen != nil && lg.UserAuthoritative {
+			note(seen, "mod_authz_user", "401: "+user+" not listed")
+			return 401, seen, true
+		}
+		return 0, nil, false
+	}
+	order := []func() (int, *Rule, bool){users, group}
+	if lg.GroupFirst {
+		order = []func() (int, *Rule, bool){group, users}
+	}
+	for _, f := range order {
+		if st, why, decided := f(); decided {
+			return st, why
+		}
+	}
+	// mod_authz_default: any Require line left unanswered is a refusal.
+	for i := range lg.Requires {
+		if q := &lg.Requires[i]; q.Methods&bit != 0 {
+			note(q.Rule, "mod_authz_default", "401: no module granted")
+			return 401, q.Rule
+		}
+	}
+	return 0, nil
+}
