@@ -28,6 +28,10 @@ type Options struct {
 	BaseDir string
 	// Modules are the modules loaded, by identifier ("rewrite_module").
 	Modules map[string]bool
+	// ForwardUnfaithful loads a configuration with directives orderly
+	// cannot evaluate (Config.Unfaithful), ignoring them; without it they
+	// are errors.
+	ForwardUnfaithful bool
 }
 
 // Build turns a loaded configuration (apacheconf.Load) into the access
@@ -87,6 +91,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	for _, vb := range b.vhosts {
 		v := vb.vhost
 		b.cfg.Differences = append(b.cfg.Differences, vb.cfg.Differences...)
+		b.cfg.Unfaithful = append(b.cfg.Unfaithful, vb.cfg.Unfaithful...)
 		v.Config = mergeServer(b.cfg, vb.cfg, vb.set)
 		v.Config.Default = vb.defaultRule(vb.directive, vb.scope...)
 		b.defaults = append(b.defaults, vb.defaults...)
@@ -280,10 +285,40 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		if mentionsAccess(d) {
 			b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
 		}
+	case "loadmodule":
+		if len(d.Args) > 0 && !stockModules[d.Args[0]] && !strings.HasPrefix(d.Args[0], "mpm_") {
+			b.notFaithful(d, "third-party module "+d.Args[0]+": orderly cannot know its access or mapping hooks")
+		}
 	default:
 		if accessDirectives[name] {
 			b.errorf(d, "%s not allowed here", d.Name)
 		}
+		if why := unfaithful[name]; why != "" && !offArg(d) {
+			b.notFaithful(d, why)
+		}
+	}
+}
+
+// offArg reports a directive switched off ("CheckSpelling Off", "UserDir
+// disabled"), which changes nothing.
+func offArg(d *apacheconf.Directive) bool {
+	return len(d.Args) > 0 && (strings.EqualFold(d.Args[0], "off") || strings.EqualFold(d.Args[0], "disabled") && len(d.Args) == 1)
+}
+
+// notFaithful records a directive orderly cannot evaluate as Apache does.
+func (b *builder) notFaithful(d *apacheconf.Directive, why string) {
+	u := Difference{Pos: d.Pos, Text: d.Name + ": " + why}
+	if b.htaccess != nil {
+		// At request time: refuse rather than guess (500), unless the
+		// operator chose to forward.
+		if !b.opt.ForwardUnfaithful {
+			b.errorf(d, "%s; orderly cannot decide as Apache would", u.Text)
+		}
+		return
+	}
+	b.cfg.Unfaithful = append(b.cfg.Unfaithful, u)
+	if !b.opt.ForwardUnfaithful {
+		b.errorf(d, "%s; refusing to start (set legacy.forward_unfaithful = true to forward these requests and let the backend enforce it)", u.Text)
 	}
 }
 
@@ -633,7 +668,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)
 			return
 		}
-		b.errorf(d, "%s cannot be evaluated by orderly; refusing to load", d.Name)
+		b.notFaithful(d, "this 2.2 authoritative flag belongs to a module orderly does not evaluate")
 	case "limit", "limitexcept":
 		b.limit(d, ctx, name == "limitexcept")
 	case "files", "filesmatch":
@@ -665,9 +700,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if mentionsAccess(d) {
 			b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
 		}
-	case "rewriterule", "rewritecond":
-		// Recorded but not evaluated: rewrites that change the file name
-		// are reported by explain in a later release.
+	default:
+		if why := unfaithful[name]; why != "" && !offArg(d) {
+			b.notFaithful(d, why)
+		}
 	}
 }
 

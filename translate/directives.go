@@ -1,5 +1,7 @@
 package translate
 
+import "strings"
+
 // Override bits (include/http_config.h): which AllowOverride category a
 // directive needs in an .htaccess file.
 const (
@@ -101,4 +103,58 @@ var directives = map[string]directiveInfo{
 	"adddescription": {"autoindex_module", OrIndexes}, "addicon": {"autoindex_module", OrIndexes},
 	"indexorderdefault": {"autoindex_module", OrIndexes}, "indexstylesheet": {"autoindex_module", OrIndexes},
 	"languagepriority": {"negotiation_module", OrFileInfo}, "forcelanguagepriority": {"negotiation_module", OrFileInfo},
+}
+
+// unfaithful are directives that take part in Apache's mapping of a URL
+// to a file or in its access decision in ways orderly does not evaluate.
+// Where one appears, orderly cannot promise Apache's answer: by default it
+// refuses to start; with legacy.forward_unfaithful it loads, ignores the
+// directive and says so (the backend must then enforce it).
+var unfaithful = map[string]string{
+	"rewriterule":           "mod_rewrite can change the file name or deny; orderly decides on the URL as written",
+	"rewritecond":           "mod_rewrite can change the file name or deny; orderly decides on the URL as written",
+	"rewritemap":            "mod_rewrite can change the file name or deny; orderly decides on the URL as written",
+	"sslrequire":            "SSLRequire is an access check of mod_ssl that orderly does not evaluate",
+	"allowmethods":          "AllowMethods (mod_allowmethods) refuses methods before access control; orderly does not evaluate it",
+	"userdir":               "mod_userdir maps /~user URLs to home directories; orderly does not",
+	"virtualdocumentroot":   "mod_vhost_alias maps URLs to files by host name; orderly does not",
+	"virtualdocumentrootip": "mod_vhost_alias maps URLs to files by address; orderly does not",
+	"checkspelling":         "mod_speling maps misspelled URLs to other files; orderly does not",
+	"proxypass":             "a proxied path maps to no file: Apache applies only <Location> sections there, and orderly does not model mod_proxy",
+	"proxypassmatch":        "a proxied path maps to no file: Apache applies only <Location> sections there, and orderly does not model mod_proxy",
+	"authdbmuserfile":       "DBM password files are not read by orderly",
+	"authdbmgroupfile":      "DBM group files are not read by orderly",
+	"authdigestprovider":    "Digest authentication is not evaluated by orderly",
+	"authldapurl":           "LDAP authentication is not evaluated by orderly",
+	"luahookaccesschecker":  "mod_lua access hooks are not evaluated by orderly",
+	"luahookauthchecker":    "mod_lua access hooks are not evaluated by orderly",
+	"luahookcheckuserid":    "mod_lua access hooks are not evaluated by orderly",
+	"luahooktranslatename":  "mod_lua can change the file name; orderly does not evaluate it",
+	"luahookmaptostorage":   "mod_lua can change the file name; orderly does not evaluate it",
+	"scriptaliasmatch":      "",
+	"authnprovideralias":    "provider aliases are not evaluated by orderly",
+	"authzprovideralias":    "provider aliases are not evaluated by orderly",
+}
+
+// stockModules are the modules Apache 2.2 and 2.4 ship (2.2 names
+// included). Any other LoadModule is a third-party module, whose hooks
+// orderly cannot know.
+var stockModules = map[string]bool{}
+
+func init() {
+	for _, m := range strings.Fields(`access_compat actions alias allowmethods asis auth_basic auth_digest auth_form
+	authn_alias authn_anon authn_core authn_dbd authn_dbm authn_default authn_file authn_socache authnz_fcgi authnz_ldap
+	authz_core authz_dbd authz_dbm authz_default authz_groupfile authz_host authz_owner authz_user autoindex brotli
+	buffer cache cache_disk cache_socache case_filter case_filter_in cern_meta cgi cgid charset_lite data dav dav_fs
+	dav_lock dbd deflate dialup dir disk_cache dumpio echo env expires ext_filter file_cache filter headers heartbeat
+	heartmonitor http2 ident imagemap include info lbmethod_bybusyness lbmethod_byrequests lbmethod_bytraffic
+	lbmethod_heartbeat ldap log_config log_debug log_forensic logio lua macro md mem_cache mime mime_magic mpm_event
+	mpm_prefork mpm_worker negotiation proxy proxy_ajp proxy_balancer proxy_connect proxy_express proxy_fcgi
+	proxy_fdpass proxy_ftp proxy_hcheck proxy_html proxy_http proxy_http2 proxy_scgi proxy_uwsgi proxy_wstunnel
+	ratelimit reflector remoteip reqtimeout request rewrite sed session session_cookie session_crypto session_dbd
+	setenvif slotmem_plain slotmem_shm so socache_dbm socache_memcache socache_redis socache_shmcb speling ssl status
+	substitute suexec unique_id unixd userdir usertrack version vhost_alias watchdog xml2enc`) {
+		stockModules[m+"_module"] = true
+	}
+	delete(unfaithful, "scriptaliasmatch")
 }

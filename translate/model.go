@@ -188,6 +188,10 @@ type Config struct {
 	// Differences lists where the configuration means something else
 	// under 2.2 than under 2.4 with mod_access_compat.
 	Differences []Difference
+	// Unfaithful lists what orderly cannot decide as Apache would
+	// (mod_rewrite, third-party modules, DBM files, ...): loaded only
+	// with Options.ForwardUnfaithful, and then ignored.
+	Unfaithful []Difference
 }
 
 // Difference is a place where Apache 2.2 and Apache 2.4 with

@@ -52,6 +52,7 @@ type legacyBlock struct {
 	Semantics    *string           `hcl:"semantics,optional"`
 	Defines      []string          `hcl:"defines,optional"`
 	Address      *string           `hcl:"address,optional"`
+	Forward      *bool             `hcl:"forward_unfaithful,optional"`
 	Modules      []string          `hcl:"modules,optional"`
 
 	DefRange       hcl.Range `hcl:",def_range"`
@@ -205,6 +206,9 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		}
 		if len(l.PathMap) > 0 {
 			diags = append(diags, diag("path_map not supported yet", "legacy.path_map is not supported yet: orderly must read the paths the configuration names as they are.", l.PathMapRange))
+		}
+		if l.Forward != nil {
+			opt.ForwardUnfaithful = *l.Forward
 		}
 		rc.Legacy = opt
 		if l.Address != nil {

@@ -202,6 +202,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "version", version)
+	for _, d := range engine.Config().Unfaithful {
+		logger.Warn("orderly cannot decide as Apache would here; forwarding (legacy.forward_unfaithful)", "at", d.Pos.String(), "what", d.Text)
+	}
 	for _, d := range engine.Config().Differences {
 		at := "(whole configuration)"
 		if d.Pos.File != "" {
@@ -300,6 +303,9 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	res := engine.Decide(req, tl)
 	printExplain(stdout, *method, target, addr, *user, res, tl.events, filepath.Dir(*configPath))
 	explainOther(stdout, rc, engine.Config(), req, res)
+	for _, d := range engine.Config().Unfaithful {
+		fmt.Fprintf(stdout, "not evaluated: %s: %s (legacy.forward_unfaithful: the backend must enforce it)\n", d.Pos, d.Text)
+	}
 	return 0
 }
 

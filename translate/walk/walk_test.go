@@ -673,3 +673,33 @@ func TestHtaccess22(t *testing.T) {
 		t.Errorf("2.4 directive under 2.2: %v", err)
 	}
 }
+
+// What orderly cannot evaluate is refused at load, with file:line, unless
+// the configuration asks to forward it.
+func TestUnfaithful(t *testing.T) {
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "legacy.conf")
+	conf := "LoadModule evasive20_module modules/mod_evasive20.so\n<Directory /x>\nRewriteEngine On\nRewriteRule ^a$ b\nCheckSpelling Off\n</Directory>\n"
+	os.WriteFile(cf, []byte(conf), 0o644)
+	opt := translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}, Modules: []string{"rewrite_module"}}
+	_, err := translate.Load([]string{cf}, opt)
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{"legacy.conf:1: LoadModule: third-party module evasive20_module", "legacy.conf:4: RewriteRule: mod_rewrite can change the file name", "forward_unfaithful"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "CheckSpelling") {
+		t.Errorf("CheckSpelling Off changes nothing, yet: %v", err)
+	}
+	opt.ForwardUnfaithful = true
+	cfg, err := translate.Load([]string{cf}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Unfaithful) != 2 {
+		t.Errorf("unfaithful: %v", cfg.Unfaithful)
+	}
+}
