@@ -10,14 +10,24 @@ import (
 // changes, as Apache reads them on every request.
 type Identity struct {
 	store *authfile.Store
+	// Map, when set, says where orderly reads a file the configuration
+	// names (legacy.path_map).
+	Map func(string) string
 }
 
 // NewIdentity returns an Identity with an empty file cache.
 func NewIdentity() *Identity { return &Identity{store: authfile.NewStore()} }
 
+func (id *Identity) path(p string) string {
+	if id.Map != nil {
+		return id.Map(p)
+	}
+	return p
+}
+
 // CheckPassword implements policy.Identity.
 func (id *Identity) CheckPassword(file, user, password string) (policy.PasswordResult, error) {
-	u, err := id.store.Users(file)
+	u, err := id.store.Users(id.path(file))
 	if err != nil {
 		return 0, err
 	}
@@ -32,7 +42,7 @@ func (id *Identity) CheckPassword(file, user, password string) (policy.PasswordR
 
 // Groups implements policy.Identity.
 func (id *Identity) Groups(file, user string) ([]string, bool, error) {
-	g, err := id.store.Groups(file)
+	g, err := id.store.Groups(id.path(file))
 	if err != nil {
 		return nil, false, err
 	}

@@ -91,7 +91,8 @@ type runtimeConfig struct {
 	ErrorLog        string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
-	LegacyIP        netip.Addr // the legacy server's address, for <VirtualHost>
+	PathMap         map[string]string // legacy path prefix -> where orderly reads it
+	LegacyIP        netip.Addr        // the legacy server's address, for <VirtualHost>
 	LegacyPort      int
 }
 
@@ -204,8 +205,14 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 			diags = append(diags, diag("Unknown semantics",
 				fmt.Sprintf("semantics %q is not \"2.2\" (what Apache 2.2 did with the rules, the default) or \"2.4-compat\" (what Apache 2.4 does with them under mod_access_compat).", sem), l.SemanticsRange))
 		}
-		if len(l.PathMap) > 0 {
-			diags = append(diags, diag("path_map not supported yet", "legacy.path_map is not supported yet: orderly must read the paths the configuration names as they are.", l.PathMapRange))
+		for k, v := range l.PathMap {
+			if !filepath.IsAbs(k) {
+				diags = append(diags, diag("Invalid path_map", fmt.Sprintf("%q is not an absolute path as the legacy configuration names it.", k), l.PathMapRange))
+			}
+			if rc.PathMap == nil {
+				rc.PathMap = map[string]string{}
+			}
+			rc.PathMap[k] = rel(v)
 		}
 		if l.Forward != nil {
 			opt.ForwardUnfaithful = *l.Forward

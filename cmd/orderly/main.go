@@ -106,16 +106,22 @@ func setup(path string, stderr io.Writer) (*runtimeConfig, *walk.Engine, bool) {
 		printErrs(stderr, err)
 		return nil, nil, false
 	}
+	var fsys walk.FS = walk.OS
+	id := proxy.NewIdentity()
+	if len(rc.PathMap) > 0 {
+		pm := walk.NewPathMap(walk.OS, rc.PathMap)
+		fsys, id.Map = pm, pm.Map
+	}
 	// The walk reads the document root as Apache does (directories,
 	// files, .htaccess); without it orderly would decide blind.
-	if fi, err := os.Stat(cfg.DocumentRoot); err != nil || !fi.IsDir() {
+	if fi, err := fsys.Stat(cfg.DocumentRoot); err != nil || !fi.IsDir() {
 		if err == nil {
 			err = errors.New("not a directory")
 		}
 		fmt.Fprintf(stderr, "%s: document root %s: %v: orderly must read the files Apache serves to decide as it does\n", path, cfg.DocumentRoot, err)
 		return nil, nil, false
 	}
-	e := walk.New(cfg, walk.OS, proxy.NewIdentity())
+	e := walk.New(cfg, fsys, id)
 	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
 	return rc, e, true
 }
@@ -406,7 +412,11 @@ func explainOther(w io.Writer, rc *runtimeConfig, cfg *translate.Config, req *wa
 		fmt.Fprintf(w, "; under %s the configuration does not load\n", other)
 		return
 	}
-	oe := walk.New(ocfg, walk.OS, proxy.NewIdentity())
+	var fsys walk.FS = walk.OS
+	if len(rc.PathMap) > 0 {
+		fsys = walk.NewPathMap(walk.OS, rc.PathMap)
+	}
+	oe := walk.New(ocfg, fsys, proxy.NewIdentity())
 	oe.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
 	r2 := *req
 	ores := oe.Decide(&r2, nil)

@@ -116,3 +116,21 @@ func TestUnreadableDocumentRoot(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// legacy.path_map: the configuration names /srv/legacy/www; orderly reads
+// it where it is mounted here.
+func TestPathMap(t *testing.T) {
+	legacy := "<Directory /srv/legacy/www/admin>\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n</Directory>\n"
+	hcl := strings.Replace(goodHCL, `document_root = "docroot"`, `document_root = "/srv/legacy/www"
+  path_map      = { "/srv/legacy/www" = "mnt/www" }`, 1)
+	dir := writeFiles(t, map[string]string{"orderly.hcl": hcl, "legacy.conf": legacy, "mnt/www/admin/index.html": "x"})
+	for _, tt := range []struct{ ip, want string }{{"10.1.2.3", "decision: ALLOW"}, {"8.8.8.8", "decision: DENY 403"}} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"explain", "-config", filepath.Join(dir, "orderly.hcl"), "-ip", tt.ip, "/admin/"}, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !strings.Contains(out.String(), tt.want) || !strings.Contains(out.String(), "filename: /srv/legacy/www/admin/") {
+			t.Errorf("%s:\n%s", tt.ip, out.String())
+		}
+	}
+}
