@@ -208,6 +208,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "version", version)
+	for _, p := range engine.Blind() {
+		logger.Warn("orderly cannot read this Alias target: requests mapped into it are refused (403) until it is readable or mapped with legacy.path_map", "path", p)
+	}
 	for _, d := range engine.Config().Unfaithful {
 		logger.Warn("orderly cannot decide as Apache would here; forwarding (legacy.forward_unfaithful)", "at", d.Pos.String(), "what", d.Text)
 	}

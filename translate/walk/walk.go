@@ -54,8 +54,9 @@ type Engine struct {
 	cached atomic.Int64
 	ht     sync.Map // .htaccess path and categories -> *htEntry
 
-	hosts     []hostEngine // virtual hosts, in configuration order
-	localIP   netip.Addr   // the legacy server's address this traffic stands for
+	blind     map[string]bool // Alias targets orderly cannot read
+	hosts     []hostEngine    // virtual hosts, in configuration order
+	localIP   netip.Addr      // the legacy server's address this traffic stands for
 	localPort int
 }
 
@@ -65,11 +66,36 @@ func New(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 	if fsys == nil {
 		fsys = OS
 	}
-	e := &Engine{cfg: cfg, fs: fsys, id: id}
+	e := newEngine(cfg, fsys, id)
 	for _, v := range cfg.VHosts {
-		e.hosts = append(e.hosts, hostEngine{v: v, e: &Engine{cfg: v.Config, fs: fsys, id: id}})
+		e.hosts = append(e.hosts, hostEngine{v: v, e: newEngine(v.Config, fsys, id)})
 	}
 	return e
+}
+
+func newEngine(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
+	e := &Engine{cfg: cfg, fs: fsys, id: id, blind: map[string]bool{}}
+	for _, a := range cfg.Aliases {
+		if a.Regex != nil {
+			continue
+		}
+		if _, err := fsys.Stat(a.Real); err != nil {
+			e.blind[a.Real] = true
+		}
+	}
+	return e
+}
+
+// Blind lists the Alias targets orderly cannot read: requests mapped into
+// them are refused (403) rather than decided without their <Directory>
+// sections.
+func (e *Engine) Blind() []string {
+	var out []string
+	for p := range e.blind {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }
 
 type hostEngine struct {
@@ -623,6 +649,11 @@ func (e *Engine) translateName(uri string) (string, int) {
 			continue
 		}
 		if n := aliasMatches(uri, a.Fake); n > 0 {
+			if e.blind[a.Real] {
+				// orderly cannot see this tree: Apache might apply
+				// <Directory> sections it cannot find. Fail closed.
+				return "", 403
+			}
 			return cleanFilename(a.Real + uri[n:]), 0
 		}
 	}

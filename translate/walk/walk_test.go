@@ -703,3 +703,15 @@ func TestUnfaithful(t *testing.T) {
 		t.Errorf("unfaithful: %v", cfg.Unfaithful)
 	}
 }
+
+// An Alias target orderly cannot read is refused, not decided without its
+// <Directory> sections.
+func TestBlindAlias(t *testing.T) {
+	e, _ := engine(t, "Alias /hidden /nonexistent/orderly-test/hidden\n<Directory /nonexistent/orderly-test/hidden>\nRequire all denied\n</Directory>\n")
+	if res := decide(e, req{target: "/hidden/x", ip: "1.2.3.4"}); res.Status != 403 {
+		t.Errorf("blind alias: %d, want 403", res.Status)
+	}
+	if len(e.Blind()) != 1 {
+		t.Errorf("Blind() = %v", e.Blind())
+	}
+}
