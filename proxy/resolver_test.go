@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"net/netip"
 	"testing"
 	"time"
@@ -71,6 +73,30 @@ func TestResolverDoubleReverse(t *testing.T) {
 		name, ok := r.Verified(netip.MustParseAddr(tt.ip))
 		if name != tt.name || ok != tt.ok {
 			t.Errorf("Verified(%s) = %q, %v; want %q, %v", tt.ip, name, ok, tt.name, tt.ok)
+		}
+	}
+}
+
+// The hosts file comes first and its names are taken as written, a final
+// dot included (which then matches no domain rule, as with glibc).
+func TestResolverHostsFile(t *testing.T) {
+	dir := t.TempDir()
+	hosts := filepath.Join(dir, "hosts")
+	os.WriteFile(hosts, []byte("# test\n192.0.2.1 Web.Example.TEST web\n192.0.2.2 dotted.example.test.\n192.0.2.3 liar.example.test\n192.0.2.9 liar.example.test\n"), 0o644)
+	r := NewResolver("", time.Second)
+	r.hostsPath = hosts
+	r.r = nil // no DNS: every answer must come from the file
+	for _, tt := range []struct {
+		ip, name string
+		ok       bool
+	}{
+		{"192.0.2.1", "web.example.test", true},
+		{"192.0.2.2", "dotted.example.test.", true},
+		{"192.0.2.3", "liar.example.test", true},
+	} {
+		name, ok := r.Verified(netip.MustParseAddr(tt.ip))
+		if name != tt.name || ok != tt.ok {
+			t.Errorf("%s: %q %v, want %q %v", tt.ip, name, ok, tt.name, tt.ok)
 		}
 	}
 }

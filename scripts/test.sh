@@ -51,6 +51,12 @@ fuzz() {
 unit_pkgs=$($GO list ./... | grep -v /internal/differential)
 suite "vet and gofmt" vet
 suite "unit tests (-race)" $GO test -race -count=1 $unit_pkgs
+# The differential suite re-executes itself under `unshare --mount --net`
+# with a private /etc/hosts, resolv.conf and nsswitch.conf and a DNS server
+# on loopback (testdata/corpus/README.md, "Host names"), so the host-name
+# cases run against a real name service and no lookup leaves the machine.
+# unshare is util-linux's; the suite needs root for it (without, host-name
+# cases are skipped, or fail under CI=true).
 suite "differential vs Apache 2.4" $GO test -count=1 -v ./internal/differential/
 suite "fuzz targets" fuzz
 

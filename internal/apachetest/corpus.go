@@ -45,6 +45,13 @@ type Case struct {
 	Files []txtar.File
 	// Requests are the requests to replay, in order.
 	Requests []Request
+	// Hosts is the hosts file, if HasHosts: the /etc/hosts that Apache
+	// and orderly read while the case runs (see [Namespace]).
+	Hosts    []byte
+	HasHosts bool
+	// DNS holds the records of the dns file, which the case's DNS server
+	// on 127.0.0.1:53 answers from.
+	DNS []DNSRecord
 }
 
 // LoadCorpus loads every *.txtar case in dir, sorted by file name. It
@@ -109,10 +116,18 @@ func ParseCase(path string, data []byte) (*Case, error) {
 			c.Legacy, haveLegacy = f.Data, true
 		case f.Name == RequestsFile:
 			requests, haveRequests = f.Data, true
+		case f.Name == HostsFile:
+			c.Hosts, c.HasHosts = f.Data, true
+		case f.Name == DNSFile:
+			recs, err := ParseDNS(path, sectionLine(data, DNSFile), f.Data)
+			if err != nil {
+				return nil, err
+			}
+			c.DNS = recs
 		default:
 			top, rest, _ := strings.Cut(f.Name, "/")
 			if top != DocRootDir && top != AuthDir && top != ExtraDir {
-				return fail("unexpected file %q: want %s, %s, or a file under %s/, %s/ or %s/", f.Name, LegacyFile, RequestsFile, DocRootDir, AuthDir, ExtraDir)
+				return fail("unexpected file %q: want %s, %s, %s, %s, or a file under %s/, %s/ or %s/", f.Name, LegacyFile, RequestsFile, HostsFile, DNSFile, DocRootDir, AuthDir, ExtraDir)
 			}
 			rel := strings.TrimSuffix(rest, "/")
 			if rel == "" || !filepath.IsLocal(rel) || filepath.Clean(rel) != rel {

@@ -159,10 +159,11 @@ func TestLoadCorpus(t *testing.T) {
 	}
 }
 
-// TestCorpusOracleWants replays every corpus case on the oracle (Apache 2.4
-// with mod_access_compat and mod_remoteip) and checks the want= values, so
-// that a case that no longer means what it says fails loudly. One server
-// serves all the cases, reloaded between them.
+// TestCorpusOracleWants replays every corpus case that looks up no host
+// name ([Case.UsesNames]) on the oracle (Apache 2.4 with mod_access_compat
+// and mod_remoteip) and checks the want= values, so that a case that no
+// longer means what it says fails loudly. One server serves all the cases,
+// reloaded between them.
 func TestCorpusOracleWants(t *testing.T) {
 	cases, err := LoadCorpus(corpusDir)
 	if err != nil {
@@ -170,6 +171,12 @@ func TestCorpusOracleWants(t *testing.T) {
 	}
 	var s *Server
 	for _, c := range cases {
+		if c.UsesNames() {
+			// Its lookups must not leave the machine: the differential
+			// test checks its want= on the oracle inside a private name
+			// service (names.go).
+			continue
+		}
 		l, err := c.Materialize(TempDir(t))
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ package differential
 import (
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -35,6 +36,10 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if dir := os.Getenv(namespaceEnv); dir != "" {
+		// Re-executed inside the private name service (names_test.go).
+		os.Exit(runInNamespace(m, dir))
+	}
 	dir, err := os.MkdirTemp("", "orderly-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -47,7 +52,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building orderly:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := reexecInNamespace(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -75,7 +80,7 @@ func (f *apacheFront) errorLog(apachetest.Layout) func() string { return f.srv.E
 
 // accessCodes are the error-log codes of access control that orderly
 // writes as Apache does (design.md, "Responses").
-var accessCodes = regexp.MustCompile(`\b(AH01797|AH01630|AH01617|AH01618|AH01614|AH01627|AH00027|AH01615|AH01620|AH01629|AH01631|AH01665|AH02430|AH01796): `)
+var accessCodes = regexp.MustCompile(`\b(AH01797|AH01630|AH01617|AH01618|AH01614|AH01627|AH00027|AH00028|AH01615|AH01619|AH01620|AH01629|AH01631|AH01665|AH02430|AH01796): `)
 
 // logCodes lists the access-control codes in a piece of error log, sorted.
 func logCodes(log string) string {
@@ -105,7 +110,22 @@ func freePort(t *testing.T) string {
 
 func (f orderlyFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
 	t.Helper()
-	addr := freePort(t)
+	addr, stop, err := f.launch(l, backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr, stop
+}
+
+// launch starts orderly for the case laid out at l and waits until it
+// listens; the error holds orderly's output when it does not.
+func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
 	hclPath := filepath.Join(l.Dir, "orderly.hcl")
 	hcl := fmt.Sprintf(`listen = %q
 backend "httpd" {
@@ -126,16 +146,17 @@ error_log = %q
 		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
 	}
 	if err := os.WriteFile(hclPath, []byte(hcl), 0o644); err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	out, err := os.Create(filepath.Join(l.Dir, "orderly.out"))
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	cmd := exec.Command(binary, "serve", "-config", hclPath)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		out.Close()
+		return "", nil, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -154,20 +175,21 @@ error_log = %q
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return addr, stop
+			return addr, stop, nil
 		}
 		select {
 		case err := <-exited:
+			out.Close()
 			b, _ := os.ReadFile(out.Name())
-			t.Fatalf("orderly exited before serving (%v):\n%s", err, b)
+			return "", nil, fmt.Errorf("orderly exited before serving (%v):\n%s", err, b)
 		default:
 		}
 		if time.Now().After(deadline) {
 			stop()
 			b, _ := os.ReadFile(out.Name())
-			t.Fatalf("orderly did not listen on %s:\n%s", addr, b)
+			return "", nil, fmt.Errorf("orderly did not listen on %s:\n%s", addr, b)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -205,15 +227,148 @@ func (f *apacheFront) start(t *testing.T, l apachetest.Layout, backend string) (
 type tally struct {
 	cases, requests, agree int
 	bypasses               int // the oracle refused, the front let it through
+	skipped                int // host-name cases not run: no private name service
+	dnsQuestions           int // questions the private DNS server was asked
 	mismatches             []string
 	logged                 int // requests whose error-log lines were compared
 	logMismatches          []string
 	elapsed                time.Duration
+	// Where the time went: reloading the two servers, starting and
+	// stopping the front, and replaying the requests.
+	reloading, starting, requesting time.Duration
 }
 
 // refused reports whether a class is a refusal by access control.
 func refused(class string) bool {
 	return class == "403" || strings.HasPrefix(class, "401") || class == "400" || class == "500"
+}
+
+// servers are the oracle and the backend: started for the first case and
+// gracefully reloaded for every later one.
+type servers struct {
+	oracle, backend *apachetest.Server
+	oracleLog       int64 // how much of the oracle's error log was read
+}
+
+// outcome is what became of one request of a case.
+type outcome struct {
+	rq    apachetest.Request
+	want  apachetest.Response // the oracle's answer
+	class string              // the front's class, or "error: ..."
+	// mismatch and logMismatch describe a disagreement on the class and on
+	// the error-log codes; empty when there is none.
+	mismatch, logMismatch string
+	bypass                bool // the oracle refused, the front let it through
+}
+
+// runCase lays c out in dir, points the oracle and the backend at it,
+// starts fr in front of the backend, replays every request on both and
+// compares the answers by class and, where they agree, by the
+// access-control codes each logged. It adds to tl and returns each
+// request's outcome.
+func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string, tl *tally) []outcome {
+	t.Helper()
+	// The case's host names, in the private name service (names_test.go);
+	// outside it, a case that looks up names is refused.
+	if !useNames(t, c) {
+		tl.skipped++
+		return nil
+	}
+	if names != nil {
+		defer func() { tl.dnsQuestions += len(names.Asked()) }()
+	}
+	l, err := c.Materialize(dir)
+	if err != nil {
+		t.Fatalf("%s: %v", c.Path, err)
+	}
+	t0 := time.Now()
+	backendOpt := backendOptions(l)
+	if s.oracle == nil {
+		s.oracle = apachetest.Start(t, l.OracleOptions())
+		s.backend = apachetest.Start(t, backendOpt)
+	} else {
+		s.oracle.Reload(t, l.OracleOptions())
+		s.backend.Reload(t, backendOpt)
+	}
+	t1 := time.Now()
+	addr, stop := fr.start(t, l, s.backend.Addr)
+	t2 := time.Now()
+	tl.reloading += t1.Sub(t0)
+	tl.starting += t2.Sub(t1)
+	defer func() {
+		t3 := time.Now()
+		tl.requesting += t3.Sub(t2)
+		stop()
+		tl.starting += time.Since(t3)
+	}()
+	tl.cases++
+	frontLog := fr.errorLog(l)
+	oracleLog := filepath.Join(s.oracle.Dir, "error.log")
+	var outs []outcome
+	for _, rq := range c.Requests {
+		s.oracleLog = fileSize(oracleLog)
+		frontBefore := 0
+		if frontLog != nil {
+			frontBefore = len(frontLog())
+		}
+		want, err := apachetest.Do(s.oracle.Addr, rq)
+		if err != nil {
+			t.Fatalf("%s:%d: oracle: %v", c.Path, rq.Line, err)
+		}
+		if rq.Want != "" && !want.Matches(rq.Want) {
+			t.Errorf("%s:%d: %s: the oracle answered %d, the case says want=%s", c.Path, rq.Line, rq, want.Status, rq.Want)
+		}
+		got, err := apachetest.Do(addr, rq)
+		tl.requests++
+		o := outcome{rq: rq, want: want, class: "error: " + fmt.Sprint(err)}
+		if err == nil {
+			o.class = got.Class()
+		}
+		if o.class == want.Class() {
+			tl.agree++
+			if frontLog != nil {
+				tl.logged++
+				wl, gl := logCodes(readFrom(oracleLog, s.oracleLog)), logCodes(frontLog()[frontBefore:])
+				if wl != gl {
+					o.logMismatch = fmt.Sprintf("%s:%d: %s: apache logged [%s], front logged [%s]", c.Path, rq.Line, rq, wl, gl)
+					tl.logMismatches = append(tl.logMismatches, o.logMismatch)
+				}
+			}
+			outs = append(outs, o)
+			continue
+		}
+		if refused(want.Class()) && !refused(o.class) {
+			tl.bypasses++
+			o.bypass = true
+		}
+		o.mismatch = fmt.Sprintf("%s:%d: %s: apache %s (%d), front %s (%d)", c.Path, rq.Line, rq, want.Class(), want.Status, o.class, got.Status)
+		tl.mismatches = append(tl.mismatches, o.mismatch)
+		outs = append(outs, o)
+	}
+	return outs
+}
+
+func fileSize(name string) int64 {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// readFrom returns what a file holds from offset off on, without reading
+// what comes before (the oracle's error log grows over a whole run).
+func readFrom(name string, off int64) string {
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(f)
+	return string(b)
 }
 
 // replay runs the corpus through fr and compares with the oracle.
@@ -226,61 +381,13 @@ func replay(t *testing.T, fr front) tally {
 	}
 	var tl tally
 	start := time.Now()
-	var oracle, backend *apachetest.Server
+	var s servers
+	tmp := apachetest.TempDir(t)
 	for _, c := range cases {
 		if *only != "" && !strings.Contains(c.Name, *only) {
 			continue
 		}
-		l, err := c.Materialize(filepath.Join(apachetest.TempDir(t), c.Name))
-		if err != nil {
-			t.Fatalf("%s: %v", c.Path, err)
-		}
-		backendOpt := backendOptions(l)
-		if oracle == nil {
-			oracle = apachetest.Start(t, l.OracleOptions())
-			backend = apachetest.Start(t, backendOpt)
-		} else {
-			oracle.Reload(t, l.OracleOptions())
-			backend.Reload(t, backendOpt)
-		}
-		addr, stop := fr.start(t, l, backend.Addr)
-		tl.cases++
-		frontLog := fr.errorLog(l)
-		for _, rq := range c.Requests {
-			oracleBefore, frontBefore := len(oracle.ErrorLog()), 0
-			if frontLog != nil {
-				frontBefore = len(frontLog())
-			}
-			want, err := apachetest.Do(oracle.Addr, rq)
-			if err != nil {
-				t.Fatalf("%s:%d: oracle: %v", c.Path, rq.Line, err)
-			}
-			if rq.Want != "" && !want.Matches(rq.Want) {
-				t.Errorf("%s:%d: %s: the oracle answered %d, the case says want=%s", c.Path, rq.Line, rq, want.Status, rq.Want)
-			}
-			got, err := apachetest.Do(addr, rq)
-			tl.requests++
-			gc := "error: " + fmt.Sprint(err)
-			if err == nil {
-				gc = got.Class()
-			}
-			if gc == want.Class() {
-				tl.agree++
-				if frontLog != nil {
-					tl.logged++
-					wl, gl := logCodes(oracle.ErrorLog()[oracleBefore:]), logCodes(frontLog()[frontBefore:])
-					if wl != gl {
-						tl.logMismatches = append(tl.logMismatches, fmt.Sprintf("%s:%d: %s: apache logged [%s], front logged [%s]", c.Path, rq.Line, rq, wl, gl))
-					}
-				}
-				continue
-			}
-			if refused(want.Class()) && !refused(gc) {
-				tl.bypasses++
-			}
-			tl.mismatches = append(tl.mismatches, fmt.Sprintf("%s:%d: %s: apache %s (%d), front %s (%d)", c.Path, rq.Line, rq, want.Class(), want.Status, gc, got.Status))
-		}
-		stop()
+		s.runCase(t, fr, c, filepath.Join(tmp, c.Name), &tl)
 	}
 	tl.elapsed = time.Since(start)
 	return tl
@@ -299,6 +406,15 @@ func TestDifferential(t *testing.T) {
 		tl.agree, tl.requests, tl.cases, tl.bypasses, tl.elapsed.Round(time.Millisecond), runtime.Version())
 	fmt.Printf("differential: orderly agrees with Apache on %d/%d requests across %d cases, %d bypasses\n",
 		tl.agree, tl.requests, tl.cases, tl.bypasses)
+	if names != nil {
+		fmt.Printf("differential: private name service: %d DNS questions answered on 127.0.0.1, no interface but loopback\n", tl.dnsQuestions)
+	}
+	if tl.skipped > 0 {
+		fmt.Printf("differential: %d host-name cases skipped (no private name service)\n", tl.skipped)
+	}
+	if tl.requests == 0 && tl.skipped > 0 {
+		t.Skip("every case selected looks up host names, and there is no private name service")
+	}
 	if tl.requests == 0 {
 		t.Fatal("no request was replayed")
 	}
@@ -308,6 +424,9 @@ func TestDifferential(t *testing.T) {
 // rules must disagree with Apache wherever Apache refuses.
 func TestControlPassThrough(t *testing.T) {
 	tl := replay(t, passFront{})
+	if tl.requests == 0 && tl.skipped > 0 {
+		t.Skip("every case selected looks up host names, and there is no private name service")
+	}
 	fmt.Printf("control pass-through: agrees on %d/%d requests, %d bypasses (must be > 0)\n", tl.agree, tl.requests, tl.bypasses)
 	if tl.bypasses == 0 || tl.agree == tl.requests {
 		t.Fatalf("a pass-through front agreed with Apache on %d/%d requests: the harness cannot fail", tl.agree, tl.requests)
