@@ -100,93 +100,101 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 // mod_authz_default. Each module reads only its own keywords; the first
 // that says OK or, being authoritative, 401, decides.
 func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer) (int, *Rule) {
-	lg := l.Legacy
-	bit := MethodMask(1) << uint(r.Method)
-	trace := tr != nil && tr.Enabled()
-	note := func(rule *Rule, module, res string) {
-		if trace {
-			tr.Trace(Event{Layer: LayerAuthz, Rule: rule, Text: module, Result: res})
-		}
+	first, second := groupCheck22, userCheck22
+	if !l.Legacy.GroupFirst {
+		first, second = userCheck22, groupCheck22
 	}
-	group := func() (int, *Rule, bool) {
-		if l.GroupFile == "" {
-			return 0, nil, false // not configured: DECLINED
-		}
-		var groups []string
-		var loaded bool
-		var seen *Rule
-		for i := range lg.Requires {
-			q := &lg.Requires[i]
-			if q.Methods&bit == 0 || !strings.EqualFold(q.Words[0], "group") {
-				continue
-			}
-			seen = q.Rule
-			if !loaded {
-				loaded = true
-				if id != nil {
-					groups, _, _ = id.Groups(l.GroupFile, user)
-				}
-			}
-			for _, g := range q.Words[1:] {
-				for _, have := range groups {
-					if have == g {
-						q.Rule.hit(r.Now)
-						note(q.Rule, "mod_authz_groupfile", "granted: "+user+" in "+g)
-						return 0, q.Rule, true
-					}
-				}
-			}
-		}
-		if seen != nil && lg.GroupAuthoritative {
-			note(seen, "mod_authz_groupfile", "401: "+user+" in none of the groups")
-			return 401, seen, true
-		}
-		return 0, nil, false
+	if st, why, decided := first(l, r, id, user, tr); decided {
+		return st, why
 	}
-	users := func() (int, *Rule, bool) {
-		var seen *Rule
-		for i := range lg.Requires {
-			q := &lg.Requires[i]
-			if q.Methods&bit == 0 {
-				continue
-			}
-			switch strings.ToLower(q.Words[0]) {
-			case "valid-user":
-				q.Rule.hit(r.Now)
-				note(q.Rule, "mod_authz_user", "granted: valid-user")
-				return 0, q.Rule, true
-			case "user":
-				seen = q.Rule
-				for _, u := range q.Words[1:] {
-					if u == user {
-						q.Rule.hit(r.Now)
-						note(q.Rule, "mod_authz_user", "granted: "+user+" listed")
-						return 0, q.Rule, true
-					}
-				}
-			}
-		}
-		if seen != nil && lg.UserAuthoritative {
-			note(seen, "mod_authz_user", "401: "+user+" not listed")
-			return 401, seen, true
-		}
-		return 0, nil, false
-	}
-	order := []func() (int, *Rule, bool){users, group}
-	if lg.GroupFirst {
-		order = []func() (int, *Rule, bool){group, users}
-	}
-	for _, f := range order {
-		if st, why, decided := f(); decided {
-			return st, why
-		}
+	if st, why, decided := second(l, r, id, user, tr); decided {
+		return st, why
 	}
 	// mod_authz_default: any Require line left unanswered is a refusal.
-	for i := range lg.Requires {
-		if q := &lg.Requires[i]; q.Methods&bit != 0 {
-			note(q.Rule, "mod_authz_default", "401: no module granted")
+	bit := MethodMask(1) << uint(r.Method)
+	for i := range l.Legacy.Requires {
+		if q := &l.Legacy.Requires[i]; q.Methods&bit != 0 {
+			note22(tr, q.Rule, "mod_authz_default", "401: no module granted")
 			return 401, q.Rule
 		}
 	}
 	return 0, nil
+}
+
+func note22(tr Tracer, rule *Rule, module, res string) {
+	if tr != nil && tr.Enabled() {
+		tr.Trace(Event{Layer: LayerAuthz, Rule: rule, Text: module, Result: res})
+	}
+}
+
+// groupCheck22 is mod_authz_groupfile's check_user_access.
+func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer) (int, *Rule, bool) {
+	if l.GroupFile == "" {
+		return 0, nil, false // not configured: DECLINED
+	}
+	lg := l.Legacy
+	bit := MethodMask(1) << uint(r.Method)
+	var groups []string
+	var loaded bool
+	var seen *Rule
+	for i := range lg.Requires {
+		q := &lg.Requires[i]
+		if q.Methods&bit == 0 || !strings.EqualFold(q.Words[0], "group") {
+			continue
+		}
+		seen = q.Rule
+		if !loaded {
+			loaded = true
+			if id != nil {
+				groups, _, _ = id.Groups(l.GroupFile, user)
+			}
+		}
+		for _, g := range q.Words[1:] {
+			for _, have := range groups {
+				if have == g {
+					q.Rule.hit(r.Now)
+					note22(tr, q.Rule, "mod_authz_groupfile", "granted: "+user+" in "+g)
+					return 0, q.Rule, true
+				}
+			}
+		}
+	}
+	if seen != nil && lg.GroupAuthoritative {
+		note22(tr, seen, "mod_authz_groupfile", "401: "+user+" in none of the groups")
+		return 401, seen, true
+	}
+	return 0, nil, false
+}
+
+// userCheck22 is mod_authz_user's check_user_access.
+func userCheck22(l *Layers, r *Request, _ Identity, user string, tr Tracer) (int, *Rule, bool) {
+	lg := l.Legacy
+	bit := MethodMask(1) << uint(r.Method)
+	var seen *Rule
+	for i := range lg.Requires {
+		q := &lg.Requires[i]
+		if q.Methods&bit == 0 {
+			continue
+		}
+		switch {
+		case strings.EqualFold(q.Words[0], "valid-user"):
+			q.Rule.hit(r.Now)
+			note22(tr, q.Rule, "mod_authz_user", "granted: valid-user")
+			return 0, q.Rule, true
+		case strings.EqualFold(q.Words[0], "user"):
+			seen = q.Rule
+			for _, u := range q.Words[1:] {
+				if u == user {
+					q.Rule.hit(r.Now)
+					note22(tr, q.Rule, "mod_authz_user", "granted: "+user+" listed")
+					return 0, q.Rule, true
+				}
+			}
+		}
+	}
+	if seen != nil && lg.UserAuthoritative {
+		note22(tr, seen, "mod_authz_user", "401: "+user+" not listed")
+		return 401, seen, true
+	}
+	return 0, nil, false
 }
