@@ -116,22 +116,25 @@ type ctxKey struct{}
 type passInfo struct {
 	user       string
 	fromHeader bool
+	path       string // the path orderly decided on, encoded for the wire
 }
 
 func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
 	pr.SetURL(h.cfg.Backend)
 	out.Host = in.Host
-	// SetURL joins paths; keep the request-target exactly as it came so
-	// that the backend decides on the same bytes orderly did.
-	out.URL.Path, out.URL.RawPath, out.URL.RawQuery = in.URL.Path, in.URL.RawPath, in.URL.RawQuery
-	if bp := h.cfg.Backend.Path; bp != "" && bp != "/" {
-		out.URL.Path = strings.TrimSuffix(bp, "/") + in.URL.Path
-		if in.URL.RawPath != "" {
-			out.URL.RawPath = strings.TrimSuffix(bp, "/") + in.URL.RawPath
-		}
-	}
 	info, _ := in.Context().Value(ctxKey{}).(*passInfo)
+	// The backend gets the path orderly decided on, normalised as Apache
+	// normalised it, so that both decide on the same file: no encoding or
+	// dot-segment trick can mean one thing here and another there.
+	raw := in.URL.EscapedPath()
+	if info != nil && info.path != "" {
+		raw = info.path
+	}
+	if bp := strings.TrimSuffix(h.cfg.Backend.Path, "/"); bp != "" {
+		raw = bp + raw
+	}
+	out.URL.Path, out.URL.RawPath, out.URL.RawQuery = pathUnescape(raw), raw, in.URL.RawQuery
 	if info != nil && info.fromHeader {
 		out.Header["X-Forwarded-For"] = in.Header["X-Forwarded-For"]
 	}
@@ -184,7 +187,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Apache logs a compat denial even when Satisfy Any lets the request
 	// through; so does orderly.
 	h.writeLog(client, r, res.Logs())
-	info := &passInfo{user: res.User, fromHeader: fromHeader}
+	info := &passInfo{user: res.User, fromHeader: fromHeader, path: encodePath(res.URI)}
 	r = r.WithContext(contextWith(r, info))
 	h.rp.ServeHTTP(w, r)
 	h.cfg.Metrics.observe(&res.Decision, start)
@@ -221,4 +224,41 @@ func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.Lo
 	h.logMu.Lock()
 	io.WriteString(h.cfg.ErrorLog, b.String())
 	h.logMu.Unlock()
+}
+
+// encodePath escapes a decided (decoded) URI for the request line: bytes
+// outside RFC 3986's pchar set and "/" are percent-encoded, and a "%" that
+// already starts an escape orderly kept undecoded (AllowEncodedSlashes
+// NoDecode keeps "%2F") stays as it is.
+func encodePath(uri string) string {
+	if uri == "" || uri == "*" {
+		return ""
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(uri); i++ {
+		c := uri[i]
+		switch {
+		case c == '%' && i+2 < len(uri) && (uri[i+1:i+3] == "2F" || uri[i+1:i+3] == "2f"):
+			b.WriteString(uri[i : i+3])
+			i += 2
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
+}
+
+// pathUnescape decodes a path for url.URL.Path; RawPath carries the
+// encoding actually sent.
+func pathUnescape(raw string) string {
+	p, err := url.PathUnescape(raw)
+	if err != nil {
+		return raw
+	}
+	return p
 }

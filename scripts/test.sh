@@ -37,6 +37,7 @@ fuzz() {
     ./policy:FuzzParseSubnet \
     ./translate/walk:FuzzNormalizePath \
     ./proxy:FuzzParseAuthorization \
+    ./proxy:FuzzEncodePath \
     ./proxy/authfile:FuzzParseUsers \
     ./proxy/authfile:FuzzParseGroups; do
     pkg=${t%%:*}; fn=${t##*:}
