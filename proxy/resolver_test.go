@@ -2,9 +2,9 @@ package proxy
 
 import (
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
-	"net/netip"
 	"testing"
 	"time"
 
