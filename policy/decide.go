@@ -83,6 +83,8 @@ func (l LogLine) Message() string {
 		return "client used wrong authentication scheme: " + l.Subject
 	case "AH01615":
 		return "need AuthName: " + l.Subject
+	case "AH01619":
+		return "AuthUserFile not specified in the configuration"
 	case "AH01620":
 		return "Could not open password file: " + l.Subject
 	case "AH01627":
@@ -95,7 +97,7 @@ func (l LogLine) Message() string {
 		return "Could not open group file: " + l.Subject
 	case "AH01796":
 		return "AuthType " + l.Subject + " configured without corresponding module"
-	case "AH00027":
+	case "AH00027", "AH00028":
 		return "No authentication done but request not allowed without authentication for " + l.Subject + ". Authentication not configured?"
 	case "AH02430":
 		return "Response header 'WWW-Authenticate' value of 'Basic realm=\"" + l.Subject + "\"' contains invalid characters, aborting request"
@@ -224,7 +226,7 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		return d
 	}
 	// check_user_id: mod_auth_basic, then mod_authn_core.
-	st := authenticate(l, r, id, &d)
+	st := authenticate(l, r, id, &d, sat == SatisfyAny)
 	if tr != nil && tr.Enabled() {
 		res := "authenticated " + d.User
 		switch {
@@ -297,11 +299,15 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 
 // authenticate is check_user_id: mod_auth_basic when AuthType is Basic,
 // otherwise mod_authn_core's fallback.
-func authenticate(l *Layers, r *Request, id Identity, d *Decision) int {
+func authenticate(l *Layers, r *Request, id Identity, d *Decision, anyPath bool) int {
 	d.Layer, d.Rule = LayerAuthn, l.AuthTypeRule
 	if l.AuthType == "" {
 		d.Layer = LayerConfig
-		d.log(LogLine{Module: "core", Code: "AH00027", Subject: r.URI})
+		code := "AH00027" // the Satisfy All path of ap_process_request_internal
+		if anyPath {
+			code = "AH00028"
+		}
+		d.log(LogLine{Module: "core", Code: code, Subject: r.URI})
 		return 500
 	}
 	if !strings.EqualFold(l.AuthType, "Basic") {
@@ -326,7 +332,7 @@ func authenticate(l *Layers, r *Request, id Identity, d *Decision) int {
 	}
 	if l.UserFile == "" || id == nil {
 		d.Layer = LayerConfig
-		d.log(LogLine{Module: "authn_file", Code: "AH01620", Subject: "(null)"})
+		d.log(LogLine{Module: "authn_file", Code: "AH01619"})
 		return 500
 	}
 	res, err := id.CheckPassword(l.UserFile, cr.User, cr.Password)

@@ -79,7 +79,7 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		d.Realm, d.Status = l.AuthName, 401
 		return d
 	}
-	if st := authenticate(l, r, id, &d); st != 0 {
+	if st := authenticate(l, r, id, &d, false); st != 0 {
 		d.Status = st
 		return d
 	}

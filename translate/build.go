@@ -78,7 +78,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	if b.cfg.DocumentRoot == "" && len(b.errs) == 0 {
 		b.errs = append(b.errs, &apacheconf.Error{Msg: "no DocumentRoot: the configuration sets none and legacy.document_root is empty"})
 	}
-	sort.SliceStable(b.cfg.Dirs, func(i, j int) bool { return b.cfg.Dirs[i].Depth < b.cfg.Dirs[j].Depth })
+	sortSections(b.cfg)
 	if len(b.errs) > 0 {
 		return nil, b.errs
 	}
@@ -264,7 +264,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
 		b.cfg.ServerEnv = b.setEnvIf(d, b.scope, b.cfg.ServerEnv)
 	case "directoryindex":
-		b.cfg.Defaults.DirIndex = append(b.cfg.Defaults.DirIndex, dirIndex(d)...)
+		b.cfg.Defaults.DirIndex = addIndex(b.cfg.Defaults.DirIndex, d)
 	case "virtualhost":
 		if b.vhost != nil {
 			b.errorf(d, "<VirtualHost> cannot occur within <VirtualHost> section")
@@ -322,16 +322,21 @@ func (b *builder) notFaithful(d *apacheconf.Directive, why string) {
 	}
 }
 
-func dirIndex(d *apacheconf.Directive) []string {
-	out := []string{}
+// addIndex is mod_dir's add_index: names are added to the list;
+// "disabled" empties it, and an empty, non-nil list turns the index
+// lookup off (nil means not set: inherit, or the default index.html).
+func addIndex(list []string, d *apacheconf.Directive) []string {
 	for _, a := range d.Args {
 		if strings.EqualFold(a, "disabled") {
-			out = out[:0]
+			list = []string{}
 			continue
 		}
-		out = append(out, a)
+		list = append(list, a)
 	}
-	return out
+	if list == nil {
+		list = []string{}
+	}
+	return list
 }
 
 func (b *builder) alias(d *apacheconf.Directive, name string) {
@@ -680,7 +685,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
 		conf.SetEnv = b.setEnvIf(d, ctx.scope, conf.SetEnv)
 	case "directoryindex":
-		conf.DirIndex = append(conf.DirIndex, dirIndex(d)...)
+		conf.DirIndex = addIndex(conf.DirIndex, d)
 	case "allowoverride":
 		b.markOverride()
 		v, nonfatal, err := parseOverride(d.Args)
@@ -1337,8 +1342,8 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	}
 	c.Aliases = append(append([]Alias(nil), own.Aliases...), main.Aliases...)
 	c.Dirs = append(append([]*Section(nil), main.Dirs...), own.Dirs...)
-	sort.SliceStable(c.Dirs, func(i, j int) bool { return c.Dirs[i].Depth < c.Dirs[j].Depth })
 	c.DirMatches = append(append([]*Section(nil), main.DirMatches...), own.DirMatches...)
+	sortSections(&c)
 	c.Files = append(append([]*Section(nil), main.Files...), own.Files...)
 	c.Locations = append(append([]*Section(nil), main.Locations...), own.Locations...)
 	c.ServerEnv = append(append([]*EnvRule(nil), main.ServerEnv...), own.ServerEnv...)
@@ -1500,4 +1505,16 @@ func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
 		return nil
 	})
 	return found
+}
+
+// sortSections orders <Directory> sections as ap_core_reorder_directories
+// does: by number of components ("/" counts 0), keeping configuration
+// order among equals. Regex sections (<DirectoryMatch>, <Directory ~>)
+// are sorted the same way among themselves, by the "/" in their pattern
+// text (ap_count_dirs), and are merged after the plain ones.
+func sortSections(c *Config) {
+	sort.SliceStable(c.Dirs, func(i, j int) bool { return c.Dirs[i].Depth < c.Dirs[j].Depth })
+	sort.SliceStable(c.DirMatches, func(i, j int) bool {
+		return strings.Count(c.DirMatches[i].Pattern, "/") < strings.Count(c.DirMatches[j].Pattern, "/")
+	})
 }

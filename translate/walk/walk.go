@@ -229,6 +229,8 @@ type Result struct {
 	Env      policy.Env
 	Index    string // the DirectoryIndex file whose check decided, if any
 
+	dirN int // how many of Sections the directory walk found
+
 	// CompatFrom and AuthzFrom are the sections whose Order/Allow/Deny/
 	// Satisfy and Require configurations were in force: the two layers
 	// inherit independently (apache-access-semantics.md §9.3).
@@ -332,7 +334,12 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		if strings.HasPrefix(name, "/") {
 			suburi = name
 		}
-		sm, sw, st := e.walk(suburi, &sub)
+		sm, sw, ok := e.indexWalk(&res, name, suburi, &sub)
+		st := 0
+		if !ok {
+			sub = Result{}
+			sm, sw, st = e.walk(suburi, &sub)
+		}
 		sub.URI = suburi
 		sub.Env = res.Env
 		if st != 0 {
@@ -343,8 +350,10 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			// (ap_process_request_internal, r->main->per_dir_config).
 			sub.Decision = policy.Decision{User: res.User, Layer: res.Layer, Rule: res.Rule}
 		} else {
+			// mod_dir looks the index up with ap_sub_req_lookup_uri: a GET,
+			// whatever the main request's method.
 			pr := policy.Request{
-				Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
+				Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
 				Now: req.Now,
 			}
@@ -418,12 +427,21 @@ func (e *Engine) merge(sections []*translate.Section) *merged {
 }
 
 func (e *Engine) mergeNow(sections []*translate.Section) *merged {
-	var a accum
-	a.add(e.cfg.Defaults)
+	a := fromConf(e.cfg.Defaults)
+	for i := 0; i < len(sections); {
+		phase := walkPhase(sections[i])
+		walked := fromConf(sections[i].Conf)
+		j := i + 1
+		for ; j < len(sections) && walkPhase(sections[j]) == phase; j++ {
+			c := fromConf(sections[j].Conf)
+			walked.merge(&c)
+		}
+		a.merge(&walked)
+		i = j
+	}
 	scope := e.cfg.Default
 	var compatFrom, authzFrom *translate.Section
 	for _, s := range sections {
-		a.add(s.Conf)
 		if s.Conf.Compat != nil || s.Conf.Authz != nil || s.Conf.Requires22 != nil {
 			scope = s.Default
 		}
@@ -464,7 +482,8 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	return m
 }
 
-// accum merges sections module by module (ap_merge_per_dir_configs).
+// accum is a per-directory configuration being merged, module by module
+// (ap_merge_per_dir_configs). A nil field is a slot nobody set.
 type accum struct {
 	compat       *policy.Compat
 	authz        *translate.AuthzSlot
@@ -479,52 +498,77 @@ type accum struct {
 	// Apache 2.2's core fields.
 	satisfy22     [policy.MaxMethods]policy.Satisfy
 	satisfy22Rule [policy.MaxMethods]*policy.Rule
+	satisfy22Set  policy.MethodMask
 	requires22    []policy.Require22
 	userAuth      *bool
 	groupAuth     *bool
 }
 
-func (m *accum) add(c *translate.DirConf) {
-	if c.Satisfy22Set != 0 {
-		for i := range m.satisfy22 {
-			if c.Satisfy22Set&(1<<uint(i)) != 0 {
-				m.satisfy22[i], m.satisfy22Rule[i] = c.Satisfy22[i], c.Satisfy22Rule[i]
-			}
+func fromConf(c *translate.DirConf) accum {
+	return accum{
+		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
+		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv,
+		dirIndex: c.DirIndex, satisfy22: c.Satisfy22, satisfy22Rule: c.Satisfy22Rule,
+		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
+		groupAuth: c.GroupAuthoritative,
+	}
+}
+
+// merge merges o over m, each module by its own rule.
+func (m *accum) merge(o *accum) {
+	if o.compat != nil {
+		m.compat = o.compat
+	}
+	if o.authz != nil {
+		m.authz = mergeAuthz(m.authz, o.authz)
+	}
+	if o.authType != nil {
+		m.authType, m.authTypeRule = o.authType, o.authTypeRule
+	}
+	if o.authName != nil {
+		m.authName = o.authName
+	}
+	if o.userFile != nil {
+		m.userFile = o.userFile
+	}
+	if o.groupFile != nil {
+		m.groupFile = o.groupFile
+	}
+	if len(o.setEnv) > 0 {
+		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], o.setEnv...)
+	}
+	if o.dirIndex != nil {
+		m.dirIndex = o.dirIndex
+	}
+	for i := range m.satisfy22 {
+		if o.satisfy22Set&(1<<uint(i)) != 0 {
+			m.satisfy22[i], m.satisfy22Rule[i] = o.satisfy22[i], o.satisfy22Rule[i]
 		}
 	}
-	if c.Requires22 != nil {
-		m.requires22 = c.Requires22
+	m.satisfy22Set |= o.satisfy22Set
+	if o.requires22 != nil {
+		m.requires22 = o.requires22
 	}
-	if c.UserAuthoritative != nil {
-		m.userAuth = c.UserAuthoritative
+	if o.userAuth != nil {
+		m.userAuth = o.userAuth
 	}
-	if c.GroupAuthoritative != nil {
-		m.groupAuth = c.GroupAuthoritative
+	if o.groupAuth != nil {
+		m.groupAuth = o.groupAuth
 	}
-	if c.Compat != nil {
-		m.compat = c.Compat
+}
+
+// walkPhase tells which walk of ap_process_request_internal merges a
+// section: each walk merges its own sections together, then merges the
+// result over what the walks before it left. Merging is not associative
+// under AuthMerging, so the grouping matters.
+func walkPhase(s *translate.Section) int {
+	switch s.Kind {
+	case translate.KindFiles, translate.KindFilesMatch:
+		return 1
+	case translate.KindLocation, translate.KindLocationMatch:
+		return 2
 	}
-	if c.Authz != nil {
-		m.authz = mergeAuthz(m.authz, c.Authz)
-	}
-	if c.AuthType != nil {
-		m.authType, m.authTypeRule = c.AuthType, c.AuthTypeRule
-	}
-	if c.AuthName != nil {
-		m.authName = c.AuthName
-	}
-	if c.UserFile != nil {
-		m.userFile = c.UserFile
-	}
-	if c.GroupFile != nil {
-		m.groupFile = c.GroupFile
-	}
-	if len(c.SetEnv) > 0 {
-		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], c.SetEnv...)
-	}
-	if c.DirIndex != nil {
-		m.dirIndex = c.DirIndex
-	}
+	return 0 // <Directory>, .htaccess, <DirectoryMatch>
 }
 
 // mergeAuthz is merge_authz_core_dir_config (apache-access-semantics.md §4.2).
@@ -586,6 +630,34 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 			res.Sections = append(res.Sections, s)
 		}
 	}
+	res.dirN = len(res.Sections)
+	return e.fileAndLocation(uri, fname, res), w, 0
+}
+
+// indexWalk is the walk of a DirectoryIndex subrequest for a file that
+// exists: Apache reuses the directory walk of the main request, whose
+// directory is the file's (the walk cache of server/request.c), so only
+// <Files> and <Location> are walked again.
+func (e *Engine) indexWalk(main *Result, name, uri string, sub *Result) (*merged, walked, bool) {
+	fname := main.Filename + name
+	if strings.Contains(name, "/") || !strings.HasSuffix(main.Filename, "/") {
+		return nil, walked{}, false
+	}
+	fi, err := e.fs.Stat(fname)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, walked{}, false
+	}
+	sub.Sections = append(make([]*translate.Section, 0, 8), main.Sections[:main.dirN]...)
+	sub.dirN = main.dirN
+	sub.Filename = fname
+	return e.fileAndLocation(uri, fname, sub), walked{isReg: true}, true
+}
+
+// fileAndLocation adds the <Files> sections (top-level ones, then those
+// nested in the sections that applied) and the <Location> sections, and
+// returns the merged configuration.
+func (e *Engine) fileAndLocation(uri, fname string, res *Result) *merged {
+	cfg := e.cfg
 	base := fname
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = base[i+1:]
@@ -635,7 +707,7 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 			res.Sections = append(res.Sections, s)
 		}
 	}
-	return e.merge(res.Sections), w, 0
+	return e.merge(res.Sections)
 }
 
 // translateName is mod_alias's translate_name, then core's: the first
