@@ -47,7 +47,11 @@ type Layers struct {
 	AuthName        string
 	HasAuthName     bool
 	UserFile        string // AuthUserFile
-	GroupFile       string // AuthGroupFile
+	// BasicNotAuthoritative is AuthBasicAuthoritative Off: an unknown user
+	// is passed on, and with no other module to take it, Apache answers
+	// 500 (mod_authn_core: AH01796).
+	BasicNotAuthoritative bool
+	GroupFile             string // AuthGroupFile
 	// Default is the synthetic rule that counts decisions no directive
 	// made in this scope.
 	Default *Rule
@@ -115,6 +119,9 @@ type Decision struct {
 	Rule   *Rule // the directive that decided; a scope's default rule when none did
 	Realm  string
 	User   string // the authenticated user, when authentication ran
+	// NoChallenge: a 401 sent without WWW-Authenticate (mod_dir keeps the
+	// status of a refused index but not its headers).
+	NoChallenge bool
 
 	logs  [MaxLogLines]LogLine
 	nlogs uint8
@@ -300,6 +307,13 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 // authenticate is check_user_id: mod_auth_basic when AuthType is Basic,
 // otherwise mod_authn_core's fallback.
 func authenticate(l *Layers, r *Request, id Identity, d *Decision, anyPath bool) int {
+	return authenticateAs(l, r, id, d, anyPath, false)
+}
+
+// authenticateAs is authenticate; legacy22 makes an unknown user under
+// AuthBasicAuthoritative Off fall to 2.2's mod_authn_default (401)
+// rather than to 2.4's mod_authn_core (500).
+func authenticateAs(l *Layers, r *Request, id Identity, d *Decision, anyPath, legacy22 bool) int {
 	d.Layer, d.Rule = LayerAuthn, l.AuthTypeRule
 	if l.AuthType == "" {
 		d.Layer = LayerConfig
@@ -347,6 +361,13 @@ func authenticate(l *Layers, r *Request, id Identity, d *Decision, anyPath bool)
 		return 0
 	case PasswordMismatch:
 		d.log(LogLine{Module: "auth_basic", Code: "AH01617", User: cr.User, Subject: r.URI})
+	case UserNotFound:
+		if l.BasicNotAuthoritative && !legacy22 {
+			d.Layer = LayerConfig
+			d.log(LogLine{Module: "authn_core", Code: "AH01796", Subject: l.AuthType})
+			return 500
+		}
+		d.log(LogLine{Module: "auth_basic", Code: "AH01618", User: cr.User, Subject: r.URI})
 	default:
 		d.log(LogLine{Module: "auth_basic", Code: "AH01618", User: cr.User, Subject: r.URI})
 	}

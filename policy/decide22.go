@@ -79,7 +79,7 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		d.Realm, d.Status = l.AuthName, 401
 		return d
 	}
-	if st := authenticate(l, r, id, &d, false); st != 0 {
+	if st := authenticateAs(l, r, id, &d, false, true); st != 0 {
 		d.Status = st
 		return d
 	}
@@ -151,7 +151,7 @@ func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer) (i
 		}
 		for _, g := range q.Words[1:] {
 			for _, have := range groups {
-				if have == g {
+				if strings.EqualFold(have, g) {
 					q.Rule.hit(r.Now)
 					note22(tr, q.Rule, "mod_authz_groupfile", "granted: "+user+" in "+g)
 					return 0, q.Rule, true

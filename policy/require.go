@@ -3,6 +3,7 @@ package policy
 import (
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // Result is the outcome of a Require node (authz_status in mod_authz_core).
@@ -297,9 +298,13 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		if !found {
 			return Denied, nil
 		}
+		// Group names compare case-insensitively: mod_authz_groupfile
+		// keeps them in an APR table.
 		for _, g := range n.Args {
-			if slices.Contains(groups, g) {
-				return Granted, nil
+			for _, have := range groups {
+				if strings.EqualFold(have, g) {
+					return Granted, nil
+				}
 			}
 		}
 		return Denied, nil

@@ -196,7 +196,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refuse answers a refusal as Apache would and writes its error-log lines.
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client netip.Addr, d policy.Decision, filename string) {
 	h.writeLog(client, r, d.Logs())
-	if d.Status == http.StatusUnauthorized {
+	if d.Status == http.StatusUnauthorized && !d.NoChallenge {
 		w.Header().Set("WWW-Authenticate", `Basic realm="`+d.Realm+`"`)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")

@@ -647,6 +647,13 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		v := b.resolve(d.Args[0])
 		conf.GroupFile = &v
 		b.rule(d, ctx.scope)
+	case "authbasicauthoritative":
+		v, ok := keyword(b, d, onOff, "AuthBasicAuthoritative must be On or Off")
+		if !ok {
+			return
+		}
+		b.rule(d, ctx.scope)
+		conf.BasicAuthoritative = &v
 	case "authbasicprovider":
 		for _, a := range d.Args {
 			if !strings.EqualFold(a, "file") {

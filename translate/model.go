@@ -111,7 +111,9 @@ type DirConf struct {
 	AuthTypeRule *policy.Rule
 	AuthName     *string
 	UserFile     *string // mod_authn_file
-	GroupFile    *string // mod_authz_groupfile
+	// BasicAuthoritative is AuthBasicAuthoritative (nil inherits; On).
+	BasicAuthoritative *bool
+	GroupFile          *string // mod_authz_groupfile
 
 	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits

@@ -252,6 +252,12 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	if i := strings.IndexByte(raw, '?'); i >= 0 {
 		raw = raw[:i]
 	}
+	// ap_parse_uri: a request-target is a path, not a network-path
+	// reference; extra leading slashes go before anything reads it
+	// (MergeSlashes Off or not).
+	for strings.HasPrefix(raw, "//") {
+		raw = raw[1:]
+	}
 	if !strings.HasPrefix(raw, "/") {
 		switch {
 		case raw == "*":
@@ -376,6 +382,10 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		}
 	}
 	if errStatus != 0 {
+		// fixup_dir returns the last error of several candidates as a
+		// status only: the subrequest's headers (WWW-Authenticate) stay
+		// behind.
+		errRes.NoChallenge = len(names) > 1
 		errRes.URI, errRes.Filename = res.URI, res.Filename
 		errRes.SetLogs(logs.Logs())
 		return errRes
@@ -470,6 +480,9 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	if a.groupFile != nil {
 		l.GroupFile = *a.groupFile
 	}
+	if a.basicAuth != nil && !*a.basicAuth {
+		l.BasicNotAuthoritative = true
+	}
 	if e.cfg.Semantics == translate.Legacy22 {
 		lg := &policy.Legacy22{
 			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
@@ -492,6 +505,7 @@ type accum struct {
 	authName     *string
 	userFile     *string
 	groupFile    *string
+	basicAuth    *bool
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
 
@@ -507,7 +521,7 @@ type accum struct {
 func fromConf(c *translate.DirConf) accum {
 	return accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
-		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv,
+		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
 		dirIndex: c.DirIndex, satisfy22: c.Satisfy22, satisfy22Rule: c.Satisfy22Rule,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative,
@@ -533,6 +547,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.groupFile != nil {
 		m.groupFile = o.groupFile
+	}
+	if o.basicAuth != nil {
+		m.basicAuth = o.basicAuth
 	}
 	if len(o.setEnv) > 0 {
 		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], o.setEnv...)
