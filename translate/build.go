@@ -1365,9 +1365,9 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	if set["mergeslashes"] {
 		c.MergeSlashes = own.MergeSlashes
 	}
-	if set["allowencodedslashes"] {
-		c.AllowEncodedSlashes = own.AllowEncodedSlashes
-	}
+	// merge_core_dir_configs copies the host's own AllowEncodedSlashes,
+	// set or not: a virtual host does not inherit the main server's.
+	c.AllowEncodedSlashes = own.AllowEncodedSlashes
 	return &c
 }
 
