@@ -62,6 +62,9 @@ type Node struct {
 	Subnets  []Subnet   // ProvIP
 	MethodOK MethodMask // ProvMethod
 	Rule     *Rule
+	// Expr, when set, replaces Args: the argument line holds %{env:...}
+	// and is evaluated per request (user, group and host providers).
+	Expr *Template
 
 	// Compiled form of an IP leaf, or of a run of IP leaves merged by
 	// Compile: subnet i decides for setRules[i].
@@ -223,6 +226,10 @@ func (n *Node) leaf(c *evalCtx) (Result, *Rule) {
 
 func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 	r := c.req
+	args := n.Args
+	if n.Expr != nil {
+		args = n.Expr.Words(&r.Env)
+	}
 	switch n.Provider {
 	case ProvAllGranted:
 		return Granted, nil
@@ -264,7 +271,7 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		if !ok {
 			return Denied, nil
 		}
-		for _, p := range n.Args {
+		for _, p := range args {
 			if InDomain(p, h) {
 				return Granted, nil
 			}
@@ -279,7 +286,7 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		if !c.hasUser {
 			return DeniedNoUser, nil
 		}
-		if slices.Contains(n.Args, c.user) {
+		if slices.Contains(args, c.user) {
 			return Granted, nil
 		}
 		return Denied, nil
@@ -300,7 +307,7 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		}
 		// Group names compare case-insensitively: mod_authz_groupfile
 		// keeps them in an APR table.
-		for _, g := range n.Args {
+		for _, g := range args {
 			for _, have := range groups {
 				if strings.EqualFold(have, g) {
 					return Granted, nil

@@ -905,9 +905,15 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 	case "user":
 		n.Provider = policy.ProvUser
 		n.Args = rest
+		if !b.requireExpr(d, n, rest) {
+			return
+		}
 	case "group":
 		n.Provider = policy.ProvGroup
 		n.Args = rest
+		if !b.requireExpr(d, n, rest) {
+			return
+		}
 	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "dbd-group":
 		b.errorf(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 		return
@@ -1524,4 +1530,16 @@ func sortSections(c *Config) {
 	sort.SliceStable(c.DirMatches, func(i, j int) bool {
 		return strings.Count(c.DirMatches[i].Pattern, "/") < strings.Count(c.DirMatches[j].Pattern, "/")
 	})
+}
+
+// requireExpr makes the argument line of Require user/group an expression
+// when it refers to %{...} (2.4 parses it with ap_expr).
+func (b *builder) requireExpr(d *apacheconf.Directive, n *policy.Node, args []string) bool {
+	t, err := policy.ParseTemplate(strings.Join(args, " "))
+	if err != nil {
+		b.notFaithful(d, err.Error())
+		return false
+	}
+	n.Expr = t
+	return true
 }

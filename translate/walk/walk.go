@@ -230,6 +230,9 @@ type Result struct {
 	Index    string // the DirectoryIndex file whose check decided, if any
 
 	dirN int // how many of Sections the directory walk found
+	// matchEnv are the MATCH_<NAME> variables named groups of matching
+	// regex sections set (name, value, ...).
+	matchEnv []string
 
 	// CompatFrom and AuthzFrom are the sections whose Order/Allow/Deny/
 	// Satisfy and Require configurations were in force: the two layers
@@ -305,6 +308,9 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		// A file system error or a broken .htaccess file.
 		res.Status, res.Layer = st, policy.LayerConfig
 		return res
+	}
+	for i := 0; i+1 < len(res.matchEnv); i += 2 {
+		res.Env.Set(res.matchEnv[i], res.matchEnv[i+1])
 	}
 	// header_parser: the merged per-directory SetEnvIf list.
 	translate.ApplyEnv(m.setEnv, &in, &res.Env)
@@ -643,7 +649,7 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	res.Filename, res.PathInfo = fname, pathInfo
 	w.isDir, w.isReg = isDir, isReg
 	for _, s := range cfg.DirMatches {
-		if s.Regex.MatchString(fname) {
+		if matchRegex(s, fname, res) {
 			res.Sections = append(res.Sections, s)
 		}
 	}
@@ -683,7 +689,7 @@ func (e *Engine) fileAndLocation(uri, fname string, res *Result) *merged {
 		var ok bool
 		switch {
 		case s.Regex != nil:
-			ok = s.Regex.MatchString(base)
+			ok = matchRegex(s, base, res)
 		case s.Fnmatch:
 			ok = fnmatch(s.Path, base)
 		default:
@@ -712,7 +718,7 @@ func (e *Engine) fileAndLocation(uri, fname string, res *Result) *merged {
 		var ok bool
 		switch {
 		case s.Regex != nil:
-			ok = s.Regex.MatchString(uri)
+			ok = matchRegex(s, uri, res)
 		case s.Fnmatch:
 			ok = fnmatch(s.Path, locURI)
 		default:
@@ -1020,4 +1026,31 @@ func (e *Engine) Rules() []*policy.Rule {
 		out = append(out, h.v.Config.Default)
 	}
 	return out
+}
+
+// matchRegex matches a regex section; its named groups set MATCH_<NAME>
+// variables, as the walks of server/request.c do (ap_regname with
+// AP_REG_MATCH, upper case).
+func matchRegex(s *translate.Section, subject string, res *Result) bool {
+	names := s.Regex.SubexpNames()
+	named := false
+	for _, n := range names {
+		if n != "" {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return s.Regex.MatchString(subject)
+	}
+	m := s.Regex.FindStringSubmatchIndex(subject)
+	if m == nil {
+		return false
+	}
+	for i, n := range names {
+		if n != "" && m[2*i] >= 0 {
+			res.matchEnv = append(res.matchEnv, "MATCH_"+strings.ToUpper(n), subject[m[2*i]:m[2*i+1]])
+		}
+	}
+	return true
 }

@@ -1,0 +1,254 @@
+package lint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// WriteText writes one finding a line:
+//
+//	file:line:col: ID severity: directive: change; fix
+func WriteText(w io.Writer, r *Report) error {
+	for _, f := range r.Findings {
+		if _, err := fmt.Fprintf(w, "%s:%d:%d: %s %s: %s: %s; %s\n", f.Pos.File, f.Pos.Line, f.Pos.Col, f.ID, f.Severity, oneLine(f.Directive), oneLine(f.Change), oneLine(f.Fix)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// JSONFinding is the JSON form of a finding. Its field names are stable.
+type JSONFinding struct {
+	ID        string `json:"id"`
+	Severity  string `json:"severity"`
+	File      string `json:"file"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	Directive string `json:"directive"`
+	Change    string `json:"change"`
+	Fix       string `json:"fix"`
+}
+
+// WriteJSON writes the findings as a JSON array of [JSONFinding] ([] when
+// there are none).
+func WriteJSON(w io.Writer, r *Report) error {
+	out := make([]JSONFinding, 0, len(r.Findings))
+	for _, f := range r.Findings {
+		out = append(out, JSONFinding{ID: f.ID, Severity: string(f.Severity), File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Col, Directive: f.Directive, Change: f.Change, Fix: f.Fix})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// SARIFOptions say how to write SARIF.
+type SARIFOptions struct {
+	// BaseDir is the directory artifact URIs are relative to (uriBaseId
+	// SRCROOT); empty means the working directory. Files outside it get
+	// absolute file: URIs.
+	BaseDir string
+	// Version is the tool's version, if known.
+	Version string
+}
+
+// InformationURI is the tool's home, for SARIF.
+const InformationURI = "https://github.com/orderly-proxy/orderly"
+
+// FingerprintKey is the partialFingerprints key of orderly's results.
+const FingerprintKey = "orderlyFingerprint/v1"
+
+// The SARIF 2.1.0 object model, as far as orderly writes it.
+type (
+	sarifLog struct {
+		Schema  string     `json:"$schema"`
+		Version string     `json:"version"`
+		Runs    []sarifRun `json:"runs"`
+	}
+	sarifRun struct {
+		Tool               sarifTool                   `json:"tool"`
+		OriginalURIBaseIDs map[string]sarifArtifactLoc `json:"originalUriBaseIds,omitempty"`
+		Results            []sarifResult               `json:"results"`
+	}
+	sarifTool struct {
+		Driver sarifDriver `json:"driver"`
+	}
+	sarifDriver struct {
+		Name           string      `json:"name"`
+		Version        string      `json:"version,omitempty"`
+		InformationURI string      `json:"informationUri"`
+		Rules          []sarifRule `json:"rules"`
+	}
+	sarifRule struct {
+		ID                   string             `json:"id"`
+		Name                 string             `json:"name"`
+		ShortDescription     sarifText          `json:"shortDescription"`
+		FullDescription      sarifText          `json:"fullDescription"`
+		Help                 sarifText          `json:"help"`
+		DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
+		Properties           sarifRuleProps     `json:"properties"`
+	}
+	sarifText struct {
+		Text string `json:"text"`
+	}
+	sarifConfiguration struct {
+		Level string `json:"level"`
+	}
+	sarifRuleProps struct {
+		Tags     []string `json:"tags"`
+		Severity string   `json:"orderlySeverity"`
+		Source   string   `json:"source"`
+	}
+	sarifResult struct {
+		RuleID              string            `json:"ruleId"`
+		RuleIndex           int               `json:"ruleIndex"`
+		Level               string            `json:"level"`
+		Message             sarifText         `json:"message"`
+		Locations           []sarifLocation   `json:"locations"`
+		PartialFingerprints map[string]string `json:"partialFingerprints"`
+	}
+	sarifLocation struct {
+		PhysicalLocation sarifPhysical `json:"physicalLocation"`
+	}
+	sarifPhysical struct {
+		ArtifactLocation sarifArtifactLoc `json:"artifactLocation"`
+		Region           sarifRegion      `json:"region"`
+	}
+	sarifArtifactLoc struct {
+		URI       string `json:"uri"`
+		URIBaseID string `json:"uriBaseId,omitempty"`
+	}
+	sarifRegion struct {
+		StartLine   int `json:"startLine"`
+		StartColumn int `json:"startColumn,omitempty"`
+	}
+)
+
+// SARIFLevel maps a severity to a SARIF level: error, warning, note.
+func SARIFLevel(s Severity) string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// WriteSARIF writes the report as a SARIF 2.1.0 log with one run: every
+// rule in the driver's rules array (rule metadata for code scanning) and
+// one result per finding, with a fingerprint that survives edits
+// elsewhere in the file (a hash of the rule, the file, the normalised
+// directive and its ordinal among identical ones).
+func WriteSARIF(w io.Writer, r *Report, opt SARIFOptions) error {
+	base := opt.BaseDir
+	if base == "" {
+		base = "."
+	}
+	base, err := filepath.Abs(base)
+	if err != nil {
+		return err
+	}
+	run := sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{Name: "orderly", Version: opt.Version, InformationURI: InformationURI}},
+		OriginalURIBaseIDs: map[string]sarifArtifactLoc{
+			"SRCROOT": {URI: fileURI(base) + "/"},
+		},
+		Results: []sarifResult{},
+	}
+	for _, rule := range rules {
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
+			ID:                   rule.ID,
+			Name:                 rule.Name,
+			ShortDescription:     sarifText{rule.Short},
+			FullDescription:      sarifText{rule.Change},
+			Help:                 sarifText{rule.Fix + " (" + rule.Source + ")"},
+			DefaultConfiguration: sarifConfiguration{SARIFLevel(rule.Severity)},
+			Properties:           sarifRuleProps{Tags: []string{"apache-httpd", "upgrade-2.2-2.4", category(rule.ID)}, Severity: string(rule.Severity), Source: rule.Source},
+		})
+	}
+	ordinal := map[string]int{}
+	for _, f := range r.Findings {
+		loc := artifact(base, f.Pos.File)
+		norm := normDirective(f.Directive)
+		key := f.ID + "\x00" + loc.URI + "\x00" + norm
+		n := ordinal[key]
+		ordinal[key] = n + 1
+		sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
+		line := max(f.Pos.Line, 1)
+		run.Results = append(run.Results, sarifResult{
+			RuleID:    f.ID,
+			RuleIndex: ruleIndex[f.ID],
+			Level:     SARIFLevel(f.Severity),
+			Message:   sarifText{oneLine(f.Directive) + ": " + oneLine(f.Change) + " Fix: " + oneLine(f.Fix)},
+			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+				ArtifactLocation: loc,
+				Region:           sarifRegion{StartLine: line, StartColumn: max(f.Pos.Col, 1)},
+			}}},
+			PartialFingerprints: map[string]string{FingerprintKey: hex.EncodeToString(sum[:16])},
+		})
+	}
+	log := sarifLog{
+		Schema:  "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+		Version: "2.1.0",
+		Runs:    []sarifRun{run},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(log)
+}
+
+func category(id string) string {
+	prefix, _, _ := strings.Cut(id, "-")
+	switch prefix {
+	case "BLD":
+		return "modules"
+	case "DIR":
+		return "directives"
+	case "BEH":
+		return "behaviour"
+	case "AUTH":
+		return "access-control"
+	case "ERR":
+		return "errors"
+	}
+	return "orderly"
+}
+
+// normDirective normalises a directive for fingerprints: white space
+// collapsed, the name in lower case.
+func normDirective(s string) string {
+	f := strings.Fields(s)
+	if len(f) > 0 {
+		f[0] = strings.ToLower(f[0])
+	}
+	return strings.Join(f, " ")
+}
+
+// artifact returns the location of file: relative to base with uriBaseId
+// SRCROOT, or an absolute file: URI when it is outside base.
+func artifact(base, file string) sarifArtifactLoc {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return sarifArtifactLoc{URI: escapePath(filepath.ToSlash(file))}
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return sarifArtifactLoc{URI: fileURI(abs)}
+	}
+	return sarifArtifactLoc{URI: escapePath(filepath.ToSlash(rel)), URIBaseID: "SRCROOT"}
+}
+
+func escapePath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
+
+func fileURI(abs string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+}

@@ -1,0 +1,578 @@
+package lint
+
+import (
+	"cmp"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// Options say how to read the configuration.
+type Options struct {
+	// ServerRoot resolves relative Include, DocumentRoot and file paths
+	// when the configuration sets no ServerRoot; empty means the directory
+	// of the first file.
+	ServerRoot string
+	// DocumentRoot is the main server's document root when the files set
+	// none.
+	DocumentRoot string
+	// Defines are the -D names for <IfDefine>.
+	Defines []string
+	// Modules are modules to treat as loaded beyond the LoadModule lines,
+	// by identifier ("rewrite_module") or source name ("mod_rewrite.c").
+	Modules []string
+	// MaxDirs bounds the directories walked looking for .htaccess files
+	// (0: 100000).
+	MaxDirs int
+}
+
+// Finding is one occurrence of a rule.
+type Finding struct {
+	ID        string
+	Severity  Severity
+	Pos       apacheconf.Pos // Col is 1-based; 0 when unknown
+	Directive string         // the directive as written, or what the finding is about
+	Change    string         // what changes in 2.4, for this occurrence
+	Fix       string         // what to do
+}
+
+// Report is the result of [Lint].
+type Report struct {
+	Findings []Finding
+	Files    []string // every file read: the configuration, its includes, .htaccess files
+}
+
+// Count returns the number of findings at or above severity min.
+func (r *Report) Count(min Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity.Rank() >= min.Rank() {
+			n++
+		}
+	}
+	return n
+}
+
+type dir = apacheconf.Directive
+
+// A node is one directive of the configuration or of an .htaccess file,
+// with where it sits.
+type node struct {
+	d       *dir
+	parents []*dir // enclosing sections, outermost first
+	ht      *htFile
+	vh      *vhost
+	scope   *scope // the access scope it belongs to; nil at server level
+}
+
+// topLevel reports whether n is at server or virtual-host level (outside
+// any per-directory section) of the main configuration.
+func (n *node) topLevel() bool {
+	if n.ht != nil {
+		return false
+	}
+	for _, p := range n.parents {
+		if !p.Is("VirtualHost") {
+			return false
+		}
+	}
+	return true
+}
+
+type vhost struct {
+	d          *dir
+	docRoot    string
+	docRootD   *dir
+	accessFile []string
+}
+
+type htFile struct {
+	path string
+	dir  string
+	ds   []*dir
+}
+
+type linter struct {
+	opt       Options
+	root      string // server root
+	tree      []*dir
+	nodes     []*node
+	byName    map[string][]*node
+	loaded    map[string]*dir // module identifier -> LoadModule (nil for Options.Modules)
+	loadLines []*dir
+	fragment  bool
+	docRoot   string
+	docRootD  *dir
+	access    []string // AccessFileName of the main server
+	vhosts    []*vhost
+	hts       []*htFile
+	scopes    []*scope
+	findings  []Finding
+	files     []string
+	seenFile  map[string]bool
+	maxDirs   int
+}
+
+// mpmNames are the names <IfModule> may test for the MPM. 2.2 compiled its
+// MPM in, so a 2.2 configuration's MPM sections are read as if every MPM
+// were loaded: they all carry directives to check.
+var mpmNames = []string{"prefork.c", "worker.c", "event.c", "mpm_prefork_module", "mpm_worker_module", "mpm_event_module"}
+
+// fragmentModules are assumed loaded for <IfModule> in a fragment (no
+// LoadModule line): Debian's stock 2.4 set with mod_access_compat, as
+// translate.FragmentModules.
+var fragmentModules = []string{
+	"mpm_event_module", "authz_core_module", "authz_host_module", "authn_core_module",
+	"authn_file_module", "auth_basic_module", "authz_user_module", "authz_groupfile_module",
+	"access_compat_module", "setenvif_module", "env_module", "alias_module", "dir_module",
+	"mime_module", "remoteip_module", "filter_module", "deflate_module", "negotiation_module",
+	"reqtimeout_module", "status_module", "autoindex_module",
+}
+
+// Lint reads the configuration files (each with everything it includes)
+// and the .htaccess files they lead to, and returns the findings. A
+// configuration that cannot be read is an error: an
+// apacheconf.ErrorList, each entry "file:line: message".
+func Lint(files []string, opt Options) (*Report, error) {
+	if len(files) == 0 {
+		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
+	}
+	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, maxDirs: opt.MaxDirs}
+	if l.maxDirs <= 0 {
+		l.maxDirs = 100000
+	}
+	if err := l.load(files); err != nil {
+		return nil, err
+	}
+	l.model()
+	l.findHtaccess()
+	l.buildScopes()
+	l.check()
+	slices.SortStableFunc(l.findings, func(a, b Finding) int {
+		return cmp.Or(
+			strings.Compare(a.Pos.File, b.Pos.File),
+			cmp.Compare(a.Pos.Line, b.Pos.Line),
+			cmp.Compare(a.Pos.Col, b.Pos.Col),
+			cmp.Compare(ruleIndex[a.ID], ruleIndex[b.ID]),
+		)
+	})
+	return &Report{Findings: l.findings, Files: l.files}, nil
+}
+
+func (l *linter) load(files []string) error {
+	defines := map[string]bool{}
+	for _, d := range l.opt.Defines {
+		defines[d] = true
+	}
+	var all []*dir
+	var errs apacheconf.ErrorList
+	for _, f := range files {
+		read := func(mods []string) ([]*dir, error) {
+			m := map[string]bool{}
+			for _, x := range l.opt.Modules {
+				m[x] = true
+			}
+			for _, x := range mods {
+				m[x] = true
+			}
+			return apacheconf.Load(f, apacheconf.Options{ServerRoot: l.opt.ServerRoot, Defines: defines, Modules: m})
+		}
+		ds, err := read(nil)
+		if err == nil {
+			hasLoad, hasMPM := false, false
+			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
+				if d.Is("LoadModule") && len(d.Args) > 0 {
+					hasLoad = true
+					if strings.HasPrefix(d.Args[0], "mpm_") {
+						hasMPM = true
+					}
+				}
+				return nil
+			})
+			switch {
+			case !hasLoad && len(l.opt.Modules) == 0:
+				ds, err = read(append(slices.Clone(fragmentModules), mpmNames...))
+			case !hasMPM:
+				ds, err = read(mpmNames)
+			}
+		}
+		if err != nil {
+			var el apacheconf.ErrorList
+			if errors.As(err, &el) {
+				errs = append(errs, el...)
+			} else {
+				errs = append(errs, &apacheconf.Error{Pos: apacheconf.Pos{File: f}, Msg: err.Error()})
+			}
+			continue
+		}
+		all = append(all, ds...)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	l.tree = all
+	return nil
+}
+
+// addFile records a file read, once.
+func (l *linter) addFile(f string) {
+	if f != "" && !l.seenFile[f] {
+		l.seenFile[f] = true
+		l.files = append(l.files, f)
+	}
+}
+
+// model indexes the directives, the modules, the document roots and the
+// virtual hosts.
+func (l *linter) model() {
+	l.root = l.opt.ServerRoot
+	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
+		l.addFile(d.Pos.File)
+		n := &node{d: d, parents: slices.Clone(parents)}
+		for _, p := range parents {
+			if p.Is("VirtualHost") {
+				n.vh = l.vhostOf(p)
+			}
+		}
+		if d.Is("VirtualHost") && d.IsSection() {
+			l.vhostOf(d)
+		}
+		l.add(n)
+		top := n.topLevel()
+		switch {
+		case d.Is("ServerRoot") && len(parents) == 0 && len(d.Args) == 1:
+			l.root = d.Args[0]
+		case d.Is("LoadModule") && len(d.Args) == 2:
+			l.loadLines = append(l.loadLines, d)
+			l.loaded[d.Args[0]] = d
+		case d.Is("DocumentRoot") && top && len(d.Args) == 1:
+			if n.vh != nil {
+				n.vh.docRoot, n.vh.docRootD = l.abs(d.Args[0]), d
+			} else {
+				l.docRoot, l.docRootD = l.abs(d.Args[0]), d
+			}
+		case d.Is("AccessFileName") && top && len(d.Args) > 0:
+			if n.vh != nil {
+				n.vh.accessFile = d.Args
+			} else {
+				l.access = d.Args
+			}
+		}
+		return nil
+	})
+	if l.root == "" && len(l.tree) > 0 {
+		l.root = filepath.Dir(l.tree[0].Pos.File)
+	}
+	l.fragment = len(l.loadLines) == 0
+	for _, m := range l.opt.Modules {
+		l.loaded[moduleID(m)] = nil
+	}
+	if l.fragment && len(l.opt.Modules) == 0 {
+		for _, m := range fragmentModules {
+			l.loaded[m] = nil
+		}
+	}
+	if l.docRoot == "" && l.opt.DocumentRoot != "" {
+		l.docRoot = l.abs(l.opt.DocumentRoot)
+	}
+	if len(l.access) == 0 {
+		l.access = []string{".htaccess"}
+	}
+	for _, v := range l.vhosts {
+		if len(v.accessFile) == 0 {
+			v.accessFile = l.access
+		}
+	}
+}
+
+func (l *linter) add(n *node) {
+	l.nodes = append(l.nodes, n)
+	k := strings.ToLower(n.d.Name)
+	l.byName[k] = append(l.byName[k], n)
+}
+
+func (l *linter) vhostOf(d *dir) *vhost {
+	for _, v := range l.vhosts {
+		if v.d == d {
+			return v
+		}
+	}
+	v := &vhost{d: d}
+	l.vhosts = append(l.vhosts, v)
+	return v
+}
+
+// abs resolves p against the server root, as httpd's ap_server_root_relative.
+func (l *linter) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return cleanPath(p)
+	}
+	root := l.root
+	if root == "" {
+		root = l.opt.ServerRoot
+	}
+	return cleanPath(filepath.Join(root, p))
+}
+
+func cleanPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	return filepath.Clean(p)
+}
+
+// moduleID returns the identifier for a module name given as identifier
+// or as source name: "mod_rewrite.c" -> "rewrite_module".
+func moduleID(m string) string {
+	if x, ok := strings.CutSuffix(m, ".c"); ok {
+		switch x {
+		case "prefork", "worker", "event":
+			return "mpm_" + x + "_module"
+		case "util_ldap":
+			return "ldap_module"
+		}
+		return strings.TrimPrefix(x, "mod_") + "_module"
+	}
+	return m
+}
+
+// has reports whether the module with identifier id is loaded.
+func (l *linter) has(id string) bool {
+	_, ok := l.loaded[id]
+	return ok
+}
+
+// moduleChecks reports whether module-dependent checks apply: the
+// configuration says which modules it loads.
+func (l *linter) moduleChecks() bool { return !l.fragment }
+
+// modules24 exist only in 2.4: a configuration that loads one was written
+// for 2.4, and relies on none of 2.2's defaults.
+var modules24 = []string{"authz_core_module", "authn_core_module", "access_compat_module", "unixd_module",
+	"mpm_event_module", "mpm_worker_module", "mpm_prefork_module"}
+
+// written24 reports whether the configuration was written for 2.4.
+func (l *linter) written24() bool {
+	for _, id := range modules24 {
+		if d, ok := l.loaded[id]; ok && d != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// findHtaccess reads the .htaccess files under every document root and
+// every <Directory> that exists on disk, and above them (httpd looks for
+// one at every level from the root down where overrides are allowed).
+func (l *linter) findHtaccess() {
+	type root struct {
+		path  string
+		names []string
+		at    *dir // the DocumentRoot or <Directory>; nil for Options.DocumentRoot
+		doc   bool // a document root
+	}
+	var roots []root
+	if l.docRoot != "" {
+		roots = append(roots, root{l.docRoot, l.access, l.docRootD, true})
+	}
+	for _, v := range l.vhosts {
+		if v.docRoot != "" {
+			roots = append(roots, root{v.docRoot, v.accessFile, v.docRootD, true})
+		}
+	}
+	// Alias targets are served like document roots.
+	for _, name := range []string{"alias", "scriptalias"} {
+		for _, n := range l.byName[name] {
+			if n.ht != nil || len(n.d.Args) != 2 {
+				continue
+			}
+			names := l.access
+			if n.vh != nil {
+				names = n.vh.accessFile
+			}
+			roots = append(roots, root{l.abs(n.d.Args[1]), names, n.d, false})
+		}
+	}
+	// <Directory> paths, but not the top of the file system (<Directory />,
+	// <Directory /usr>): httpd reads .htaccess files only where requests
+	// lead, and those trees hold no served content of their own.
+	for _, n := range l.byName["directory"] {
+		if n.ht != nil || !n.d.IsSection() || len(n.d.Args) != 1 || n.d.Args[0] == "~" || hasWildcard(n.d.Args[0]) {
+			continue
+		}
+		p := l.abs(n.d.Args[0])
+		if components(p) < 2 {
+			continue
+		}
+		names := l.access
+		if n.vh != nil {
+			names = n.vh.accessFile
+		}
+		roots = append(roots, root{p, names, n.d, false})
+	}
+	seen := map[string]bool{}
+	walked := map[string]bool{}
+	dirs := 0
+	readHt := func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return
+		}
+		h := &htFile{path: p, dir: filepath.Dir(p)}
+		ds, perr := apacheconf.Parse(p, data)
+		l.addFile(p)
+		l.hts = append(l.hts, h)
+		if perr != nil {
+			var el apacheconf.ErrorList
+			msg := perr.Error()
+			pos := apacheconf.Pos{File: p, Line: 1, Col: 1}
+			if errors.As(perr, &el) && len(el) > 0 {
+				pos, msg = el[0].Pos, el[0].Msg
+			}
+			l.report("ORD-07", pos, "", "this .htaccess file does not parse ("+msg+"): Apache answers 500 for everything below "+h.dir+".", "")
+			return
+		}
+		h.ds = l.flatten(ds)
+		apacheconf.Walk(h.ds, func(d *dir, parents []*dir) error {
+			l.add(&node{d: d, parents: slices.Clone(parents), ht: h})
+			return nil
+		})
+	}
+	for _, r := range roots {
+		fi, err := os.Stat(r.path)
+		if err != nil || !fi.IsDir() {
+			if r.doc {
+				pos := apacheconf.Pos{File: l.firstFile(), Line: 1, Col: 1}
+				directive := "DocumentRoot " + r.path
+				if r.at != nil {
+					pos, directive = posOf(r.at), written(r.at)
+				}
+				l.report("ORD-13", pos, directive, "the document root "+r.path+" is not readable on this machine: .htaccess files under it, and whether they rely on 2.2's AllowOverride All (DIR-04), could not be checked.", "")
+			}
+			continue
+		}
+		// The levels above a document root: httpd's directory walk
+		// starts at "/".
+		for p := filepath.Dir(r.path); r.doc; p = filepath.Dir(p) {
+			for _, name := range r.names {
+				readHt(filepath.Join(p, name))
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+		if walked[r.path] {
+			continue
+		}
+		walked[r.path] = true
+		filepath.WalkDir(r.path, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if !e.IsDir() {
+				return nil
+			}
+			if p != r.path && walked[p] {
+				return fs.SkipDir
+			}
+			dirs++
+			if dirs > l.maxDirs {
+				return fs.SkipAll
+			}
+			for _, name := range r.names {
+				readHt(filepath.Join(p, name))
+			}
+			return nil
+		})
+	}
+	slices.SortFunc(l.hts, func(a, b *htFile) int { return strings.Compare(a.path, b.path) })
+}
+
+func (l *linter) firstFile() string {
+	if len(l.files) > 0 {
+		return l.files[0]
+	}
+	return ""
+}
+
+// flatten evaluates <IfModule> and <IfDefine> in an .htaccess file, as
+// httpd does while reading it.
+func (l *linter) flatten(ds []*dir) []*dir {
+	var out []*dir
+	for _, d := range ds {
+		if (d.Is("IfModule") || d.Is("IfDefine")) && d.IsSection() {
+			arg, not := strings.CutPrefix(strings.TrimSpace(d.Raw), "!")
+			name := strings.Fields(arg + " x")[0]
+			var holds bool
+			if d.Is("IfModule") {
+				holds = l.has(moduleID(name)) || isBuiltin(moduleID(name))
+			} else {
+				holds = slices.Contains(l.opt.Defines, name)
+			}
+			if holds != not {
+				out = append(out, l.flatten(d.Block)...)
+			}
+			continue
+		}
+		if d.IsSection() {
+			d.Block = l.flatten(d.Block)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// report adds a finding of rule id. Empty change or fix texts take the
+// rule's.
+func (l *linter) report(id string, pos apacheconf.Pos, directive, change, fix string) {
+	r, ok := RuleByID(id)
+	if !ok {
+		panic("lint: unknown rule " + id)
+	}
+	if change == "" {
+		change = r.Change
+	}
+	if fix == "" {
+		fix = r.Fix
+	}
+	l.findings = append(l.findings, Finding{ID: id, Severity: r.Severity, Pos: pos, Directive: directive, Change: change, Fix: fix})
+}
+
+// at adds a finding about directive d.
+func (l *linter) at(id string, d *dir, change, fix string) {
+	l.report(id, posOf(d), written(d), change, fix)
+}
+
+func posOf(d *dir) apacheconf.Pos {
+	p := d.Pos
+	if p.Col == 0 {
+		p.Col = 1
+	}
+	return p
+}
+
+// written returns d as written: "Name args" or "<Name args>".
+func written(d *dir) string {
+	if d.IsSection() {
+		if d.Raw == "" {
+			return "<" + d.Name + ">"
+		}
+		return "<" + d.Name + " " + d.Raw + ">"
+	}
+	if d.Raw == "" {
+		return d.Name
+	}
+	return d.Name + " " + d.Raw
+}
+
+// hasWildcard reports whether a path has fnmatch wildcards.
+func hasWildcard(s string) bool { return strings.ContainsAny(s, "*?[") }
