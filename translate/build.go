@@ -1069,6 +1069,7 @@ func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvR
 					return list
 				}
 				e.Attr, e.NameRe = AttrHeaderRegex, re
+				b.notFaithful(d, "a SetEnvIf attribute that is a regex over header names: Apache matches the names as the client wrote them, in the order they came, which Go's HTTP server does not keep")
 			}
 		}
 		list = append(list, e)

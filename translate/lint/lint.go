@@ -438,7 +438,10 @@ func (l *linter) findHtaccess() {
 			if errors.As(perr, &el) && len(el) > 0 {
 				pos, msg = el[0].Pos, el[0].Msg
 			}
-			l.report("ORD-07", pos, "", "this .htaccess file does not parse ("+msg+"): Apache answers 500 for everything below "+h.dir+".", "")
+			if pos.Col == 0 {
+				pos.Col = 1
+			}
+			l.report("ORD-07", pos, filepath.Base(p), "this .htaccess file does not parse ("+msg+"): Apache answers 500 for everything below "+h.dir+".", "")
 			return
 		}
 		h.ds = l.flatten(ds)

@@ -715,3 +715,13 @@ func TestBlindAlias(t *testing.T) {
 		t.Errorf("Blind() = %v", e.Blind())
 	}
 }
+
+func TestUnfaithfulHeaderRegex(t *testing.T) {
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("SetEnvIf \"^X-(Client|Partner)-Tier$\" \"^gold$\" gold_tier\n"), 0o644)
+	_, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}})
+	if err == nil || !strings.Contains(err.Error(), "legacy.conf:1: SetEnvIf: a SetEnvIf attribute that is a regex over header names") {
+		t.Errorf("header-name regex: %v", err)
+	}
+}
