@@ -39,6 +39,8 @@ const usage = `usage: orderly <command> [flags]
 commands:
   serve    -config orderly.hcl               run the proxy
   explain  -config orderly.hcl -ip ADDR URL  decide one request and show why
+  lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
+                                             every rule of the 2.2 -> 2.4 upgrade catalogue that applies
   version                                    print the version
 `
 
@@ -56,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdServe(args[1:], stdout, stderr)
 	case "explain":
 		return cmdExplain(args[1:], stdout, stderr)
+	case "lint":
+		return cmdLint(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "orderly", version)
 		return 0

@@ -390,7 +390,11 @@ func covers(a, s *scope) bool {
 // ancestors returns the scopes merged before s for every request s
 // applies to, in merge order (apache-access-semantics.md §4.3).
 func (l *linter) ancestors(s *scope) []*scope {
-	var out []*scope
+	if as, ok := l.ancestry[s]; ok {
+		return as
+	}
+	out := []*scope{}
+	defer func() { l.ancestry[s] = out }()
 	for _, a := range l.scopes {
 		if a == s || !keyLess(a, s) {
 			continue
@@ -776,7 +780,7 @@ func (l *linter) checkScopeRequire(s *scope) {
 
 // dbmGroups reports whether the groups of scope s come from a DBM file.
 func (l *linter) dbmGroups(s *scope) bool {
-	chain := append(l.ancestors(s), s)
+	chain := append(slices.Clip(l.ancestors(s)), s)
 	for i := len(chain) - 1; i >= 0; i-- {
 		for _, n := range chain[i].own {
 			if n.d.Is("AuthDBMGroupFile") {
@@ -793,7 +797,7 @@ func (l *linter) dbmGroups(s *scope) bool {
 // inherits reports whether s or an ancestor has the directive name with
 // the value val.
 func (l *linter) inherits(s *scope, name, val string) bool {
-	for _, a := range append(l.ancestors(s), s) {
+	for _, a := range append(slices.Clip(l.ancestors(s)), s) {
 		for _, n := range a.own {
 			if strings.EqualFold(n.d.Name, name) && strings.EqualFold(strings.Join(n.d.Args, " "), val) {
 				return true

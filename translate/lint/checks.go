@@ -649,7 +649,7 @@ func (l *linter) checkBehaviour() {
 		if len(n.d.Args) > 0 {
 			p := l.abs(n.d.Args[0])
 			if des, total, err := countCrypt(p); err == nil {
-				change = fmt.Sprintf("2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). %s has %d entries, %d of them crypt(3) (DES, which only uses 8 characters of a password); they keep working.", p, total, des)
+				change = fmt.Sprintf("2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). %s: %d entries, of which crypt(3) (DES, which only uses 8 characters of a password): %d; they keep working.", p, total, des)
 			} else {
 				change = "2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). Existing entries keep working. The tool could not read " + p + " to count crypt entries."
 			}

@@ -146,8 +146,9 @@ func SARIFLevel(s Severity) string {
 // WriteSARIF writes the report as a SARIF 2.1.0 log with one run: every
 // rule in the driver's rules array (rule metadata for code scanning) and
 // one result per finding, with a fingerprint that survives edits
-// elsewhere in the file (a hash of the rule, the file, the normalised
-// directive and its ordinal among identical ones).
+// elsewhere in the file and a checkout in another directory (a hash of the
+// rule, the file relative to BaseDir, the normalised directive with BaseDir
+// left out, and its ordinal among identical ones).
 func WriteSARIF(w io.Writer, r *Report, opt SARIFOptions) error {
 	base := opt.BaseDir
 	if base == "" {
@@ -178,7 +179,9 @@ func WriteSARIF(w io.Writer, r *Report, opt SARIFOptions) error {
 	ordinal := map[string]int{}
 	for _, f := range r.Findings {
 		loc := artifact(base, f.Pos.File)
-		norm := normDirective(f.Directive)
+		// The base directory is left out of the hash, so that a checkout
+		// elsewhere (a CI workspace) keeps the fingerprints.
+		norm := normDirective(strings.ReplaceAll(f.Directive, base, "%SRCROOT%"))
 		key := f.ID + "\x00" + loc.URI + "\x00" + norm
 		n := ordinal[key]
 		ordinal[key] = n + 1

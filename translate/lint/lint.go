@@ -112,6 +112,7 @@ type linter struct {
 	vhosts    []*vhost
 	hts       []*htFile
 	scopes    []*scope
+	ancestry  map[*scope][]*scope
 	findings  []Finding
 	files     []string
 	seenFile  map[string]bool
@@ -142,19 +143,29 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if len(files) == 0 {
 		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
 	}
-	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, maxDirs: opt.MaxDirs}
+	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
 	}
 	if err := l.load(files); err != nil {
 		return nil, err
 	}
+	l.root = opt.ServerRoot
+	if l.root == "" {
+		l.root = filepath.Dir(files[0])
+	}
 	l.model()
 	l.findHtaccess()
 	l.buildScopes()
 	l.check()
+	// Findings in the order the files were read, then by position.
+	fileIndex := map[string]int{}
+	for i, f := range l.files {
+		fileIndex[f] = i + 1
+	}
 	slices.SortStableFunc(l.findings, func(a, b Finding) int {
 		return cmp.Or(
+			cmp.Compare(fileIndex[a.Pos.File], fileIndex[b.Pos.File]),
 			strings.Compare(a.Pos.File, b.Pos.File),
 			cmp.Compare(a.Pos.Line, b.Pos.Line),
 			cmp.Compare(a.Pos.Col, b.Pos.Col),
@@ -230,7 +241,6 @@ func (l *linter) addFile(f string) {
 // model indexes the directives, the modules, the document roots and the
 // virtual hosts.
 func (l *linter) model() {
-	l.root = l.opt.ServerRoot
 	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
 		l.addFile(d.Pos.File)
 		n := &node{d: d, parents: slices.Clone(parents)}
@@ -246,7 +256,7 @@ func (l *linter) model() {
 		top := n.topLevel()
 		switch {
 		case d.Is("ServerRoot") && len(parents) == 0 && len(d.Args) == 1:
-			l.root = d.Args[0]
+			l.root = l.abs(d.Args[0])
 		case d.Is("LoadModule") && len(d.Args) == 2:
 			l.loadLines = append(l.loadLines, d)
 			l.loaded[d.Args[0]] = d
@@ -265,9 +275,6 @@ func (l *linter) model() {
 		}
 		return nil
 	})
-	if l.root == "" && len(l.tree) > 0 {
-		l.root = filepath.Dir(l.tree[0].Pos.File)
-	}
 	l.fragment = len(l.loadLines) == 0
 	for _, m := range l.opt.Modules {
 		l.loaded[moduleID(m)] = nil
@@ -312,11 +319,7 @@ func (l *linter) abs(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return cleanPath(p)
 	}
-	root := l.root
-	if root == "" {
-		root = l.opt.ServerRoot
-	}
-	return cleanPath(filepath.Join(root, p))
+	return cleanPath(filepath.Join(l.root, p))
 }
 
 func cleanPath(p string) string {

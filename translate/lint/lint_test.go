@@ -245,7 +245,7 @@ func TestMixedDirectiveOutcomes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			f := filepath.Join(dir, "httpd.conf")
-			os.WriteFile(f, []byte(base+c.conf), 0o644)
+			os.WriteFile(f, []byte(strings.ReplaceAll(base+c.conf, "/srv/www", filepath.Join(dir, "www"))), 0o644)
 			got := ids(lintFile(t, f, Options{}), "AUTH-06")
 			if c.want == nil {
 				if len(got) > 0 {
