@@ -922,24 +922,27 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 		return
 	}
 	n.Rule = b.rule(d, ctx.scope)
-	slot := b.authz(ctx.conf)
-	parent := ctx.container
-	if parent == nil {
-		if slot.Root == nil {
-			slot.Root = &policy.Node{Kind: policy.Any}
-		}
-		parent = slot.Root
-	}
+	parent, pname := b.container(ctx)
 	if n.Negate && parent.Kind == policy.Any {
-		name := "<RequireAny>"
-		if ctx.inRequire != "" {
-			name = "<" + ctx.inRequire + ">"
-		}
-		b.errorf(d, "negative Require directive has no effect in %s directive", name)
+		b.errorf(d, "negative Require directive has no effect in %s directive", pname)
 		return
 	}
 	parent.Methods |= n.Methods
 	parent.Children = append(parent.Children, n)
+}
+
+// container returns the Require container being filled, creating the
+// section's implicit <RequireAny> (create_default_section), and its name
+// for messages.
+func (b *builder) container(ctx *dirCtx) (*policy.Node, string) {
+	if ctx.container != nil {
+		return ctx.container, "<" + ctx.inRequire + ">"
+	}
+	slot := b.authz(ctx.conf)
+	if slot.Root == nil {
+		slot.Root = &policy.Node{Kind: policy.Any}
+	}
+	return slot.Root, "<RequireAny>"
 }
 
 func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name string) {
@@ -971,20 +974,9 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 		b.errorf(d, "<%s> directive contains no authorization directives", d.Name)
 		return
 	}
-	slot := b.authz(ctx.conf)
-	parent := ctx.container
-	if parent == nil {
-		if slot.Root == nil {
-			slot.Root = &policy.Node{Kind: policy.Any}
-		}
-		parent = slot.Root
-	}
+	parent, pname := b.container(ctx)
 	if sec.Negate && parent.Kind == policy.Any {
-		pn := "<RequireAny>"
-		if ctx.inRequire != "" {
-			pn = "<" + ctx.inRequire + ">"
-		}
-		b.errorf(d, "<%s> directive has no effect in %s directive", d.Name, pn)
+		b.errorf(d, "<%s> directive has no effect in %s directive", d.Name, pname)
 		return
 	}
 	allNegative := true
