@@ -80,3 +80,14 @@ func MethodName(n int) string {
 	}
 	return "method#" + strconv.Itoa(n)
 }
+
+// Registered returns the methods a configuration registered, by number.
+func (m *Methods) Registered() map[string]int {
+	out := map[string]int{}
+	if m != nil {
+		for k, v := range m.custom {
+			out[k] = v
+		}
+	}
+	return out
+}

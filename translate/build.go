@@ -460,6 +460,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	}
 	scope = append(append([]string(nil), scope...), sectionHeader(d))
 	s.block = d.Block
+	s.directive = d
 	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
 	for _, c := range d.Block {
 		b.dirDirective(c, ctx)

@@ -71,7 +71,8 @@ type Section struct {
 	// configuration are in Config.Rules).
 	Rules []*policy.Rule
 
-	block []*apacheconf.Directive // while building: the section's directives
+	block     []*apacheconf.Directive // while building: the section's directives
+	directive *apacheconf.Directive   // the section as parsed, for Convert
 }
 
 // String names the section as the configuration did.

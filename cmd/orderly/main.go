@@ -41,6 +41,7 @@ commands:
   explain  -config orderly.hcl -ip ADDR URL  decide one request and show why
   lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
                                              every rule of the 2.2 -> 2.4 upgrade catalogue that applies
+  translate [-o DIR] [-keep-compat] httpd.conf  write the 2.4 configuration
   version                                    print the version
 `
 
@@ -60,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdExplain(args[1:], stdout, stderr)
 	case "lint":
 		return cmdLint(args[1:], stdout, stderr)
+	case "translate":
+		return cmdTranslate(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "orderly", version)
 		return 0

@@ -35,6 +35,9 @@ type Directive struct {
 	Pos   Pos          // where the name starts
 	Block []*Directive // the contents of a section; nil for plain directives
 	Trail []Pos        // the Include chain: positions of the Include directives that brought this file in, outermost first (empty for the top file)
+	// EndLine is the last physical line of the directive: of its last
+	// continuation line, or of a section's closing tag.
+	EndLine int
 }
 
 // IsSection reports whether d is a section (<Name ...> ... </Name>).
@@ -158,17 +161,18 @@ func (p *parser) parse(src []byte) {
 			continue
 		}
 		line, col := r.pos(start)
+		endLine, _ := r.pos(max(len(l)-1, 0))
 		pos := Pos{File: p.file, Line: line, Col: col}
 		name, rest := getWord(text)
 		switch {
 		case name == "":
 			// An empty quoted name: httpd ignores the line.
 		case strings.HasPrefix(name, "</"):
-			p.closeSection(pos, name)
+			p.closeSection(pos, name, endLine)
 		case name[0] == '<':
-			p.openSection(pos, name, rest)
+			p.openSection(pos, name, rest, endLine)
 		default:
-			p.add(&Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos})
+			p.add(&Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine})
 		}
 	}
 	for i := len(p.open) - 1; i >= 0; i-- {
@@ -178,7 +182,7 @@ func (p *parser) parse(src []byte) {
 }
 
 // openSection handles a line whose first word is name and starts with '<'.
-func (p *parser) openSection(pos Pos, name, rest string) {
+func (p *parser) openSection(pos Pos, name, rest string, endLine int) {
 	// As ap_build_config_sub: one '>' is cut off the first word, and a
 	// line with nothing after the first word has no arguments.
 	name = strings.TrimSuffix(name, ">")[1:]
@@ -192,14 +196,14 @@ func (p *parser) openSection(pos Pos, name, rest string) {
 			raw = rest
 		}
 	}
-	d := &Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}}
+	d := &Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine}
 	p.add(d)
 	p.open = append(p.open, d)
 }
 
 // closeSection handles a line whose first word is tag and starts with "</".
 // Text after the first word is ignored, as httpd does.
-func (p *parser) closeSection(pos Pos, tag string) {
+func (p *parser) closeSection(pos Pos, tag string, endLine int) {
 	name, closed := strings.CutSuffix(tag[2:], ">")
 	if len(p.open) == 0 {
 		p.errorf(pos, "</"+name+"> without matching <"+name+"> section")
@@ -210,6 +214,7 @@ func (p *parser) closeSection(pos Pos, tag string) {
 	}
 	inner := p.open[len(p.open)-1]
 	if inner.Is(name) {
+		inner.EndLine = endLine
 		p.open = p.open[:len(p.open)-1]
 		return
 	}

@@ -1,0 +1,148 @@
+package policy
+
+import (
+	"sort"
+	"strings"
+)
+
+// Render writes a Require tree as Apache 2.4 configuration lines, each
+// prefixed with indent. The root is the implicit <RequireAny> of a
+// section: its children are written directly. Consecutive "Require ip"
+// leaves of the same container are packed on one line (Apache evaluates
+// each Require line separately), and containers of one child are
+// flattened.
+func Render(root *Node, indent string) []string {
+	root = simplify(root)
+	if root == nil {
+		return nil
+	}
+	var out []string
+	if root.Kind == Any && !root.Negate {
+		for _, c := range packIP(root.Children) {
+			out = append(out, renderNode(c, indent)...)
+		}
+		return out
+	}
+	return renderNode(root, indent)
+}
+
+func renderNode(n *Node, indent string) []string {
+	if n.Kind == Leaf {
+		return []string{indent + leafText(n)}
+	}
+	name := "RequireAny"
+	switch {
+	case n.Kind == All:
+		name = "RequireAll"
+	case n.Negate:
+		name = "RequireNone"
+	}
+	out := []string{indent + "<" + name + ">"}
+	children := n.Children
+	if n.Kind == Any {
+		// Only alternatives may share a line: "Require ip a b" is a or b.
+		children = packIP(children)
+	}
+	for _, c := range children {
+		out = append(out, renderNode(c, indent+"    ")...)
+	}
+	return append(out, indent+"</"+name+">")
+}
+
+func leafText(n *Node) string {
+	var b strings.Builder
+	b.WriteString("Require ")
+	if n.Negate {
+		b.WriteString("not ")
+	}
+	switch n.Provider {
+	case ProvAllGranted:
+		b.WriteString("all granted")
+	case ProvAllDenied:
+		b.WriteString("all denied")
+	case ProvIP:
+		b.WriteString("ip")
+		for _, s := range n.Subnets {
+			b.WriteString(" " + s.String())
+		}
+	case ProvHost:
+		b.WriteString("host " + strings.Join(n.Args, " "))
+	case ProvEnv:
+		b.WriteString("env " + strings.Join(n.Args, " "))
+	case ProvLocal:
+		b.WriteString("local")
+	case ProvUser:
+		b.WriteString("user " + strings.Join(n.Args, " "))
+	case ProvValidUser:
+		b.WriteString("valid-user")
+	case ProvGroup:
+		b.WriteString("group " + strings.Join(n.Args, " "))
+	case ProvMethod:
+		var names []string
+		for name, num := range builtinMethods {
+			if n.MethodOK&(1<<uint(num)) != 0 && name != "HEAD" {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		b.WriteString("method " + strings.Join(names, " "))
+	}
+	return b.String()
+}
+
+// packIP merges consecutive non-negated Require ip leaves into one line of
+// at most 64 addresses.
+func packIP(ns []*Node) []*Node {
+	var out []*Node
+	for _, n := range ns {
+		if last := len(out) - 1; last >= 0 && n.Kind == Leaf && n.Provider == ProvIP && !n.Negate &&
+			out[last].Kind == Leaf && out[last].Provider == ProvIP && !out[last].Negate && len(out[last].Subnets)+len(n.Subnets) <= 64 {
+			m := *out[last]
+			m.Subnets = append(append([]Subnet(nil), m.Subnets...), n.Subnets...)
+			out[last] = &m
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// simplify flattens containers of one child and same-kind nesting, and
+// drops "Require all granted" from a RequireAll that has another child.
+func simplify(n *Node) *Node {
+	if n == nil || n.Kind == Leaf {
+		return n
+	}
+	c := *n
+	c.Children = nil
+	for _, ch := range n.Children {
+		ch = simplify(ch)
+		if ch == nil {
+			continue
+		}
+		if ch.Kind == c.Kind && !ch.Negate && ch.Kind != Leaf {
+			c.Children = append(c.Children, ch.Children...)
+			continue
+		}
+		c.Children = append(c.Children, ch)
+	}
+	if c.Kind == All && len(c.Children) > 1 {
+		var kept []*Node
+		hasPositive := false
+		for _, ch := range c.Children {
+			if !(ch.Kind == Leaf && ch.Provider == ProvAllGranted && !ch.Negate) {
+				kept = append(kept, ch)
+				if !ch.Negate {
+					hasPositive = true
+				}
+			}
+		}
+		if hasPositive {
+			c.Children = kept
+		}
+	}
+	if len(c.Children) == 1 && !c.Negate {
+		return c.Children[0]
+	}
+	return &c
+}

@@ -1,0 +1,646 @@
+package translate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// Conversion is a 2.4 configuration written from a 2.2 one: each file's
+// new text, and what could not be translated mechanically.
+type Conversion struct {
+	Files   map[string][]byte // by path as loaded
+	Reviews []Difference      // left as they were, commented: translate by hand
+	Changes int
+}
+
+// ConvertOptions tune Convert.
+type ConvertOptions struct {
+	LoadOptions
+	KeepCompat bool // keep mod_access_compat loaded
+}
+
+// accessNames are the directives the access translation replaces.
+var accessNames = map[string]bool{
+	"order": true, "allow": true, "deny": true, "satisfy": true, "require": true,
+	"requireall": true, "requireany": true, "requirenone": true,
+	"authzuserauthoritative": true, "authzgroupfileauthoritative": true,
+}
+
+// Convert translates the legacy files to Apache 2.4 (catalogue DIR-10 and
+// AUTH-*): in every section with access directives, Order/Allow/Deny/
+// Satisfy and Require become one Require tree that decides as the legacy
+// rules did under the chosen semantics, with the layer the section
+// inherits (from the <Directory> sections above it, or from earlier
+// <Location> sections that cover it) folded in, since 2.4's Require
+// replaces what it inherits. A section whose inheritance depends on the
+// request (a <Files> or regex section below scopes with their own rules)
+// is left as it was, commented, and reported. Everything else in the
+// files is kept as written.
+func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
+	cfg, err := Load(files, opt.LoadOptions)
+	if err != nil {
+		return nil, err
+	}
+	conv := &Conversion{Files: map[string][]byte{}}
+	byFile := map[string][]edit{}
+	// Every section once, with the configuration it is seen in: a virtual
+	// host's own sections in the host's (merged) view.
+	type scoped struct {
+		s   *Section
+		cfg *Config
+	}
+	var all []scoped
+	seen := map[*Section]bool{}
+	add := func(c *Config) {
+		var list []*Section
+		list = append(list, c.Dirs...)
+		list = append(list, c.DirMatches...)
+		list = append(list, c.Files...)
+		for _, s := range c.Dirs {
+			list = append(list, s.Conf.Files...)
+		}
+		list = append(list, c.Locations...)
+		for _, s := range list {
+			if !seen[s] {
+				seen[s] = true
+				all = append(all, scoped{s, c})
+			}
+		}
+	}
+	add(cfg)
+	for _, v := range cfg.VHosts {
+		add(v.Config)
+	}
+	for _, sc := range all {
+		s := sc.s
+		if !hasAccess(s.Conf) || s.directive == nil {
+			continue
+		}
+		es, review := convertSection(sc.cfg, s)
+		if review != "" {
+			conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
+		}
+		byFile[s.Pos.File] = append(byFile[s.Pos.File], es...)
+		conv.Changes++
+	}
+	for _, f := range loadedFiles(files, opt.LoadOptions) {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		conv.Files[f] = applyEdits(src, byFile[f], opt.KeepCompat)
+	}
+	return conv, nil
+}
+
+func hasAccess(c *DirConf) bool {
+	return c.Compat != nil || c.Authz != nil || c.Requires22 != nil || c.Satisfy22Set != 0
+}
+
+// loadedFiles lists every file the configuration reads (Includes too).
+func loadedFiles(files []string, opt LoadOptions) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		ds, _ := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
+		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+			if !seen[d.Pos.File] {
+				seen[d.Pos.File] = true
+				out = append(out, d.Pos.File)
+			}
+			return nil
+		})
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// edit replaces lines [from, to] of a file (1-based) with text; an edit
+// with no text deletes them.
+type edit struct {
+	from, to int
+	text     []string
+}
+
+// convertSection writes the translation of one section.
+func convertSection(cfg *Config, s *Section) ([]edit, string) {
+	var access []*apacheconf.Directive
+	for _, d := range s.directive.Block {
+		n := strings.ToLower(d.Name)
+		if accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d) {
+			access = append(access, d)
+		}
+	}
+	if len(access) == 0 {
+		return nil, ""
+	}
+	indent := strings.Repeat(" ", max(access[0].Pos.Col-1, 0))
+	compat, authz, why := inherited(cfg, s)
+	if why == "" && cfg.Semantics == Compat24 && authz.authz == nil && authTypeSet(cfg, s) {
+		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
+	}
+	var text []string
+	if why != "" {
+		text = append(text, indent+"# orderly DIR-10: NEEDS REVIEW, not translated: "+why)
+		for _, d := range access {
+			text = append(text, indent+"# "+d.Name+" "+d.Raw)
+		}
+	} else {
+		text = append(text, indent+"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require")
+		text = append(text, renderScope(cfg, compat, authz, indent)...)
+	}
+	var es []edit
+	for i, d := range access {
+		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
+		if i == 0 {
+			e.text = text
+		}
+		es = append(es, e)
+	}
+	return es, why
+}
+
+func onlyAccess(d *apacheconf.Directive) bool {
+	for _, c := range d.Block {
+		if !accessNames[strings.ToLower(c.Name)] {
+			return false
+		}
+	}
+	return true
+}
+
+// layers is what one section has in force: its compat layer and its
+// Require layer (2.4-compat: the authz slot; 2.2: the Require lines and
+// Satisfy).
+type layers struct {
+	compat  *policy.Compat
+	authz   *AuthzSlot
+	req22   []policy.Require22
+	sat22   [policy.MaxMethods]policy.Satisfy
+	satSet  policy.MethodMask
+	authAnd bool // the section merges Require with AuthMerging
+}
+
+// inherited returns the section's two layers with what it inherits folded
+// in, or why that depends on the request.
+func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
+	chain, why := ancestors(cfg, s)
+	if why != "" {
+		if selfDenies(cfg, s) {
+			// The section refuses everyone by itself: what it inherits
+			// cannot change that.
+			return &layers{compat: s.Conf.Compat}, &layers{}, ""
+		}
+		return nil, nil, why
+	}
+	var l layers
+	for _, a := range append(chain, s) {
+		c := a.Conf
+		if c.Compat != nil {
+			l.compat = c.Compat
+		}
+		if c.Authz != nil {
+			if c.Authz.Merge == MergeAnd || c.Authz.Merge == MergeOr {
+				return nil, nil, "AuthMerging combines this section's Require with what it inherits; merge the translated trees by hand"
+			}
+			l.authz = c.Authz
+		}
+		if c.Requires22 != nil {
+			l.req22 = c.Requires22
+		}
+		for i := range l.sat22 {
+			if c.Satisfy22Set&(1<<uint(i)) != 0 {
+				l.sat22[i] = c.Satisfy22[i]
+			}
+		}
+		l.satSet |= c.Satisfy22Set
+	}
+	return &l, &l, ""
+}
+
+// ancestors lists the sections that merge before s for every request s
+// applies to, or says why they differ from request to request.
+func ancestors(cfg *Config, s *Section) ([]*Section, string) {
+	switch s.Kind {
+	case KindDirectory:
+		if s.Fnmatch {
+			return nil, "a wildcard <Directory> inherits from whichever directories it matches"
+		}
+		return dirChain(cfg, s.Path, s), ""
+	case KindLocation:
+		if s.Fnmatch {
+			return nil, "a wildcard <Location> inherits from whichever directories its URLs map to"
+		}
+		file := filepath.Join(cfg.DocumentRoot, s.Path) + "/"
+		chain := dirChain(cfg, file, nil)
+		for _, o := range cfg.Files {
+			if hasAccess(o.Conf) {
+				return nil, "<Files> sections with access rules merge before this <Location>"
+			}
+		}
+		for _, o := range cfg.DirMatches {
+			if hasAccess(o.Conf) {
+				return nil, "<DirectoryMatch> sections with access rules merge before this <Location>"
+			}
+		}
+		for _, o := range cfg.Locations {
+			if o == s {
+				break
+			}
+			if !hasAccess(o.Conf) {
+				continue
+			}
+			if o.Regex != nil || o.Fnmatch || !strings.HasPrefix(s.Path, strings.TrimSuffix(o.Path, "/")) {
+				return nil, "an earlier <Location> with access rules covers only part of this one's URLs"
+			}
+			chain = append(chain, o)
+		}
+		for _, d := range cfg.Dirs {
+			if hasAccess(d.Conf) && strings.HasPrefix(d.Path, file) {
+				return nil, "<Directory> sections with access rules below this <Location> change what it inherits"
+			}
+		}
+		return chain, ""
+	}
+	// Files, FilesMatch, DirectoryMatch, LocationMatch: fine when nothing
+	// else with access rules could merge before them.
+	var chain []*Section
+	for _, d := range cfg.Dirs {
+		if !hasAccess(d.Conf) {
+			continue
+		}
+		if d.Depth == 0 || d.Path == strings.TrimSuffix(cfg.DocumentRoot, "/")+"/" || strings.HasPrefix(cfg.DocumentRoot+"/", d.Path) {
+			chain = append(chain, d)
+			continue
+		}
+		return nil, "<Directory> sections with access rules below the document root merge before this section, which applies under all of them"
+	}
+	for _, o := range append(append([]*Section(nil), cfg.DirMatches...), cfg.Files...) {
+		if o == s {
+			break
+		}
+		if hasAccess(o.Conf) && s.Kind != KindLocationMatch {
+			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
+		}
+	}
+	return chain, ""
+}
+
+// dirChain lists the plain <Directory> sections that apply to a directory
+// path, shallowest first (excluding self).
+func dirChain(cfg *Config, path string, self *Section) []*Section {
+	var out []*Section
+	for _, d := range cfg.Dirs {
+		if d == self || d.Fnmatch {
+			continue
+		}
+		if d.Depth == 0 || strings.HasPrefix(path, d.Path) && (self == nil || d.Depth <= self.Depth) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// renderScope writes the Require lines of a section from its layers.
+func renderScope(cfg *Config, compat, authz *layers, indent string) []string {
+	classes := methodClasses(cfg, compat, authz)
+	if len(classes) == 1 {
+		return policy.Render(scopeTree(cfg, compat, authz, classes[0].rep), indent)
+	}
+	var out []string
+	for _, cl := range classes {
+		if cl.rest {
+			out = append(out, indent+"<LimitExcept "+strings.Join(cl.except, " ")+">")
+		} else {
+			out = append(out, indent+"<Limit "+strings.Join(cl.names, " ")+">")
+		}
+		out = append(out, policy.Render(scopeTree(cfg, compat, authz, cl.rep), indent+"    ")...)
+		if cl.rest {
+			out = append(out, indent+"</LimitExcept>")
+		} else {
+			out = append(out, indent+"</Limit>")
+		}
+	}
+	return out
+}
+
+type methodClass struct {
+	rep    int      // a method number of the class
+	names  []string // its named methods
+	rest   bool     // the class of unknown methods: written as LimitExcept
+	except []string
+}
+
+// methodClasses groups the methods that the layers treat alike.
+func methodClasses(cfg *Config, compat, authz *layers) []methodClass {
+	names := []string{"GET", "PUT", "POST", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND", "PROPPATCH",
+		"MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "VERSION-CONTROL", "CHECKOUT", "UNCHECKOUT", "CHECKIN", "UPDATE",
+		"LABEL", "REPORT", "MKWORKSPACE", "MKACTIVITY", "BASELINE-CONTROL", "MERGE"}
+	for n := policy.MethodFirstCustom; n < policy.MaxMethods; n++ {
+		for name, num := range cfg.Methods.Registered() {
+			if num == n {
+				names = append(names, name)
+			}
+		}
+	}
+	key := func(m int) string { return methodKey(compat, authz, m) }
+	restKey := key(policy.MethodInvalid)
+	var classes []methodClass
+	idx := map[string]int{restKey: 0}
+	classes = append(classes, methodClass{rep: policy.MethodInvalid, rest: true})
+	for _, name := range names {
+		m := cfg.Methods.Number(name)
+		k := key(m)
+		i, ok := idx[k]
+		if !ok {
+			i = len(classes)
+			idx[k] = i
+			classes = append(classes, methodClass{rep: m})
+		}
+		classes[i].names = append(classes[i].names, name)
+	}
+	if len(classes) == 1 {
+		return classes
+	}
+	for _, c := range classes[1:] {
+		classes[0].except = append(classes[0].except, c.names...)
+	}
+	return append(classes[1:], classes[0])
+}
+
+func methodKey(compat, authz *layers, m int) string {
+	bit := policy.MethodMask(1) << uint(m)
+	var b strings.Builder
+	if c := compat.compat; c != nil {
+		fmt.Fprintf(&b, "o%d s%d ", c.Order[m], c.Satisfy[m])
+		for i, a := range c.Allows {
+			if a.Methods&bit != 0 {
+				fmt.Fprintf(&b, "a%d ", i)
+			}
+		}
+		for i, a := range c.Denys {
+			if a.Methods&bit != 0 {
+				fmt.Fprintf(&b, "d%d ", i)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "S%d ", compat.sat22[m])
+	for i, q := range authz.req22 {
+		if q.Methods&bit != 0 {
+			fmt.Fprintf(&b, "r%d ", i)
+		}
+	}
+	if authz.authz != nil && authz.authz.Root != nil {
+		fmt.Fprintf(&b, "z%t", authz.authz.Root.Methods&bit != 0)
+		keyTree(&b, authz.authz.Root, bit)
+	}
+	return b.String()
+}
+
+func keyTree(b *strings.Builder, n *policy.Node, bit policy.MethodMask) {
+	fmt.Fprintf(b, "(%t", n.Methods&bit != 0)
+	for _, c := range n.Children {
+		keyTree(b, c, bit)
+	}
+	b.WriteString(")")
+}
+
+// scopeTree is the Require tree deciding as the two layers do for method m.
+func scopeTree(cfg *Config, compat, authz *layers, m int) *policy.Node {
+	granted := &policy.Node{Kind: policy.Leaf, Provider: policy.ProvAllGranted, Methods: policy.AllMethods}
+	c := compatTree(compat.compat, m)
+	var sat policy.Satisfy
+	var r *policy.Node
+	if cfg.Semantics == Legacy22 {
+		sat = compat.sat22[m]
+		r = require22Tree(cfg, authz.req22, m)
+	} else {
+		if compat.compat != nil {
+			sat = compat.compat.Satisfy[m]
+		}
+		if authz.authz != nil && authz.authz.Root != nil {
+			r = forMethod(authz.authz.Root, m)
+		}
+	}
+	switch {
+	case r == nil && sat == policy.SatisfyAny && cfg.Semantics != Legacy22:
+		// 2.4: compat fails, then no Require: granted.
+		return granted
+	case r == nil:
+		return c
+	case sat == policy.SatisfyAny:
+		return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{c, r}}
+	}
+	return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{c, r}}
+}
+
+// forMethod keeps the parts of a Require tree that apply to method m,
+// as a node limited to other methods is granted under RequireAll and
+// neutral under RequireAny.
+func forMethod(n *policy.Node, m int) *policy.Node {
+	bit := policy.MethodMask(1) << uint(m)
+	if n.Methods&bit == 0 {
+		return nil
+	}
+	if n.Kind == policy.Leaf {
+		c := *n
+		c.Methods = policy.AllMethods
+		return &c
+	}
+	c := *n
+	c.Methods = policy.AllMethods
+	c.Children = nil
+	for _, ch := range n.Children {
+		if k := forMethod(ch, m); k != nil {
+			c.Children = append(c.Children, k)
+		}
+	}
+	if len(c.Children) == 0 {
+		return nil
+	}
+	return &c
+}
+
+// compatTree is Order/Allow/Deny for method m as a Require tree.
+func compatTree(c *policy.Compat, m int) *policy.Node {
+	all := func(p policy.Provider) *policy.Node {
+		return &policy.Node{Kind: policy.Leaf, Provider: p, Methods: policy.AllMethods}
+	}
+	if c == nil {
+		return all(policy.ProvAllGranted)
+	}
+	bit := policy.MethodMask(1) << uint(m)
+	match := func(list []policy.AccessRule) (*policy.Node, bool, bool) {
+		any := &policy.Node{Kind: policy.Any, Methods: policy.AllMethods}
+		hasAll, empty := false, true
+		for _, a := range list {
+			if a.Methods&bit == 0 {
+				continue
+			}
+			empty = false
+			var leaf *policy.Node
+			switch a.Kind {
+			case policy.AccessAll:
+				hasAll = true
+				continue
+			case policy.AccessIP:
+				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvIP, Subnets: []policy.Subnet{a.Subnet}}
+			case policy.AccessHost:
+				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvHost, Args: []string{a.Name}}
+			case policy.AccessEnv:
+				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}}
+			case policy.AccessNotEnv:
+				leaf = &policy.Node{Kind: policy.All, Children: []*policy.Node{all(policy.ProvAllGranted),
+					{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}, Negate: true, Methods: policy.AllMethods}}}
+			}
+			leaf.Methods = policy.AllMethods
+			any.Children = append(any.Children, leaf)
+		}
+		return any, hasAll, empty
+	}
+	allow, allowAll, allowEmpty := match(c.Allows)
+	deny, denyAll, denyEmpty := match(c.Denys)
+	none := func() *policy.Node { // not matched by the deny list
+		n := *deny
+		n.Negate = true
+		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{all(policy.ProvAllGranted), &n}}
+	}
+	switch c.Order[m] {
+	case policy.DenyAllow:
+		switch {
+		case allowAll || denyEmpty:
+			return all(policy.ProvAllGranted)
+		case denyAll && allowEmpty:
+			return all(policy.ProvAllDenied)
+		case denyAll:
+			return allow
+		case allowEmpty:
+			return none()
+		}
+		return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{allow, none()}}
+	default: // allow,deny and mutual-failure
+		switch {
+		case denyAll || allowEmpty:
+			return all(policy.ProvAllDenied)
+		case allowAll && denyEmpty:
+			return all(policy.ProvAllGranted)
+		case allowAll:
+			return none()
+		case denyEmpty:
+			return allow
+		}
+		n := *deny
+		n.Negate = true
+		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{allow, &n}}
+	}
+}
+
+// require22Tree is 2.2's Require lines for method m as a 2.4 tree: the
+// group file module decides first where it has lines and is authoritative,
+// so user lines next to group lines never matter (they are dropped).
+func require22Tree(cfg *Config, reqs []policy.Require22, m int) *policy.Node {
+	bit := policy.MethodMask(1) << uint(m)
+	var users, groups []*policy.Node
+	for _, q := range reqs {
+		if q.Methods&bit == 0 {
+			continue
+		}
+		n := &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Args: q.Words[1:]}
+		switch strings.ToLower(q.Words[0]) {
+		case "valid-user":
+			n.Provider = policy.ProvValidUser
+			users = append(users, n)
+		case "user":
+			n.Provider = policy.ProvUser
+			users = append(users, n)
+		case "group":
+			n.Provider = policy.ProvGroup
+			groups = append(groups, n)
+		default:
+			// authz_default refuses an unknown keyword with 401: a user
+			// must authenticate, then nobody is granted.
+			n.Provider = policy.ProvUser
+			n.Args = []string{"::no-such-user::"} // a user name cannot hold ":"
+			users = append(users, n)
+		}
+	}
+	pick := users
+	if len(groups) > 0 && (cfg.GroupFirst || len(users) == 0) {
+		pick = groups
+	}
+	if len(pick) == 0 {
+		return nil
+	}
+	return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: pick}
+}
+
+// applyEdits rewrites a file's text.
+func applyEdits(src []byte, es []edit, keepCompat bool) []byte {
+	lines := strings.SplitAfter(string(src), "\n")
+	sort.Slice(es, func(i, j int) bool { return es[i].from > es[j].from })
+	for _, e := range es {
+		if e.from < 1 || e.to > len(lines) {
+			continue
+		}
+		var repl []string
+		for _, t := range e.text {
+			repl = append(repl, t+"\n")
+		}
+		lines = append(lines[:e.from-1], append(repl, lines[e.to:]...)...)
+	}
+	out := strings.Join(lines, "")
+	if !keepCompat {
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(out, "\n") {
+			t := strings.Fields(l)
+			if len(t) >= 2 && strings.EqualFold(t[0], "LoadModule") && t[1] == "access_compat_module" {
+				b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: " + l)
+				continue
+			}
+			b.WriteString(l)
+		}
+		out = b.String()
+	}
+	return []byte(out)
+}
+
+// authTypeSet reports whether an AuthType (not None) is in force in s.
+func authTypeSet(cfg *Config, s *Section) bool {
+	chain, _ := ancestors(cfg, s)
+	set := false
+	for _, a := range append(chain, s) {
+		if a.Conf.AuthType != nil {
+			set = *a.Conf.AuthType != ""
+		}
+	}
+	return set
+}
+
+// selfDenies reports whether a section's own host-access rules refuse
+// every request of every method with Satisfy All (2.4-compat), so that
+// nothing it inherits matters.
+func selfDenies(cfg *Config, s *Section) bool {
+	c := s.Conf.Compat
+	if c == nil || cfg.Semantics != Compat24 {
+		return false
+	}
+	for m := 0; m < policy.MaxMethods; m++ {
+		if c.Satisfy[m] == policy.SatisfyAny {
+			return false
+		}
+		if t := compatTree(c, m); t.Kind != policy.Leaf || t.Provider != policy.ProvAllDenied {
+			return false
+		}
+	}
+	return true
+}
