@@ -1,0 +1,91 @@
+package translate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The equivalents table of the upgrade document (section 5.2), where it
+// applies, and the traps of hand conversions that must not happen.
+func TestConvertForms(t *testing.T) {
+	dir := t.TempDir()
+	conf := `<Directory "` + dir + `/deny">
+    Order deny,allow
+    Deny from all
+</Directory>
+<Directory "` + dir + `/allow">
+    Order allow,deny
+    Allow from all
+</Directory>
+<Directory "` + dir + `/list">
+    Order deny,allow
+    Deny from all
+    Allow from 10.1 192.168.0.0/255.255.0.0
+    Allow from 2001:db8::/32
+</Directory>
+<Directory "` + dir + `/blocklist">
+    Order allow,deny
+    Allow from all
+    Deny from 203.0.113.0/24
+</Directory>
+<Directory "` + dir + `/both">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    AuthType Basic
+    AuthName x
+    AuthUserFile /x
+    Require valid-user
+    Satisfy All
+</Directory>
+<Directory "` + dir + `/either">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    AuthType Basic
+    AuthName x
+    AuthUserFile /x
+    Require valid-user
+    Satisfy Any
+</Directory>
+<Directory "` + dir + `/write">
+    <Limit POST PUT>
+        Order deny,allow
+        Deny from all
+        Allow from 10.0.0.0/8
+    </Limit>
+</Directory>
+`
+	f := filepath.Join(dir, "httpd.conf")
+	os.WriteFile(f, []byte(conf), 0o644)
+	conv, err := Convert([]string{f}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(conv.Files[f])
+	for _, want := range []string{
+		"Require all denied",
+		"Require all granted",
+		"Require ip 10.1.0.0/16 192.168.0.0/16 2001:db8::/32", // one line for a list
+		"<RequireAll>\n        Require all granted\n        <RequireNone>\n            Require ip 203.0.113.0/24\n        </RequireNone>\n    </RequireAll>",
+		"<RequireAll>\n        Require ip 10.0.0.0/8\n        Require valid-user\n    </RequireAll>",
+		"translated to 2.4 Require\n    Require ip 10.0.0.0/8\n    Require valid-user\n    AuthType", // Satisfy Any: alternatives
+		"<Limit PUT POST>\n        Require ip 10.0.0.0/8\n    </Limit>\n    <LimitExcept PUT POST>\n        Require all granted\n    </LimitExcept>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("translation lacks:\n%s\n--- got:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"Order ", "Allow from", "Deny from", "Satisfy "} {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), bad) {
+				t.Errorf("a legacy directive is left: %q", line)
+			}
+		}
+	}
+	if len(conv.Reviews) != 0 {
+		t.Errorf("reviews: %v", conv.Reviews)
+	}
+}
