@@ -16,7 +16,8 @@ import (
 type Conversion struct {
 	Files   map[string][]byte // by path as loaded
 	Reviews []Difference      // left as they were, commented: translate by hand
-	Changes int
+	Changes int               // sections whose access rules were translated
+	Renamed int               // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
 }
 
 // ConvertOptions tune Convert.
@@ -94,7 +95,10 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		if err != nil {
 			return nil, err
 		}
-		conv.Files[f] = applyEdits(src, byFile[f], opt.KeepCompat)
+		out := applyEdits(src, byFile[f], opt.KeepCompat)
+		text, n := renameLines(string(out))
+		conv.Renamed += n
+		conv.Files[f] = []byte(addModules(text))
 	}
 	return conv, nil
 }
@@ -231,6 +235,14 @@ func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
 // ancestors lists the sections that merge before s for every request s
 // applies to, or says why they differ from request to request.
 func ancestors(cfg *Config, s *Section) ([]*Section, string) {
+	// Only the layers the section does not set itself are inherited.
+	own := s.Conf
+	needCompat := own.Compat == nil
+	needSat22 := cfg.Semantics == Legacy22 && own.Satisfy22Set != policy.AllMethods
+	needAuthz := own.Authz == nil && own.Requires22 == nil
+	hasAccess := func(c *DirConf) bool {
+		return needCompat && c.Compat != nil || needSat22 && satisfiesAny(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil)
+	}
 	switch s.Kind {
 	case KindDirectory:
 		if s.Fnmatch {
@@ -631,11 +643,18 @@ func authTypeSet(cfg *Config, s *Section) bool {
 // nothing it inherits matters.
 func selfDenies(cfg *Config, s *Section) bool {
 	c := s.Conf.Compat
-	if c == nil || cfg.Semantics != Compat24 {
+	if c == nil {
 		return false
 	}
 	for m := 0; m < policy.MaxMethods; m++ {
-		if c.Satisfy[m] == policy.SatisfyAny {
+		sat := c.Satisfy[m]
+		if cfg.Semantics == Legacy22 {
+			if s.Conf.Satisfy22Set&(1<<uint(m)) == 0 {
+				return false // 2.2: Satisfy is inherited from core
+			}
+			sat = s.Conf.Satisfy22[m]
+		}
+		if sat == policy.SatisfyAny {
 			return false
 		}
 		if t := compatTree(c, m); t.Kind != policy.Leaf || t.Provider != policy.ProvAllDenied {
@@ -643,4 +662,155 @@ func selfDenies(cfg *Config, s *Section) bool {
 		}
 	}
 	return true
+}
+
+// renames are the line-level changes of the upgrade catalogue that do not
+// depend on a section: a directive renamed, or removed with a comment.
+var renames = map[string]struct{ id, to, why string }{
+	"maxclients":                  {"DIR-02", "MaxRequestWorkers", ""},
+	"maxrequestsperchild":         {"DIR-01", "MaxConnectionsPerChild", ""},
+	"namevirtualhost":             {"DIR-08", "", "NameVirtualHost has no effect in 2.4"},
+	"defaulttype":                 {"DIR-03", "", "DefaultType has no effect in 2.4; use ForceType or AddType"},
+	"acceptmutex":                 {"DIR-09", "", "replaced by Mutex"},
+	"lockfile":                    {"DIR-09", "", "replaced by Mutex"},
+	"sslmutex":                    {"DIR-09", "", "replaced by Mutex"},
+	"rewritelock":                 {"DIR-09", "", "replaced by Mutex"},
+	"rewritelog":                  {"BEH-09", "", "use LogLevel rewrite:traceN"},
+	"rewriteloglevel":             {"BEH-09", "", "use LogLevel rewrite:traceN"},
+	"authzuserauthoritative":      {"DIR-11", "", "removed in 2.4; RequireAll/RequireAny decide how Require lines combine"},
+	"authzgroupfileauthoritative": {"DIR-11", "", "removed in 2.4; RequireAll/RequireAny decide how Require lines combine"},
+	"authzdefaultauthoritative":   {"DIR-11", "", "removed in 2.4"},
+	"authzdbmauthoritative":       {"DIR-11", "", "removed in 2.4"},
+	"authzownerauthoritative":     {"DIR-11", "", "removed in 2.4"},
+	"authzldapauthoritative":      {"DIR-11", "", "removed in 2.4"},
+}
+
+// goneModules are 2.2 modules that 2.4 renamed or dropped (BLD-02).
+var goneModules = map[string]string{
+	"authn_alias_module":   "authn_core_module mod_authn_core.so",
+	"authz_default_module": "",
+	"authn_default_module": "",
+	"disk_cache_module":    "cache_disk_module mod_cache_disk.so",
+	"mem_cache_module":     "",
+}
+
+// modulePath is the directory part of a LoadModule line's file.
+func modulePath(file string) string {
+	file = strings.Trim(file, `"`)
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		return file[:i+1]
+	}
+	return ""
+}
+
+// renameLines applies the catalogue's renames and removals to a file's
+// lines, each marked with a comment naming its ID.
+func renameLines(text string) (string, int) {
+	var b strings.Builder
+	n := 0
+	for _, l := range strings.SplitAfter(text, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			b.WriteString(l)
+			continue
+		}
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		name := strings.ToLower(f[0])
+		if r, ok := renames[name]; ok {
+			n++
+			if r.to != "" {
+				b.WriteString(indent + "# orderly " + r.id + ": " + f[0] + " renamed " + r.to + "\n")
+				b.WriteString(indent + r.to + strings.TrimPrefix(strings.TrimLeft(l, " \t"), f[0]))
+				continue
+			}
+			b.WriteString(indent + "# orderly " + r.id + ": " + r.why + ": " + strings.TrimLeft(l, " \t"))
+			continue
+		}
+		if name == "keepalive" && len(f) == 2 && !strings.EqualFold(f[1], "on") && !strings.EqualFold(f[1], "off") {
+			n++
+			v := "On"
+			if f[1] == "0" {
+				v = "Off"
+			}
+			b.WriteString(indent + "# orderly DIR-07: KeepAlive takes only On or Off (2.2 read " + f[1] + " as " + v + ")\n")
+			b.WriteString(indent + "KeepAlive " + v + "\n")
+			continue
+		}
+		if name == "loadmodule" && len(f) >= 2 {
+			if to, ok := goneModules[f[1]]; ok {
+				n++
+				b.WriteString(indent + "# orderly BLD-02: " + f[1] + " is not part of 2.4: " + strings.TrimLeft(l, " \t"))
+				if to != "" {
+					id, file, _ := strings.Cut(to, " ")
+					dir := ""
+					if len(f) >= 3 {
+						dir = modulePath(f[2])
+					}
+					b.WriteString(indent + "LoadModule " + id + " " + dir + file + "\n")
+				}
+				continue
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String(), n
+}
+
+// addModules adds the LoadModule lines 2.4 needs where a configuration
+// that loads its modules lacks them: the core authorization and
+// authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
+// compiled in). They go after the last LoadModule line, with the path of
+// the lines before them.
+func addModules(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	last, dir := -1, "modules/"
+	have := map[string]bool{}
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
+			last = i
+			have[f[1]] = true
+			if j := strings.LastIndexByte(f[2], '/'); j >= 0 {
+				dir = strings.Trim(f[2][:j+1], `"`)
+			}
+		}
+	}
+	if last < 0 {
+		return text
+	}
+	var add []string
+	mpm := false
+	for m := range have {
+		if strings.HasPrefix(m, "mpm_") {
+			mpm = true
+		}
+	}
+	if !mpm {
+		add = append(add, "# orderly: Apache 2.4 loads its MPM as a module (2.2's was compiled in)\n", "LoadModule mpm_prefork_module "+dir+"mod_mpm_prefork.so\n")
+	}
+	for _, m := range []struct{ id, file, cat string }{
+		{"authz_core_module", "mod_authz_core.so", "ERR-02"},
+		{"authz_host_module", "mod_authz_host.so", "AUTH-01"},
+		{"authn_core_module", "mod_authn_core.so", "ERR-04"},
+	} {
+		if !have[m.id] {
+			add = append(add, "# orderly "+m.cat+": needed by 2.4's Require and Auth* directives\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
+		}
+	}
+	if len(add) == 0 {
+		return text
+	}
+	out := append(append(append([]string(nil), lines[:last+1]...), add...), lines[last+1:]...)
+	return strings.Join(out, "")
+}
+
+// satisfiesAny reports whether a section sets Satisfy Any for some method
+// (2.2): "Satisfy All" is the default's behaviour.
+func satisfiesAny(c *DirConf) bool {
+	for m := range c.Satisfy22 {
+		if c.Satisfy22Set&(1<<uint(m)) != 0 && c.Satisfy22[m] == policy.SatisfyAny {
+			return true
+		}
+	}
+	return false
 }

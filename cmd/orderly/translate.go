@@ -76,7 +76,7 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	for _, r := range conv.Reviews {
 		fmt.Fprintf(stderr, "%s: DIR-10 needs review: %s\n", r.Pos, r.Text)
 	}
-	fmt.Fprintf(stderr, "translate: %d sections translated, %d left for review\n", conv.Changes-len(conv.Reviews), len(conv.Reviews))
+	fmt.Fprintf(stderr, "translate: %d sections translated, %d left for review, %d directives renamed or removed\n", conv.Changes-len(conv.Reviews), len(conv.Reviews), conv.Renamed)
 	return 0
 }
 
