@@ -1199,8 +1199,19 @@ type htaccessMode struct {
 	modules            map[string]bool
 }
 
+// modules22 are the directives whose module was another in 2.2: the
+// access rules were mod_authz_host's, Require, Satisfy, AuthType and
+// AuthName the core's ("").
+var modules22 = map[string]string{
+	"order": "authz_host_module", "allow": "authz_host_module", "deny": "authz_host_module",
+	"satisfy": "", "require": "", "authtype": "", "authname": "",
+}
+
 func (h *htaccessMode) allowed(b *builder, d *apacheconf.Directive, name string) bool {
 	info, known := directives[name]
+	if m, ok := modules22[name]; ok && known && b.cfg.Semantics == Legacy22 {
+		info.module = m
+	}
 	if known && info.module != "" && h.modules != nil && !h.modules[info.module] {
 		known = false
 	}

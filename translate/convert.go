@@ -90,6 +90,39 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		byFile[s.Pos.File] = append(byFile[s.Pos.File], es...)
 		conv.Changes++
 	}
+	// .htaccess files: each is a section merged after its directory's
+	// <Directory> sections, below those of the directories above it.
+	hts, htReviews := findHtaccess(cfg)
+	conv.Reviews = append(conv.Reviews, htReviews...)
+	conv.Changes += len(htReviews)
+	for _, h := range hts {
+		es, review := convertSection(cfg, h)
+		if review != "" {
+			conv.Reviews = append(conv.Reviews, Difference{Pos: h.Pos, Text: review})
+		}
+		src, err := os.ReadFile(h.Path)
+		if err != nil {
+			return nil, err
+		}
+		conv.Files[h.Path] = applyEdits(src, es, true)
+		conv.Changes++
+	}
+	if len(hts) > 0 {
+		// A Require in an .htaccess file needs AuthConfig where only
+		// Limit allowed Order/Allow/Deny.
+		for _, d := range cfg.Dirs {
+			for _, x := range d.directive.Block {
+				if x.Is("AllowOverride") && d.Conf.Override != nil && *d.Conf.Override&OrLimit != 0 && *d.Conf.Override&OrAuthCfg == 0 {
+					byFile[x.Pos.File] = append(byFile[x.Pos.File], edit{from: x.Pos.Line, to: x.Pos.Line, text: []string{
+						strings.Repeat(" ", max(x.Pos.Col-1, 0)) + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig",
+						strings.Repeat(" ", max(x.Pos.Col-1, 0)) + "AllowOverride " + x.Raw + " AuthConfig"}})
+				}
+			}
+		}
+	}
+	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && hasLoadModuleLines(files[0]) {
+		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(cfg, files[0], len(hts) > 0))
+	}
 	for _, f := range loadedFiles(files, opt.LoadOptions) {
 		src, err := os.ReadFile(f)
 		if err != nil {
@@ -139,7 +172,11 @@ type edit struct {
 // convertSection writes the translation of one section.
 func convertSection(cfg *Config, s *Section) ([]edit, string) {
 	var access []*apacheconf.Directive
-	for _, d := range s.directive.Block {
+	block := s.block
+	if s.directive != nil {
+		block = s.directive.Block
+	}
+	for _, d := range block {
 		n := strings.ToLower(d.Name)
 		if accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d) {
 			access = append(access, d)
@@ -198,7 +235,13 @@ type layers struct {
 // inherited returns the section's two layers with what it inherits folded
 // in, or why that depends on the request.
 func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
-	chain, why := ancestors(cfg, s)
+	var chain []*Section
+	why := ""
+	if s.Kind == KindHtaccess {
+		chain = s.htChain
+	} else {
+		chain, why = ancestors(cfg, s)
+	}
 	if why != "" {
 		if selfDenies(cfg, s) {
 			// The section refuses everyone by itself: what it inherits
@@ -597,16 +640,26 @@ func require22Tree(cfg *Config, reqs []policy.Require22, m int) *policy.Node {
 }
 
 // applyEdits rewrites a file's text.
+// atEnd as an edit's from and to appends its text to the file.
+const atEnd = 1 << 30
+
 func applyEdits(src []byte, es []edit, keepCompat bool) []byte {
 	lines := strings.SplitAfter(string(src), "\n")
 	sort.Slice(es, func(i, j int) bool { return es[i].from > es[j].from })
 	for _, e := range es {
-		if e.from < 1 || e.to > len(lines) {
-			continue
-		}
 		var repl []string
 		for _, t := range e.text {
 			repl = append(repl, t+"\n")
+		}
+		if e.from == atEnd {
+			if last := lines[len(lines)-1]; last != "" && !strings.HasSuffix(last, "\n") {
+				lines[len(lines)-1] += "\n"
+			}
+			lines = append(lines, repl...)
+			continue
+		}
+		if e.from < 1 || e.to > len(lines) {
+			continue
 		}
 		lines = append(lines[:e.from-1], append(repl, lines[e.to:]...)...)
 	}
@@ -813,4 +866,160 @@ func satisfiesAny(c *DirConf) bool {
 		}
 	}
 	return false
+}
+
+// findHtaccess parses the .htaccess files under the document roots that
+// hold access rules, with each one's chain: the <Directory> sections and
+// .htaccess files above it. Files whose translation would not mean what
+// they meant are left as they are and reported: one that is refused
+// (Apache answers 500 for its directory) or has lines AllowOverride
+// Nonfatal skips, since the AuthConfig that Require needs could change
+// that; one with access rules in a nested section; one below a
+// wildcard or regex <Directory> section.
+func findHtaccess(cfg *Config) ([]*Section, []Difference) {
+	roots := []string{cfg.DocumentRoot}
+	vhostDirs := false
+	for _, a := range cfg.Aliases {
+		if a.Regex == nil {
+			roots = append(roots, a.Real)
+		}
+	}
+	for _, v := range cfg.VHosts {
+		roots = append(roots, v.Config.DocumentRoot)
+		for _, a := range v.Config.Aliases {
+			if a.Regex == nil {
+				roots = append(roots, a.Real)
+			}
+		}
+		vhostDirs = vhostDirs || len(v.Config.Dirs)+len(v.Config.DirMatches) > 0
+	}
+	var out []*Section
+	var reviews []Difference
+	seen := map[string]*Section{}
+	visited := map[string]bool{}
+	wild := len(cfg.DirMatches) > 0
+	for _, d := range cfg.Dirs {
+		wild = wild || d.Fnmatch
+	}
+	for _, root := range roots {
+		if root == "" {
+			continue
+		}
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !slicesContains(cfg.AccessFileNames, d.Name()) || visited[p] {
+				return nil
+			}
+			visited[p] = true
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil
+			}
+			ds, err := apacheconf.Parse(p, data)
+			if err != nil || !anyAccess(ds) {
+				return nil
+			}
+			pos := apacheconf.Pos{File: p, Line: 1}
+			dir := filepath.Dir(p) + "/"
+			chain := dirChain(cfg, dir, nil)
+			override := cfg.DefaultOverride
+			for _, s := range chain {
+				if s.Conf.Override != nil {
+					override = *s.Conf.Override
+				}
+			}
+			review := func(why string) error {
+				reviews = append(reviews, Difference{Pos: pos, Text: why + "; left as it is"})
+				return nil
+			}
+			if override == 0 && !vhostDirs {
+				return nil // never read
+			}
+			switch {
+			case vhostDirs:
+				return review("virtual hosts with <Directory> sections of their own: .htaccess files are not translated")
+			case wild:
+				return review("a wildcard or regex <Directory> section may apply to this .htaccess file's directory")
+			case nestedAccess(ds):
+				return review("access rules in a section inside an .htaccess file are not translated")
+			}
+			sec, err := cfg.ParseHtaccess(p, data, override, 0, cfg.BaseDir)
+			if err != nil {
+				return review(fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err))
+			}
+			sec.block = ds
+			sec.htChain = chain
+			for up := filepath.Dir(filepath.Dir(p)); ; up = filepath.Dir(up) {
+				for _, name := range cfg.AccessFileNames {
+					if h := seen[filepath.Join(up, name)]; h != nil {
+						sec.htChain = append(sec.htChain, h)
+					}
+				}
+				if up == "/" || up == "." {
+					break
+				}
+			}
+			seen[p] = sec
+			if hasAccess(sec.Conf) {
+				out = append(out, sec)
+			}
+			return nil
+		})
+	}
+	return out, reviews
+}
+
+// anyAccess reports whether any access directive appears, at any depth.
+func anyAccess(ds []*apacheconf.Directive) bool {
+	for _, d := range ds {
+		if mentionsAccess(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// nestedAccess reports access directives inside a section other than
+// <Limit>/<LimitExcept>.
+func nestedAccess(ds []*apacheconf.Directive) bool {
+	for _, d := range ds {
+		n := strings.ToLower(d.Name)
+		if d.Block != nil && n != "limit" && n != "limitexcept" && mentionsAccess(d) {
+			return true
+		}
+	}
+	return false
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLoadModuleLines(f string) bool {
+	src, err := os.ReadFile(f)
+	return err == nil && strings.Contains(strings.ToLower(string(src)), "loadmodule")
+}
+
+// defaultsEdit writes explicitly, at the end of the main file, the 2.2
+// defaults that 2.4 changed and the configuration relied on (DIR-04,
+// DIR-05, DIR-06), so that behaviour does not change silently.
+func defaultsEdit(cfg *Config, file string, htaccess bool) edit {
+	src, _ := os.ReadFile(file)
+	lower := strings.ToLower(string(src))
+	var text []string
+	if !strings.Contains(lower, "enablesendfile") {
+		text = append(text, "# orderly DIR-05: 2.2 sent files with sendfile by default; 2.4 does not", "EnableSendfile On")
+	}
+	if !strings.Contains(lower, "fileetag") {
+		text = append(text, "# orderly DIR-06: 2.2's ETags included the inode; 2.4's default is MTime Size", "FileETag INode MTime Size")
+	}
+	if htaccess && !strings.Contains(lower, "allowoverride") {
+		text = append(text, "# orderly DIR-04: 2.2 read .htaccess files with every category by default; 2.4's default is None",
+			"<Directory />", "    AllowOverride All", "</Directory>")
+	}
+	return edit{from: atEnd, to: atEnd, text: text}
 }

@@ -89,3 +89,57 @@ func TestConvertForms(t *testing.T) {
 		t.Errorf("reviews: %v", conv.Reviews)
 	}
 }
+
+// .htaccess files are translated in place where that keeps their meaning,
+// AllowOverride gains the AuthConfig that 2.4's Require needs, and the
+// 2.2 defaults 2.4 changed are written out at the end of a full 2.2
+// configuration (even one without a final newline).
+func TestConvertHtaccessAndDefaults(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "www")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "lan/.htaccess"), "Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n")
+	write(filepath.Join(root, "broken/.htaccess"), "Order deny,allow\nAuthType Basic\n")
+	write(filepath.Join(root, "nested/.htaccess"), "<Files x>\nOrder deny,allow\nDeny from all\n</Files>\n")
+	write(filepath.Join(root, "plain/.htaccess"), "DirectoryIndex a.html\n")
+	conf := filepath.Join(dir, "httpd.conf")
+	write(conf, "LoadModule authz_host_module modules/mod_authz_host.so\n<Directory \""+root+"\">\n    AllowOverride Limit Indexes\n</Directory>")
+
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Legacy22, DocumentRoot: root}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lan := string(conv.Files[filepath.Join(root, "lan/.htaccess")])
+	if !strings.Contains(lan, "Require ip 10.0.0.0/8") || strings.Contains(lan, "\nOrder") || strings.HasPrefix(lan, "Order") {
+		t.Errorf("lan/.htaccess translated to:\n%s", lan)
+	}
+	for _, f := range []string{"broken/.htaccess", "nested/.htaccess", "plain/.htaccess"} {
+		if _, ok := conv.Files[filepath.Join(root, f)]; ok {
+			t.Errorf("%s rewritten; want it left as it is", f)
+		}
+	}
+	var reviewed []string
+	for _, r := range conv.Reviews {
+		reviewed = append(reviewed, filepath.Base(filepath.Dir(r.Pos.File)))
+	}
+	for _, r := range conv.Reviews {
+		t.Log(r.Pos, r.Text)
+	}
+	if strings.Join(reviewed, ",") != "broken,nested" {
+		t.Errorf("reviews for %v, want broken and nested", reviewed)
+	}
+	main := string(conv.Files[conf])
+	for _, want := range []string{"AllowOverride Limit Indexes AuthConfig\n", "</Directory>\n# orderly DIR-05", "EnableSendfile On\n", "FileETag INode MTime Size\n"} {
+		if !strings.Contains(main, want) {
+			t.Errorf("httpd.conf lacks %q:\n%s", want, main)
+		}
+	}
+}

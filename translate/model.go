@@ -73,6 +73,7 @@ type Section struct {
 
 	block     []*apacheconf.Directive // while building: the section's directives
 	directive *apacheconf.Directive   // the section as parsed, for Convert
+	htChain   []*Section              // Convert: what an .htaccess file inherits
 }
 
 // String names the section as the configuration did.

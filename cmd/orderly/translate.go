@@ -61,7 +61,10 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 		}
 		rel, err := filepath.Rel(base, f)
 		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = filepath.Base(f)
+			// Outside the configuration's directory (an .htaccess file
+			// under a document root): under DIR by its absolute path.
+			abs, _ := filepath.Abs(f)
+			rel = strings.TrimPrefix(abs, "/")
 		}
 		dst := filepath.Join(*out, rel)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {

@@ -664,6 +664,15 @@ func TestHtaccess22(t *testing.T) {
 	if res := decide(e, req{target: "/all/index.html", ip: "8.8.8.8"}); res.Status != 0 {
 		t.Errorf("Allow in .htaccess under All: %d, want 0", res.Status)
 	}
+	// A 2.2 httpd.conf loads its modules by their 2.2 names: Order is
+	// mod_authz_host's there, Require and Satisfy the core's.
+	e, root = engineWith(t, translate.Legacy22, "LoadModule authz_host_module modules/mod_authz_host.so\n<Directory @DOCROOT@>\nAllowOverride Limit AuthConfig\n</Directory>", "d/index.html")
+	os.WriteFile(filepath.Join(root, "d", ".htaccess"), []byte("Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nSatisfy All\n"), 0o644)
+	for ip, want := range map[string]int{"8.8.8.8": 403, "10.1.2.3": 0} {
+		if res := decide(e, req{target: "/d/index.html", ip: ip}); res.Status != want {
+			t.Errorf("2.2 modules, .htaccess Order from %s: %d, want %d", ip, res.Status, want)
+		}
+	}
 	// 2.4-only directives are refused under 2.2, with a hint.
 	dir := t.TempDir()
 	cf := filepath.Join(dir, "legacy.conf")
