@@ -19,10 +19,27 @@ type Rule struct {
 	// decision, when no directive decided.
 	Default bool
 
+	own    ruleStats
+	shared *ruleStats // set by Adopt: the counters of the rule this one replaces
+}
+
+type ruleStats struct {
 	matches  atomic.Uint64
 	decisive atomic.Uint64
 	lastHit  atomic.Int64 // unix nanoseconds
 }
+
+func (r *Rule) stats() *ruleStats {
+	if r.shared != nil {
+		return r.shared
+	}
+	return &r.own
+}
+
+// Adopt makes r count on old's counters, so that a reload that keeps a
+// rule keeps its series continuous: hits still landing on the old policy
+// while the new one is swapped in are not lost. Call it before r is in use.
+func (r *Rule) Adopt(old *Rule) { r.shared = old.stats() }
 
 // String renders the rule as "file:line: text".
 func (r *Rule) String() string {
@@ -38,19 +55,21 @@ func (r *Rule) String() string {
 // Stats returns how often the rule matched, how often it decided, and when
 // it last did either (zero if never).
 func (r *Rule) Stats() (matches, decisive uint64, lastHit time.Time) {
-	if ns := r.lastHit.Load(); ns != 0 {
+	st := r.stats()
+	if ns := st.lastHit.Load(); ns != 0 {
 		lastHit = time.Unix(0, ns)
 	}
-	return r.matches.Load(), r.decisive.Load(), lastHit
+	return st.matches.Load(), st.decisive.Load(), lastHit
 }
 
 // AddStats adds counts carried over from an earlier copy of the rule (a
 // reload that kept it).
 func (r *Rule) AddStats(matches, decisive uint64, lastHit time.Time) {
-	r.matches.Add(matches)
-	r.decisive.Add(decisive)
+	st := r.stats()
+	st.matches.Add(matches)
+	st.decisive.Add(decisive)
 	if !lastHit.IsZero() {
-		r.lastHit.Store(lastHit.UnixNano())
+		st.lastHit.Store(lastHit.UnixNano())
 	}
 }
 
@@ -63,9 +82,10 @@ func (r *Rule) hit(now int64) {
 	if r == nil {
 		return
 	}
-	r.matches.Add(1)
+	st := r.stats()
+	st.matches.Add(1)
 	if now != 0 {
-		r.lastHit.Store(now)
+		st.lastHit.Store(now)
 	}
 }
 
@@ -73,8 +93,9 @@ func (r *Rule) decide(now int64) {
 	if r == nil {
 		return
 	}
-	r.decisive.Add(1)
+	st := r.stats()
+	st.decisive.Add(1)
 	if now != 0 {
-		r.lastHit.Store(now)
+		st.lastHit.Store(now)
 	}
 }

@@ -17,6 +17,11 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  prometheus.Histogram
 	backend  prometheus.Counter
+
+	reloads    *prometheus.CounterVec
+	reloadOK   prometheus.Gauge
+	reloadTime prometheus.Gauge
+	generation prometheus.Gauge
 }
 
 // NewMetrics returns the metrics of one orderly process, with the Go and
@@ -40,7 +45,26 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 			Help: "Requests orderly let through that the backend could not answer (502).",
 		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.backend)
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "orderly_config_reloads_total",
+		Help: "Configuration reloads (SIGHUP or POST /-/reload), by result (success, failure).",
+	}, []string{"result"})
+	m.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "orderly_config_last_reload_successful",
+		Help: "Whether the last configuration reload succeeded (1) or was rejected and the previous configuration kept (0).",
+	})
+	m.reloadTime = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "orderly_config_last_reload_success_timestamp_seconds",
+		Help: "When the configuration in force was loaded.",
+	})
+	m.generation = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "orderly_config_generation",
+		Help: "Generation of the configuration in force: 1 at start, one more for each successful reload.",
+	})
+	reg.MustRegister(m.requests, m.latency, m.backend, m.reloads, m.reloadOK, m.reloadTime, m.generation)
+	m.reloads.WithLabelValues("success")
+	m.reloads.WithLabelValues("failure")
+	m.Loaded(1, true)
 	if rules != nil {
 		reg.MustRegister(newRuleCollector(rules))
 	}
@@ -50,6 +74,22 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		}
 	}
 	return m
+}
+
+// Loaded records a configuration load: the generation in force and
+// whether the attempt succeeded (a failed one keeps the generation).
+func (m *Metrics) Loaded(generation uint64, ok bool) {
+	if !ok {
+		m.reloads.WithLabelValues("failure").Inc()
+		m.reloadOK.Set(0)
+		return
+	}
+	if generation > 1 {
+		m.reloads.WithLabelValues("success").Inc()
+	}
+	m.reloadOK.Set(1)
+	m.reloadTime.SetToCurrentTime()
+	m.generation.Set(float64(generation))
 }
 
 // Handler serves the registry in the exposition format.

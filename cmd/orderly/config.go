@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -29,7 +30,7 @@ type fileConfig struct {
 	Legacy   *legacyBlock   `hcl:"legacy,block"`
 	ClientIP *clientIPBlock `hcl:"client_ip,block"`
 	Metrics  *listenBlock   `hcl:"metrics,block"`
-	Admin    *listenBlock   `hcl:"admin,block"`
+	Admin    *adminBlock    `hcl:"admin,block"`
 	Resolver *resolverBlock `hcl:"resolver,block"`
 
 	ModeRange   hcl.Range `hcl:"mode,attr_range"`
@@ -78,6 +79,13 @@ type listenBlock struct {
 	Range  hcl.Range `hcl:"listen,attr_range"`
 }
 
+type adminBlock struct {
+	Listen    string    `hcl:"listen"`
+	Range     hcl.Range `hcl:"listen,attr_range"`
+	TokenFile *string   `hcl:"token_file,optional"`
+	TokenRng  hcl.Range `hcl:"token_file,attr_range"`
+}
+
 // runtimeConfig is the validated configuration.
 type runtimeConfig struct {
 	Listen          string
@@ -88,6 +96,7 @@ type runtimeConfig struct {
 	LegacyFiles     []string
 	MetricsListen   string
 	AdminListen     string
+	AdminToken      string // bearer token every admin endpoint requires ("" on loopback without token_file)
 	ErrorLog        string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
@@ -255,13 +264,40 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 	if fc.Metrics != nil {
 		rc.MetricsListen = fc.Metrics.Listen
 	}
-	if fc.Admin != nil {
-		rc.AdminListen = fc.Admin.Listen
+	if a := fc.Admin; a != nil {
+		rc.AdminListen = a.Listen
+		if a.TokenFile != nil {
+			b, err := os.ReadFile(rel(*a.TokenFile))
+			tok := strings.TrimSpace(string(b))
+			switch {
+			case err != nil:
+				diags = append(diags, diag("Unreadable token file", err.Error(), a.TokenRng))
+			case len(tok) < 16:
+				diags = append(diags, diag("Token too short", "The admin token must be at least 16 characters.", a.TokenRng))
+			}
+			rc.AdminToken = tok
+		} else if !loopbackListen(a.Listen) {
+			diags = append(diags, diag("Admin listener needs a token",
+				fmt.Sprintf("%q is not a loopback address: the admin endpoints (reload, profiles) must be behind a bearer token; set token_file.", a.Listen), a.Range))
+		}
 	}
 	if !strings.Contains(rc.Listen, ":") {
 		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
 	}
 	return rc, diags
+}
+
+// loopbackListen reports whether host:port listens on loopback only.
+func loopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // parseLegacyAddress reads legacy.address: "ip:port", "*:port" or "ip".

@@ -187,15 +187,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		side = append(side, srv)
 	}
+	rl := &reloader{path: *configPath, h: h, metrics: metrics, logger: logger, rc: rc, generation: 1}
 	if rc.AdminListen != "" {
 		mux := http.NewServeMux()
 		ok := func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }
 		mux.HandleFunc("GET /-/healthy", ok)
 		mux.HandleFunc("GET /-/ready", ok)
+		mux.HandleFunc("POST /-/reload", rl.serveReload)
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-		srv, err := listenSide(rc.AdminListen, mux)
+		srv, err := listenSide(rc.AdminListen, requireToken(rc.AdminToken, mux))
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: admin listen: %v\n", *configPath, err)
 			return 2
@@ -211,6 +213,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			rl.reload()
+		}
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),

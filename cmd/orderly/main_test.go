@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +55,9 @@ func TestConfigErrors(t *testing.T) {
 		{"syntax", "listen = \n", legacy, "orderly.hcl:1"},
 		{"legacy error", goodHCL, strings.Replace(legacy, "Order deny,allow", "Order deny,alow", 1), "legacy.conf:2: unknown order"},
 		{"legacy unclosed", goodHCL, "<Directory /x>\nDeny from all\n", "legacy.conf:1: <Directory> was not closed."},
+		{"admin off loopback without a token", goodHCL + "admin {\n  listen = \"0.0.0.0:9101\"\n}\n", legacy, "orderly.hcl:14:3: Admin listener needs a token"},
+		{"admin token too short", goodHCL + "admin {\n  listen = \"0.0.0.0:9101\"\n  token_file = \"legacy.conf\"\n}\n", "x", "orderly.hcl:15:3: Token too short"},
+		{"admin token unreadable", goodHCL + "admin {\n  listen = \"127.0.0.1:9101\"\n  token_file = \"nope\"\n}\n", legacy, "orderly.hcl:15:3: Unreadable token file"},
 		{"missing legacy file", strings.Replace(goodHCL, `["legacy.conf"]`, `["nope.conf"]`, 1), legacy, "nope.conf"},
 	}
 	for _, tt := range tests {
@@ -132,5 +138,29 @@ func TestPathMap(t *testing.T) {
 		if !strings.Contains(out.String(), tt.want) || !strings.Contains(out.String(), "filename: /srv/legacy/www/admin/") {
 			t.Errorf("%s:\n%s", tt.ip, out.String())
 		}
+	}
+}
+
+// Every admin endpoint is behind the bearer token when one is set.
+func TestRequireToken(t *testing.T) {
+	h := requireToken("0123456789abcdef", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	for _, tt := range []struct {
+		auth string
+		want int
+	}{
+		{"", 401}, {"Bearer wrong", 401}, {"Bearer 0123456789abcdef", 200}, {"bearer 0123456789abcdef", 200}, {"Basic 0123456789abcdef", 401}, {"Bearer 0123456789abcdef ", 401},
+	} {
+		r := httptest.NewRequest("POST", "/-/reload", nil)
+		if tt.auth != "" {
+			r.Header.Set("Authorization", tt.auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.want {
+			t.Errorf("Authorization %q: %d, want %d", tt.auth, w.Code, tt.want)
+		}
+	}
+	if requireToken("", http.NotFoundHandler()) == nil {
+		t.Error("no handler without a token")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -95,6 +96,7 @@ func logCodes(log string) string {
 // orderlyFront runs the orderly binary with an HCL file for the case.
 type orderlyFront struct {
 	metrics string // metrics listener address, if any
+	admin   string // admin listener address, if any
 }
 
 func freePort(t *testing.T) string {
@@ -119,6 +121,9 @@ func (f orderlyFront) start(t *testing.T, l apachetest.Layout, backend string) (
 
 // launch starts orderly for the case laid out at l and waits until it
 // listens; the error holds orderly's output when it does not.
+// pid is the process ID of the orderly launched last.
+var pid atomic.Int64
+
 func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -145,6 +150,9 @@ error_log = %q
 	if f.metrics != "" {
 		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
 	}
+	if f.admin != "" {
+		hcl += fmt.Sprintf("admin {\n  listen = %q\n}\n", f.admin)
+	}
 	if err := os.WriteFile(hclPath, []byte(hcl), 0o644); err != nil {
 		return "", nil, err
 	}
@@ -160,6 +168,7 @@ error_log = %q
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	pid.Store(int64(cmd.Process.Pid))
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {

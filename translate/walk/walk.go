@@ -58,6 +58,7 @@ type Engine struct {
 	hosts     []hostEngine    // virtual hosts, in configuration order
 	localIP   netip.Addr      // the legacy server's address this traffic stands for
 	localPort int
+	prior     map[string]*policy.Rule // Inherit: the replaced engine's rules, by ID
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -974,13 +975,20 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16) (*translate.
 			return nil, 403
 		}
 		sec, err := e.cfg.ParseHtaccess(p, data, override, nonfatal, e.cfg.BaseDir)
-		h := &htEntry{mod: mod, size: size, ino: ino, sec: sec, err: err}
-		if old, ok := e.ht.Swap(key, h); ok && sec != nil {
-			// Counters of rules that did not change survive the edit.
-			if prev := old.(*htEntry).sec; prev != nil {
-				carryStats(prev.Rules, sec.Rules)
+		if sec != nil {
+			// Counters of rules that did not change survive the edit,
+			// and a reload.
+			if v, ok := e.ht.Load(key); ok && v.(*htEntry).sec != nil {
+				adopt(sec.Rules, v.(*htEntry).sec.Rules)
+			} else if e.prior != nil {
+				for _, r := range sec.Rules {
+					if o := e.prior[r.ID]; o != nil {
+						r.Adopt(o)
+					}
+				}
 			}
 		}
+		e.ht.Store(key, &htEntry{mod: mod, size: size, ino: ino, sec: sec, err: err})
 		return sec, htStatus(err)
 	}
 	return nil, 0
@@ -993,16 +1001,41 @@ func htStatus(err error) int {
 	return 0
 }
 
-func carryStats(from, to []*policy.Rule) {
+// adopt makes the rules of to that kept their ID count on the counters
+// of their copies in from.
+func adopt(to, from []*policy.Rule) {
 	byID := make(map[string]*policy.Rule, len(from))
 	for _, r := range from {
 		byID[r.ID] = r
 	}
 	for _, r := range to {
 		if o := byID[r.ID]; o != nil && o != r {
-			r.AddStats(o.Stats())
+			r.Adopt(o)
 		}
 	}
+}
+
+// Inherit carries the counters of old, the engine this one replaces on a
+// reload, to the rules that kept their ID: those of the configuration
+// now, those of .htaccess files as they are read. It returns how many
+// configuration rules kept theirs. Call it before e is in use.
+func (e *Engine) Inherit(old *Engine) int {
+	prior := map[string]*policy.Rule{}
+	for _, r := range old.Rules() {
+		prior[r.ID] = r
+	}
+	kept := 0
+	for _, r := range e.cfg.Rules {
+		if o := prior[r.ID]; o != nil {
+			r.Adopt(o)
+			kept++
+		}
+	}
+	e.prior = prior
+	for i := range e.hosts {
+		e.hosts[i].e.prior = prior
+	}
+	return kept
 }
 
 // HtaccessRules returns the rules of the .htaccess files read so far.

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/orderly-proxy/orderly/proxy"
+)
+
+// reloader re-reads the HCL file and the legacy configuration and swaps
+// the policy in force, on SIGHUP or POST /-/reload. A configuration with
+// errors is rejected with its diagnostics and the previous one keeps
+// serving. Rules that kept their ID keep their counters.
+type reloader struct {
+	path    string
+	h       *proxy.Handler
+	metrics *proxy.Metrics
+	logger  *slog.Logger
+
+	mu         sync.Mutex
+	rc         *runtimeConfig // in force
+	generation uint64
+}
+
+// reload returns the diagnostics of a rejected configuration, or the
+// settings that changed but take effect only on restart.
+func (r *reloader) reload() (notes []string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var diags bytes.Buffer
+	rc, e, ok := setup(r.path, &diags)
+	if !ok {
+		r.metrics.Loaded(r.generation, false)
+		msg := strings.TrimSpace(diags.String())
+		r.logger.Error("configuration reload rejected; the previous configuration keeps serving", "config", r.path, "errors", msg)
+		return nil, fmt.Errorf("%s", msg)
+	}
+	kept := e.Inherit(r.h.Engine())
+	r.h.SetEngine(e)
+	r.generation++
+	r.metrics.Loaded(r.generation, true)
+	notes = restartOnly(r.rc, rc)
+	r.rc = rc
+	r.logger.Info("configuration reloaded", "config", r.path, "generation", r.generation,
+		"rules", len(e.Rules()), "rules_kept", kept)
+	for _, n := range notes {
+		r.logger.Warn("changed setting takes effect on restart", "setting", n)
+	}
+	return notes, nil
+}
+
+// restartOnly names the settings a reload does not apply.
+func restartOnly(a, b *runtimeConfig) []string {
+	var out []string
+	add := func(name string, changed bool) {
+		if changed {
+			out = append(out, name)
+		}
+	}
+	add("listen", a.Listen != b.Listen)
+	add("backend", a.Backend.String() != b.Backend.String())
+	add("client_ip", !slices.Equal(a.TrustedProxies, b.TrustedProxies) || a.UserHeader != b.UserHeader)
+	add("metrics.listen", a.MetricsListen != b.MetricsListen)
+	add("admin", a.AdminListen != b.AdminListen || a.AdminToken != b.AdminToken)
+	add("error_log", a.ErrorLog != b.ErrorLog)
+	add("resolver", a.ResolverAddr != b.ResolverAddr || a.ResolverTimeout != b.ResolverTimeout)
+	return out
+}
+
+// serveReload is POST /-/reload: 200 with the generation in force, or 400
+// with the diagnostics of the rejected configuration.
+func (r *reloader) serveReload(w http.ResponseWriter, _ *http.Request) {
+	notes, err := r.reload()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "reload rejected; the previous configuration keeps serving\n%v\n", err)
+		return
+	}
+	r.mu.Lock()
+	gen := r.generation
+	r.mu.Unlock()
+	fmt.Fprintf(w, "reloaded: generation %d\n", gen)
+	for _, n := range notes {
+		fmt.Fprintf(w, "changed %s takes effect on restart\n", n)
+	}
+}
+
+// requireToken puts h behind "Authorization: Bearer <token>" when token
+// is set.
+func requireToken(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		scheme, got, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="orderly admin"`)
+			http.Error(w, "admin token required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, req)
+	})
+}
