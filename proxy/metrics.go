@@ -101,15 +101,6 @@ func (m *Metrics) observe(d *policy.Decision, start time.Time) {
 	if m == nil {
 		return
 	}
-	decision := "allow"
-	switch {
-	case d.Status == http.StatusUnauthorized:
-		decision = "challenge"
-	case d.Status == http.StatusForbidden:
-		decision = "deny"
-	case d.Status != 0:
-		decision = "error"
-	}
-	m.requests.WithLabelValues(decision, d.Layer.String(), "enforce").Inc()
+	m.requests.WithLabelValues(decisionName(d), d.Layer.String(), "enforce").Inc()
 	m.latency.Observe(time.Since(start).Seconds())
 }

@@ -48,14 +48,32 @@ type Config struct {
 	// Resolver verifies client host names for host rules; nil means no
 	// client ever has a name, so host rules never match.
 	Resolver *Resolver
+	// AccessLog, when set, receives one line per request in Apache's
+	// combined format followed by what orderly decided: the deciding
+	// rule's ID, the decision and the policy generation.
+	AccessLog io.Writer
+	// RuleHeader, when set, names a response header that carries the
+	// deciding rule's ID on orderly's refusals, so that they can be told
+	// apart from the backend's.
+	RuleHeader string
+}
+
+// active is the policy in force and its generation (1 at start, one more
+// per swap), loaded together so that a request's log names the policy
+// that decided it.
+type active struct {
+	e   *walk.Engine
+	gen uint64
 }
 
 // Handler is the enforcing reverse proxy.
 type Handler struct {
 	cfg    Config
-	engine atomic.Pointer[walk.Engine]
+	active atomic.Pointer[active]
 	rp     *httputil.ReverseProxy
 	logMu  sync.Mutex
+
+	accessMu sync.Mutex
 }
 
 // NewTransport returns a transport tuned for one backend: no proxy from
@@ -84,7 +102,7 @@ func New(cfg Config, e *walk.Engine) *Handler {
 		cfg.UserHeader = DefaultUserHeader
 	}
 	h := &Handler{cfg: cfg}
-	h.engine.Store(e)
+	h.active.Store(&active{e: e, gen: 1})
 	tr := cfg.Transport
 	if tr == nil {
 		tr = NewTransport()
@@ -105,11 +123,16 @@ func New(cfg Config, e *walk.Engine) *Handler {
 	return h
 }
 
-// SetEngine swaps the decision engine atomically (reload).
-func (h *Handler) SetEngine(e *walk.Engine) { h.engine.Store(e) }
+// SetEngine swaps the decision engine atomically (reload) and returns the
+// new generation. Only one goroutine may swap at a time.
+func (h *Handler) SetEngine(e *walk.Engine) uint64 {
+	gen := h.active.Load().gen + 1
+	h.active.Store(&active{e: e, gen: gen})
+	return gen
+}
 
 // Engine returns the engine in force.
-func (h *Handler) Engine() *walk.Engine { return h.engine.Load() }
+func (h *Handler) Engine() *walk.Engine { return h.active.Load().e }
 
 type ctxKey struct{}
 
@@ -148,11 +171,19 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP decides the request and either answers the refusal or proxies it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	var rec *recorder
+	if h.cfg.AccessLog != nil {
+		rec = &recorder{ResponseWriter: w}
+		w = rec
+	}
 	client, fromHeader, ok := clientAddr(r, h.cfg.TrustedProxies)
 	if !ok {
 		d := policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}
 		h.refuse(w, r, netip.Addr{}, d, "")
 		h.cfg.Metrics.observe(&d, start)
+		if rec != nil {
+			h.writeAccess(rec, r, netip.Addr{}, start, &d, h.active.Load().gen)
+		}
 		return
 	}
 	// The user header is orderly's to set: never pass on a client's copy.
@@ -178,7 +209,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Resolver != nil {
 		req.Resolver = h.cfg.Resolver
 	}
-	res := h.engine.Load().Decide(req, nil)
+	pol := h.active.Load()
+	res := pol.e.Decide(req, nil)
+	if rec != nil {
+		defer h.writeAccess(rec, r, client, start, &res.Decision, pol.gen)
+	}
 	if !res.Allowed() {
 		h.refuse(w, r, client, res.Decision, res.Filename)
 		h.cfg.Metrics.observe(&res.Decision, start)
@@ -186,7 +221,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Apache logs a compat denial even when Satisfy Any lets the request
 	// through; so does orderly.
-	h.writeLog(client, r, res.Logs())
+	h.writeLog(client, r, res.Logs(), "")
 	info := &passInfo{user: res.User, fromHeader: fromHeader, path: encodePath(res.URI)}
 	r = r.WithContext(contextWith(r, info))
 	h.rp.ServeHTTP(w, r)
@@ -195,7 +230,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers a refusal as Apache would and writes its error-log lines.
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client netip.Addr, d policy.Decision, filename string) {
-	h.writeLog(client, r, d.Logs())
+	// One more line, after Apache's own (which fail2ban and log tooling
+	// match exactly), names the rule that decided.
+	note := ""
+	if d.Rule != nil {
+		note = fmt.Sprintf("orderly refused (%d) by rule %s: %s", d.Status, d.Rule.ID, d.Rule)
+	}
+	h.writeLog(client, r, d.Logs(), note)
+	if h.cfg.RuleHeader != "" && d.Rule != nil {
+		w.Header().Set(h.cfg.RuleHeader, d.Rule.ID)
+	}
 	if d.Status == http.StatusUnauthorized && !d.NoChallenge {
 		w.Header().Set("WWW-Authenticate", `Basic realm="`+d.Realm+`"`)
 	}
@@ -207,8 +251,9 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client netip.Ad
 
 // writeLog writes Apache 2.4 error-log lines:
 // [Wed Nov 25 22:25:58.130432 2026] [access_compat:error] [pid 1:tid 1] [client 203.0.113.50:0] AH01797: ...
-func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.LogLine) {
-	if h.cfg.ErrorLog == nil || len(lines) == 0 {
+// and then, when note is set, an [orderly:info] line with it.
+func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.LogLine, note string) {
+	if h.cfg.ErrorLog == nil || len(lines) == 0 && note == "" {
 		return
 	}
 	now := time.Now().Format("Mon Jan 02 15:04:05.000000 2006")
@@ -220,6 +265,10 @@ func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.Lo
 	for _, l := range lines {
 		fmt.Fprintf(&b, "[%s] [%s:error] [pid %d:tid %d] [client %s:%s] %s: %s\n",
 			now, l.Module, os.Getpid(), os.Getpid(), client, port, l.Code, l.Message())
+	}
+	if note != "" {
+		fmt.Fprintf(&b, "[%s] [orderly:info] [pid %d:tid %d] [client %s:%s] %s\n",
+			now, os.Getpid(), os.Getpid(), client, port, note)
 	}
 	h.logMu.Lock()
 	io.WriteString(h.cfg.ErrorLog, b.String())

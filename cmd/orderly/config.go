@@ -23,15 +23,21 @@ import (
 // fileConfig is the HCL configuration as the operator writes it. It is a
 // contract (design.md); the runtime form is runtimeConfig.
 type fileConfig struct {
-	Listen   string         `hcl:"listen"`
-	Mode     *string        `hcl:"mode,optional"`
-	ErrorLog *string        `hcl:"error_log,optional"`
-	Backends []backendBlock `hcl:"backend,block"`
-	Legacy   *legacyBlock   `hcl:"legacy,block"`
-	ClientIP *clientIPBlock `hcl:"client_ip,block"`
-	Metrics  *listenBlock   `hcl:"metrics,block"`
-	Admin    *adminBlock    `hcl:"admin,block"`
-	Resolver *resolverBlock `hcl:"resolver,block"`
+	Listen   string  `hcl:"listen"`
+	Mode     *string `hcl:"mode,optional"`
+	ErrorLog *string `hcl:"error_log,optional"`
+	// AccessLog: Apache's combined format plus the deciding rule.
+	AccessLog *string `hcl:"access_log,optional"`
+	// RuleHeader names the response header that carries the deciding
+	// rule's ID on orderly's refusals.
+	RuleHeader      *string        `hcl:"rule_header,optional"`
+	RuleHeaderRange hcl.Range      `hcl:"rule_header,attr_range"`
+	Backends        []backendBlock `hcl:"backend,block"`
+	Legacy          *legacyBlock   `hcl:"legacy,block"`
+	ClientIP        *clientIPBlock `hcl:"client_ip,block"`
+	Metrics         *listenBlock   `hcl:"metrics,block"`
+	Admin           *adminBlock    `hcl:"admin,block"`
+	Resolver        *resolverBlock `hcl:"resolver,block"`
 
 	ModeRange   hcl.Range `hcl:"mode,attr_range"`
 	ListenRange hcl.Range `hcl:"listen,attr_range"`
@@ -98,6 +104,8 @@ type runtimeConfig struct {
 	AdminListen     string
 	AdminToken      string // bearer token every admin endpoint requires ("" on loopback without token_file)
 	ErrorLog        string
+	AccessLog       string // "" for none
+	RuleHeader      string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
 	PathMap         map[string]string // legacy path prefix -> where orderly reads it
@@ -156,6 +164,18 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		rc.ErrorLog = *fc.ErrorLog
 		if rc.ErrorLog != "stderr" && rc.ErrorLog != "stdout" {
 			rc.ErrorLog = rel(rc.ErrorLog)
+		}
+	}
+	if fc.AccessLog != nil {
+		rc.AccessLog = *fc.AccessLog
+		if rc.AccessLog != "stderr" && rc.AccessLog != "stdout" {
+			rc.AccessLog = rel(rc.AccessLog)
+		}
+	}
+	if fc.RuleHeader != nil {
+		rc.RuleHeader = *fc.RuleHeader
+		if !validHeaderName(rc.RuleHeader) {
+			diags = append(diags, diag("Invalid header name", fmt.Sprintf("%q is not an HTTP header name.", rc.RuleHeader), fc.RuleHeaderRange))
 		}
 	}
 	if fc.Mode != nil && *fc.Mode != "enforce" {
@@ -285,6 +305,20 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
 	}
 	return rc, diags
+}
+
+// validHeaderName reports whether s is an HTTP field name (RFC 9110 token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // loopbackListen reports whether host:port listens on loopback only.

@@ -160,6 +160,22 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		errLog = f
 	}
+	var accessLog io.Writer
+	switch rc.AccessLog {
+	case "":
+	case "stderr":
+		accessLog = stderr
+	case "stdout":
+		accessLog = stdout
+	default:
+		f, err := os.OpenFile(rc.AccessLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", *configPath, err)
+			return 2
+		}
+		defer f.Close()
+		accessLog = f
+	}
 	var h *proxy.Handler
 	metrics := proxy.NewMetrics(func() []*policy.Rule { return h.Engine().Rules() })
 	h = proxy.New(proxy.Config{
@@ -167,6 +183,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		TrustedProxies: rc.TrustedProxies,
 		UserHeader:     rc.UserHeader,
 		ErrorLog:       errLog,
+		AccessLog:      accessLog,
+		RuleHeader:     rc.RuleHeader,
 		Logger:         logger,
 		Metrics:        metrics,
 		Resolver:       proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout),

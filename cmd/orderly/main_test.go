@@ -58,6 +58,7 @@ func TestConfigErrors(t *testing.T) {
 		{"admin off loopback without a token", goodHCL + "admin {\n  listen = \"0.0.0.0:9101\"\n}\n", legacy, "orderly.hcl:14:3: Admin listener needs a token"},
 		{"admin token too short", goodHCL + "admin {\n  listen = \"0.0.0.0:9101\"\n  token_file = \"legacy.conf\"\n}\n", "x", "orderly.hcl:15:3: Token too short"},
 		{"admin token unreadable", goodHCL + "admin {\n  listen = \"127.0.0.1:9101\"\n  token_file = \"nope\"\n}\n", legacy, "orderly.hcl:15:3: Unreadable token file"},
+		{"bad rule header", goodHCL + "rule_header = \"X Rule\"\n", legacy, "orderly.hcl:13:1: Invalid header name"},
 		{"missing legacy file", strings.Replace(goodHCL, `["legacy.conf"]`, `["nope.conf"]`, 1), legacy, "nope.conf"},
 	}
 	for _, tt := range tests {

@@ -42,8 +42,7 @@ func (r *reloader) reload() (notes []string, err error) {
 		return nil, fmt.Errorf("%s", msg)
 	}
 	kept := e.Inherit(r.h.Engine())
-	r.h.SetEngine(e)
-	r.generation++
+	r.generation = r.h.SetEngine(e)
 	r.metrics.Loaded(r.generation, true)
 	notes = restartOnly(r.rc, rc)
 	r.rc = rc
@@ -69,6 +68,8 @@ func restartOnly(a, b *runtimeConfig) []string {
 	add("metrics.listen", a.MetricsListen != b.MetricsListen)
 	add("admin", a.AdminListen != b.AdminListen || a.AdminToken != b.AdminToken)
 	add("error_log", a.ErrorLog != b.ErrorLog)
+	add("access_log", a.AccessLog != b.AccessLog)
+	add("rule_header", a.RuleHeader != b.RuleHeader)
 	add("resolver", a.ResolverAddr != b.ResolverAddr || a.ResolverTimeout != b.ResolverTimeout)
 	return out
 }
