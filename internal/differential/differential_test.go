@@ -97,6 +97,7 @@ func logCodes(log string) string {
 type orderlyFront struct {
 	metrics string // metrics listener address, if any
 	admin   string // admin listener address, if any
+	access  bool   // write an access log to access.log in the case's directory
 }
 
 func freePort(t *testing.T) string {
@@ -150,6 +151,9 @@ error_log = %q
 	if f.metrics != "" {
 		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
 	}
+	if f.access {
+		hcl += fmt.Sprintf("access_log = %q\n", filepath.Join(l.Dir, "access.log"))
+	}
 	if f.admin != "" {
 		hcl += fmt.Sprintf("admin {\n  listen = %q\n}\n", f.admin)
 	}
@@ -181,9 +185,7 @@ error_log = %q
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
+		if listening(addr, f.metrics, f.admin) {
 			return addr, stop, nil
 		}
 		select {
@@ -200,6 +202,21 @@ error_log = %q
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// listening reports whether every non-empty address accepts connections.
+func listening(addrs ...string) bool {
+	for _, a := range addrs {
+		if a == "" {
+			continue
+		}
+		c, err := net.DialTimeout("tcp", a, 100*time.Millisecond)
+		if err != nil {
+			return false
+		}
+		c.Close()
+	}
+	return true
 }
 
 // passFront is the first control: a reverse proxy with no rules at all.

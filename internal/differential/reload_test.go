@@ -65,7 +65,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	backend := apachetest.Start(t, backendOptions(l))
 	metrics, admin := freePort(t), freePort(t)
-	addr, stop := orderlyFront{metrics: metrics, admin: admin}.start(t, l, backend.Addr)
+	addr, stop := orderlyFront{metrics: metrics, admin: admin, access: true}.start(t, l, backend.Addr)
 	defer stop()
 	orderlyPid := int(pid.Load())
 
@@ -220,6 +220,27 @@ func TestReloadUnderLoad(t *testing.T) {
 	lanTotal := float64(10+lanSent.Load()) * perRequest
 	if got := metric(text, allowSeries) - base; got != lanTotal {
 		t.Errorf("kept rule counted %v matches across reloads, want %v (%d LAN requests)", got, lanTotal, 10+lanSent.Load())
+	}
+	// Each request was decided by one policy from start to end: the
+	// access log names its generation, and the answer is that
+	// generation's (odd: A refuses /open/ from outside; even: B allows).
+	// (orderly writes each line as the request ends, unbuffered.)
+	logText, err := os.ReadFile(filepath.Join(l.Dir, "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^8\.8\.8\.8 .* "GET /open/index\.html HTTP/1\.1" (\d+) .* generation=(\d+)$`)
+	seen := map[int]int{}
+	for _, m := range line.FindAllStringSubmatch(string(logText), -1) {
+		st, _ := strconv.Atoi(m[1])
+		g, _ := strconv.Atoi(m[2])
+		seen[g]++
+		if want := map[bool]int{true: 200, false: 403}[g%2 == 0]; st != want {
+			t.Errorf("access log: /open/ answered %d by generation %d, whose rules answer %d", st, g, want)
+		}
+	}
+	if len(seen) < 11 {
+		t.Errorf("access log: /open/ requests seen in generations %v, want all 11", seen)
 	}
 	fmt.Printf("reload: 10 reloads (5 SIGHUP, 5 POST) and 1 rejected under load, %d LAN requests counted on the kept rule, %d failures\n", 10+lanSent.Load(), failures.Load())
 }
