@@ -123,7 +123,14 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && hasLoadModuleLines(files[0]) {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(cfg, files[0], len(hts) > 0))
 	}
-	for _, f := range loadedFiles(files, opt.LoadOptions) {
+	pr := proxyReviews(files, opt.LoadOptions)
+	conv.Reviews = append(conv.Reviews, pr...)
+	conv.Changes += len(pr)
+	loaded := loadedFiles(files, opt.LoadOptions)
+	texts := make([]string, len(loaded))
+	have := map[string]bool{}
+	lastLoader := -1
+	for i, f := range loaded {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
@@ -131,13 +138,40 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		out := applyEdits(src, byFile[f], opt.KeepCompat)
 		text, n := renameLines(string(out))
 		conv.Renamed += n
-		conv.Files[f] = []byte(addModules(text))
+		texts[i] = text
+		if loadsModules(text, have) {
+			lastLoader = i
+		}
+	}
+	for i, f := range loaded {
+		if i == lastLoader {
+			texts[i] = addModules(texts[i], have, strings.Join(texts, "\n"))
+		}
+		conv.Files[f] = []byte(texts[i])
 	}
 	return conv, nil
 }
 
 func hasAccess(c *DirConf) bool {
 	return c.Compat != nil || c.Authz != nil || c.Requires22 != nil || c.Satisfy22Set != 0
+}
+
+// proxyReviews reports the <Proxy> and <ProxyMatch> sections with access
+// rules: they decide for proxied requests, outside the file-system walk
+// orderly models, so they are left as written (Apache 2.4 then needs
+// mod_access_compat for them, or a hand-written Require).
+func proxyReviews(files []string, opt LoadOptions) []Difference {
+	var out []Difference
+	for _, f := range files {
+		ds, _ := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
+		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+			if n := strings.ToLower(d.Name); (n == "proxy" || n == "proxymatch") && anyAccess(d.Block) {
+				out = append(out, Difference{Pos: d.Pos, Text: "access rules in <" + d.Name + "> sections are not translated; left as they are (2.4 needs mod_access_compat for them, or a Require written by hand)"})
+			}
+			return nil
+		})
+	}
+	return out
 }
 
 // loadedFiles lists every file the configuration reads (Includes too).
@@ -645,28 +679,38 @@ const atEnd = 1 << 30
 
 func applyEdits(src []byte, es []edit, keepCompat bool) []byte {
 	lines := strings.SplitAfter(string(src), "\n")
-	sort.Slice(es, func(i, j int) bool { return es[i].from > es[j].from })
+	sort.SliceStable(es, func(i, j int) bool { return es[i].from < es[j].from })
+	var out []string
+	next := 1 // the first line not yet copied
 	for _, e := range es {
-		var repl []string
-		for _, t := range e.text {
-			repl = append(repl, t+"\n")
-		}
 		if e.from == atEnd {
-			if last := lines[len(lines)-1]; last != "" && !strings.HasSuffix(last, "\n") {
-				lines[len(lines)-1] += "\n"
-			}
-			lines = append(lines, repl...)
-			continue
+			break
 		}
-		if e.from < 1 || e.to > len(lines) {
-			continue
+		if e.from < next || e.to > len(lines) {
+			continue // overlaps an edit already made, or past the end
 		}
-		lines = append(lines[:e.from-1], append(repl, lines[e.to:]...)...)
+		out = append(out, lines[next-1:e.from-1]...)
+		for _, t := range e.text {
+			out = append(out, t+"\n")
+		}
+		next = e.to + 1
 	}
-	out := strings.Join(lines, "")
+	out = append(out, lines[min(next-1, len(lines)):]...)
+	for _, e := range es {
+		if e.from != atEnd {
+			continue
+		}
+		if last := out[len(out)-1]; last != "" && !strings.HasSuffix(last, "\n") {
+			out[len(out)-1] += "\n"
+		}
+		for _, t := range e.text {
+			out = append(out, t+"\n")
+		}
+	}
+	text := strings.Join(out, "")
 	if !keepCompat {
 		var b strings.Builder
-		for _, l := range strings.SplitAfter(out, "\n") {
+		for _, l := range strings.SplitAfter(text, "\n") {
 			t := strings.Fields(l)
 			if len(t) >= 2 && strings.EqualFold(t[0], "LoadModule") && t[1] == "access_compat_module" {
 				b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: " + l)
@@ -674,9 +718,9 @@ func applyEdits(src []byte, es []edit, keepCompat bool) []byte {
 			}
 			b.WriteString(l)
 		}
-		out = b.String()
+		text = b.String()
 	}
-	return []byte(out)
+	return []byte(text)
 }
 
 // authTypeSet reports whether an AuthType (not None) is in force in s.
@@ -814,15 +858,13 @@ func renameLines(text string) (string, int) {
 // authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
 // compiled in). They go after the last LoadModule line, with the path of
 // the lines before them.
-func addModules(text string) string {
+func addModules(text string, have map[string]bool, all string) string {
 	lines := strings.SplitAfter(text, "\n")
 	last, dir := -1, "modules/"
-	have := map[string]bool{}
 	for i, l := range lines {
 		f := strings.Fields(l)
 		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
 			last = i
-			have[f[1]] = true
 			if j := strings.LastIndexByte(f[2], '/'); j >= 0 {
 				dir = strings.Trim(f[2][:j+1], `"`)
 			}
@@ -841,13 +883,21 @@ func addModules(text string) string {
 	if !mpm {
 		add = append(add, "# orderly: Apache 2.4 loads its MPM as a module (2.2's was compiled in)\n", "LoadModule mpm_prefork_module "+dir+"mod_mpm_prefork.so\n")
 	}
-	for _, m := range []struct{ id, file, cat string }{
-		{"authz_core_module", "mod_authz_core.so", "ERR-02"},
-		{"authz_host_module", "mod_authz_host.so", "AUTH-01"},
-		{"authn_core_module", "mod_authn_core.so", "ERR-04"},
+	lower := strings.ToLower(all)
+	for _, m := range []struct {
+		id, file, why string
+		need          bool
+	}{
+		{"authz_core_module", "mod_authz_core.so", "ERR-02: needed by 2.4's Require and Auth* directives", true},
+		{"authz_host_module", "mod_authz_host.so", "AUTH-01: needed by 2.4's Require ip and Require host", true},
+		{"authn_core_module", "mod_authn_core.so", "ERR-04: needed by 2.4's Auth* directives", true},
+		{"lbmethod_byrequests_module", "mod_lbmethod_byrequests.so", "ERR-03: 2.4's balancer methods are modules of their own", have["proxy_balancer_module"]},
+		{"slotmem_shm_module", "mod_slotmem_shm.so", "ERR-03: 2.4's mod_proxy_balancer needs a slotmem provider", have["proxy_balancer_module"]},
+		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", strings.Contains(lower, "shmcb")},
+		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", strings.Contains(lower, "addoutputfilterbytype")},
 	} {
-		if !have[m.id] {
-			add = append(add, "# orderly "+m.cat+": needed by 2.4's Require and Auth* directives\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
+		if m.need && !have[m.id] {
+			add = append(add, "# orderly "+m.why+"\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
 		}
 	}
 	if len(add) == 0 {
@@ -855,6 +905,20 @@ func addModules(text string) string {
 	}
 	out := append(append(append([]string(nil), lines[:last+1]...), add...), lines[last+1:]...)
 	return strings.Join(out, "")
+}
+
+// loadsModules adds the modules text loads to have and reports whether
+// it loads any.
+func loadsModules(text string, have map[string]bool) bool {
+	any := false
+	for _, l := range strings.Split(text, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
+			have[f[1]] = true
+			any = true
+		}
+	}
+	return any
 }
 
 // satisfiesAny reports whether a section sets Satisfy Any for some method
@@ -891,7 +955,8 @@ func findHtaccess(cfg *Config) ([]*Section, []Difference) {
 				roots = append(roots, a.Real)
 			}
 		}
-		vhostDirs = vhostDirs || len(v.Config.Dirs)+len(v.Config.DirMatches) > 0
+		// A virtual host's view holds the main server's sections too.
+		vhostDirs = vhostDirs || len(v.Config.Dirs)+len(v.Config.DirMatches) > len(cfg.Dirs)+len(cfg.DirMatches)
 	}
 	var out []*Section
 	var reviews []Difference

@@ -1,0 +1,1 @@
+<?php /* a web shell someone uploaded */
