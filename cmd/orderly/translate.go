@@ -34,7 +34,14 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "translate: -semantics %q: want \"2.2\" or \"2.4-compat\"\n", *sem)
 		return 2
 	}
-	files := fs.Args()
+	var files []string
+	for _, f := range fs.Args() {
+		// Absolute, so that included files land beside them under -o.
+		if abs, err := filepath.Abs(f); err == nil {
+			f = abs
+		}
+		files = append(files, f)
+	}
 	dr := *docRoot
 	if dr == "" {
 		dr = "/var/www/html"
