@@ -44,13 +44,14 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	b := &builder{
 		opt: opt,
 		cfg: &Config{
-			Semantics:       opt.Semantics,
-			Methods:         &policy.Methods{},
-			MergeSlashes:    true,
-			Defaults:        &DirConf{},
-			AccessFileNames: []string{".htaccess"},
-			DefaultOverride: OrUnset,
-			Modules:         opt.Modules,
+			Semantics:         opt.Semantics,
+			ForwardUnfaithful: opt.ForwardUnfaithful,
+			Methods:           &policy.Methods{},
+			MergeSlashes:      true,
+			Defaults:          &DirConf{},
+			AccessFileNames:   []string{".htaccess"},
+			DefaultOverride:   OrUnset,
+			Modules:           opt.Modules,
 		},
 		ordinals: map[string]int{},
 		set:      map[string]bool{},
@@ -1244,8 +1245,11 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 	if err != nil {
 		return nil, err
 	}
+	if ds, err = apacheconf.Conditionals(ds, c.Modules, nil); err != nil {
+		return nil, err
+	}
 	b := &builder{
-		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir},
+		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful},
 		cfg:        c,
 		ordinals:   map[string]int{},
 		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, modules: c.Modules},
@@ -1288,7 +1292,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 	vb := &builder{
 		vhost: v, scope: []string{sectionHeader(d)}, set: map[string]bool{},
 		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b,
-		cfg: &Config{Semantics: b.cfg.Semantics, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
+		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
 	}
 	for _, c := range d.Block {

@@ -3,7 +3,9 @@ package translate
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -96,22 +98,41 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	conv.Reviews = append(conv.Reviews, htReviews...)
 	conv.Changes += len(htReviews)
 	for _, h := range hts {
-		es, review := convertSection(cfg, h)
-		if review != "" {
-			conv.Reviews = append(conv.Reviews, Difference{Pos: h.Pos, Text: review})
+		var es []edit
+		for _, s := range append([]*Section{h.sec}, h.sec.Conf.Files...) {
+			if !hasAccess(s.Conf) {
+				continue
+			}
+			e, review := convertSection(h.cfg, s)
+			if review != "" {
+				conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
+			}
+			es = append(es, e...)
 		}
-		src, err := os.ReadFile(h.Path)
+		src, err := os.ReadFile(h.sec.Path)
 		if err != nil {
 			return nil, err
 		}
-		conv.Files[h.Path] = applyEdits(src, es, true)
+		conv.Files[h.sec.Path] = applyEdits(src, es, true)
 		conv.Changes++
 	}
 	if len(hts) > 0 {
 		// A Require in an .htaccess file needs AuthConfig where only
 		// Limit allowed Order/Allow/Deny.
-		for _, d := range cfg.Dirs {
+		dirs := append([]*Section(nil), cfg.Dirs...)
+		for _, v := range cfg.VHosts {
+			dirs = append(dirs, v.Config.Dirs...)
+		}
+		edited := map[*apacheconf.Directive]bool{}
+		for _, d := range dirs {
+			if d.directive == nil {
+				continue
+			}
 			for _, x := range d.directive.Block {
+				if edited[x] {
+					continue
+				}
+				edited[x] = true
 				if x.Is("AllowOverride") && d.Conf.Override != nil && *d.Conf.Override&OrLimit != 0 && *d.Conf.Override&OrAuthCfg == 0 {
 					byFile[x.Pos.File] = append(byFile[x.Pos.File], edit{from: x.Pos.Line, to: x.Pos.Line, text: []string{
 						strings.Repeat(" ", max(x.Pos.Col-1, 0)) + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig",
@@ -271,7 +292,7 @@ type layers struct {
 func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
 	var chain []*Section
 	why := ""
-	if s.Kind == KindHtaccess {
+	if s.Kind == KindHtaccess || s.htChain != nil {
 		chain = s.htChain
 	} else {
 		chain, why = ancestors(cfg, s)
@@ -932,105 +953,200 @@ func satisfiesAny(c *DirConf) bool {
 	return false
 }
 
-// findHtaccess parses the .htaccess files under the document roots that
-// hold access rules, with each one's chain: the <Directory> sections and
-// .htaccess files above it. Files whose translation would not mean what
-// they meant are left as they are and reported: one that is refused
-// (Apache answers 500 for its directory) or has lines AllowOverride
-// Nonfatal skips, since the AuthConfig that Require needs could change
-// that; one with access rules in a nested section; one below a
-// wildcard or regex <Directory> section.
-func findHtaccess(cfg *Config) ([]*Section, []Difference) {
-	roots := []string{cfg.DocumentRoot}
-	vhostDirs := false
-	for _, a := range cfg.Aliases {
-		if a.Regex == nil {
-			roots = append(roots, a.Real)
-		}
+// htFile is an .htaccess file to translate, with the configuration (the
+// main server's or a virtual host's) whose sections it merges below.
+type htFile struct {
+	sec *Section
+	cfg *Config
+}
+
+// findHtaccess parses the .htaccess files under the document roots and
+// Alias targets that hold access rules, each with its chain: the
+// <Directory> sections and .htaccess files above it, in Apache's merge
+// order. Files whose translation would not mean what they meant are left
+// as they are and reported: one that is refused (Apache answers 500 for
+// its directory) or has lines AllowOverride Nonfatal skips, since the
+// AuthConfig that Require needs could change that; one with access rules
+// in a nested section; one below a wildcard or regex <Directory>
+// section; one that servers with different sections reach.
+func findHtaccess(cfg *Config) ([]htFile, []Difference) {
+	type root struct {
+		dir string
+		cfg *Config
 	}
-	for _, v := range cfg.VHosts {
-		roots = append(roots, v.Config.DocumentRoot)
-		for _, a := range v.Config.Aliases {
+	roots := []root{{cfg.DocumentRoot, cfg}}
+	addAliases := func(c *Config) {
+		for _, a := range c.Aliases {
 			if a.Regex == nil {
-				roots = append(roots, a.Real)
+				roots = append(roots, root{a.Real, c})
 			}
 		}
-		// A virtual host's view holds the main server's sections too.
-		vhostDirs = vhostDirs || len(v.Config.Dirs)+len(v.Config.DirMatches) > len(cfg.Dirs)+len(cfg.DirMatches)
 	}
-	var out []*Section
-	var reviews []Difference
-	seen := map[string]*Section{}
-	visited := map[string]bool{}
-	wild := len(cfg.DirMatches) > 0
-	for _, d := range cfg.Dirs {
-		wild = wild || d.Fnmatch
+	addAliases(cfg)
+	for _, v := range cfg.VHosts {
+		roots = append(roots, root{v.Config.DocumentRoot, v.Config})
+		addAliases(v.Config)
 	}
-	for _, root := range roots {
-		if root == "" {
+	// Every file with the configurations that reach it.
+	found := map[string][]*Config{}
+	for _, r := range roots {
+		if r.dir == "" {
 			continue
 		}
-		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !slicesContains(cfg.AccessFileNames, d.Name()) || visited[p] {
-				return nil
-			}
-			visited[p] = true
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return nil
-			}
-			ds, err := apacheconf.Parse(p, data)
-			if err != nil || !anyAccess(ds) {
-				return nil
-			}
-			pos := apacheconf.Pos{File: p, Line: 1}
-			dir := filepath.Dir(p) + "/"
-			chain := dirChain(cfg, dir, nil)
-			override := cfg.DefaultOverride
-			for _, s := range chain {
-				if s.Conf.Override != nil {
-					override = *s.Conf.Override
-				}
-			}
-			review := func(why string) error {
-				reviews = append(reviews, Difference{Pos: pos, Text: why + "; left as it is"})
-				return nil
-			}
-			if override == 0 && !vhostDirs {
-				return nil // never read
-			}
-			switch {
-			case vhostDirs:
-				return review("virtual hosts with <Directory> sections of their own: .htaccess files are not translated")
-			case wild:
-				return review("a wildcard or regex <Directory> section may apply to this .htaccess file's directory")
-			case nestedAccess(ds):
-				return review("access rules in a section inside an .htaccess file are not translated")
-			}
-			sec, err := cfg.ParseHtaccess(p, data, override, 0, cfg.BaseDir)
-			if err != nil {
-				return review(fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err))
-			}
-			sec.block = ds
-			sec.htChain = chain
-			for up := filepath.Dir(filepath.Dir(p)); ; up = filepath.Dir(up) {
-				for _, name := range cfg.AccessFileNames {
-					if h := seen[filepath.Join(up, name)]; h != nil {
-						sec.htChain = append(sec.htChain, h)
-					}
-				}
-				if up == "/" || up == "." {
-					break
-				}
-			}
-			seen[p] = sec
-			if hasAccess(sec.Conf) {
-				out = append(out, sec)
+		filepath.WalkDir(r.dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && slicesContains(cfg.AccessFileNames, d.Name()) && !slices.Contains(found[p], r.cfg) {
+				found[p] = append(found[p], r.cfg)
 			}
 			return nil
 		})
 	}
+	paths := make([]string, 0, len(found))
+	for p := range found {
+		paths = append(paths, p)
+	}
+	// Parents before children.
+	sort.Slice(paths, func(i, j int) bool {
+		di, dj := strings.Count(paths[i], "/"), strings.Count(paths[j], "/")
+		return di < dj || di == dj && paths[i] < paths[j]
+	})
+	var out []htFile
+	var reviews []Difference
+	seen := map[string]*Section{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		ds, err := apacheconf.Parse(p, data)
+		if err == nil {
+			ds, err = apacheconf.Conditionals(ds, c0(found[p]).Modules, nil)
+		}
+		if err != nil || !anyAccess(ds) {
+			continue
+		}
+		pos := apacheconf.Pos{File: p, Line: 1}
+		review := func(why string) {
+			reviews = append(reviews, Difference{Pos: pos, Text: why + "; left as it is"})
+		}
+		dir := filepath.Dir(p) + "/"
+		c := found[p][0]
+		chain := dirChain(c, dir, nil)
+		differ := false
+		for _, o := range found[p][1:] {
+			differ = differ || !slices.Equal(dirChain(o, dir, nil), chain)
+		}
+		override := c.DefaultOverride
+		for _, s := range chain {
+			if s.Conf.Override != nil {
+				override = *s.Conf.Override
+			}
+		}
+		wild := wildApplies(c, dir)
+		switch {
+		case differ:
+			review("servers with different <Directory> sections reach this .htaccess file")
+			continue
+		case override == 0:
+			continue // never read
+		case wild:
+			review("a wildcard or regex <Directory> section may apply to this .htaccess file's directory")
+			continue
+		case nestedAccess(ds):
+			review("access rules in a section other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated")
+			continue
+		}
+		sec, err := c.ParseHtaccess(p, data, override, 0, c.BaseDir)
+		if err != nil {
+			review(fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err))
+			continue
+		}
+		sec.block = ds
+		// Apache's merge order: each directory's <Directory> sections,
+		// then its .htaccess file, from "/" down.
+		sec.htChain = append([]*Section(nil), chain...)
+		for up := filepath.Dir(filepath.Dir(p)); ; up = filepath.Dir(up) {
+			for _, name := range cfg.AccessFileNames {
+				if h := seen[filepath.Join(up, name)]; h != nil {
+					sec.htChain = append(sec.htChain, h)
+				}
+			}
+			if up == "/" || up == "." {
+				break
+			}
+		}
+		sort.SliceStable(sec.htChain, func(i, j int) bool { return mergeRank(sec.htChain[i]) < mergeRank(sec.htChain[j]) })
+		seen[p] = sec
+		// The file's <Files> sections merge after everything above, the
+		// file itself included: fine when no other <Files> section with
+		// access rules can merge before them.
+		files := 0
+		var others []*Section // <Files> sections with access rules that merge before
+		others = append(others, c.Files...)
+		for _, s := range sec.htChain {
+			others = append(others, s.Conf.Files...)
+		}
+		overlap := false
+		for _, f := range sec.Conf.Files {
+			if !hasAccess(f.Conf) {
+				continue
+			}
+			files++
+			f.htChain = append(append([]*Section(nil), sec.htChain...), sec)
+			for _, o := range others {
+				overlap = overlap || hasAccess(o.Conf) && filesOverlap(f, o)
+			}
+			others = append(others, f)
+		}
+		if overlap {
+			review("another <Files> section with access rules may match the same files and merge before")
+			continue
+		}
+		if hasAccess(sec.Conf) || files > 0 {
+			out = append(out, htFile{sec, c})
+		}
+	}
 	return out, reviews
+}
+
+func c0(cs []*Config) *Config { return cs[0] }
+
+// wildApplies reports whether a wildcard or regex <Directory> section
+// matches dir (ending in "/") or a directory above it.
+func wildApplies(c *Config, dir string) bool {
+	var prefixes []string
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '/' {
+			prefixes = append(prefixes, dir[:i+1])
+		}
+	}
+	for _, d := range c.DirMatches {
+		for _, p := range prefixes {
+			if d.Regex != nil && (d.Regex.MatchString(p) || d.Regex.MatchString(strings.TrimSuffix(p, "/"))) {
+				return true
+			}
+		}
+	}
+	for _, d := range c.Dirs {
+		if !d.Fnmatch {
+			continue
+		}
+		for _, p := range prefixes {
+			pattern := strings.ReplaceAll(d.Path, "[!", "[^")
+			if ok, err := path.Match(pattern, p); err != nil || ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mergeRank orders <Directory> sections and .htaccess files as Apache
+// merges them: by depth, and at one depth the sections before the file.
+func mergeRank(s *Section) int {
+	if s.Kind == KindHtaccess {
+		return 2*(strings.Count(filepath.Dir(s.Path)+"/", "/")-1) + 1
+	}
+	return 2 * s.Depth
 }
 
 // anyAccess reports whether any access directive appears, at any depth.
@@ -1044,15 +1160,45 @@ func anyAccess(ds []*apacheconf.Directive) bool {
 }
 
 // nestedAccess reports access directives inside a section other than
-// <Limit>/<LimitExcept>.
+// <Limit>/<LimitExcept>, and <Files>/<FilesMatch> holding only those.
 func nestedAccess(ds []*apacheconf.Directive) bool {
 	for _, d := range ds {
 		n := strings.ToLower(d.Name)
-		if d.Block != nil && n != "limit" && n != "limitexcept" && mentionsAccess(d) {
+		switch {
+		case d.Block == nil || n == "limit" || n == "limitexcept":
+		case n == "files" || n == "filesmatch":
+			if nestedAccess(d.Block) {
+				return true
+			}
+		case mentionsAccess(d):
 			return true
 		}
 	}
 	return false
+}
+
+// filesOverlap reports whether two <Files>/<FilesMatch> sections may
+// match the same file name: certainly not when one names a file and the
+// other's pattern does not match that name.
+func filesOverlap(a, b *Section) bool {
+	literal := func(s *Section) bool { return s.Regex == nil && !s.Fnmatch }
+	matches := func(s *Section, name string) bool {
+		switch {
+		case s.Regex != nil:
+			return s.Regex.MatchString(name)
+		case s.Fnmatch:
+			ok, err := path.Match(strings.ReplaceAll(s.Path, "[!", "[^"), name)
+			return err != nil || ok
+		}
+		return s.Path == name
+	}
+	switch {
+	case literal(a):
+		return matches(b, a.Path)
+	case literal(b):
+		return matches(a, b.Path)
+	}
+	return true
 }
 
 func slicesContains(list []string, s string) bool {

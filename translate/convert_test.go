@@ -108,7 +108,9 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 	}
 	write(filepath.Join(root, "lan/.htaccess"), "Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n")
 	write(filepath.Join(root, "broken/.htaccess"), "Order deny,allow\nAuthType Basic\n")
-	write(filepath.Join(root, "nested/.htaccess"), "<Files x>\nOrder deny,allow\nDeny from all\n</Files>\n")
+	write(filepath.Join(root, "files/.htaccess"), "<Files x>\nOrder deny,allow\nDeny from all\n</Files>\n")
+	write(filepath.Join(root, "ifmodule/.htaccess"), "<IfModule mod_authz_host.c>\nOrder deny,allow\nDeny from all\n</IfModule>\n")
+	write(filepath.Join(root, "nested/.htaccess"), "<IfVersion >= 2.2>\nOrder deny,allow\nDeny from all\n</IfVersion>\n")
 	write(filepath.Join(root, "plain/.htaccess"), "DirectoryIndex a.html\n")
 	conf := filepath.Join(dir, "httpd.conf")
 	write(conf, "LoadModule authz_host_module modules/mod_authz_host.so\n<Directory \""+root+"\">\n    AllowOverride Limit Indexes\n</Directory>")
@@ -120,6 +122,12 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 	lan := string(conv.Files[filepath.Join(root, "lan/.htaccess")])
 	if !strings.Contains(lan, "Require ip 10.0.0.0/8") || strings.Contains(lan, "\nOrder") || strings.HasPrefix(lan, "Order") {
 		t.Errorf("lan/.htaccess translated to:\n%s", lan)
+	}
+	if files := string(conv.Files[filepath.Join(root, "files/.htaccess")]); !strings.Contains(files, "<Files x>\n") || !strings.Contains(files, "Require all denied\n</Files>") {
+		t.Errorf("files/.htaccess translated to:\n%s", files)
+	}
+	if ifm := string(conv.Files[filepath.Join(root, "ifmodule/.htaccess")]); !strings.Contains(ifm, "<IfModule mod_authz_host.c>\n") || !strings.Contains(ifm, "Require all denied\n</IfModule>") {
+		t.Errorf("ifmodule/.htaccess translated to:\n%s", ifm)
 	}
 	for _, f := range []string{"broken/.htaccess", "nested/.htaccess", "plain/.htaccess"} {
 		if _, ok := conv.Files[filepath.Join(root, f)]; ok {

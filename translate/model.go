@@ -196,6 +196,8 @@ type Config struct {
 	// (mod_rewrite, third-party modules, DBM files, ...): loaded only
 	// with Options.ForwardUnfaithful, and then ignored.
 	Unfaithful []Difference
+	// ForwardUnfaithful is Options.ForwardUnfaithful, for .htaccess files.
+	ForwardUnfaithful bool
 }
 
 // Difference is a place where Apache 2.2 and Apache 2.4 with

@@ -57,10 +57,8 @@ type upgradeFixture struct {
 // review, whose requests then answer differently until a person finishes
 // the translation.
 const (
-	userdir       = "extra/httpd-userdir.conf:16 left for review: a wildcard <Directory> inherits from whichever directories it matches"
-	appAdmin      = "extra/httpd-vhosts.conf:71 left for review: <Files> sections with access rules merge before this <Location>"
-	blogHtaccess  = "srv/blog/.htaccess left for review: the blog's virtual host has <Directory> sections of its own"
-	aliceHtaccess = "home/alice/public_html/.htaccess left for review: access rules inside a <Files> section of an .htaccess file"
+	userdir  = "extra/httpd-userdir.conf:16 left for review: a wildcard <Directory> inherits from whichever directories it matches"
+	appAdmin = "extra/httpd-vhosts.conf:71 left for review: <Files> sections with access rules merge before this <Location>"
 )
 
 var upgradeFixtures = []upgradeFixture{
@@ -95,20 +93,6 @@ var upgradeFixtures = []upgradeFixture{
 		docRoot:  "var/www", // Debian 2.2's compiled-in DocumentRoot
 		errorLog: "var/log/apache2/error.log",
 		names:    true,
-		gaps: map[string]string{
-			"requests:65": blogHtaccess,
-			"requests:66": blogHtaccess,
-			"requests:67": blogHtaccess,
-			"requests:68": blogHtaccess,
-			"requests:69": blogHtaccess,
-			"requests:70": blogHtaccess,
-			"requests:71": blogHtaccess,
-			"requests:72": blogHtaccess,
-			"requests:73": blogHtaccess,
-			"requests:74": blogHtaccess,
-			"requests:75": blogHtaccess,
-			"requests:76": blogHtaccess,
-		},
 	},
 	{
 		name:     "shared-hosting",
@@ -116,21 +100,6 @@ var upgradeFixtures = []upgradeFixture{
 		ports:    []string{"PORT"},
 		dirs:     []string{"logs", "logs/domlogs"},
 		errorLog: "logs/error_log",
-		gaps: map[string]string{
-			"requests:11": aliceHtaccess,
-			"requests:14": aliceHtaccess,
-			"requests:15": aliceHtaccess,
-			"requests:16": aliceHtaccess,
-			"requests:17": aliceHtaccess,
-			"requests:18": aliceHtaccess,
-			"requests:19": aliceHtaccess,
-			"requests:20": aliceHtaccess,
-			"requests:21": aliceHtaccess,
-			"requests:22": aliceHtaccess,
-			"requests:24": aliceHtaccess,
-			"requests:25": aliceHtaccess,
-			"requests:26": aliceHtaccess,
-		},
 	},
 }
 

@@ -639,3 +639,58 @@ func errText(err error) string {
 	}
 	return s
 }
+
+// Conditionals evaluates the <IfModule> and <IfDefine> sections of ds,
+// directives read while serving (an .htaccess file), as Load does: one
+// whose condition holds is replaced by its contents, one whose condition
+// does not hold is dropped. modules are the modules loaded (by either
+// name; the other is derived, and the built-in ones are added), defines
+// the -D names. ds itself is not changed.
+func Conditionals(ds []*Directive, modules, defines map[string]bool) ([]*Directive, error) {
+	l := &loader{defines: map[string]bool{}, modules: map[string]bool{}}
+	for name, ok := range defines {
+		l.defines[name] = ok
+	}
+	for _, name := range builtinModules {
+		l.modules[name] = true
+	}
+	for name, ok := range modules {
+		if !ok {
+			continue
+		}
+		l.modules[name] = true
+		other := moduleID(name)
+		if !strings.HasSuffix(name, ".c") {
+			other = sourceName(name, "")
+		}
+		if other != "" {
+			l.modules[other] = true
+		}
+	}
+	out := l.conditionals(ds)
+	l.errs.sort()
+	return out, l.errs.Err()
+}
+
+func (l *loader) conditionals(ds []*Directive) []*Directive {
+	out := make([]*Directive, 0, len(ds))
+	for _, d := range ds {
+		switch {
+		case d.Is("IfModule") || d.Is("IfDefine"):
+			if !d.IsSection() {
+				l.errorf(d.Pos, d.Trail, "Invalid command '"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
+				continue
+			}
+			if l.holds(d) {
+				out = append(out, l.conditionals(d.Block)...)
+			}
+		case d.IsSection():
+			c := *d
+			c.Block = l.conditionals(d.Block)
+			out = append(out, &c)
+		default:
+			out = append(out, d)
+		}
+	}
+	return out
+}

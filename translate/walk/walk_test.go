@@ -734,3 +734,25 @@ func TestUnfaithfulHeaderRegex(t *testing.T) {
 		t.Errorf("header-name regex: %v", err)
 	}
 }
+
+// <IfModule> and <IfDefine> in an .htaccess file are evaluated as Apache
+// does while it reads the file (WordPress wraps its rules in
+// <IfModule mod_rewrite.c>): a section whose module is not loaded is
+// dropped, one whose module is loaded applies.
+func TestHtaccessIfModule(t *testing.T) {
+	e, root := engine(t, "<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n", "wp/index.html", "lan/index.html")
+	os.WriteFile(filepath.Join(root, "wp", ".htaccess"), []byte("<IfModule mod_rewrite.c>\nRewriteEngine On\nRewriteRule . /index.php [L]\n</IfModule>\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "lan", ".htaccess"), []byte("<IfModule mod_authz_host.c>\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n</IfModule>\n<IfModule !mod_authz_host.c>\nBogus directive\n</IfModule>\n"), 0o644)
+	for _, tt := range []struct {
+		target, ip string
+		want       int
+	}{
+		{"/wp/index.html", "8.8.8.8", 0},
+		{"/lan/index.html", "8.8.8.8", 403},
+		{"/lan/index.html", "10.1.2.3", 0},
+	} {
+		if res := decide(e, req{target: tt.target, ip: tt.ip}); res.Status != tt.want {
+			t.Errorf("%s from %s: %d, want %d", tt.target, tt.ip, res.Status, tt.want)
+		}
+	}
+}
