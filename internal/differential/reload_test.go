@@ -140,7 +140,7 @@ func TestReloadUnderLoad(t *testing.T) {
 
 	// Load: clients that each accept only the answers of the two good
 	// configurations.
-	var lanSent atomic.Int64
+	var lanSent, openSent atomic.Int64
 	var failures atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -161,6 +161,8 @@ func TestReloadUnderLoad(t *testing.T) {
 				r, err := apachetest.Do(addr, rq)
 				if rq.ClientIP == lan.ClientIP && err == nil {
 					lanSent.Add(1)
+				} else if err == nil {
+					openSent.Add(1)
 				}
 				if err != nil || !ok[r.Status] {
 					if failures.Add(1) <= 5 {
@@ -171,6 +173,20 @@ func TestReloadUnderLoad(t *testing.T) {
 		}()
 	}
 
+	// Traffic on every generation: wait for answers to /open/ after each
+	// swap (they were decided by it or a later one).
+	traffic := func() {
+		t.Helper()
+		from := openSent.Load()
+		deadline := time.Now().Add(10 * time.Second)
+		for openSent.Load() < from+5 {
+			if time.Now().After(deadline) {
+				t.Fatal("no traffic")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	traffic()
 	gen := 1.0
 	for i := range 10 {
 		conf, want := reloadB, 200
@@ -189,7 +205,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		if got := status(open); got != want {
 			t.Fatalf("reload %d: /open/ from outside answers %d, want %d", i, got, want)
 		}
-		time.Sleep(50 * time.Millisecond) // traffic on this generation
+		traffic()
 	}
 	// A broken configuration: rejected with file:line, the previous one
 	// keeps serving, and the metrics say so.
