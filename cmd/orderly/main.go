@@ -146,19 +146,21 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	var errLog io.Writer
+	var reopen []*logFile // SIGUSR1
 	switch rc.ErrorLog {
 	case "stderr":
 		errLog = stderr
 	case "stdout":
 		errLog = stdout
 	default:
-		f, err := os.OpenFile(rc.ErrorLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		f, err := openLog(rc.ErrorLog)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", *configPath, err)
 			return 2
 		}
 		defer f.Close()
 		errLog = f
+		reopen = append(reopen, f)
 	}
 	var accessLog io.Writer
 	switch rc.AccessLog {
@@ -168,13 +170,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	case "stdout":
 		accessLog = stdout
 	default:
-		f, err := os.OpenFile(rc.AccessLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		f, err := openLog(rc.AccessLog)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", *configPath, err)
 			return 2
 		}
 		defer f.Close()
 		accessLog = f
+		reopen = append(reopen, f)
 	}
 	var h *proxy.Handler
 	metrics := proxy.NewMetrics(func() []*policy.Rule { return h.Engine().Rules() })
@@ -237,6 +240,18 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	go func() {
 		for range hup {
 			rl.reload()
+		}
+	}()
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	go func() {
+		for range usr1 {
+			for _, f := range reopen {
+				if err := f.Reopen(); err != nil {
+					logger.Error("reopening a log file", "path", f.path, "err", err)
+				}
+			}
 		}
 	}()
 	errc := make(chan error, 1)

@@ -258,5 +258,24 @@ func TestReloadUnderLoad(t *testing.T) {
 	if len(seen) < 11 {
 		t.Errorf("access log: /open/ requests seen in generations %v, want all 11", seen)
 	}
+	// logrotate: the log moved away, SIGUSR1, and orderly writes a new one.
+	logPath := filepath.Join(l.Dir, "access.log")
+	if err := os.Rename(logPath, logPath+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(orderlyPid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status(lan)
+		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), `"GET /index.html HTTP/1.1" 200`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("SIGUSR1: no new access log at the configured path")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	fmt.Printf("reload: 10 reloads (5 SIGHUP, 5 POST) and 1 rejected under load, %d LAN requests counted on the kept rule, %d failures\n", 10+lanSent.Load(), failures.Load())
 }
