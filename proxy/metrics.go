@@ -17,6 +17,7 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  prometheus.Histogram
 	backend  prometheus.Counter
+	disagree *prometheus.CounterVec
 
 	reloads    *prometheus.CounterVec
 	reloadOK   prometheus.Gauge
@@ -45,6 +46,10 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 			Help: "Requests orderly let through that the backend could not answer (502).",
 		}),
 	}
+	m.disagree = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "orderly_shadow_disagreements_total",
+		Help: "Shadow mode: requests where orderly's decision and the backend's answer differ, by direction (would_newly_deny: orderly would refuse what the backend served; would_newly_allow: orderly would let through what the backend refused) and the rule that decided.",
+	}, []string{"direction", "rule_id"})
 	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "orderly_config_reloads_total",
 		Help: "Configuration reloads (SIGHUP or POST /-/reload), by result (success, failure).",
@@ -61,7 +66,7 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		Name: "orderly_config_generation",
 		Help: "Generation of the configuration in force: 1 at start, one more for each successful reload.",
 	})
-	reg.MustRegister(m.requests, m.latency, m.backend, m.reloads, m.reloadOK, m.reloadTime, m.generation)
+	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.reloads, m.reloadOK, m.reloadTime, m.generation)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	m.Loaded(1, true)
@@ -70,7 +75,9 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	}
 	for _, d := range []string{"allow", "deny", "challenge", "error"} {
 		for _, l := range []policy.Layer{policy.LayerNone, policy.LayerCompat, policy.LayerAuthz, policy.LayerAuthn, policy.LayerConfig, policy.LayerRequest} {
-			m.requests.WithLabelValues(d, l.String(), "enforce")
+			for _, mode := range []Mode{ModeEnforce, ModeShadow, ModeObserve} {
+				m.requests.WithLabelValues(d, l.String(), string(mode))
+			}
 		}
 	}
 	return m
@@ -97,10 +104,33 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-func (m *Metrics) observe(d *policy.Decision, start time.Time) {
+func (m *Metrics) observe(d *policy.Decision, start time.Time, mode Mode) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(decisionName(d), d.Layer.String(), "enforce").Inc()
+	m.requests.WithLabelValues(decisionName(d), d.Layer.String(), string(mode)).Inc()
 	m.latency.Observe(time.Since(start).Seconds())
+}
+
+// compare counts a shadow disagreement between orderly's decision and the
+// backend's status: a refusal is a 401 or a 403 on either side.
+func (m *Metrics) compare(d *policy.Decision, backendStatus int) {
+	if m == nil {
+		return
+	}
+	refused := backendStatus == http.StatusUnauthorized || backendStatus == http.StatusForbidden
+	var direction string
+	switch {
+	case d.Allowed() && refused:
+		direction = "would_newly_allow"
+	case !d.Allowed() && !refused:
+		direction = "would_newly_deny"
+	default:
+		return
+	}
+	id := "-"
+	if d.Rule != nil {
+		id = d.Rule.ID
+	}
+	m.disagree.WithLabelValues(direction, id).Inc()
 }

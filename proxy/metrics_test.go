@@ -13,7 +13,7 @@ import (
 func TestMetricsLint(t *testing.T) {
 	rules := []*policy.Rule{{ID: "a1", File: "httpd.conf", Line: 3, Text: "Deny from all"}, {ID: "d1", Text: "(default) server", Default: true}}
 	m := NewMetrics(func() []*policy.Rule { return rules })
-	m.observe(&policy.Decision{Status: 403, Layer: policy.LayerCompat}, time.Now())
+	m.observe(&policy.Decision{Status: 403, Layer: policy.LayerCompat}, time.Now(), ModeEnforce)
 	problems, err := testutil.GatherAndLint(m.Registry)
 	if err != nil {
 		t.Fatal(err)

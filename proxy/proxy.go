@@ -52,11 +52,27 @@ type Config struct {
 	// combined format followed by what orderly decided: the deciding
 	// rule's ID, the decision and the policy generation.
 	AccessLog io.Writer
+	// Mode is enforce (the default), shadow or observe.
+	Mode Mode
 	// RuleHeader, when set, names a response header that carries the
 	// deciding rule's ID on orderly's refusals, so that they can be told
 	// apart from the backend's.
 	RuleHeader string
 }
+
+// Mode is what orderly does with its decisions.
+type Mode string
+
+const (
+	// ModeEnforce: orderly refuses what the legacy rules refuse.
+	ModeEnforce Mode = "enforce"
+	// ModeShadow: orderly forwards every request and compares its
+	// decision with the backend's answer (the backend still enforces the
+	// legacy rules), counting every disagreement.
+	ModeShadow Mode = "shadow"
+	// ModeObserve: orderly forwards every request and only counts.
+	ModeObserve Mode = "observe"
+)
 
 // active is the policy in force and its generation (1 at start, one more
 // per swap), loaded together so that a request's log names the policy
@@ -100,6 +116,9 @@ func New(cfg Config, e *walk.Engine) *Handler {
 	}
 	if cfg.UserHeader == "" {
 		cfg.UserHeader = DefaultUserHeader
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeEnforce
 	}
 	h := &Handler{cfg: cfg}
 	h.active.Store(&active{e: e, gen: 1})
@@ -172,7 +191,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var rec *recorder
-	if h.cfg.AccessLog != nil {
+	if h.cfg.AccessLog != nil || h.cfg.Mode == ModeShadow {
 		rec = &recorder{ResponseWriter: w}
 		w = rec
 	}
@@ -180,8 +199,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		d := policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}
 		h.refuse(w, r, netip.Addr{}, d, "")
-		h.cfg.Metrics.observe(&d, start)
-		if rec != nil {
+		h.cfg.Metrics.observe(&d, start, ModeEnforce)
+		if h.cfg.AccessLog != nil {
 			h.writeAccess(rec, r, netip.Addr{}, start, &d, h.active.Load().gen)
 		}
 		return
@@ -211,21 +230,39 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	pol := h.active.Load()
 	res := pol.e.Decide(req, nil)
-	if rec != nil {
+	if h.cfg.AccessLog != nil {
 		defer h.writeAccess(rec, r, client, start, &res.Decision, pol.gen)
+	}
+	if h.cfg.Mode != ModeEnforce {
+		h.pass(w, r, &res, fromHeader)
+		h.cfg.Metrics.observe(&res.Decision, start, h.cfg.Mode)
+		if h.cfg.Mode == ModeShadow {
+			h.cfg.Metrics.compare(&res.Decision, rec.status)
+		}
+		return
 	}
 	if !res.Allowed() {
 		h.refuse(w, r, client, res.Decision, res.Filename)
-		h.cfg.Metrics.observe(&res.Decision, start)
+		h.cfg.Metrics.observe(&res.Decision, start, ModeEnforce)
 		return
 	}
 	// Apache logs a compat denial even when Satisfy Any lets the request
 	// through; so does orderly.
 	h.writeLog(client, r, res.Logs(), "")
-	info := &passInfo{user: res.User, fromHeader: fromHeader, path: encodePath(res.URI)}
-	r = r.WithContext(contextWith(r, info))
-	h.rp.ServeHTTP(w, r)
-	h.cfg.Metrics.observe(&res.Decision, start)
+	h.pass(w, r, &res, fromHeader)
+	h.cfg.Metrics.observe(&res.Decision, start, ModeEnforce)
+}
+
+// pass forwards the request: with the path orderly decided on and the
+// user it authenticated, when it granted access; as received otherwise
+// (shadow and observe forward what orderly would refuse, for the backend
+// to decide).
+func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result, fromHeader bool) {
+	info := &passInfo{fromHeader: fromHeader}
+	if res.Allowed() {
+		info.user, info.path = res.User, encodePath(res.URI)
+	}
+	h.rp.ServeHTTP(w, r.WithContext(contextWith(r, info)))
 }
 
 // refuse answers a refusal as Apache would and writes its error-log lines.

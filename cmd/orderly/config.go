@@ -17,6 +17,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/orderly-proxy/orderly/proxy"
 	"github.com/orderly-proxy/orderly/translate"
 )
 
@@ -104,6 +105,7 @@ type runtimeConfig struct {
 	AdminListen     string
 	AdminToken      string // bearer token every admin endpoint requires ("" on loopback without token_file)
 	ErrorLog        string
+	Mode            proxy.Mode
 	AccessLog       string // "" for none
 	RuleHeader      string
 	ResolverAddr    string
@@ -178,9 +180,15 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 			diags = append(diags, diag("Invalid header name", fmt.Sprintf("%q is not an HTTP header name.", rc.RuleHeader), fc.RuleHeaderRange))
 		}
 	}
-	if fc.Mode != nil && *fc.Mode != "enforce" {
-		diags = append(diags, diag("Unsupported mode",
-			fmt.Sprintf("mode %q is not supported yet; only \"enforce\" is (shadow and observe come later).", *fc.Mode), fc.ModeRange))
+	rc.Mode = proxy.ModeEnforce
+	if fc.Mode != nil {
+		switch m := proxy.Mode(*fc.Mode); m {
+		case proxy.ModeEnforce, proxy.ModeShadow, proxy.ModeObserve:
+			rc.Mode = m
+		default:
+			diags = append(diags, diag("Unsupported mode",
+				fmt.Sprintf("mode %q: want \"enforce\" (orderly refuses), \"shadow\" (orderly forwards everything and counts where it disagrees with the backend) or \"observe\" (forward and count only).", *fc.Mode), fc.ModeRange))
+		}
 	}
 	switch len(fc.Backends) {
 	case 0:

@@ -187,6 +187,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		UserHeader:     rc.UserHeader,
 		ErrorLog:       errLog,
 		AccessLog:      accessLog,
+		Mode:           rc.Mode,
 		RuleHeader:     rc.RuleHeader,
 		Logger:         logger,
 		Metrics:        metrics,
@@ -257,7 +258,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
-		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "version", version)
+		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
 	for _, p := range engine.Blind() {
 		logger.Warn("orderly cannot read this Alias target: requests mapped into it are refused (403) until it is readable or mapped with legacy.path_map", "path", p)
 	}

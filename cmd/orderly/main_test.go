@@ -47,7 +47,7 @@ func TestConfigErrors(t *testing.T) {
 		conf string
 		want string
 	}{
-		{"shadow mode rejected", goodHCL + "mode = \"shadow\"\n", legacy, "orderly.hcl:13:1: Unsupported mode"},
+		{"unknown mode", goodHCL + "mode = \"dry-run\"\n", legacy, "orderly.hcl:13:1: Unsupported mode"},
 		{"unknown attribute", goodHCL + "bogus = 1\n", legacy, "orderly.hcl:13:1: Unsupported argument"},
 		{"bad backend", strings.Replace(goodHCL, "http://127.0.0.1:1", "ftp://x", 1), legacy, "orderly.hcl:3:3: Invalid backend URL"},
 		{"unknown semantics", strings.Replace(goodHCL, `"2.4-compat"`, `"2.3"`, 1), legacy, "orderly.hcl:8:3: Unknown semantics"},

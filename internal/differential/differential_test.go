@@ -98,6 +98,8 @@ type orderlyFront struct {
 	metrics string // metrics listener address, if any
 	admin   string // admin listener address, if any
 	access  bool   // write an access log to access.log in the case's directory
+	mode    string // "" is enforce
+	legacy  string // legacy file orderly reads instead of the case's
 }
 
 func freePort(t *testing.T) string {
@@ -133,6 +135,13 @@ func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(
 	addr := ln.Addr().String()
 	ln.Close()
 	hclPath := filepath.Join(l.Dir, "orderly.hcl")
+	legacy, mode := l.Legacy, "enforce"
+	if f.legacy != "" {
+		legacy = f.legacy
+	}
+	if f.mode != "" {
+		mode = f.mode
+	}
 	hcl := fmt.Sprintf(`listen = %q
 backend "httpd" {
   url = "http://%s"
@@ -145,9 +154,9 @@ legacy {
 client_ip {
   trusted_proxies = ["127.0.0.1/32"]
 }
-mode      = "enforce"
+mode      = %q
 error_log = %q
-`, addr, backend, l.Legacy, l.DocRoot, filepath.Join(l.Dir, "orderly-error.log"))
+`, addr, backend, legacy, l.DocRoot, mode, filepath.Join(l.Dir, "orderly-error.log"))
 	if f.metrics != "" {
 		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
 	}

@@ -1,0 +1,87 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/walk"
+)
+
+// Shadow and observe forward what orderly would refuse, as received, and
+// write no refusal to the error log; the request counters carry the mode.
+// Shadow compares with the backend's answer (here, a backend that serves
+// everything: each refusal is a would_newly_deny).
+func TestModes(t *testing.T) {
+	var seen []string
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.URL.RawPath+"|"+r.URL.Path+"|"+r.Header.Get(DefaultUserHeader))
+		io.WriteString(w, "backend")
+	}))
+	defer backend.Close()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "docroot")
+	os.MkdirAll(filepath.Join(root, "private"), 0o755)
+	os.WriteFile(filepath.Join(root, "private", "a.txt"), []byte("x"), 0o644)
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("<Directory \""+root+"/private\">\nOrder deny,allow\nDeny from all\n</Directory>\n"), 0o644)
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(backend.URL)
+	for _, mode := range []Mode{ModeShadow, ModeObserve} {
+		t.Run(string(mode), func(t *testing.T) {
+			seen = nil
+			var errlog bytes.Buffer
+			m := NewMetrics(nil)
+			h := New(Config{Backend: u, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+				ErrorLog: &errlog, Metrics: m, Mode: mode, UserHeader: DefaultUserHeader}, walk.New(cfg, walk.OS, NewIdentity()))
+			front := httptest.NewServer(h)
+			defer front.Close()
+			resp, err := http.Get(front.URL + "/private/a.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(b) != "backend" || len(seen) != 1 {
+				t.Fatalf("%s: %d %q, backend saw %v", mode, resp.StatusCode, b, seen)
+			}
+			if errlog.Len() != 0 {
+				t.Errorf("%s wrote to the error log:\n%s", mode, errlog.String())
+			}
+			if v := testutil.ToFloat64(m.requests.WithLabelValues("deny", "compat", string(mode))); v != 1 {
+				t.Errorf("requests{deny,compat,%s} = %v, want 1", mode, v)
+			}
+			n, _ := testutil.GatherAndCount(m.Registry, "orderly_shadow_disagreements_total")
+			if mode == ModeObserve && n != 0 || mode == ModeShadow && n != 1 {
+				t.Fatalf("%s: %d disagreement series", mode, n)
+			}
+			if mode == ModeShadow {
+				deny := ""
+				for _, r := range cfg.Rules {
+					if r.Text == "Deny from all" {
+						deny = r.ID
+					}
+				}
+				if v := testutil.ToFloat64(m.disagree.WithLabelValues("would_newly_deny", deny)); v != 1 {
+					t.Errorf("would_newly_deny under Deny from all: %v, want 1", v)
+				}
+			}
+			if !strings.HasSuffix(seen[0], "|") {
+				t.Errorf("a user header was set on a refused request: %q", seen[0])
+			}
+		})
+	}
+}
