@@ -74,6 +74,8 @@ func exportedMetrics(t *testing.T) exported {
 	t.Helper()
 	rules := []*policy.Rule{{ID: "x", File: "f", Line: 1, Text: "Deny from all"}}
 	m := proxy.NewMetrics(func() []*policy.Rule { return rules })
+	// Series that exist once traffic has made them: a shadow disagreement.
+	m.Compare(&policy.Decision{Status: 403, Rule: rules[0]}, 200)
 	mfs, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +92,7 @@ func exportedMetrics(t *testing.T) exported {
 		}
 		e[mf.GetName()] = f
 	}
-	for _, want := range []string{"orderly_requests_total", "orderly_rule_info", "orderly_request_duration_seconds"} {
+	for _, want := range []string{"orderly_requests_total", "orderly_rule_info", "orderly_request_duration_seconds", "orderly_shadow_disagreements_total"} {
 		if e[want] == nil {
 			t.Fatalf("the registry does not gather %s: the check would prove nothing", want)
 		}
@@ -260,7 +262,8 @@ func TestChecker(t *testing.T) {
 		{text: `"uid": "orderly-overview", orderly.hcl`},
 		{text: `{"expr": "orderly_requests_total{decision=\"deny\"}"}`},
 		{text: `orderly_requests_total{job="{{args.job}}",mode="enforce"}`},
-		{text: `rate(orderly_shadow_disagreements_total[5m])`, metrics: []string{"orderly_shadow_disagreements_total"}},
+		{text: `rate(orderly_shadow_made_up_total[5m])`, metrics: []string{"orderly_shadow_made_up_total"}},
+		{text: `orderly_shadow_disagreements_total{direction="would_newly_allow",rule_id="x"}`},
 		{text: `orderly_requests_total_bucket`, metrics: []string{"orderly_requests_total_bucket"}},
 		{text: `orderly_backend_errors`, metrics: []string{"orderly_backend_errors"}},
 		{text: `orderly_requests_total{result="deny"}`, lbls: []string{"orderly_requests_total{result}"}},
@@ -323,7 +326,7 @@ func TestAlerts(t *testing.T) {
 			alerts[cur] += line + "\n"
 		}
 	}
-	want := []string{"OrderlyDown", "OrderlyReloadFailed", "OrderlyBackendErrors", "OrderlyDenySpike"}
+	want := []string{"OrderlyDown", "OrderlyReloadFailed", "OrderlyBackendErrors", "OrderlyDenySpike", "OrderlyShadowWouldNewlyAllow"}
 	for _, a := range want {
 		if !slices.Contains(order, a) {
 			t.Errorf("%s has no alert %s", rulesFile, a)

@@ -112,9 +112,9 @@ func (m *Metrics) observe(d *policy.Decision, start time.Time, mode Mode) {
 	m.latency.Observe(time.Since(start).Seconds())
 }
 
-// compare counts a shadow disagreement between orderly's decision and the
+// Compare counts a shadow disagreement between orderly's decision and the
 // backend's status: a refusal is a 401 or a 403 on either side.
-func (m *Metrics) compare(d *policy.Decision, backendStatus int) {
+func (m *Metrics) Compare(d *policy.Decision, backendStatus int) {
 	if m == nil {
 		return
 	}

@@ -237,7 +237,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.pass(w, r, &res, fromHeader)
 		h.cfg.Metrics.observe(&res.Decision, start, h.cfg.Mode)
 		if h.cfg.Mode == ModeShadow {
-			h.cfg.Metrics.compare(&res.Decision, rec.status)
+			h.cfg.Metrics.Compare(&res.Decision, rec.status)
 		}
 		return
 	}
