@@ -18,6 +18,7 @@ type Metrics struct {
 	latency  prometheus.Histogram
 	backend  prometheus.Counter
 	disagree *prometheus.CounterVec
+	dropped  prometheus.Counter
 
 	reloads    *prometheus.CounterVec
 	reloadOK   prometheus.Gauge
@@ -50,6 +51,10 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		Name: "orderly_shadow_disagreements_total",
 		Help: "Shadow mode: requests where orderly's decision and the backend's answer differ, by direction (would_newly_deny: orderly would refuse what the backend served; would_newly_allow: orderly would let through what the backend refused) and the rule that decided.",
 	}, []string{"direction", "rule_id"})
+	m.dropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "orderly_shadow_samples_dropped_total",
+		Help: "Shadow disagreements not written to the shadow log: over its rate limit.",
+	})
 	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "orderly_config_reloads_total",
 		Help: "Configuration reloads (SIGHUP or POST /-/reload), by result (success, failure).",
@@ -66,7 +71,7 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		Name: "orderly_config_generation",
 		Help: "Generation of the configuration in force: 1 at start, one more for each successful reload.",
 	})
-	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.reloads, m.reloadOK, m.reloadTime, m.generation)
+	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	m.Loaded(1, true)
@@ -113,11 +118,9 @@ func (m *Metrics) observe(d *policy.Decision, start time.Time, mode Mode) {
 }
 
 // Compare counts a shadow disagreement between orderly's decision and the
-// backend's status: a refusal is a 401 or a 403 on either side.
-func (m *Metrics) Compare(d *policy.Decision, backendStatus int) {
-	if m == nil {
-		return
-	}
+// backend's status (a refusal is a 401 or a 403 on either side) and
+// returns its direction, "" when they agree.
+func (m *Metrics) Compare(d *policy.Decision, backendStatus int) string {
 	refused := backendStatus == http.StatusUnauthorized || backendStatus == http.StatusForbidden
 	var direction string
 	switch {
@@ -126,11 +129,14 @@ func (m *Metrics) Compare(d *policy.Decision, backendStatus int) {
 	case !d.Allowed() && !refused:
 		direction = "would_newly_deny"
 	default:
-		return
+		return ""
 	}
-	id := "-"
-	if d.Rule != nil {
-		id = d.Rule.ID
+	if m != nil {
+		id := "-"
+		if d.Rule != nil {
+			id = d.Rule.ID
+		}
+		m.disagree.WithLabelValues(direction, id).Inc()
 	}
-	m.disagree.WithLabelValues(direction, id).Inc()
+	return direction
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -83,5 +84,60 @@ func TestModes(t *testing.T) {
 				t.Errorf("a user header was set on a refused request: %q", seen[0])
 			}
 		})
+	}
+}
+
+// The shadow log writes each disagreement as a JSON line with both
+// decisions, credentials and cookies redacted, and at most
+// ShadowSampleRate a second (the rest counted as dropped).
+func TestShadowLog(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "backend") }))
+	defer backend.Close()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "docroot")
+	os.MkdirAll(filepath.Join(root, "private"), 0o755)
+	os.WriteFile(filepath.Join(root, "private", "a.txt"), []byte("x"), 0o644)
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("<Directory \""+root+"/private\">\nOrder deny,allow\nDeny from all\n</Directory>\n"), 0o644)
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(backend.URL)
+	var slog bytes.Buffer
+	m := NewMetrics(nil)
+	h := New(Config{Backend: u, Metrics: m, Mode: ModeShadow, ShadowLog: &slog}, walk.New(cfg, walk.OS, NewIdentity()))
+	front := httptest.NewServer(h)
+	defer front.Close()
+	n := ShadowSampleRate + 5
+	for range n {
+		req, _ := http.NewRequest("GET", front.URL+"/private/a.txt", nil)
+		req.Header.Set("Authorization", "Basic YWxpY2U6c2VjcmV0")
+		req.Header.Set("Cookie", "session=abc")
+		req.Header.Set("User-Agent", "probe")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	lines := strings.Split(strings.TrimSpace(slog.String()), "\n")
+	if len(lines) < ShadowSampleRate || len(lines) >= n {
+		t.Fatalf("%d samples for %d disagreements in well under a second, want about %d", len(lines), n, ShadowSampleRate)
+	}
+	if dropped := testutil.ToFloat64(m.dropped); int(dropped)+len(lines) != n {
+		t.Errorf("%d written + %v dropped, want %d", len(lines), dropped, n)
+	}
+	var s shadowSample
+	if err := json.Unmarshal([]byte(lines[0]), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Direction != "would_newly_deny" || s.Orderly.Decision != "deny" || s.Orderly.Status != 403 || s.Backend.Status != 200 ||
+		!strings.HasSuffix(s.Orderly.Rule, "Deny from all") || s.URI != "/private/a.txt" || s.Generation != 1 {
+		t.Errorf("sample: %+v", s)
+	}
+	if strings.Contains(slog.String(), "YWxpY2U6c2VjcmV0") || strings.Contains(slog.String(), "abc") ||
+		s.Header["Authorization"][0] != "[redacted]" || s.Header["Cookie"][0] != "[redacted]" || s.Header["User-Agent"][0] != "probe" {
+		t.Errorf("headers: %v", s.Header)
 	}
 }

@@ -54,6 +54,10 @@ type Config struct {
 	AccessLog io.Writer
 	// Mode is enforce (the default), shadow or observe.
 	Mode Mode
+	// ShadowLog, when set in shadow mode, receives a JSON line for each
+	// disagreement (at most ShadowSampleRate a second; credentials and
+	// cookies redacted).
+	ShadowLog io.Writer
 	// RuleHeader, when set, names a response header that carries the
 	// deciding rule's ID on orderly's refusals, so that they can be told
 	// apart from the backend's.
@@ -87,6 +91,7 @@ type Handler struct {
 	cfg    Config
 	active atomic.Pointer[active]
 	rp     *httputil.ReverseProxy
+	shadow *shadowLog
 	logMu  sync.Mutex
 
 	accessMu sync.Mutex
@@ -121,6 +126,9 @@ func New(cfg Config, e *walk.Engine) *Handler {
 		cfg.Mode = ModeEnforce
 	}
 	h := &Handler{cfg: cfg}
+	if cfg.ShadowLog != nil {
+		h.shadow = &shadowLog{w: cfg.ShadowLog}
+	}
 	h.active.Store(&active{e: e, gen: 1})
 	tr := cfg.Transport
 	if tr == nil {
@@ -237,7 +245,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.pass(w, r, &res, fromHeader)
 		h.cfg.Metrics.observe(&res.Decision, start, h.cfg.Mode)
 		if h.cfg.Mode == ModeShadow {
-			h.cfg.Metrics.Compare(&res.Decision, rec.status)
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			dir := h.cfg.Metrics.Compare(&res.Decision, status)
+			if dir != "" && h.shadow != nil && !h.shadow.sample(time.Now(), dir, r, client, &res.Decision, status, pol.gen) && h.cfg.Metrics != nil {
+				h.cfg.Metrics.dropped.Inc()
+			}
 		}
 		return
 	}

@@ -29,6 +29,8 @@ type fileConfig struct {
 	ErrorLog *string `hcl:"error_log,optional"`
 	// AccessLog: Apache's combined format plus the deciding rule.
 	AccessLog *string `hcl:"access_log,optional"`
+	// ShadowLog: JSON lines of shadow-mode disagreements.
+	ShadowLog *string `hcl:"shadow_log,optional"`
 	// RuleHeader names the response header that carries the deciding
 	// rule's ID on orderly's refusals.
 	RuleHeader      *string        `hcl:"rule_header,optional"`
@@ -107,6 +109,7 @@ type runtimeConfig struct {
 	ErrorLog        string
 	Mode            proxy.Mode
 	AccessLog       string // "" for none
+	ShadowLog       string // "" for none
 	RuleHeader      string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
@@ -172,6 +175,12 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		rc.AccessLog = *fc.AccessLog
 		if rc.AccessLog != "stderr" && rc.AccessLog != "stdout" {
 			rc.AccessLog = rel(rc.AccessLog)
+		}
+	}
+	if fc.ShadowLog != nil {
+		rc.ShadowLog = *fc.ShadowLog
+		if rc.ShadowLog != "stderr" && rc.ShadowLog != "stdout" {
+			rc.ShadowLog = rel(rc.ShadowLog)
 		}
 	}
 	if fc.RuleHeader != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"sync"
 )
@@ -46,4 +47,24 @@ func (l *logFile) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.f.Close()
+}
+
+// openOutput opens a log named in the configuration: none for "", the
+// process's stdout or stderr for those words, else a file that SIGUSR1
+// reopens (added to reopen).
+func openOutput(name string, stdout, stderr io.Writer, reopen *[]*logFile) (io.Writer, bool) {
+	switch name {
+	case "":
+		return nil, true
+	case "stdout":
+		return stdout, true
+	case "stderr":
+		return stderr, true
+	}
+	f, err := openLog(name)
+	if err != nil {
+		return nil, false
+	}
+	*reopen = append(*reopen, f)
+	return f, true
 }

@@ -158,27 +158,24 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: %v\n", *configPath, err)
 			return 2
 		}
-		defer f.Close()
 		errLog = f
 		reopen = append(reopen, f)
 	}
-	var accessLog io.Writer
-	switch rc.AccessLog {
-	case "":
-	case "stderr":
-		accessLog = stderr
-	case "stdout":
-		accessLog = stdout
-	default:
-		f, err := openLog(rc.AccessLog)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", *configPath, err)
-			return 2
-		}
-		defer f.Close()
-		accessLog = f
-		reopen = append(reopen, f)
+	accessLog, ok := openOutput(rc.AccessLog, stdout, stderr, &reopen)
+	if !ok {
+		fmt.Fprintf(stderr, "%s: access_log %s: cannot open\n", *configPath, rc.AccessLog)
+		return 2
 	}
+	shadowLog, ok := openOutput(rc.ShadowLog, stdout, stderr, &reopen)
+	if !ok {
+		fmt.Fprintf(stderr, "%s: shadow_log %s: cannot open\n", *configPath, rc.ShadowLog)
+		return 2
+	}
+	defer func() {
+		for _, f := range reopen {
+			f.Close()
+		}
+	}()
 	var h *proxy.Handler
 	metrics := proxy.NewMetrics(func() []*policy.Rule { return h.Engine().Rules() })
 	h = proxy.New(proxy.Config{
@@ -187,6 +184,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		UserHeader:     rc.UserHeader,
 		ErrorLog:       errLog,
 		AccessLog:      accessLog,
+		ShadowLog:      shadowLog,
 		Mode:           rc.Mode,
 		RuleHeader:     rc.RuleHeader,
 		Logger:         logger,

@@ -70,6 +70,7 @@ func restartOnly(a, b *runtimeConfig) []string {
 	add("admin", a.AdminListen != b.AdminListen || a.AdminToken != b.AdminToken)
 	add("error_log", a.ErrorLog != b.ErrorLog)
 	add("access_log", a.AccessLog != b.AccessLog)
+	add("shadow_log", a.ShadowLog != b.ShadowLog)
 	add("rule_header", a.RuleHeader != b.RuleHeader)
 	add("resolver", a.ResolverAddr != b.ResolverAddr || a.ResolverTimeout != b.ResolverTimeout)
 	return out
