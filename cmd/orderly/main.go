@@ -42,6 +42,8 @@ commands:
   lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
                                              every rule of the 2.2 -> 2.4 upgrade catalogue that applies
   translate [-o DIR] [-keep-compat] httpd.conf  write the 2.4 configuration
+  retire   -config orderly.hcl [-metrics FILE|URL] [-format table|json]
+                                             the legacy rules that can go, and why
   version                                    print the version
 `
 
@@ -61,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdExplain(args[1:], stdout, stderr)
 	case "lint":
 		return cmdLint(args[1:], stdout, stderr)
+	case "retire":
+		return cmdRetire(args[1:], stdout, stderr)
 	case "translate":
 		return cmdTranslate(args[1:], stdout, stderr)
 	case "version", "-version", "--version":

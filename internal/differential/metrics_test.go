@@ -2,6 +2,7 @@ package differential
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,6 +102,23 @@ func TestMetricsScrape(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil || strings.TrimSpace(out.String()) != "" {
 		t.Errorf("promtool check metrics: %v\n%s", err, out.String())
+	}
+	// orderly retire on the live scrape: every rule fired, so none is
+	// reported as not fired; a synthetic default that never decided is.
+	cmd = exec.Command(binary, "retire", "-config", filepath.Join(l.Dir, "orderly.hcl"), "-metrics", "http://"+metrics+"/metrics", "-format", "json")
+	var rout, rerr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &rout, &rerr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("orderly retire: %v\n%s", err, rerr.String())
+	}
+	var findings []struct{ Kind, RuleID string }
+	if err := json.Unmarshal(rout.Bytes(), &findings); err != nil {
+		t.Fatalf("orderly retire -format json: %v\n%s", err, rout.String())
+	}
+	for _, f := range findings {
+		if f.RuleID == allow || f.RuleID == deny {
+			t.Errorf("orderly retire reports %s on a rule that decided requests", f.Kind)
+		}
 	}
 	fmt.Printf("metrics: promtool check metrics clean on a scrape of %d bytes, %d rules exported\n", len(after), strings.Count(after, "orderly_rule_matches_total{"))
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/retire"
+)
+
+// cmdRetire lists the legacy rules that can go:
+// orderly retire -config orderly.hcl [-metrics FILE|URL] [-format table|json]
+func cmdRetire(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("retire", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "orderly.hcl", "configuration file")
+	metrics := fs.String("metrics", "", "a scrape of orderly's /metrics: a file, or the http:// URL to scrape")
+	format := fs.String("format", "table", `"table" or "json"`)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *format != "table" && *format != "json" {
+		fmt.Fprintf(stderr, "retire: -format %q: want \"table\" or \"json\"\n", *format)
+		return 2
+	}
+	rc, _, diags := loadConfig(*configPath)
+	if diags.HasErrors() {
+		printDiags(stderr, diags)
+		return 2
+	}
+	cfg, err := translate.Load(rc.LegacyFiles, rc.Legacy)
+	if err != nil {
+		printErrs(stderr, err)
+		return 2
+	}
+	findings := retire.Static(cfg)
+	if *metrics != "" {
+		in, err := openMetrics(*metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
+			return 2
+		}
+		more, err := retire.FromMetrics(cfg.Rules, in)
+		in.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
+			return 2
+		}
+		findings = append(findings, more...)
+	}
+	if *format == "json" {
+		if findings == nil {
+			findings = []retire.Finding{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(findings)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEVERITY\tKIND\tWHERE\tRULE\tDIRECTIVE\tWHY")
+	for _, f := range findings {
+		fmt.Fprintf(tw, "%s\t%s\t%s:%d\t%s\t%s\t%s\n", f.Severity, f.Kind, f.File, f.Line, f.RuleID, f.Text, f.Why)
+	}
+	tw.Flush()
+	fmt.Fprintf(stderr, "retire: %d findings\n", len(findings))
+	return 0
+}
+
+// openMetrics opens a metrics file, or scrapes a URL.
+func openMetrics(src string) (io.ReadCloser, error) {
+	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
+		return os.Open(src)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(src)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s", resp.Status)
+	}
+	return resp.Body, nil
+}

@@ -1,0 +1,61 @@
+package retire
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+// FromMetrics reads a scrape of orderly's /metrics (the text exposition)
+// and finds, among rules, those that have not fired (no match and no
+// decision) and those that matched but never decided, since the process
+// that exported it started. Rules the scrape does not know (added since)
+// are left out.
+func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(exposition)
+	if err != nil {
+		return nil, fmt.Errorf("reading the metrics: %w", err)
+	}
+	counts := func(name string) map[string]float64 {
+		out := map[string]float64{}
+		f := fams[name]
+		if f == nil {
+			return out
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "rule_id" {
+					out[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	matches, decisive := counts("orderly_rule_matches_total"), counts("orderly_rule_decisive_hits_total")
+	if len(matches) == 0 && len(decisive) == 0 {
+		return nil, fmt.Errorf("the metrics hold no orderly_rule_matches_total or orderly_rule_decisive_hits_total series: not a scrape of orderly")
+	}
+	var out []Finding
+	for _, r := range rules {
+		m, okm := matches[r.ID]
+		d, okd := decisive[r.ID]
+		if !okm && !okd {
+			continue
+		}
+		switch {
+		case m == 0 && d == 0:
+			out = append(out, Finding{Kind: "not-fired", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
+				Why: "has neither matched nor decided a request since orderly started"})
+		case d == 0:
+			out = append(out, Finding{Kind: "not-decisive", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
+				Why: fmt.Sprintf("matched %.0f times but never decided a request since orderly started", m)})
+		}
+	}
+	sortFindings(out)
+	return out, nil
+}

@@ -1,0 +1,153 @@
+package retire
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orderly-proxy/orderly/internal/gen"
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/walk"
+)
+
+func load(t *testing.T, conf string) *translate.Config {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "docroot"), 0o755)
+	p := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(p, []byte(strings.ReplaceAll(conf, "@DOCROOT@", filepath.Join(dir, "docroot"))), 0o644)
+	cfg, err := translate.Load([]string{p}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: filepath.Join(dir, "docroot")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestStatic(t *testing.T) {
+	tests := []struct {
+		name string
+		conf string
+		want []string // "kind line" of each finding
+	}{
+		{"covered by an earlier subnet", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nAllow from 10.1.2.3 10.9.0.0/16\n</Directory>", []string{"never-decides 5"}},
+		{"one word still decides", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nAllow from 10.1.2.3 192.168.1.1\n</Directory>", nil},
+		{"later subnet, broader", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from 10.1.0.0/16\nAllow from 10.0.0.0/8\n</Directory>", nil},
+		{"deny list under Allow from all", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from 203.0.113.0/24\nAllow from all\n</Directory>", []string{"never-decides 3"}},
+		{"allow list under Deny from all", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from 10.0.0.0/8\nDeny from all\n</Directory>", []string{"never-decides 3"}},
+		{"allow,deny with a real deny list", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from all\nDeny from 203.0.113.0/24\n</Directory>", nil},
+		{"only for the methods it covers", "<Directory @DOCROOT@>\nOrder deny,allow\n<Limit POST>\nAllow from all\n</Limit>\nDeny from 203.0.113.0/24\n</Directory>", nil},
+		{"mutual-failure without Allow", "<Directory @DOCROOT@>\nOrder mutual-failure\nDeny from 203.0.113.0/24\n</Directory>", []string{"never-decides 3"}},
+		{"duplicate line", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from env=lan\nAllow from env=lan\n</Directory>", []string{"never-decides 5"}},
+		{"Satisfy Any opens the password", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from all\nAuthType Basic\nAuthName x\nAuthUserFile /dev/null\nRequire valid-user\nSatisfy Any\n</Directory>", []string{"permissive 3"}},
+		{"Satisfy All keeps it", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from all\nAuthType Basic\nAuthName x\nAuthUserFile /dev/null\nRequire valid-user\nSatisfy All\n</Directory>", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range Static(load(t, tt.conf)) {
+				got = append(got, fmt.Sprintf("%s %d", f.Kind, f.Line))
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("findings %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// No rule Static calls dead ever decides: 300 generated configurations
+// (internal/gen, the random differential's generator), each with its
+// requests and random clients, decided by the engine that counts
+// decisive hits.
+func TestStaticSound(t *testing.T) {
+	dir := t.TempDir()
+	dead, checked := 0, 0
+	for n := range uint64(300) {
+		c := gen.Generate(rand.New(rand.NewPCG(41, n)))
+		l, err := c.Materialize(filepath.Join(dir, fmt.Sprint(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := translate.Load([]string{l.Legacy}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		findings := Static(cfg)
+		e := walk.New(cfg, walk.OS, proxy.NewIdentity())
+		r := rand.New(rand.NewPCG(42, n))
+		for _, rq := range c.Requests {
+			for range 8 {
+				ip := rq.ClientIP
+				if ip == "" || r.IntN(2) == 0 {
+					ip = netip.AddrFrom4([4]byte{[]byte{10, 192, 203, 127}[r.IntN(4)], byte(r.IntN(256)), byte(r.IntN(4)), byte(r.IntN(256))}).String()
+				}
+				h := http.Header{}
+				for _, kv := range rq.Header {
+					h.Add(kv[0], kv[1])
+				}
+				req := &walk.Request{Method: []string{rq.Method, "GET", "POST", "PUT", "DELETE"}[r.IntN(5)], Target: rq.Target, Host: h.Get("Host"), Proto: "HTTP/1.1",
+					Header: h, ClientAddr: netip.MustParseAddr(ip), Now: time.Now().UnixNano(),
+					Auth: policy.Credentials{Present: rq.HasAuth, Basic: rq.HasAuth, User: rq.User, Password: rq.Password}}
+				e.Decide(req, nil)
+			}
+		}
+		for _, f := range findings {
+			if f.Kind != "never-decides" {
+				continue
+			}
+			dead++
+			for _, rule := range cfg.Rules {
+				if rule.ID == f.RuleID {
+					checked++
+					if _, d, _ := rule.Stats(); d != 0 {
+						b, _ := os.ReadFile(l.Legacy)
+						t.Errorf("case %d: %s:%d %q called dead, decided %d requests\n%s", n, f.File, f.Line, f.Text, d, b)
+					}
+				}
+			}
+		}
+	}
+	if dead < 20 || checked != dead {
+		t.Errorf("%d dead rules found, %d checked: the test proves too little", dead, checked)
+	}
+	t.Logf("%d rules called dead across 300 configurations, none decided a request", dead)
+}
+
+func TestFromMetrics(t *testing.T) {
+	cfg := load(t, "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nAllow from 192.168.0.0/16\n</Directory>")
+	id := map[string]string{}
+	for _, r := range cfg.Rules {
+		id[r.Text] = r.ID
+	}
+	text := fmt.Sprintf(`# TYPE orderly_rule_matches_total counter
+orderly_rule_matches_total{rule_id=%q} 7
+orderly_rule_matches_total{rule_id=%q} 3
+orderly_rule_matches_total{rule_id=%q} 0
+# TYPE orderly_rule_decisive_hits_total counter
+orderly_rule_decisive_hits_total{rule_id=%q} 0
+orderly_rule_decisive_hits_total{rule_id=%q} 3
+orderly_rule_decisive_hits_total{rule_id=%q} 0
+`, id["Deny from all"], id["Allow from 10.0.0.0/8"], id["Allow from 192.168.0.0/16"],
+		id["Deny from all"], id["Allow from 10.0.0.0/8"], id["Allow from 192.168.0.0/16"])
+	fs, err := FromMetrics(cfg.Rules, strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Kind+" "+f.Text)
+	}
+	if want := "not-decisive Deny from all,not-fired Allow from 192.168.0.0/16"; strings.Join(got, ",") != want {
+		t.Errorf("findings %v, want %s", got, want)
+	}
+	if _, err := FromMetrics(cfg.Rules, strings.NewReader("# TYPE up gauge\nup 1\n")); err == nil {
+		t.Error("a scrape without orderly's rule series was accepted")
+	}
+}
