@@ -42,7 +42,7 @@ commands:
   lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
                                              every rule of the 2.2 -> 2.4 upgrade catalogue that applies
   translate [-o DIR] [-keep-compat] httpd.conf  write the 2.4 configuration
-  retire   -config orderly.hcl [-metrics FILE|URL] [-format table|json]
+  retire   -config orderly.hcl [-metrics FILE|URL] [-prometheus URL -window 30d] [-format table|json]
                                              the legacy rules that can go, and why
   version                                    print the version
 `

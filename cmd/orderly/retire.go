@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,12 +17,14 @@ import (
 )
 
 // cmdRetire lists the legacy rules that can go:
-// orderly retire -config orderly.hcl [-metrics FILE|URL] [-format table|json]
+// orderly retire -config orderly.hcl [-metrics FILE|URL] [-prometheus URL -window 30d] [-format table|json]
 func cmdRetire(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("retire", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "orderly.hcl", "configuration file")
 	metrics := fs.String("metrics", "", "a scrape of orderly's /metrics: a file, or the http:// URL to scrape")
+	prom := fs.String("prometheus", "", "a Prometheus server's URL: the fleet's counters over -window")
+	window := fs.String("window", "30d", "with -prometheus: how far back (a Prometheus duration)")
 	format := fs.String("format", "table", `"table" or "json"`)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -51,6 +54,16 @@ func cmdRetire(args []string, stdout, stderr io.Writer) int {
 		in.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
+			return 2
+		}
+		findings = append(findings, more...)
+	}
+	if *prom != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		more, err := retire.FromPrometheus(ctx, strings.TrimSuffix(*prom, "/"), *window, cfg.Rules)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "retire: -prometheus %s: %v\n", *prom, err)
 			return 2
 		}
 		findings = append(findings, more...)
