@@ -25,21 +25,7 @@ func TestDecidingRuleLogged(t *testing.T) {
 		io.WriteString(w, "backend")
 	}))
 	defer backend.Close()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "docroot")
-	os.MkdirAll(filepath.Join(root, "private"), 0o755)
-	os.WriteFile(filepath.Join(root, "private", "a.txt"), []byte("x"), 0o644)
-	cf := filepath.Join(dir, "legacy.conf")
-	os.WriteFile(cf, []byte(`<Directory "`+root+`/private">
-Order deny,allow
-Deny from all
-Allow from 10.0.0.0/8
-</Directory>
-`), 0o644)
-	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, root := privateDir(t, "Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n")
 	var deny, allow string
 	for _, r := range cfg.Rules {
 		switch r.Text {
@@ -98,6 +84,23 @@ Allow from 10.0.0.0/8
 		!strings.Contains(el[1], "[orderly:info]") || !strings.HasSuffix(el[1], "orderly refused (403) by rule "+deny+": legacy.conf:3: Deny from all") {
 		t.Errorf("error log:\n%s", errlog.String())
 	}
+}
+
+// privateDir loads a legacy configuration whose <Directory> docroot/private
+// (holding a.txt) has the directives given, under 2.4-compat semantics.
+func privateDir(t *testing.T, directives string) (*translate.Config, string) {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "docroot")
+	os.MkdirAll(filepath.Join(root, "private"), 0o755)
+	os.WriteFile(filepath.Join(root, "private", "a.txt"), []byte("x"), 0o644)
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("<Directory \""+root+"/private\">\n"+directives+"</Directory>\n"), 0o644)
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, root
 }
 
 func TestAppendEscaped(t *testing.T) {

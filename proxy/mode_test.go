@@ -8,14 +8,11 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
 
@@ -30,16 +27,7 @@ func TestModes(t *testing.T) {
 		io.WriteString(w, "backend")
 	}))
 	defer backend.Close()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "docroot")
-	os.MkdirAll(filepath.Join(root, "private"), 0o755)
-	os.WriteFile(filepath.Join(root, "private", "a.txt"), []byte("x"), 0o644)
-	cf := filepath.Join(dir, "legacy.conf")
-	os.WriteFile(cf, []byte("<Directory \""+root+"/private\">\nOrder deny,allow\nDeny from all\n</Directory>\n"), 0o644)
-	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, _ := privateDir(t, "Order deny,allow\nDeny from all\n")
 	u, _ := url.Parse(backend.URL)
 	for _, mode := range []Mode{ModeShadow, ModeObserve} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -93,16 +81,7 @@ func TestModes(t *testing.T) {
 func TestShadowLog(t *testing.T) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "backend") }))
 	defer backend.Close()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "docroot")
-	os.MkdirAll(filepath.Join(root, "private"), 0o755)
-	os.WriteFile(filepath.Join(root, "private", "a.txt"), []byte("x"), 0o644)
-	cf := filepath.Join(dir, "legacy.conf")
-	os.WriteFile(cf, []byte("<Directory \""+root+"/private\">\nOrder deny,allow\nDeny from all\n</Directory>\n"), 0o644)
-	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, _ := privateDir(t, "Order deny,allow\nDeny from all\n")
 	u, _ := url.Parse(backend.URL)
 	var slog bytes.Buffer
 	m := NewMetrics(nil)

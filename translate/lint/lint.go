@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -125,15 +126,8 @@ type linter struct {
 var mpmNames = []string{"prefork.c", "worker.c", "event.c", "mpm_prefork_module", "mpm_worker_module", "mpm_event_module"}
 
 // fragmentModules are assumed loaded for <IfModule> in a fragment (no
-// LoadModule line): Debian's stock 2.4 set with mod_access_compat, as
-// translate.FragmentModules.
-var fragmentModules = []string{
-	"mpm_event_module", "authz_core_module", "authz_host_module", "authn_core_module",
-	"authn_file_module", "auth_basic_module", "authz_user_module", "authz_groupfile_module",
-	"access_compat_module", "setenvif_module", "env_module", "alias_module", "dir_module",
-	"mime_module", "remoteip_module", "filter_module", "deflate_module", "negotiation_module",
-	"reqtimeout_module", "status_module", "autoindex_module",
-}
+// LoadModule line): the set orderly's loader assumes.
+var fragmentModules = translate.FragmentModules
 
 // Lint reads the configuration files (each with everything it includes)
 // and the .htaccess files they lead to, and returns the findings. A
