@@ -92,6 +92,21 @@ func Require(t testing.TB) Paths {
 	return p
 }
 
+// RequireTool returns the path of the program name, from the Debian
+// package pkg: when it is missing, the test fails under CI=true and is
+// skipped otherwise, as with [Require].
+func RequireTool(t testing.TB, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if CI() {
+			t.Fatalf("%s (Debian package %s) is required under CI=true", name, pkg)
+		}
+		t.Skipf("%s not installed (Debian package %s); skipping (set CI=true to make this an error)", name, pkg)
+	}
+	return p
+}
+
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0

@@ -20,13 +20,7 @@ import (
 // Every legacy rule has its series from start-up, at zero until it fires.
 func TestMetricsScrape(t *testing.T) {
 	apachetest.Require(t)
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if apachetest.CI() {
-			t.Fatal("promtool (Debian package prometheus) is required under CI=true")
-		}
-		t.Skip("promtool not installed")
-	}
+	promtool := apachetest.RequireTool(t, "promtool", "prometheus")
 	cases, err := apachetest.LoadCorpus(*corpusDir)
 	if err != nil {
 		t.Fatal(err)

@@ -24,13 +24,7 @@ import (
 // request reached is "not-fired".
 func TestRetirePrometheus(t *testing.T) {
 	apachetest.Require(t)
-	prom, err := exec.LookPath("prometheus")
-	if err != nil {
-		if apachetest.CI() {
-			t.Fatal("prometheus (Debian package prometheus) is required under CI=true")
-		}
-		t.Skip("prometheus not installed")
-	}
+	prom := apachetest.RequireTool(t, "prometheus", "prometheus")
 	c, err := apachetest.ParseCase("retire.txtar", []byte(`-- legacy.conf --
 <Directory "@DOCROOT@/admin">
     Order deny,allow

@@ -155,7 +155,18 @@ func Load(filename string, opt Options) ([]*Directive, error) {
 	if l.root == "" {
 		l.root = filepath.Dir(filename)
 	}
-	for name, ok := range opt.Defines {
+	l.init(opt.Modules, opt.Defines)
+
+	inc := &inclusion{l: l}
+	inc.run(filename)
+	l.errs.sort()
+	return inc.out, l.errs.Err()
+}
+
+// init sets the -D names and the loaded modules: the built-in ones and
+// modules, each by both of its names.
+func (l *loader) init(modules, defines map[string]bool) {
+	for name, ok := range defines {
 		if ok {
 			l.defines[name] = true
 		}
@@ -163,7 +174,7 @@ func Load(filename string, opt Options) ([]*Directive, error) {
 	for _, name := range builtinModules {
 		l.modules[name] = true
 	}
-	for name, ok := range opt.Modules {
+	for name, ok := range modules {
 		if !ok {
 			continue
 		}
@@ -176,11 +187,6 @@ func Load(filename string, opt Options) ([]*Directive, error) {
 			l.modules[other] = true
 		}
 	}
-
-	inc := &inclusion{l: l}
-	inc.run(filename)
-	l.errs.sort()
-	return inc.out, l.errs.Err()
 }
 
 // A loader holds the state of one Load.
@@ -648,25 +654,7 @@ func errText(err error) string {
 // the -D names. ds itself is not changed.
 func Conditionals(ds []*Directive, modules, defines map[string]bool) ([]*Directive, error) {
 	l := &loader{defines: map[string]bool{}, modules: map[string]bool{}}
-	for name, ok := range defines {
-		l.defines[name] = ok
-	}
-	for _, name := range builtinModules {
-		l.modules[name] = true
-	}
-	for name, ok := range modules {
-		if !ok {
-			continue
-		}
-		l.modules[name] = true
-		other := moduleID(name)
-		if !strings.HasSuffix(name, ".c") {
-			other = sourceName(name, "")
-		}
-		if other != "" {
-			l.modules[other] = true
-		}
-	}
+	l.init(modules, defines)
 	out := l.conditionals(ds)
 	l.errs.sort()
 	return out, l.errs.Err()
