@@ -26,7 +26,19 @@ type Rule struct {
 type ruleStats struct {
 	matches  atomic.Uint64
 	decisive atomic.Uint64
+	firstHit atomic.Int64 // unix nanoseconds
 	lastHit  atomic.Int64 // unix nanoseconds
+}
+
+// hitAt records a hit at now (unix nanoseconds; 0 records none).
+func (st *ruleStats) hitAt(now int64) {
+	if now == 0 {
+		return
+	}
+	if st.firstHit.Load() == 0 {
+		st.firstHit.CompareAndSwap(0, now)
+	}
+	st.lastHit.Store(now)
 }
 
 func (r *Rule) stats() *ruleStats {
@@ -73,6 +85,28 @@ func (r *Rule) AddStats(matches, decisive uint64, lastHit time.Time) {
 	}
 }
 
+// FirstHit returns when the rule first matched or decided (zero if never).
+func (r *Rule) FirstHit() time.Time {
+	if ns := r.stats().firstHit.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// Restore sets the counts of a rule from saved state (orderly's
+// state_file), before the rule is in use.
+func (r *Rule) Restore(matches, decisive uint64, firstHit, lastHit time.Time) {
+	st := r.stats()
+	st.matches.Store(matches)
+	st.decisive.Store(decisive)
+	if !firstHit.IsZero() {
+		st.firstHit.Store(firstHit.UnixNano())
+	}
+	if !lastHit.IsZero() {
+		st.lastHit.Store(lastHit.UnixNano())
+	}
+}
+
 // Hit counts a match of the rule at now (unix nanoseconds; 0 keeps the
 // last-hit time). It is for rules evaluated outside package policy, such
 // as SetEnvIf.
@@ -84,9 +118,7 @@ func (r *Rule) hit(now int64) {
 	}
 	st := r.stats()
 	st.matches.Add(1)
-	if now != 0 {
-		st.lastHit.Store(now)
-	}
+	st.hitAt(now)
 }
 
 func (r *Rule) decide(now int64) {
@@ -95,7 +127,5 @@ func (r *Rule) decide(now int64) {
 	}
 	st := r.stats()
 	st.decisive.Add(1)
-	if now != 0 {
-		st.lastHit.Store(now)
-	}
+	st.hitAt(now)
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,7 +16,7 @@ import (
 type ruleCollector struct {
 	rules func() []*policy.Rule
 
-	matches, decisive, lastHit, info *prometheus.Desc
+	matches, decisive, firstHit, lastHit, info *prometheus.Desc
 }
 
 func newRuleCollector(rules func() []*policy.Rule) *ruleCollector {
@@ -25,6 +26,8 @@ func newRuleCollector(rules func() []*policy.Rule) *ruleCollector {
 			"Times the legacy rule's condition held when it was evaluated.", []string{"rule_id"}, nil),
 		decisive: prometheus.NewDesc("orderly_rule_decisive_hits_total",
 			"Requests whose decision the legacy rule made (synthetic default rules count decisions no directive made).", []string{"rule_id"}, nil),
+		firstHit: prometheus.NewDesc("orderly_rule_first_hit_timestamp_seconds",
+			"When the legacy rule first matched or decided, in seconds since the epoch (kept across restarts with state_file); 0 if never.", []string{"rule_id"}, nil),
 		lastHit: prometheus.NewDesc("orderly_rule_last_hit_timestamp_seconds",
 			"When the legacy rule last matched or decided, in seconds since the epoch; 0 if never.", []string{"rule_id"}, nil),
 		info: prometheus.NewDesc("orderly_rule_info",
@@ -35,6 +38,7 @@ func newRuleCollector(rules func() []*policy.Rule) *ruleCollector {
 func (c *ruleCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.matches
 	ch <- c.decisive
+	ch <- c.firstHit
 	ch <- c.lastHit
 	ch <- c.info
 }
@@ -47,13 +51,18 @@ func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		seen[r.ID] = true
 		m, d, last := r.Stats()
-		ts := 0.0
-		if !last.IsZero() {
-			ts = float64(last.UnixNano()) / 1e9
-		}
 		ch <- prometheus.MustNewConstMetric(c.matches, prometheus.CounterValue, float64(m), r.ID)
 		ch <- prometheus.MustNewConstMetric(c.decisive, prometheus.CounterValue, float64(d), r.ID)
-		ch <- prometheus.MustNewConstMetric(c.lastHit, prometheus.GaugeValue, ts, r.ID)
+		ch <- prometheus.MustNewConstMetric(c.firstHit, prometheus.GaugeValue, seconds(r.FirstHit()), r.ID)
+		ch <- prometheus.MustNewConstMetric(c.lastHit, prometheus.GaugeValue, seconds(last), r.ID)
 		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1, r.ID, r.File, strconv.Itoa(r.Line), r.Text)
 	}
+}
+
+// seconds is t in seconds since the epoch, 0 for the zero time.
+func seconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
 }

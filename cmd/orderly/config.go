@@ -29,6 +29,8 @@ type fileConfig struct {
 	ErrorLog *string `hcl:"error_log,optional"`
 	// AccessLog: Apache's combined format plus the deciding rule.
 	AccessLog *string `hcl:"access_log,optional"`
+	// StateFile keeps the rules' counters across restarts.
+	StateFile *string `hcl:"state_file,optional"`
 	// ShadowLog: JSON lines of shadow-mode disagreements.
 	ShadowLog *string `hcl:"shadow_log,optional"`
 	// RuleHeader names the response header that carries the deciding
@@ -110,6 +112,7 @@ type runtimeConfig struct {
 	Mode            proxy.Mode
 	AccessLog       string // "" for none
 	ShadowLog       string // "" for none
+	StateFile       string // "" for none
 	RuleHeader      string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
@@ -176,6 +179,9 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		if rc.AccessLog != "stderr" && rc.AccessLog != "stdout" {
 			rc.AccessLog = rel(rc.AccessLog)
 		}
+	}
+	if fc.StateFile != nil {
+		rc.StateFile = rel(*fc.StateFile)
 	}
 	if fc.ShadowLog != nil {
 		rc.ShadowLog = *fc.ShadowLog

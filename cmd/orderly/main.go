@@ -148,6 +148,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
+	if rc.StateFile != "" {
+		saved, err := loadState(rc.StateFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: state_file: %v\n", *configPath, err)
+			return 2
+		}
+		engine.Restore(saved)
+	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	var errLog io.Writer
 	var reopen []*logFile // SIGUSR1
@@ -274,11 +282,28 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		logger.Warn("2.2 and 2.4 with mod_access_compat decide differently here", "at", at, "what", d.Text)
 	}
-	select {
-	case err := <-errc:
-		fmt.Fprintln(stderr, "serve:", err)
-		return 1
-	case <-ctx.Done():
+	save := func() {
+		if rc.StateFile == "" {
+			return
+		}
+		e := h.Engine()
+		if err := saveState(rc.StateFile, append(e.Rules(), e.Unclaimed()...)); err != nil {
+			logger.Error("saving the state file", "path", rc.StateFile, "err", err)
+		}
+	}
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case err := <-errc:
+			fmt.Fprintln(stderr, "serve:", err)
+			save()
+			return 1
+		case <-tick.C:
+			save()
+		case <-ctx.Done():
+			waiting = false
+		}
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -286,6 +311,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	for _, s := range side {
 		s.Shutdown(shutdown)
 	}
+	save()
 	return 0
 }
 
@@ -340,6 +366,14 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	rc, engine, ok := setup(*configPath, stderr)
 	if !ok {
 		return 2
+	}
+	if rc.StateFile != "" {
+		saved, err := loadState(rc.StateFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: state_file: %v\n", *configPath, err)
+			return 2
+		}
+		engine.Restore(saved)
 	}
 	resolver := proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout)
 	hdr := http.Header{}

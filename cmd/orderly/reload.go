@@ -71,6 +71,7 @@ func restartOnly(a, b *runtimeConfig) []string {
 	add("error_log", a.ErrorLog != b.ErrorLog)
 	add("access_log", a.AccessLog != b.AccessLog)
 	add("shadow_log", a.ShadowLog != b.ShadowLog)
+	add("state_file", a.StateFile != b.StateFile)
 	add("rule_header", a.RuleHeader != b.RuleHeader)
 	add("resolver", a.ResolverAddr != b.ResolverAddr || a.ResolverTimeout != b.ResolverTimeout)
 	return out

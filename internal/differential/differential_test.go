@@ -100,6 +100,7 @@ type orderlyFront struct {
 	access  bool   // write an access log to access.log in the case's directory
 	mode    string // "" is enforce
 	legacy  string // legacy file orderly reads instead of the case's
+	state   string // state_file
 }
 
 func freePort(t *testing.T) string {
@@ -159,6 +160,9 @@ error_log = %q
 `, addr, backend, legacy, l.DocRoot, mode, filepath.Join(l.Dir, "orderly-error.log"))
 	if f.metrics != "" {
 		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
+	}
+	if f.state != "" {
+		hcl += fmt.Sprintf("state_file = %q\n", f.state)
 	}
 	if f.access {
 		hcl += fmt.Sprintf("access_log = %q\n", filepath.Join(l.Dir, "access.log"))

@@ -1021,6 +1021,9 @@ func adopt(to, from []*policy.Rule) {
 // configuration rules kept theirs. Call it before e is in use.
 func (e *Engine) Inherit(old *Engine) int {
 	prior := map[string]*policy.Rule{}
+	for id, r := range old.prior {
+		prior[id] = r // saved state not yet claimed by an .htaccess file
+	}
 	for _, r := range old.Rules() {
 		prior[r.ID] = r
 	}
@@ -1036,6 +1039,54 @@ func (e *Engine) Inherit(old *Engine) int {
 		e.hosts[i].e.prior = prior
 	}
 	return kept
+}
+
+// Restore gives the counters of saved rules (orderly's state_file) to the
+// rules with their IDs: those of the configuration now, those of .htaccess
+// files as they are read. It returns the rules of saved that no rule has
+// claimed yet. Call it before e is in use.
+func (e *Engine) Restore(saved []*policy.Rule) []*policy.Rule {
+	byID := map[string]*policy.Rule{}
+	for _, r := range saved {
+		byID[r.ID] = r
+	}
+	for _, r := range e.cfg.Rules {
+		if s := byID[r.ID]; s != nil {
+			r.Adopt(s)
+			delete(byID, r.ID)
+		}
+	}
+	if e.prior == nil {
+		e.prior = map[string]*policy.Rule{}
+	}
+	for id, r := range byID {
+		e.prior[id] = r
+	}
+	for i := range e.hosts {
+		e.hosts[i].e.prior = e.prior
+	}
+	var left []*policy.Rule
+	for _, r := range byID {
+		left = append(left, r)
+	}
+	return left
+}
+
+// Unclaimed returns the saved or inherited rules no rule in force has
+// claimed yet (the .htaccess files not read since), so that saving state
+// does not lose them.
+func (e *Engine) Unclaimed() []*policy.Rule {
+	have := map[string]bool{}
+	for _, r := range e.Rules() {
+		have[r.ID] = true
+	}
+	var out []*policy.Rule
+	for id, r := range e.prior {
+		if !have[id] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // HtaccessRules returns the rules of the .htaccess files read so far.

@@ -756,3 +756,45 @@ func TestHtaccessIfModule(t *testing.T) {
 		}
 	}
 }
+
+// Saved counters (state_file) reach the rules of .htaccess files when the
+// files are read, and Unclaimed keeps those not read yet.
+func TestRestoreHtaccess(t *testing.T) {
+	e, root := engine(t, "<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n", "lan/index.html", "other/index.html")
+	os.WriteFile(filepath.Join(root, "lan", ".htaccess"), []byte("Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "other", ".htaccess"), []byte("Order allow,deny\nAllow from all\n"), 0o644)
+	decide(e, req{target: "/lan/index.html", ip: "10.1.2.3"})
+	decide(e, req{target: "/other/index.html", ip: "10.1.2.3"})
+	var saved []*policy.Rule
+	for _, r := range e.HtaccessRules() {
+		m, d, last := r.Stats()
+		s := &policy.Rule{ID: r.ID}
+		s.Restore(m, d, r.FirstHit(), last)
+		saved = append(saved, s)
+	}
+	if len(saved) < 4 {
+		t.Fatalf("%d .htaccess rules", len(saved))
+	}
+	// A new engine (a restart): only /lan is read.
+	e2 := New(e.Config(), OS, users{})
+	if left := e2.Restore(saved); len(left) != len(saved) {
+		t.Errorf("%d saved rules left unclaimed before any .htaccess is read, want %d", len(left), len(saved))
+	}
+	decide(e2, req{target: "/lan/index.html", ip: "10.1.2.3"})
+	for _, r := range e2.HtaccessRules() {
+		if r.Text == "Allow from 10.0.0.0/8" {
+			if _, d, _ := r.Stats(); d != 2 {
+				t.Errorf("Allow from 10.0.0.0/8 decided %d after a restart, want 2", d)
+			}
+		}
+	}
+	unclaimed := map[string]bool{}
+	for _, r := range e2.Unclaimed() {
+		unclaimed[r.ID] = true
+	}
+	for _, r := range e.HtaccessRules() {
+		if want := strings.Contains(r.File, "other"); unclaimed[r.ID] != want {
+			t.Errorf("%s %q unclaimed %v, want %v", r.File, r.Text, unclaimed[r.ID], want)
+		}
+	}
+}

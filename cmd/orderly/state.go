@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+// stateVersion is the format of the state file.
+const stateVersion = 1
+
+// state is what state_file keeps across restarts: each rule's counters and
+// first and last hit, by rule ID.
+type state struct {
+	Version int                  `json:"version"`
+	Saved   time.Time            `json:"saved"`
+	Rules   map[string]ruleState `json:"rules"`
+}
+
+type ruleState struct {
+	Matches  uint64 `json:"matches"`
+	Decisive uint64 `json:"decisive"`
+	FirstHit int64  `json:"first_hit,omitempty"` // unix nanoseconds
+	LastHit  int64  `json:"last_hit,omitempty"`
+}
+
+// loadState reads the state file as rules carrying the saved counters; a
+// missing file is an empty state.
+func loadState(path string) ([]*policy.Rule, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s state
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if s.Version != stateVersion {
+		return nil, fmt.Errorf("%s: state version %d, want %d", path, s.Version, stateVersion)
+	}
+	ids := make([]string, 0, len(s.Rules))
+	for id := range s.Rules {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]*policy.Rule, 0, len(ids))
+	for _, id := range ids {
+		rs := s.Rules[id]
+		r := &policy.Rule{ID: id}
+		r.Restore(rs.Matches, rs.Decisive, unixNano(rs.FirstHit), unixNano(rs.LastHit))
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func unixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// saveState writes the counters of rules to path, atomically (a file
+// beside it, renamed over it).
+func saveState(path string, rules []*policy.Rule) error {
+	s := state{Version: stateVersion, Saved: time.Now().UTC(), Rules: map[string]ruleState{}}
+	for _, r := range rules {
+		m, d, last := r.Stats()
+		rs := ruleState{Matches: m, Decisive: d}
+		if f := r.FirstHit(); !f.IsZero() {
+			rs.FirstHit = f.UnixNano()
+		}
+		if !last.IsZero() {
+			rs.LastHit = last.UnixNano()
+		}
+		s.Rules[r.ID] = rs
+	}
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

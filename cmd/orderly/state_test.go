@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+func TestStateRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	if rules, err := loadState(path); err != nil || rules != nil {
+		t.Fatalf("missing file: %v %v, want an empty state", rules, err)
+	}
+	first, last := time.Unix(1764000000, 5), time.Unix(1764000100, 7)
+	a := &policy.Rule{ID: "a"}
+	a.Restore(5, 2, first, last)
+	b := &policy.Rule{ID: "b"}
+	if err := saveState(path, []*policy.Rule{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := loadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 2 || rules[0].ID != "a" || rules[1].ID != "b" {
+		t.Fatalf("rules %v", rules)
+	}
+	m, d, l := rules[0].Stats()
+	if m != 5 || d != 2 || !l.Equal(last) || !rules[0].FirstHit().Equal(first) {
+		t.Errorf("a: %d %d %v %v", m, d, rules[0].FirstHit(), l)
+	}
+	if m, d, l := rules[1].Stats(); m != 0 || d != 0 || !l.IsZero() || !rules[1].FirstHit().IsZero() {
+		t.Errorf("b: %d %d %v", m, d, l)
+	}
+	// No temporary file left beside it.
+	if es, _ := os.ReadDir(filepath.Dir(path)); len(es) != 1 {
+		t.Errorf("files beside the state: %v", es)
+	}
+	for _, bad := range []string{"{", `{"version":2,"rules":{}}`} {
+		os.WriteFile(path, []byte(bad), 0o644)
+		if _, err := loadState(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
