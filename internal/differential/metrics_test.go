@@ -46,15 +46,7 @@ func TestMetricsScrape(t *testing.T) {
 	addr, stop := orderlyFront{metrics: metrics}.start(t, l, backend.Addr)
 	defer stop()
 
-	scrape := func() string {
-		resp, err := http.Get("http://" + metrics + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	scrape := func() string { return scrapeMetrics(t, metrics) }
 	before := scrape()
 	ruleID := regexp.MustCompile(`orderly_rule_info\{directive="([^"]*)",file="[^"]*",line="(\d+)",rule_id="([^"]+)"\} 1`)
 	ids := map[string]string{} // directive -> id
@@ -115,4 +107,31 @@ func TestMetricsScrape(t *testing.T) {
 		}
 	}
 	fmt.Printf("metrics: promtool check metrics clean on a scrape of %d bytes, %d rules exported\n", len(after), strings.Count(after, "orderly_rule_matches_total{"))
+}
+
+// inlineCase parses a case written in the test (txtar, corpus format) and
+// lays it out in a temporary directory.
+func inlineCase(t *testing.T, name, txtar string) (*apachetest.Case, apachetest.Layout) {
+	t.Helper()
+	c, err := apachetest.ParseCase(name+".txtar", []byte(txtar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := c.Materialize(filepath.Join(apachetest.TempDir(t), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, l
+}
+
+// scrapeMetrics returns orderly's /metrics at addr.
+func scrapeMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

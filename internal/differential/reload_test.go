@@ -48,15 +48,8 @@ const (
 // across all reloads.
 func TestReloadUnderLoad(t *testing.T) {
 	apachetest.Require(t)
-	c, err := apachetest.ParseCase("reload.txtar", []byte("-- legacy.conf --\n"+reloadA+
-		"-- docroot/index.html --\nhome\n-- docroot/open/index.html --\nopen\n-- requests --\nGET /index.html 10.1.2.3 want=200\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := c.Materialize(filepath.Join(apachetest.TempDir(t), "reload"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := inlineCase(t, "reload", "-- legacy.conf --\n"+reloadA+
+		"-- docroot/index.html --\nhome\n-- docroot/open/index.html --\nopen\n-- requests --\nGET /index.html 10.1.2.3 want=200\n")
 	setLegacy := func(conf string) {
 		t.Helper()
 		if err := os.WriteFile(l.Legacy, []byte(strings.ReplaceAll(conf, "@DOCROOT@", l.DocRoot)), 0o644); err != nil {
@@ -69,16 +62,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	defer stop()
 	orderlyPid := int(pid.Load())
 
-	scrape := func() string {
-		t.Helper()
-		resp, err := http.Get("http://" + metrics + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	scrape := func() string { return scrapeMetrics(t, metrics) }
 	metric := func(text, series string) float64 {
 		t.Helper()
 		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)

@@ -25,7 +25,7 @@ import (
 func TestRetirePrometheus(t *testing.T) {
 	apachetest.Require(t)
 	prom := apachetest.RequireTool(t, "prometheus", "prometheus")
-	c, err := apachetest.ParseCase("retire.txtar", []byte(`-- legacy.conf --
+	c, l := inlineCase(t, "retire", `-- legacy.conf --
 <Directory "@DOCROOT@/admin">
     Order deny,allow
     Deny from all
@@ -44,14 +44,7 @@ admin
 old
 -- requests --
 GET /admin/ 10.1.2.3 want=200
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := c.Materialize(filepath.Join(apachetest.TempDir(t), "retire"))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	backend := apachetest.Start(t, backendOptions(l))
 	metrics := freePort(t)
 	addr, stop := orderlyFront{metrics: metrics}.start(t, l, backend.Addr)

@@ -1,8 +1,6 @@
 package differential
 
 import (
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,7 +18,7 @@ import (
 // rule that decided.
 func TestShadowMode(t *testing.T) {
 	apachetest.Require(t)
-	c, err := apachetest.ParseCase("shadow.txtar", []byte(`-- legacy.conf --
+	c, l := inlineCase(t, "shadow", `-- legacy.conf --
 <Directory "@DOCROOT@/admin">
     Order deny,allow
     Deny from all
@@ -37,14 +35,7 @@ GET /admin/index.html 10.9.9.9 want=200
 GET /admin/ 192.0.2.5 want=403
 GET /admin/ 8.8.8.8 want=403
 GET /index.html 8.8.8.8 want=200
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := c.Materialize(filepath.Join(apachetest.TempDir(t), "shadow"))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	backend := apachetest.Start(t, l.OracleOptions())
 	// orderly's own copy of the rules, changed: 10.9/16 no longer allowed
 	// (would newly deny), 192.0.2.0/24 now allowed (would newly allow).
@@ -76,13 +67,7 @@ GET /index.html 8.8.8.8 want=200
 					t.Errorf("%s: through orderly in shadow %d, backend alone %d, want %s", rq, got.Status, direct.Status, rq.Want)
 				}
 			}
-			resp, err := http.Get("http://" + metrics + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			text := string(body)
+			text := scrapeMetrics(t, metrics)
 			for dir, n := range tt.want {
 				re := regexp.MustCompile(`(?m)^orderly_shadow_disagreements_total\{direction="` + dir + `",rule_id="[0-9a-f]+"\} (\d+)$`)
 				m := re.FindStringSubmatch(text)

@@ -1,8 +1,6 @@
 package differential
 
 import (
-	"io"
-	"net/http"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -15,7 +13,7 @@ import (
 // never fired stays at zero.
 func TestStateFile(t *testing.T) {
 	apachetest.Require(t)
-	c, err := apachetest.ParseCase("state.txtar", []byte(`-- legacy.conf --
+	c, l := inlineCase(t, "state", `-- legacy.conf --
 <Directory "@DOCROOT@/admin">
     Order deny,allow
     Deny from all
@@ -25,25 +23,10 @@ func TestStateFile(t *testing.T) {
 admin
 -- requests --
 GET /admin/ 10.1.2.3 want=200
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := c.Materialize(filepath.Join(apachetest.TempDir(t), "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	backend := apachetest.Start(t, backendOptions(l))
 	front := orderlyFront{metrics: freePort(t), state: filepath.Join(l.Dir, "state.json")}
-	scrape := func() string {
-		resp, err := http.Get("http://" + front.metrics + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	scrape := func() string { return scrapeMetrics(t, front.metrics) }
 	series := func(text, name, directive string) string {
 		id := regexp.MustCompile(`orderly_rule_info\{directive="` + regexp.QuoteMeta(directive) + `",[^}]*rule_id="([^"]+)"\}`).FindStringSubmatch(text)
 		if id == nil {
