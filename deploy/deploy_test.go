@@ -75,7 +75,7 @@ func exportedMetrics(t *testing.T) exported {
 	rules := []*policy.Rule{{ID: "x", File: "f", Line: 1, Text: "Deny from all"}}
 	m := proxy.NewMetrics(func() []*policy.Rule { return rules })
 	// Series that exist once traffic has made them: a shadow disagreement.
-	m.Compare(&policy.Decision{Status: 403, Rule: rules[0]}, 200)
+	m.Compare("default", &policy.Decision{Status: 403, Rule: rules[0]}, 200)
 	mfs, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)

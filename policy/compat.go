@@ -61,6 +61,7 @@ type AccessRule struct {
 	Name    string     // AccessHost pattern, or the variable of AccessEnv/AccessNotEnv
 	Word    string     // the word as written
 	Rule    *Rule      // the directive it belongs to
+	Part    *Part      // the word's own counter (nil: not counted)
 }
 
 func (a *AccessRule) match(r *Request) bool {
@@ -279,10 +280,12 @@ func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
 		tr.Trace(Event{Layer: LayerCompat, Rule: decisive, Text: "Order/Allow/Deny", Result: res})
 	}
 	if a != nil {
-		a.Rule.hit(r.Now)
+		a.Rule.hit(r)
+		a.Part.hit(r)
 	}
 	if d != nil {
-		d.Rule.hit(r.Now)
+		d.Rule.hit(r)
+		d.Part.hit(r)
 	}
 	if decisive == nil {
 		decisive = c.OrderRule[m]

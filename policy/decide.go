@@ -186,7 +186,7 @@ func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	if d.Rule == nil {
 		d.Rule = l.Default
 	}
-	d.Rule.decide(r.Now)
+	d.Rule.decide(r)
 	return d
 }
 

@@ -152,7 +152,7 @@ func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer) (i
 		for _, g := range q.Words[1:] {
 			for _, have := range groups {
 				if strings.EqualFold(have, g) {
-					q.Rule.hit(r.Now)
+					q.Rule.hit(r)
 					note22(tr, q.Rule, "mod_authz_groupfile", "granted: "+user+" in "+g)
 					return 0, q.Rule, true
 				}
@@ -178,14 +178,14 @@ func userCheck22(l *Layers, r *Request, _ Identity, user string, tr Tracer) (int
 		}
 		switch {
 		case strings.EqualFold(q.Words[0], "valid-user"):
-			q.Rule.hit(r.Now)
+			q.Rule.hit(r)
 			note22(tr, q.Rule, "mod_authz_user", "granted: valid-user")
 			return 0, q.Rule, true
 		case strings.EqualFold(q.Words[0], "user"):
 			seen = q.Rule
 			for _, u := range q.Words[1:] {
 				if u == user {
-					q.Rule.hit(r.Now)
+					q.Rule.hit(r)
 					note22(tr, q.Rule, "mod_authz_user", "granted: "+user+" listed")
 					return 0, q.Rule, true
 				}

@@ -16,6 +16,10 @@ type Request struct {
 	URI       string     // decoded, normalised path (for log lines)
 	Filename  string     // r->filename after the directory walk (for log lines)
 	Now       int64      // unix nanoseconds, for rules' last-hit times; 0 leaves them alone
+	// Dry evaluates without counting: no rule's counters or hit times
+	// change. A policy enforced with some rules demoted to shadow-only is
+	// decided dry, the full policy beside it counts.
+	Dry bool
 
 	// Credentials from the Authorization header.
 	Auth Credentials

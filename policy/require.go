@@ -171,7 +171,7 @@ func (n *Node) eval(c *evalCtx, parentAll bool) (Result, *Rule) {
 	if n.Kind == Leaf {
 		res, why = n.leaf(c)
 		if res == Granted {
-			why.hit(c.req.Now)
+			why.hit(c.req)
 		}
 	} else {
 		res = Neutral

@@ -19,8 +19,48 @@ type Rule struct {
 	// decision, when no directive decided.
 	Default bool
 
+	// Parts are the words of an Allow or Deny line, each counted on its
+	// own, so that a part of a line that never matches shows.
+	Parts []*Part
+
 	own    ruleStats
 	shared *ruleStats // set by Adopt: the counters of the rule this one replaces
+}
+
+// Part is one word of an Allow or Deny line ("10.0.0.0/8", "env=x",
+// "all"): Apache keeps each as its own entry and stops at the first that
+// matches, and so does its counter.
+type Part struct {
+	Word string
+
+	own    atomic.Uint64
+	shared *atomic.Uint64
+}
+
+// NewPart adds a word to r's parts and returns it.
+func (r *Rule) NewPart(word string) *Part {
+	p := &Part{Word: word}
+	r.Parts = append(r.Parts, p)
+	return p
+}
+
+func (p *Part) counter() *atomic.Uint64 {
+	if p.shared != nil {
+		return p.shared
+	}
+	return &p.own
+}
+
+// Matches returns how often the word was the one that matched.
+func (p *Part) Matches() uint64 { return p.counter().Load() }
+
+// AddMatches adds counts carried over from saved state.
+func (p *Part) AddMatches(n uint64) { p.counter().Add(n) }
+
+func (p *Part) hit(req *Request) {
+	if p != nil && !req.Dry {
+		p.counter().Add(1)
+	}
 }
 
 type ruleStats struct {
@@ -51,7 +91,15 @@ func (r *Rule) stats() *ruleStats {
 // Adopt makes r count on old's counters, so that a reload that keeps a
 // rule keeps its series continuous: hits still landing on the old policy
 // while the new one is swapped in are not lost. Call it before r is in use.
-func (r *Rule) Adopt(old *Rule) { r.shared = old.stats() }
+func (r *Rule) Adopt(old *Rule) {
+	r.shared = old.stats()
+	// The same ID means the same words in the same order.
+	for i, p := range r.Parts {
+		if i < len(old.Parts) && old.Parts[i].Word == p.Word {
+			p.shared = old.Parts[i].counter()
+		}
+	}
+}
 
 // String renders the rule as "file:line: text".
 func (r *Rule) String() string {
@@ -110,9 +158,7 @@ func (r *Rule) Restore(matches, decisive uint64, firstHit, lastHit time.Time) {
 // Hit counts a match of the rule at now (unix nanoseconds; 0 keeps the
 // last-hit time). It is for rules evaluated outside package policy, such
 // as SetEnvIf.
-func (r *Rule) Hit(now int64) { r.hit(now) }
-
-func (r *Rule) hit(now int64) {
+func (r *Rule) Hit(now int64) {
 	if r == nil {
 		return
 	}
@@ -121,11 +167,19 @@ func (r *Rule) hit(now int64) {
 	st.hitAt(now)
 }
 
-func (r *Rule) decide(now int64) {
-	if r == nil {
+// hit counts a match for req, unless it is decided dry.
+func (r *Rule) hit(req *Request) {
+	if !req.Dry {
+		r.Hit(req.Now)
+	}
+}
+
+// decide counts a decision for req, unless it is decided dry.
+func (r *Rule) decide(req *Request) {
+	if r == nil || req.Dry {
 		return
 	}
 	st := r.stats()
 	st.decisive.Add(1)
-	st.hitAt(now)
+	st.hitAt(req.Now)
 }

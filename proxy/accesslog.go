@@ -37,8 +37,9 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // writeAccess writes one access-log line: Apache's combined format, then
 // rule=<ID of the deciding rule, "-" if none> decision=<allow, deny,
-// challenge or error> generation=<policy generation>.
-func (h *Handler) writeAccess(rec *recorder, r *http.Request, client netip.Addr, start time.Time, d *policy.Decision, gen uint64) {
+// challenge or error> generation=<policy generation> scope=<scope name>
+// policy=<the policy that decided: legacy or native>.
+func (h *Handler) writeAccess(rec *recorder, r *http.Request, client netip.Addr, start time.Time, d *policy.Decision, gen uint64, v *verdict) {
 	b := make([]byte, 0, 256)
 	host := "-"
 	if client.IsValid() {
@@ -77,6 +78,12 @@ func (h *Handler) writeAccess(rec *recorder, r *http.Request, client netip.Addr,
 	b = append(b, decisionName(d)...)
 	b = append(b, " generation="...)
 	b = strconv.AppendUint(b, gen, 10)
+	if v != nil {
+		b = append(b, " scope="...)
+		b = append(b, v.scope.Name...)
+		b = append(b, " policy="...)
+		b = append(b, v.policy...)
+	}
 	b = append(b, '\n')
 	h.accessMu.Lock()
 	h.cfg.AccessLog.Write(b)

@@ -66,9 +66,9 @@ func TestDecidingRuleLogged(t *testing.T) {
 
 	lines := strings.Split(strings.TrimSuffix(access.String(), "\n"), "\n")
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^8\.8\.8\.8 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [-+]\d{4}\] "GET /private/a\.txt\?q=1 HTTP/1\.1" 403 \d+ "-" "curl \\"x\\"" rule=` + deny + ` decision=deny generation=1$`),
-		regexp.MustCompile(`^10\.1\.2\.3 - - \[[^]]+\] "GET /private/a\.txt\?q=1 HTTP/1\.1" 200 7 "-" "ua" rule=` + allow + ` decision=allow generation=1$`),
-		regexp.MustCompile(` 200 7 "-" "ua" rule=` + allow + ` decision=allow generation=2$`),
+		regexp.MustCompile(`^8\.8\.8\.8 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [-+]\d{4}\] "GET /private/a\.txt\?q=1 HTTP/1\.1" 403 \d+ "-" "curl \\"x\\"" rule=` + deny + ` decision=deny generation=1 scope=default policy=legacy$`),
+		regexp.MustCompile(`^10\.1\.2\.3 - - \[[^]]+\] "GET /private/a\.txt\?q=1 HTTP/1\.1" 200 7 "-" "ua" rule=` + allow + ` decision=allow generation=1 scope=default policy=legacy$`),
+		regexp.MustCompile(` 200 7 "-" "ua" rule=` + allow + ` decision=allow generation=2 scope=default policy=legacy$`),
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("access log:\n%s", access.String())

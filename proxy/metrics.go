@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,12 @@ type Metrics struct {
 	backend  prometheus.Counter
 	disagree *prometheus.CounterVec
 	dropped  prometheus.Counter
+
+	shadowErrors prometheus.Counter
+	scopeReqs    *prometheus.CounterVec
+	scopeInfo    *prometheus.GaugeVec
+	scopeShare   *prometheus.GaugeVec
+	demoted      atomic.Pointer[map[string]bool]
 
 	reloads    *prometheus.CounterVec
 	reloadOK   prometheus.Gauge
@@ -49,8 +56,24 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	}
 	m.disagree = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "orderly_shadow_disagreements_total",
-		Help: "Shadow mode: requests where orderly's decision and the backend's answer differ, by direction (would_newly_deny: orderly would refuse what the backend served; would_newly_allow: orderly would let through what the backend refused) and the rule that decided.",
-	}, []string{"direction", "rule_id"})
+		Help: "Requests where two answers differ, by scope, what the decision was compared with (backend: the backend's answer in shadow mode; policy: the scope's other policy; demoted: the legacy policy with its demoted rules), direction (would_newly_deny: the new side refuses what the old allows; would_newly_allow: the other way; the new side is orderly against the backend, the scope's enforce policy against its shadow policy, the legacy policy without its demoted rules against the one with them) and the rule that makes the difference (the refusing side's).",
+	}, []string{"scope", "against", "direction", "rule_id"})
+	m.shadowErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "orderly_shadow_errors_total",
+		Help: "Shadow evaluations that failed; the response was not affected.",
+	})
+	m.scopeReqs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "orderly_scope_requests_total",
+		Help: "Requests by scope, the policy whose decision was in force (legacy or native) and the decision.",
+	}, []string{"scope", "policy", "decision"})
+	m.scopeInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "orderly_scope_info",
+		Help: "The scopes in force, with their mode, the policy each enforces and the one it shadows (\"\" for none); always 1.",
+	}, []string{"scope", "mode", "enforce", "shadow"})
+	m.scopeShare = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "orderly_scope_enforce_ratio",
+		Help: "Share of each scope's clients (0 to 1) its enforce policy decides; the others are decided by its shadow policy.",
+	}, []string{"scope"})
 	m.dropped = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "orderly_shadow_samples_dropped_total",
 		Help: "Shadow disagreements not written to the shadow log: over its rate limit.",
@@ -71,12 +94,13 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		Name: "orderly_config_generation",
 		Help: "Generation of the configuration in force: 1 at start, one more for each successful reload.",
 	})
-	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation)
+	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation,
+		m.shadowErrors, m.scopeReqs, m.scopeInfo, m.scopeShare)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	m.Loaded(1, true)
 	if rules != nil {
-		reg.MustRegister(newRuleCollector(rules))
+		reg.MustRegister(newRuleCollector(rules, m.isDemoted))
 	}
 	for _, d := range []string{"allow", "deny", "challenge", "error"} {
 		for _, l := range []policy.Layer{policy.LayerNone, policy.LayerCompat, policy.LayerAuthz, policy.LayerAuthn, policy.LayerConfig, policy.LayerRequest} {
@@ -117,26 +141,59 @@ func (m *Metrics) observe(d *policy.Decision, start time.Time, mode Mode) {
 	m.latency.Observe(time.Since(start).Seconds())
 }
 
-// Compare counts a shadow disagreement between orderly's decision and the
-// backend's status (a refusal is a 401 or a 403 on either side) and
-// returns its direction, "" when they agree.
-func (m *Metrics) Compare(d *policy.Decision, backendStatus int) string {
-	refused := backendStatus == http.StatusUnauthorized || backendStatus == http.StatusForbidden
-	var direction string
-	switch {
-	case d.Allowed() && refused:
-		direction = "would_newly_allow"
-	case !d.Allowed() && !refused:
-		direction = "would_newly_deny"
-	default:
-		return ""
+// setPolicies shows the scopes of a new configuration and its demoted
+// rules.
+func (m *Metrics) setPolicies(p *Policies) {
+	if m == nil {
+		return
 	}
-	if m != nil {
+	m.scopeInfo.Reset()
+	m.scopeShare.Reset()
+	for _, s := range p.scopes {
+		m.scopeInfo.WithLabelValues(s.Name, string(s.Mode), s.Enforce, s.Shadow).Set(1)
+		m.scopeShare.WithLabelValues(s.Name).Set(s.Percent / 100)
+		for _, pol := range []string{s.Enforce, s.Shadow} {
+			if pol == "" {
+				continue
+			}
+			for _, d := range []string{"allow", "deny", "challenge", "error"} {
+				m.scopeReqs.WithLabelValues(s.Name, pol, d)
+			}
+		}
+		for _, a := range []string{AgainstBackend, AgainstPolicy, AgainstDemoted} {
+			for _, d := range []string{"would_newly_deny", "would_newly_allow"} {
+				m.disagree.WithLabelValues(s.Name, a, d, "-")
+			}
+		}
+	}
+	demoted := p.Demoted
+	m.demoted.Store(&demoted)
+}
+
+func (m *Metrics) isDemoted(id string) bool {
+	d := m.demoted.Load()
+	return d != nil && (*d)[id]
+}
+
+func (m *Metrics) observeScope(v *verdict) {
+	if m == nil {
+		return
+	}
+	m.scopeReqs.WithLabelValues(v.scope.Name, v.policy, decisionName(&v.res.Decision)).Inc()
+}
+
+// Compare counts a disagreement in scope between orderly's decision and
+// the backend's status (a refusal is a 401 or a 403 on either side) and
+// returns its direction, "" when they agree.
+func (m *Metrics) Compare(scope string, d *policy.Decision, backendStatus int) string {
+	refused := backendStatus == http.StatusUnauthorized || backendStatus == http.StatusForbidden
+	dir, _ := direction(d.Allowed(), !refused, d.Rule, nil)
+	if dir != "" && m != nil {
 		id := "-"
 		if d.Rule != nil {
 			id = d.Rule.ID
 		}
-		m.disagree.WithLabelValues(direction, id).Inc()
+		m.disagree.WithLabelValues(scope, AgainstBackend, dir, id).Inc()
 	}
-	return direction
+	return dir
 }

@@ -78,11 +78,11 @@ const (
 	ModeObserve Mode = "observe"
 )
 
-// active is the policy in force and its generation (1 at start, one more
-// per swap), loaded together so that a request's log names the policy
-// that decided it.
+// active is the configuration in force and its generation (1 at start,
+// one more per swap), loaded together so that a request's log names the
+// policy that decided it.
 type active struct {
-	e   *walk.Engine
+	p   *Policies
 	gen uint64
 }
 
@@ -114,8 +114,14 @@ func NewTransport() *http.Transport {
 	}
 }
 
-// New returns a Handler deciding with e.
+// New returns a Handler deciding with e, the legacy policy, in cfg.Mode
+// everywhere.
 func New(cfg Config, e *walk.Engine) *Handler {
+	return NewWith(cfg, &Policies{Legacy: e})
+}
+
+// NewWith returns a Handler deciding with p.
+func NewWith(cfg Config, p *Policies) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -129,7 +135,7 @@ func New(cfg Config, e *walk.Engine) *Handler {
 	if cfg.ShadowLog != nil {
 		h.shadow = &shadowLog{w: cfg.ShadowLog}
 	}
-	h.active.Store(&active{e: e, gen: 1})
+	h.install(p, 1)
 	tr := cfg.Transport
 	if tr == nil {
 		tr = NewTransport()
@@ -150,16 +156,34 @@ func New(cfg Config, e *walk.Engine) *Handler {
 	return h
 }
 
-// SetEngine swaps the decision engine atomically (reload) and returns the
-// new generation. Only one goroutine may swap at a time.
+func (h *Handler) install(p *Policies, gen uint64) {
+	p.prepare(h.cfg.Mode)
+	h.active.Store(&active{p: p, gen: gen})
+	h.cfg.Metrics.setPolicies(p)
+}
+
+// SetEngine swaps in e as the legacy policy, with no scopes (reload), and
+// returns the new generation. Only one goroutine may swap at a time.
 func (h *Handler) SetEngine(e *walk.Engine) uint64 {
+	return h.SetPolicies(&Policies{Legacy: e})
+}
+
+// SetPolicies swaps the configuration in force atomically (reload) and
+// returns the new generation. Only one goroutine may swap at a time.
+func (h *Handler) SetPolicies(p *Policies) uint64 {
 	gen := h.active.Load().gen + 1
-	h.active.Store(&active{e: e, gen: gen})
+	h.install(p, gen)
 	return gen
 }
 
-// Engine returns the engine in force.
-func (h *Handler) Engine() *walk.Engine { return h.active.Load().e }
+// Engine returns the legacy engine in force.
+func (h *Handler) Engine() *walk.Engine { return h.active.Load().p.Legacy }
+
+// Policies returns the configuration in force and its generation.
+func (h *Handler) Policies() (*Policies, uint64) {
+	a := h.active.Load()
+	return a.p, a.gen
+}
 
 type ctxKey struct{}
 
@@ -199,7 +223,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var rec *recorder
-	if h.cfg.AccessLog != nil || h.cfg.Mode == ModeShadow {
+	if h.cfg.AccessLog != nil || h.shadowing() {
 		rec = &recorder{ResponseWriter: w}
 		w = rec
 	}
@@ -209,7 +233,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, netip.Addr{}, d, "")
 		h.cfg.Metrics.observe(&d, start, ModeEnforce)
 		if h.cfg.AccessLog != nil {
-			h.writeAccess(rec, r, netip.Addr{}, start, &d, h.active.Load().gen)
+			h.writeAccess(rec, r, netip.Addr{}, start, &d, h.active.Load().gen, nil)
 		}
 		return
 	}
@@ -237,35 +261,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Resolver = h.cfg.Resolver
 	}
 	pol := h.active.Load()
-	res := pol.e.Decide(req, nil)
+	v := h.decide(pol.p, r, req)
+	res := &v.res
 	if h.cfg.AccessLog != nil {
-		defer h.writeAccess(rec, r, client, start, &res.Decision, pol.gen)
+		defer h.writeAccess(rec, r, client, start, &res.Decision, pol.gen, &v)
 	}
-	if h.cfg.Mode != ModeEnforce {
-		h.pass(w, r, &res, fromHeader)
-		h.cfg.Metrics.observe(&res.Decision, start, h.cfg.Mode)
-		if h.cfg.Mode == ModeShadow {
-			status := rec.status
-			if status == 0 {
-				status = http.StatusOK
-			}
-			dir := h.cfg.Metrics.Compare(&res.Decision, status)
-			if dir != "" && h.shadow != nil && !h.shadow.sample(time.Now(), dir, r, client, &res.Decision, status, pol.gen) && h.cfg.Metrics != nil {
-				h.cfg.Metrics.dropped.Inc()
-			}
-		}
-		return
-	}
-	if !res.Allowed() {
+	mode := v.scope.Mode
+	if mode == ModeEnforce && !res.Allowed() {
 		h.refuse(w, r, client, res.Decision, res.Filename)
-		h.cfg.Metrics.observe(&res.Decision, start, ModeEnforce)
-		return
+	} else {
+		if mode == ModeEnforce {
+			// Apache logs a compat denial even when Satisfy Any lets the
+			// request through; so does orderly.
+			h.writeLog(client, r, res.Logs(), "")
+		}
+		h.pass(w, r, res, fromHeader)
 	}
-	// Apache logs a compat denial even when Satisfy Any lets the request
-	// through; so does orderly.
-	h.writeLog(client, r, res.Logs(), "")
-	h.pass(w, r, &res, fromHeader)
-	h.cfg.Metrics.observe(&res.Decision, start, ModeEnforce)
+	h.cfg.Metrics.observe(&res.Decision, start, mode)
+	h.cfg.Metrics.observeScope(&v)
+	status := 0
+	if mode == ModeShadow {
+		status = rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+	}
+	h.compare(v, r, req, client, status, pol)
 }
 
 // pass forwards the request: with the path orderly decided on and the

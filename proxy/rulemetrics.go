@@ -14,14 +14,18 @@ import (
 // one. The counters live in the rules themselves (policy.Rule), so
 // collecting reads atomics and never blocks the request path.
 type ruleCollector struct {
-	rules func() []*policy.Rule
+	rules   func() []*policy.Rule
+	demoted func(id string) bool
 
-	matches, decisive, firstHit, lastHit, info *prometheus.Desc
+	matches, decisive, firstHit, lastHit, info, parts, enforced *prometheus.Desc
 }
 
-func newRuleCollector(rules func() []*policy.Rule) *ruleCollector {
+func newRuleCollector(rules func() []*policy.Rule, demoted func(string) bool) *ruleCollector {
 	return &ruleCollector{
-		rules: rules,
+		rules:   rules,
+		demoted: demoted,
+		enforced: prometheus.NewDesc("orderly_rule_enforced",
+			"Whether the rule is enforced (1) or demoted to shadow-only (0: still evaluated and counted, its absence decides).", []string{"rule_id"}, nil),
 		matches: prometheus.NewDesc("orderly_rule_matches_total",
 			"Times the legacy rule's condition held when it was evaluated.", []string{"rule_id"}, nil),
 		decisive: prometheus.NewDesc("orderly_rule_decisive_hits_total",
@@ -30,6 +34,8 @@ func newRuleCollector(rules func() []*policy.Rule) *ruleCollector {
 			"When the legacy rule first matched or decided, in seconds since the epoch (kept across restarts with state_file); 0 if never.", []string{"rule_id"}, nil),
 		lastHit: prometheus.NewDesc("orderly_rule_last_hit_timestamp_seconds",
 			"When the legacy rule last matched or decided, in seconds since the epoch; 0 if never.", []string{"rule_id"}, nil),
+		parts: prometheus.NewDesc("orderly_rule_part_matches_total",
+			"Times each word of an Allow or Deny line (an address, a host, env=, all) was the one that matched; a word at zero never did.", []string{"rule_id", "part"}, nil),
 		info: prometheus.NewDesc("orderly_rule_info",
 			"Where each legacy rule is written; always 1.", []string{"rule_id", "file", "line", "directive"}, nil),
 	}
@@ -41,6 +47,8 @@ func (c *ruleCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.firstHit
 	ch <- c.lastHit
 	ch <- c.info
+	ch <- c.parts
+	ch <- c.enforced
 }
 
 func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
@@ -56,6 +64,14 @@ func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.firstHit, prometheus.GaugeValue, seconds(r.FirstHit()), r.ID)
 		ch <- prometheus.MustNewConstMetric(c.lastHit, prometheus.GaugeValue, seconds(last), r.ID)
 		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1, r.ID, r.File, strconv.Itoa(r.Line), r.Text)
+		enforced := 1.0
+		if c.demoted(r.ID) {
+			enforced = 0
+		}
+		ch <- prometheus.MustNewConstMetric(c.enforced, prometheus.GaugeValue, enforced, r.ID)
+		for i, p := range r.Parts {
+			ch <- prometheus.MustNewConstMetric(c.parts, prometheus.CounterValue, float64(p.Matches()), r.ID, partLabel(r.Parts, i))
+		}
 	}
 }
 
@@ -65,4 +81,20 @@ func seconds(t time.Time) float64 {
 		return 0
 	}
 	return float64(t.UnixNano()) / 1e9
+}
+
+// partLabel is the part label of the i-th word: the word itself, with
+// "#n" after the n-th repeat of a word already in the line, so that every
+// series of a rule is distinct.
+func partLabel(parts []*policy.Part, i int) string {
+	w, n := parts[i].Word, 1
+	for _, p := range parts[:i] {
+		if p.Word == w {
+			n++
+		}
+	}
+	if n == 1 {
+		return w
+	}
+	return w + "#" + strconv.Itoa(n)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/walk"
 )
 
 // ShadowSampleRate is how many disagreement samples a second the shadow
@@ -29,7 +30,12 @@ type shadowLog struct {
 }
 
 type shadowSample struct {
-	Time       time.Time           `json:"time"`
+	Time time.Time `json:"time"`
+	// Scope is the scope of the request; Against what the decision in
+	// force was compared with: "backend", "policy" (the scope's other
+	// policy) or "demoted" (the legacy policy with its demoted rules).
+	Scope      string              `json:"scope"`
+	Against    string              `json:"against"`
 	Direction  string              `json:"direction"`
 	Client     string              `json:"client"`
 	Method     string              `json:"method"`
@@ -37,20 +43,64 @@ type shadowSample struct {
 	Host       string              `json:"host"`
 	Header     map[string][]string `json:"header"`
 	Orderly    shadowDecision      `json:"orderly"`
-	Backend    shadowBackend       `json:"backend"`
+	Other      *shadowDecision     `json:"other,omitempty"`
+	Backend    *shadowBackend      `json:"backend,omitempty"`
 	Generation uint64              `json:"generation"`
 }
 
+// shadowDecision is one policy's decision with its trail: the rules it
+// went through, in order, with what each did.
 type shadowDecision struct {
-	Decision string `json:"decision"`
-	Status   int    `json:"status,omitempty"`
-	Layer    string `json:"layer"`
-	RuleID   string `json:"rule_id,omitempty"`
-	Rule     string `json:"rule,omitempty"`
+	Policy   string   `json:"policy"`
+	Decision string   `json:"decision"`
+	Status   int      `json:"status,omitempty"`
+	Layer    string   `json:"layer"`
+	RuleID   string   `json:"rule_id,omitempty"`
+	Rule     string   `json:"rule,omitempty"`
+	Trail    []string `json:"trail,omitempty"`
 }
 
 type shadowBackend struct {
 	Status int `json:"status"`
+}
+
+// trail collects a decision's steps that name a rule.
+type trail []string
+
+func (t *trail) Enabled() bool { return true }
+
+func (t *trail) Trace(ev policy.Event) {
+	s := ev.Text
+	if ev.Rule != nil && !ev.Rule.Default {
+		s = ev.Rule.ID + " " + ev.Rule.String()
+	}
+	if ev.Result != "" {
+		s += " => " + ev.Result
+	}
+	*t = append(*t, s)
+}
+
+// describe re-runs a decision dry with a tracer (only samples pay for
+// it) and reports it.
+func describe(name string, e *walk.Engine, req *walk.Request) (d shadowDecision) {
+	d.Policy = name
+	if e == nil {
+		return d
+	}
+	defer func() {
+		if recover() != nil {
+			d.Decision = "error"
+		}
+	}()
+	r := *req
+	r.Dry = true
+	var t trail
+	res := e.Decide(&r, &t)
+	d.Decision, d.Status, d.Layer, d.Trail = decisionName(&res.Decision), res.Status, res.Layer.String(), t
+	if res.Rule != nil {
+		d.RuleID, d.Rule = res.Rule.ID, res.Rule.String()
+	}
+	return d
 }
 
 // allow takes a token if one is left.
@@ -72,25 +122,37 @@ func (l *shadowLog) allow(now time.Time) bool {
 }
 
 // sample writes one disagreement, or reports that the rate limit dropped it.
-func (l *shadowLog) sample(now time.Time, direction string, r *http.Request, client netip.Addr, d *policy.Decision, backendStatus int, gen uint64) bool {
+func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direction string, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) bool {
 	if !l.allow(now) {
 		return false
 	}
+	p := pol.p
+	enforced := p.engine(v.policy)
+	if v.policy == PolicyLegacy && p.LegacyEnforced != nil {
+		enforced = p.LegacyEnforced
+	}
 	s := shadowSample{
-		Time: now.UTC(), Direction: direction, Client: client.String(), Method: r.Method, URI: r.RequestURI, Host: r.Host,
+		Time: now.UTC(), Scope: v.scope.Name, Against: against, Direction: direction,
+		Client: client.String(), Method: r.Method, URI: r.RequestURI, Host: r.Host,
 		Header:     map[string][]string{},
-		Orderly:    shadowDecision{Decision: decisionName(d), Status: d.Status, Layer: d.Layer.String()},
-		Backend:    shadowBackend{Status: backendStatus},
-		Generation: gen,
+		Orderly:    describe(v.policy, enforced, req),
+		Generation: pol.gen,
+	}
+	switch against {
+	case AgainstBackend:
+		s.Backend = &shadowBackend{Status: backendStatus}
+	case AgainstPolicy:
+		o := describe(v.otherPolicy, p.engine(v.otherPolicy), req)
+		s.Other = &o
+	case AgainstDemoted:
+		o := describe(PolicyLegacy+" (with demoted rules)", p.Legacy, req)
+		s.Other = &o
 	}
 	for k, v := range r.Header {
 		if redacted[k] {
 			v = []string{"[redacted]"}
 		}
 		s.Header[k] = v
-	}
-	if d.Rule != nil {
-		s.Orderly.RuleID, s.Orderly.Rule = d.Rule.ID, d.Rule.String()
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

@@ -32,6 +32,10 @@ type Options struct {
 	// cannot evaluate (Config.Unfaithful), ignoring them; without it they
 	// are errors.
 	ForwardUnfaithful bool
+	// Omit takes the access lines with these rule IDs out of the policy,
+	// as if they were deleted (rules demoted to shadow-only). IDs of the
+	// other rules do not change.
+	Omit map[string]bool
 }
 
 // Build turns a loaded configuration (apacheconf.Load) into the access
@@ -46,6 +50,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		cfg: &Config{
 			Semantics:         opt.Semantics,
 			ForwardUnfaithful: opt.ForwardUnfaithful,
+			Omit:              opt.Omit,
 			Methods:           &policy.Methods{},
 			MergeSlashes:      true,
 			Defaults:          &DirConf{},
@@ -167,14 +172,37 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 	if d.Raw != "" {
 		text += " " + d.Raw
 	}
+	id := b.ruleID(d, scope, true)
+	r := &policy.Rule{ID: id, File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
+	b.rules = append(b.rules, r)
+	return r
+}
+
+// ruleID is the ID of the directive's rule; take consumes its ordinal, so
+// that the next identical sibling gets the next one.
+func (b *builder) ruleID(d *apacheconf.Directive, scope []string, take bool) string {
 	norm := strings.ToLower(d.Name) + " " + strings.Join(d.Args, " ")
 	key := b.relFile(d.Pos.File) + "\x00" + strings.Join(scope, "\x00") + "\x00" + norm
 	n := b.ordinals[key]
-	b.ordinals[key] = n + 1
+	if take {
+		b.ordinals[key] = n + 1
+	}
 	sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
-	r := &policy.Rule{ID: hex.EncodeToString(sum[:6]), File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
-	b.rules = append(b.rules, r)
-	return r
+	return hex.EncodeToString(sum[:6])
+}
+
+// demotable are the directives Options.Omit can take out of a policy:
+// single access lines, whose absence is what deleting the line means.
+var demotable = map[string]bool{"order": true, "allow": true, "deny": true, "satisfy": true, "require": true}
+
+// omitted reports whether d is a rule Options.Omit takes out; its ID is
+// then used up, so that the IDs of the rules after it do not move.
+func (b *builder) omitted(d *apacheconf.Directive, name string, scope []string) bool {
+	if len(b.opt.Omit) == 0 || !demotable[name] || !b.opt.Omit[b.ruleID(d, scope, false)] {
+		return false
+	}
+	b.ruleID(d, scope, true)
+	return true
 }
 
 func (b *builder) resolve(p string) string {
@@ -556,6 +584,9 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	if b.htaccess != nil && !b.htaccess.allowed(b, d, name) {
 		return
 	}
+	if b.omitted(d, name, ctx.scope) {
+		return
+	}
 	switch name {
 	case "order":
 		o, ok := keyword(b, d, orders, "unknown order")
@@ -778,7 +809,7 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 	c := b.compat(ctx.conf)
 	r := b.rule(d, ctx.scope)
 	for _, w := range d.Args[1:] {
-		a := policy.AccessRule{Methods: ctx.limited, Word: w, Rule: r}
+		a := policy.AccessRule{Methods: ctx.limited, Word: w, Rule: r, Part: r.NewPart(w)}
 		lw := strings.ToLower(w)
 		switch {
 		case strings.HasPrefix(lw, "env=!"):
@@ -1249,7 +1280,7 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 		return nil, err
 	}
 	b := &builder{
-		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful},
+		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful, Omit: c.Omit},
 		cfg:        c,
 		ordinals:   map[string]int{},
 		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, modules: c.Modules},
@@ -1292,7 +1323,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 	vb := &builder{
 		vhost: v, scope: []string{sectionHeader(d)}, set: map[string]bool{},
 		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b,
-		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
+		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
 	}
 	for _, c := range d.Block {

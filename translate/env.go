@@ -57,6 +57,7 @@ type EnvInput struct {
 	Protocol   string
 	URI        string
 	Now        int64 // unix nanoseconds, for the rules' last-hit times
+	Dry        bool  // evaluate without counting (policy.Request.Dry)
 }
 
 // ApplyEnv runs SetEnvIf rules over a request in order, as match_headers
@@ -84,7 +85,9 @@ func ApplyEnv(rules []*EnvRule, in *EnvInput, env *policy.Env) {
 		if !matched {
 			continue
 		}
-		b.Rule.Hit(in.Now)
+		if !in.Dry {
+			b.Rule.Hit(in.Now)
+		}
 		for _, f := range b.Features {
 			if f.Unset {
 				env.Unset(f.Name)

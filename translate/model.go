@@ -198,6 +198,8 @@ type Config struct {
 	Unfaithful []Difference
 	// ForwardUnfaithful is Options.ForwardUnfaithful, for .htaccess files.
 	ForwardUnfaithful bool
+	// Omit is Options.Omit, for .htaccess files.
+	Omit map[string]bool
 }
 
 // Difference is a place where Apache 2.2 and Apache 2.4 with

@@ -39,6 +39,8 @@ type fileConfig struct {
 	RuleHeaderRange hcl.Range      `hcl:"rule_header,attr_range"`
 	Backends        []backendBlock `hcl:"backend,block"`
 	Legacy          *legacyBlock   `hcl:"legacy,block"`
+	Native          *nativeBlock   `hcl:"native,block"`
+	Scopes          []scopeBlock   `hcl:"scope,block"`
 	ClientIP        *clientIPBlock `hcl:"client_ip,block"`
 	Metrics         *listenBlock   `hcl:"metrics,block"`
 	Admin           *adminBlock    `hcl:"admin,block"`
@@ -66,12 +68,52 @@ type legacyBlock struct {
 	Address      *string           `hcl:"address,optional"`
 	Forward      *bool             `hcl:"forward_unfaithful,optional"`
 	Modules      []string          `hcl:"modules,optional"`
+	// Demote lists rule IDs demoted to shadow-only: still evaluated and
+	// counted, no longer enforced.
+	Demote []string `hcl:"demote,optional"`
 
 	DefRange       hcl.Range `hcl:",def_range"`
+	DemoteRange    hcl.Range `hcl:"demote,attr_range"`
 	FilesRange     hcl.Range `hcl:"files,attr_range"`
 	SemanticsRange hcl.Range `hcl:"semantics,attr_range"`
 	PathMapRange   hcl.Range `hcl:"path_map,attr_range"`
 	AddressRange   hcl.Range `hcl:"address,attr_range"`
+}
+
+// nativeBlock is the site's own 2.4 configuration, the policy scopes
+// move to.
+type nativeBlock struct {
+	Files        []string          `hcl:"files"`
+	ServerRoot   *string           `hcl:"server_root,optional"`
+	DocumentRoot *string           `hcl:"document_root,optional"`
+	PathMap      map[string]string `hcl:"path_map,optional"`
+	Defines      []string          `hcl:"defines,optional"`
+	Modules      []string          `hcl:"modules,optional"`
+
+	DefRange     hcl.Range `hcl:",def_range"`
+	FilesRange   hcl.Range `hcl:"files,attr_range"`
+	PathMapRange hcl.Range `hcl:"path_map,attr_range"`
+}
+
+// scopeBlock is a part of the site with its own mode and policies.
+type scopeBlock struct {
+	Name    string   `hcl:"name,label"`
+	Host    *string  `hcl:"host,optional"`
+	Path    *string  `hcl:"path,optional"`
+	Mode    *string  `hcl:"mode,optional"`
+	Enforce *string  `hcl:"enforce,optional"`
+	Shadow  *string  `hcl:"shadow,optional"`
+	Percent *float64 `hcl:"enforce_percent,optional"`
+	Cohort  *string  `hcl:"cohort,optional"`
+
+	DefRange     hcl.Range `hcl:",def_range"`
+	PathRange    hcl.Range `hcl:"path,attr_range"`
+	HostRange    hcl.Range `hcl:"host,attr_range"`
+	ModeRange    hcl.Range `hcl:"mode,attr_range"`
+	EnforceRange hcl.Range `hcl:"enforce,attr_range"`
+	ShadowRange  hcl.Range `hcl:"shadow,attr_range"`
+	PercentRange hcl.Range `hcl:"enforce_percent,attr_range"`
+	CohortRange  hcl.Range `hcl:"cohort,attr_range"`
 }
 
 type clientIPBlock struct {
@@ -105,6 +147,12 @@ type runtimeConfig struct {
 	TrustedProxies  []netip.Prefix
 	Legacy          translate.LoadOptions
 	LegacyFiles     []string
+	Demote          map[string]bool // rule IDs demoted to shadow-only
+	DemoteAt        string          // where legacy.demote is written, for messages
+	Native          *translate.LoadOptions
+	NativeFiles     []string
+	NativePathMap   map[string]string
+	Scopes          []proxy.Scope
 	MetricsListen   string
 	AdminListen     string
 	AdminToken      string // bearer token every admin endpoint requires ("" on loopback without token_file)
@@ -197,13 +245,9 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 	}
 	rc.Mode = proxy.ModeEnforce
 	if fc.Mode != nil {
-		switch m := proxy.Mode(*fc.Mode); m {
-		case proxy.ModeEnforce, proxy.ModeShadow, proxy.ModeObserve:
-			rc.Mode = m
-		default:
-			diags = append(diags, diag("Unsupported mode",
-				fmt.Sprintf("mode %q: want \"enforce\" (orderly refuses), \"shadow\" (orderly forwards everything and counts where it disagrees with the backend) or \"observe\" (forward and count only).", *fc.Mode), fc.ModeRange))
-		}
+		m, d := parseMode(*fc.Mode, fc.ModeRange)
+		rc.Mode = m
+		diags = append(diags, d...)
 	}
 	switch len(fc.Backends) {
 	case 0:
@@ -278,6 +322,53 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 			rc.LegacyIP, rc.LegacyPort = ip, port
 		}
 	}
+	if fc.Legacy != nil && len(fc.Legacy.Demote) > 0 {
+		rc.Demote = map[string]bool{}
+		rc.DemoteAt = fc.Legacy.DemoteRange.String()
+		for _, id := range fc.Legacy.Demote {
+			if !ruleIDPattern(id) {
+				diags = append(diags, diag("Invalid rule ID", fmt.Sprintf("%q is not a rule ID (12 hexadecimal digits, as orderly_rule_info and orderly explain show them).", id), fc.Legacy.DemoteRange))
+			}
+			rc.Demote[id] = true
+		}
+	}
+	if n := fc.Native; n != nil {
+		if len(n.Files) == 0 {
+			diags = append(diags, diag("No native files", "native.files must name at least one file.", n.FilesRange))
+		}
+		for _, f := range n.Files {
+			rc.NativeFiles = append(rc.NativeFiles, rel(f))
+		}
+		// The native configuration is 2.4's own: it means what Apache 2.4
+		// does with it.
+		opt := translate.LoadOptions{Defines: map[string]bool{}, Options: translate.Options{Semantics: translate.Compat24}}
+		if n.ServerRoot != nil {
+			opt.ServerRoot = rel(*n.ServerRoot)
+		} else {
+			opt.ServerRoot = rc.Legacy.ServerRoot
+		}
+		if n.DocumentRoot != nil {
+			opt.DocumentRoot = rel(*n.DocumentRoot)
+		} else {
+			opt.DocumentRoot = rc.Legacy.DocumentRoot
+		}
+		for _, d := range n.Defines {
+			opt.Defines[d] = true
+		}
+		opt.Modules = n.Modules
+		rc.Native = &opt
+		rc.NativePathMap = rc.PathMap
+		if n.PathMap != nil {
+			rc.NativePathMap = map[string]string{}
+			for k, v := range n.PathMap {
+				if !filepath.IsAbs(k) {
+					diags = append(diags, diag("Invalid path_map", fmt.Sprintf("%q is not an absolute path as the native configuration names it.", k), n.PathMapRange))
+				}
+				rc.NativePathMap[k] = rel(v)
+			}
+		}
+	}
+	diags = append(diags, fc.buildScopes(rc)...)
 	if fc.ClientIP != nil {
 		for _, s := range fc.ClientIP.TrustedProxies {
 			p, err := netip.ParsePrefix(s)
@@ -383,4 +474,110 @@ func parseLegacyAddress(s string) (netip.Addr, int, error) {
 		p = n
 	}
 	return ip, p, nil
+}
+
+// parseMode reads a mode attribute.
+func parseMode(s string, r hcl.Range) (proxy.Mode, hcl.Diagnostics) {
+	switch m := proxy.Mode(s); m {
+	case proxy.ModeEnforce, proxy.ModeShadow, proxy.ModeObserve:
+		return m, nil
+	}
+	return proxy.ModeEnforce, hcl.Diagnostics{diag("Unsupported mode",
+		fmt.Sprintf("mode %q: want \"enforce\" (orderly refuses), \"shadow\" (orderly forwards everything and counts where it disagrees with the backend or the other policy) or \"observe\" (forward and count only).", s), r)}
+}
+
+// ruleIDPattern reports whether s looks like a rule ID.
+func ruleIDPattern(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// buildScopes validates the scope blocks into rc.Scopes.
+func (fc *fileConfig) buildScopes(rc *runtimeConfig) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	seen := map[string]hcl.Range{}
+	where := map[string]hcl.Range{}
+	for _, b := range fc.Scopes {
+		sc := proxy.Scope{Name: b.Name, Mode: rc.Mode, Enforce: proxy.PolicyLegacy, Percent: 100}
+		if prev, ok := seen[b.Name]; ok {
+			diags = append(diags, diag("Duplicate scope", fmt.Sprintf("Scope %q is already defined at %s.", b.Name, prev), b.DefRange))
+		}
+		seen[b.Name] = b.DefRange
+		if b.Name == "" || b.Name == proxy.DefaultScope {
+			diags = append(diags, diag("Invalid scope name", fmt.Sprintf("%q is reserved for the requests no scope takes; name the scope after what it covers.", b.Name), b.DefRange))
+		}
+		if b.Host != nil {
+			sc.Host = strings.ToLower(strings.TrimSuffix(*b.Host, "."))
+			if sc.Host == "" || strings.ContainsAny(sc.Host, ":/ ") {
+				diags = append(diags, diag("Invalid scope host", fmt.Sprintf("%q is not a host name (no port, no scheme).", *b.Host), b.HostRange))
+			}
+		}
+		if b.Path != nil {
+			sc.Path = *b.Path
+			if !strings.HasPrefix(sc.Path, "/") || strings.Contains(sc.Path, "//") || strings.Contains(sc.Path, "/../") || strings.HasSuffix(sc.Path, "/..") || strings.ContainsAny(sc.Path, "?#%") {
+				diags = append(diags, diag("Invalid scope path", fmt.Sprintf("%q is not a normalised URL-path prefix such as \"/api\" (it is matched on the decoded path, as Apache's <Location>).", *b.Path), b.PathRange))
+			}
+		}
+		if b.Host == nil && b.Path == nil {
+			diags = append(diags, diag("Scope covers nothing", "A scope needs a host, a path, or both; the top-level mode governs everything else.", b.DefRange))
+		}
+		key := sc.Host + "\x00" + sc.Path
+		if prev, ok := where[key]; ok {
+			diags = append(diags, diag("Duplicate scope", fmt.Sprintf("Another scope covers the same host and path, at %s.", prev), b.DefRange))
+		}
+		where[key] = b.DefRange
+		if b.Mode != nil {
+			m, d := parseMode(*b.Mode, b.ModeRange)
+			sc.Mode = m
+			diags = append(diags, d...)
+		}
+		policyName := func(v *string, r hcl.Range) string {
+			switch *v {
+			case proxy.PolicyLegacy:
+			case proxy.PolicyNative:
+				if rc.Native == nil {
+					diags = append(diags, diag("No native policy", "This scope names the native policy: add a native block with the site's 2.4 configuration files.", r))
+				}
+			default:
+				diags = append(diags, diag("Unknown policy", fmt.Sprintf("%q: want \"legacy\" (the translated 2.2 rules) or \"native\" (the native block's 2.4 configuration).", *v), r))
+			}
+			return *v
+		}
+		if b.Enforce != nil {
+			sc.Enforce = policyName(b.Enforce, b.EnforceRange)
+		}
+		if b.Shadow != nil {
+			sc.Shadow = policyName(b.Shadow, b.ShadowRange)
+			if sc.Shadow == sc.Enforce {
+				diags = append(diags, diag("Shadow is the enforced policy", fmt.Sprintf("The scope enforces %q already; shadow the other policy or leave shadow out.", sc.Enforce), b.ShadowRange))
+			}
+		}
+		if b.Percent != nil {
+			sc.Percent = *b.Percent
+			switch {
+			case sc.Percent < 0 || sc.Percent > 100:
+				diags = append(diags, diag("Invalid enforce_percent", fmt.Sprintf("%v is not a percentage from 0 to 100.", sc.Percent), b.PercentRange))
+			case sc.Shadow == "" && sc.Percent != 100:
+				diags = append(diags, diag("enforce_percent without shadow", "The clients outside the enforce share are decided by the shadow policy: name it with shadow.", b.PercentRange))
+			}
+		}
+		if b.Cohort != nil {
+			switch *b.Cohort {
+			case "client":
+			case "user":
+				sc.ByUser = true
+			default:
+				diags = append(diags, diag("Invalid cohort", fmt.Sprintf("%q: want \"client\" (by client address, the default) or \"user\" (by the Basic-auth user when the request names one).", *b.Cohort), b.CohortRange))
+			}
+		}
+		rc.Scopes = append(rc.Scopes, sc)
+	}
+	return diags
 }

@@ -105,22 +105,46 @@ func printErrs(w io.Writer, err error) {
 	fmt.Fprintln(w, err)
 }
 
-// setup reads the HCL file and the legacy configuration.
-func setup(path string, stderr io.Writer) (*runtimeConfig, *walk.Engine, bool) {
+// setup reads the HCL file and the policies it names: the legacy
+// configuration (and, with rules demoted, the same without them) and the
+// native one.
+func setup(path string, stderr io.Writer) (*runtimeConfig, *proxy.Policies, bool) {
 	rc, _, diags := loadConfig(path)
 	if diags.HasErrors() {
 		printDiags(stderr, diags)
 		return nil, nil, false
 	}
-	cfg, err := translate.Load(rc.LegacyFiles, rc.Legacy)
+	p := &proxy.Policies{Scopes: rc.Scopes, Mode: rc.Mode, Demoted: rc.Demote}
+	var ok bool
+	if p.Legacy, ok = loadEngine(path, rc.LegacyFiles, rc.Legacy, rc.PathMap, rc, stderr); !ok {
+		return nil, nil, false
+	}
+	if len(rc.Demote) > 0 {
+		opt := rc.Legacy
+		opt.Omit = rc.Demote
+		if p.LegacyEnforced, ok = loadEngine(path, rc.LegacyFiles, opt, rc.PathMap, rc, stderr); !ok {
+			return nil, nil, false
+		}
+	}
+	if rc.Native != nil {
+		if p.Native, ok = loadEngine(path, rc.NativeFiles, *rc.Native, rc.NativePathMap, rc, stderr); !ok {
+			return nil, nil, false
+		}
+	}
+	return rc, p, true
+}
+
+// loadEngine loads one configuration into a decision engine.
+func loadEngine(path string, files []string, opt translate.LoadOptions, pathMap map[string]string, rc *runtimeConfig, stderr io.Writer) (*walk.Engine, bool) {
+	cfg, err := translate.Load(files, opt)
 	if err != nil {
 		printErrs(stderr, err)
-		return nil, nil, false
+		return nil, false
 	}
 	var fsys walk.FS = walk.OS
 	id := proxy.NewIdentity()
-	if len(rc.PathMap) > 0 {
-		pm := walk.NewPathMap(walk.OS, rc.PathMap)
+	if len(pathMap) > 0 {
+		pm := walk.NewPathMap(walk.OS, pathMap)
 		fsys, id.Map = pm, pm.Map
 	}
 	// The walk reads the document root as Apache does (directories,
@@ -130,11 +154,11 @@ func setup(path string, stderr io.Writer) (*runtimeConfig, *walk.Engine, bool) {
 			err = errors.New("not a directory")
 		}
 		fmt.Fprintf(stderr, "%s: document root %s: %v: orderly must read the files Apache serves to decide as it does\n", path, cfg.DocumentRoot, err)
-		return nil, nil, false
+		return nil, false
 	}
 	e := walk.New(cfg, fsys, id)
 	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
-	return rc, e, true
+	return e, true
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -144,17 +168,18 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	rc, engine, ok := setup(*configPath, stderr)
+	rc, pols, ok := setup(*configPath, stderr)
 	if !ok {
 		return 2
 	}
+	engine := pols.Legacy
 	if rc.StateFile != "" {
 		saved, err := loadState(rc.StateFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: state_file: %v\n", *configPath, err)
 			return 2
 		}
-		engine.Restore(saved)
+		pols.Restore(saved)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	var errLog io.Writer
@@ -189,8 +214,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	var h *proxy.Handler
-	metrics := proxy.NewMetrics(func() []*policy.Rule { return h.Engine().Rules() })
-	h = proxy.New(proxy.Config{
+	metrics := proxy.NewMetrics(func() []*policy.Rule {
+		p, _ := h.Policies()
+		return p.Rules()
+	})
+	h = proxy.NewWith(proxy.Config{
 		Backend:        rc.Backend,
 		TrustedProxies: rc.TrustedProxies,
 		UserHeader:     rc.UserHeader,
@@ -202,7 +230,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Logger:         logger,
 		Metrics:        metrics,
 		Resolver:       proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout),
-	}, engine)
+	}, pols)
 	ln, err := net.Listen("tcp", rc.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: listen: %v\n", *configPath, err)
@@ -286,8 +314,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		if rc.StateFile == "" {
 			return
 		}
-		e := h.Engine()
-		if err := saveState(rc.StateFile, append(e.Rules(), e.Unclaimed()...)); err != nil {
+		p, _ := h.Policies()
+		if err := saveState(rc.StateFile, append(p.Rules(), p.Unclaimed()...)); err != nil {
 			logger.Error("saving the state file", "path", rc.StateFile, "err", err)
 		}
 	}
@@ -345,6 +373,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	method := fs.String("method", "GET", "request method")
 	user := fs.String("user", "", "Basic user name")
 	password := fs.String("password", "", "Basic password")
+	which := fs.String("policy", "legacy", `the policy to decide by: "legacy" or "native" (the native block)`)
 	var headers headerFlags
 	fs.Var(&headers, "header", "extra request header 'Name: value' (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -363,8 +392,21 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	if u, err := url.Parse(target); err == nil && u.Scheme != "" {
 		target = u.RequestURI()
 	}
-	rc, engine, ok := setup(*configPath, stderr)
+	rc, pols, ok := setup(*configPath, stderr)
 	if !ok {
+		return 2
+	}
+	engine := pols.Legacy
+	switch *which {
+	case proxy.PolicyLegacy:
+	case proxy.PolicyNative:
+		if pols.Native == nil {
+			fmt.Fprintf(stderr, "explain: -policy native: %s has no native block\n", *configPath)
+			return 2
+		}
+		engine = pols.Native
+	default:
+		fmt.Fprintf(stderr, "explain: -policy %q: want legacy or native\n", *which)
 		return 2
 	}
 	if rc.StateFile != "" {
@@ -373,7 +415,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: state_file: %v\n", *configPath, err)
 			return 2
 		}
-		engine.Restore(saved)
+		pols.Restore(saved)
 	}
 	resolver := proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout)
 	hdr := http.Header{}

@@ -59,6 +59,17 @@ func TestConfigErrors(t *testing.T) {
 		{"admin token too short", goodHCL + "admin {\n  listen = \"0.0.0.0:9101\"\n  token_file = \"legacy.conf\"\n}\n", "x", "orderly.hcl:15:3: Token too short"},
 		{"admin token unreadable", goodHCL + "admin {\n  listen = \"127.0.0.1:9101\"\n  token_file = \"nope\"\n}\n", legacy, "orderly.hcl:15:3: Unreadable token file"},
 		{"bad rule header", goodHCL + "rule_header = \"X Rule\"\n", legacy, "orderly.hcl:13:1: Invalid header name"},
+		{"scope with unknown policy", goodHCL + "scope \"api\" {\n  path = \"/api\"\n  enforce = \"new\"\n}\n", legacy, "orderly.hcl:15:3: Unknown policy"},
+		{"scope naming native without a native block", goodHCL + "scope \"api\" {\n  path = \"/api\"\n  enforce = \"native\"\n}\n", legacy, "orderly.hcl:15:3: No native policy"},
+		{"scope covering nothing", goodHCL + "scope \"api\" {\n  mode = \"shadow\"\n}\n", legacy, "orderly.hcl:13:1: Scope covers nothing"},
+		{"scope path not normalised", goodHCL + "scope \"api\" {\n  path = \"/a/../api\"\n}\n", legacy, "orderly.hcl:14:3: Invalid scope path"},
+		{"scope percent without shadow", goodHCL + "scope \"api\" {\n  path = \"/api\"\n  enforce_percent = 10\n}\n", legacy, "orderly.hcl:15:3: enforce_percent without shadow"},
+		{"scope percent out of range", goodHCL + "scope \"api\" {\n  path = \"/api\"\n  shadow = \"legacy\"\n  enforce = \"legacy\"\n  enforce_percent = 101\n}\n", legacy, "orderly.hcl:15:3: Shadow is the enforced policy"},
+		{"scope mode", goodHCL + "scope \"api\" {\n  host = \"api.example\"\n  mode = \"loud\"\n}\n", legacy, "orderly.hcl:15:3: Unsupported mode"},
+		{"duplicate scope", goodHCL + "scope \"api\" {\n  path = \"/api\"\n}\nscope \"api\" {\n  path = \"/v2\"\n}\n", legacy, "orderly.hcl:16:1: Duplicate scope"},
+		{"default scope name", goodHCL + "scope \"default\" {\n  path = \"/api\"\n}\n", legacy, "orderly.hcl:13:1: Invalid scope name"},
+		{"bad demoted rule ID", strings.Replace(goodHCL, `semantics     = "2.4-compat"`, "semantics = \"2.4-compat\"\n  demote = [\"Deny from all\"]", 1), legacy, "orderly.hcl:9:3: Invalid rule ID"},
+		{"native file error", goodHCL + "native {\n  files = [\"native.conf\"]\n}\n", legacy, "native.conf"},
 		{"missing legacy file", strings.Replace(goodHCL, `["legacy.conf"]`, `["nope.conf"]`, 1), legacy, "nope.conf"},
 	}
 	for _, tt := range tests {

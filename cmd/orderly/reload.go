@@ -41,8 +41,9 @@ func (r *reloader) reload() (notes []string, err error) {
 		r.logger.Error("configuration reload rejected; the previous configuration keeps serving", "config", r.path, "errors", msg)
 		return nil, fmt.Errorf("%s", msg)
 	}
-	kept := e.Inherit(r.h.Engine())
-	r.generation = r.h.SetEngine(e)
+	old, _ := r.h.Policies()
+	kept := e.Inherit(old)
+	r.generation = r.h.SetPolicies(e)
 	r.metrics.Loaded(r.generation, true)
 	notes = restartOnly(r.rc, rc)
 	r.rc = rc
@@ -63,7 +64,6 @@ func restartOnly(a, b *runtimeConfig) []string {
 		}
 	}
 	add("listen", a.Listen != b.Listen)
-	add("mode", a.Mode != b.Mode)
 	add("backend", a.Backend.String() != b.Backend.String())
 	add("client_ip", !slices.Equal(a.TrustedProxies, b.TrustedProxies) || a.UserHeader != b.UserHeader)
 	add("metrics.listen", a.MetricsListen != b.MetricsListen)

@@ -29,6 +29,14 @@ type ruleState struct {
 	Decisive uint64 `json:"decisive"`
 	FirstHit int64  `json:"first_hit,omitempty"` // unix nanoseconds
 	LastHit  int64  `json:"last_hit,omitempty"`
+	// Parts are the matches of each word of an Allow or Deny line, in
+	// the line's order.
+	Parts []partState `json:"parts,omitempty"`
+}
+
+type partState struct {
+	Word    string `json:"word"`
+	Matches uint64 `json:"matches"`
 }
 
 // loadState reads the state file as rules carrying the saved counters; a
@@ -58,6 +66,9 @@ func loadState(path string) ([]*policy.Rule, error) {
 		rs := s.Rules[id]
 		r := &policy.Rule{ID: id}
 		r.Restore(rs.Matches, rs.Decisive, unixNano(rs.FirstHit), unixNano(rs.LastHit))
+		for _, p := range rs.Parts {
+			r.NewPart(p.Word).AddMatches(p.Matches)
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -82,6 +93,9 @@ func saveState(path string, rules []*policy.Rule) error {
 		}
 		if !last.IsZero() {
 			rs.LastHit = last.UnixNano()
+		}
+		for _, p := range r.Parts {
+			rs.Parts = append(rs.Parts, partState{Word: p.Word, Matches: p.Matches()})
 		}
 		s.Rules[r.ID] = rs
 	}

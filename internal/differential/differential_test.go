@@ -101,6 +101,7 @@ type orderlyFront struct {
 	mode    string // "" is enforce
 	legacy  string // legacy file orderly reads instead of the case's
 	state   string // state_file
+	extra   string // more HCL, appended
 }
 
 func freePort(t *testing.T) string {
@@ -123,19 +124,8 @@ func (f orderlyFront) start(t *testing.T, l apachetest.Layout, backend string) (
 	return addr, stop
 }
 
-// launch starts orderly for the case laid out at l and waits until it
-// listens; the error holds orderly's output when it does not.
-// pid is the process ID of the orderly launched last.
-var pid atomic.Int64
-
-func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	hclPath := filepath.Join(l.Dir, "orderly.hcl")
+// config is the HCL of an orderly listening on addr in front of backend.
+func (f orderlyFront) config(l apachetest.Layout, backend, addr string) string {
 	legacy, mode := l.Legacy, "enforce"
 	if f.legacy != "" {
 		legacy = f.legacy
@@ -170,6 +160,36 @@ error_log = %q
 	if f.admin != "" {
 		hcl += fmt.Sprintf("admin {\n  listen = %q\n}\n", f.admin)
 	}
+	return hcl + f.extra
+}
+
+// writeFrontConfig rewrites the configuration of the orderly started by
+// f.start for a reload, edited by edit when it is not nil.
+func writeFrontConfig(t *testing.T, f orderlyFront, l apachetest.Layout, backend, addr string, edit func(string) string) {
+	t.Helper()
+	hcl := f.config(l, backend, addr)
+	if edit != nil {
+		hcl = edit(hcl)
+	}
+	if err := os.WriteFile(filepath.Join(l.Dir, "orderly.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// launch starts orderly for the case laid out at l and waits until it
+// listens; the error holds orderly's output when it does not.
+// pid is the process ID of the orderly launched last.
+var pid atomic.Int64
+
+func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	hclPath := filepath.Join(l.Dir, "orderly.hcl")
+	hcl := f.config(l, backend, addr)
 	if err := os.WriteFile(hclPath, []byte(hcl), 0o644); err != nil {
 		return "", nil, err
 	}

@@ -69,7 +69,7 @@ GET /index.html 8.8.8.8 want=200
 			}
 			text := scrapeMetrics(t, metrics)
 			for dir, n := range tt.want {
-				re := regexp.MustCompile(`(?m)^orderly_shadow_disagreements_total\{direction="` + dir + `",rule_id="[0-9a-f]+"\} (\d+)$`)
+				re := regexp.MustCompile(`(?m)^orderly_shadow_disagreements_total\{against="backend",direction="` + dir + `",rule_id="[0-9a-f]+",scope="default"\} (\d+)$`)
 				m := re.FindStringSubmatch(text)
 				switch {
 				case n == "" && m != nil:

@@ -196,6 +196,8 @@ type Request struct {
 	// means the client has none.
 	Resolver HostResolver
 	Now      int64 // unix nanoseconds, for rules' last-hit times; 0 leaves them alone
+	// Dry decides without counting (policy.Request.Dry).
+	Dry bool
 
 	hostDone bool
 	host     string
@@ -247,58 +249,20 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return h.Decide(req, tr)
 	}
 	var res Result
-	raw := req.Target
-	if strings.IndexByte(raw, '#') >= 0 {
-		// "URI must not contain a fragment" (server/protocol.c, RFC 3986 3.5).
-		res.Status, res.Layer = 400, policy.LayerRequest
-		return res
-	}
-	if i := strings.IndexByte(raw, '?'); i >= 0 {
-		raw = raw[:i]
-	}
-	// ap_parse_uri: a request-target is a path, not a network-path
-	// reference; extra leading slashes go before anything reads it
-	// (MergeSlashes Off or not).
-	for strings.HasPrefix(raw, "//") {
-		raw = raw[1:]
-	}
-	if !strings.HasPrefix(raw, "/") {
-		switch {
-		case raw == "*":
-			// "OPTIONS *" maps to no file and no section.
-			return res
-		case strings.Contains(raw, "://"):
-			// Absolute-form: Apache decides on the path of the URI
-			// (ap_parse_uri), and so does the backend orderly forwards to.
-			rest := raw[strings.Index(raw, "://")+3:]
-			if j := strings.IndexByte(rest, '/'); j >= 0 {
-				raw = rest[j:]
-			} else {
-				raw = "/"
-			}
-		default:
-			// Authority-form (CONNECT) and anything else: refused rather
-			// than guessed at.
-			res.Status, res.Layer = 400, policy.LayerRequest
-			return res
-		}
-	}
-	var uri string
-	var st int
-	if e.cfg.Semantics == translate.Legacy22 {
-		uri, st = NormalizePath22(raw, e.cfg.AllowEncodedSlashes != translate.EncodedSlashesOff)
-	} else {
-		uri, st = NormalizePath(raw, e.cfg.MergeSlashes, uint8(e.cfg.AllowEncodedSlashes))
-	}
+	raw, uri, st := e.target(req.Target)
 	if st != 0 {
 		res.Status, res.Layer = st, policy.LayerRequest
+		return res
+	}
+	if uri == "" {
+		// "OPTIONS *" maps to no file and no section.
 		return res
 	}
 	res.URI = uri
 	// post_read_request: server-level SetEnvIf sees the raw path.
 	in := translate.EnvInput{
 		Header: req.Header, RemoteAddr: req.ClientAddr, ServerAddr: req.LocalAddr,
-		Method: req.Method, Protocol: req.Proto, URI: raw, Now: req.Now,
+		Method: req.Method, Protocol: req.Proto, URI: raw, Now: req.Now, Dry: req.Dry,
 	}
 	translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env)
 	in.URI = uri
@@ -318,7 +282,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	pr := policy.Request{
 		Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
-		Now: req.Now,
+		Now: req.Now, Dry: req.Dry,
 	}
 	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
 	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
@@ -326,6 +290,60 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	return e.dirIndex(req, m, res, methodNum, tr)
+}
+
+// Path returns the URL-path a request for target on host is decided on:
+// decoded and normalised exactly as Apache does before any section
+// matches. ok is false when Apache refuses the target itself.
+func (e *Engine) Path(host, target string) (string, bool) {
+	_, uri, st := e.host(host).target(target)
+	return uri, st == 0
+}
+
+// target parses a request-target as ap_parse_uri and normalises its path.
+// It returns the raw path (without query), the normalised URI ("" for
+// "*"), and the status of a refusal.
+func (e *Engine) target(raw string) (string, string, int) {
+	if strings.IndexByte(raw, '#') >= 0 {
+		// "URI must not contain a fragment" (server/protocol.c, RFC 3986 3.5).
+		return raw, "", 400
+	}
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		raw = raw[:i]
+	}
+	// ap_parse_uri: a request-target is a path, not a network-path
+	// reference; extra leading slashes go before anything reads it
+	// (MergeSlashes Off or not).
+	for strings.HasPrefix(raw, "//") {
+		raw = raw[1:]
+	}
+	if !strings.HasPrefix(raw, "/") {
+		switch {
+		case raw == "*":
+			return raw, "", 0
+		case strings.Contains(raw, "://"):
+			// Absolute-form: Apache decides on the path of the URI
+			// (ap_parse_uri), and so does the backend orderly forwards to.
+			rest := raw[strings.Index(raw, "://")+3:]
+			if j := strings.IndexByte(rest, '/'); j >= 0 {
+				raw = rest[j:]
+			} else {
+				raw = "/"
+			}
+		default:
+			// Authority-form (CONNECT) and anything else: refused rather
+			// than guessed at.
+			return raw, "", 400
+		}
+	}
+	var uri string
+	var st int
+	if e.cfg.Semantics == translate.Legacy22 {
+		uri, st = NormalizePath22(raw, e.cfg.AllowEncodedSlashes != translate.EncodedSlashesOff)
+	} else {
+		uri, st = NormalizePath(raw, e.cfg.MergeSlashes, uint8(e.cfg.AllowEncodedSlashes))
+	}
+	return raw, uri, st
 }
 
 // dirIndex repeats the check for each DirectoryIndex file as mod_dir's
@@ -368,7 +386,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			pr := policy.Request{
 				Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
-				Now: req.Now,
+				Now: req.Now, Dry: req.Dry,
 			}
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 		}

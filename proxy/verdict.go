@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/walk"
+)
+
+// verdict is the joint verdict of one request: the decision in force,
+// the other policy's beside it, and the full legacy policy's when
+// demoted rules made the enforced one differ.
+type verdict struct {
+	scope  *Scope
+	policy string      // the policy whose decision is in force
+	res    walk.Result // the decision in force
+	// other is the decision of the scope's other policy (nil: the scope
+	// has none, or its evaluation failed).
+	other       *walk.Result
+	otherPolicy string
+	// full is the legacy policy's decision with its demoted rules, when
+	// the decision in force is legacy's without them.
+	full *walk.Result
+}
+
+// newPolicy and oldPolicy are the decisions of the scope's Enforce and
+// Shadow policies, whichever decided.
+func (v *verdict) newAndOld() (newRes, oldRes *walk.Result) {
+	if v.other == nil {
+		return nil, nil
+	}
+	if v.policy == v.scope.Enforce {
+		return &v.res, v.other
+	}
+	return v.other, &v.res
+}
+
+// shadowing reports whether any scope compares with the backend (and so
+// needs the response status).
+func (h *Handler) shadowing() bool {
+	for _, s := range h.active.Load().p.scopes {
+		if s.Mode == ModeShadow {
+			return true
+		}
+	}
+	return false
+}
+
+// decide finds the request's scope and cohort and evaluates its policies.
+func (h *Handler) decide(p *Policies, r *http.Request, req *walk.Request) verdict {
+	path, ok := p.Legacy.Path(r.Host, r.RequestURI)
+	v := verdict{scope: p.scope(r.Host, path, ok)}
+	sc := v.scope
+	v.policy, v.otherPolicy = sc.Enforce, sc.Shadow
+	if sc.Shadow != "" && !sc.inEnforceCohort(req.ClientAddr, req.Auth.User) {
+		v.policy, v.otherPolicy = sc.Shadow, sc.Enforce
+	}
+	if v.policy == PolicyLegacy && p.LegacyEnforced != nil {
+		// Demoted rules: the full legacy policy counts, the policy without
+		// them decides, dry.
+		full := h.shadowDecide(p.Legacy, req)
+		v.full = full
+		dry := *req
+		dry.Dry = true
+		v.res = p.LegacyEnforced.Decide(&dry, nil)
+	} else {
+		v.res = p.engine(v.policy).Decide(req, nil)
+	}
+	if v.otherPolicy != "" {
+		v.other = h.shadowDecide(p.engine(v.otherPolicy), req)
+	}
+	return v
+}
+
+// shadowDecide evaluates a policy whose answer is not enforced. It can
+// never change the response: a failure is counted and gives no decision.
+func (h *Handler) shadowDecide(e *walk.Engine, req *walk.Request) (res *walk.Result) {
+	defer func() {
+		if err := recover(); err != nil {
+			h.cfg.Logger.Error("shadow evaluation failed", "err", err, "uri", req.Target)
+			if h.cfg.Metrics != nil {
+				h.cfg.Metrics.shadowErrors.Inc()
+			}
+			res = nil
+		}
+	}()
+	r := e.Decide(req, nil)
+	return &r
+}
+
+// Against names what a shadow comparison compared with.
+const (
+	AgainstBackend = "backend" // the backend's answer (it still enforces the legacy rules)
+	AgainstPolicy  = "policy"  // the scope's other policy
+	AgainstDemoted = "demoted" // the legacy policy with its demoted rules
+)
+
+// compare counts the disagreements of a verdict: the policies with each
+// other, the enforced legacy policy with the full one, and in shadow mode
+// the decision with the backend's status. A sample of each goes to the
+// shadow log.
+func (h *Handler) compare(v verdict, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
+	if newRes, oldRes := v.newAndOld(); newRes != nil {
+		if dir, rule := direction(newRes.Allowed(), oldRes.Allowed(), newRes.Rule, oldRes.Rule); dir != "" {
+			h.disagree(v.scope.Name, AgainstPolicy, dir, rule)
+			h.sample(v, AgainstPolicy, dir, r, req, client, backendStatus, pol)
+		}
+	}
+	if v.full != nil {
+		if dir, rule := direction(v.res.Allowed(), v.full.Allowed(), v.res.Rule, v.full.Rule); dir != "" {
+			h.disagree(v.scope.Name, AgainstDemoted, dir, rule)
+			h.sample(v, AgainstDemoted, dir, r, req, client, backendStatus, pol)
+		}
+	}
+	if backendStatus != 0 {
+		if dir := h.cfg.Metrics.Compare(v.scope.Name, &v.res.Decision, backendStatus); dir != "" {
+			h.sample(v, AgainstBackend, dir, r, req, client, backendStatus, pol)
+		}
+	}
+}
+
+// direction compares a new answer with an old one: would_newly_deny when
+// the new refuses what the old allows (the new side's rule is the one to
+// look at), would_newly_allow the other way (the old side's rule).
+func direction(newAllowed, oldAllowed bool, newRule, oldRule *policy.Rule) (string, *policy.Rule) {
+	switch {
+	case !newAllowed && oldAllowed:
+		return "would_newly_deny", newRule
+	case newAllowed && !oldAllowed:
+		return "would_newly_allow", oldRule
+	}
+	return "", nil
+}
+
+func (h *Handler) disagree(scope, against, dir string, rule *policy.Rule) {
+	if h.cfg.Metrics == nil {
+		return
+	}
+	id := "-"
+	if rule != nil {
+		id = rule.ID
+	}
+	h.cfg.Metrics.disagree.WithLabelValues(scope, against, dir, id).Inc()
+}
+
+func (h *Handler) sample(v verdict, against, dir string, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
+	if h.shadow == nil {
+		return
+	}
+	if !h.shadow.sample(time.Now(), h, v, against, dir, r, req, client, backendStatus, pol) && h.cfg.Metrics != nil {
+		h.cfg.Metrics.dropped.Inc()
+	}
+}
