@@ -223,7 +223,7 @@ func TestDemoteRule(t *testing.T) {
 func wantSeries(t *testing.T, text, pattern string, want float64) {
 	t.Helper()
 	re := strings.NewReplacer("{", `\{`, "}", `\}`).Replace(pattern)
-	m := regexp.MustCompile(`(?m)^` + re + ` (\S+)$`).FindAllStringSubmatch(text, -1)
+	m := regexp.MustCompile(`(?m)^`+re+` (\S+)$`).FindAllStringSubmatch(text, -1)
 	sum := 0.0
 	for _, x := range m {
 		v, _ := strconv.ParseFloat(x[1], 64)
