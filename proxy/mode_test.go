@@ -106,7 +106,7 @@ func TestShadowLog(t *testing.T) {
 	if dropped := testutil.ToFloat64(m.dropped); int(dropped)+len(lines) != n {
 		t.Errorf("%d written + %v dropped, want %d", len(lines), dropped, n)
 	}
-	var s shadowSample
+	var s Sample
 	if err := json.Unmarshal([]byte(lines[0]), &s); err != nil {
 		t.Fatal(err)
 	}

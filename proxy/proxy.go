@@ -131,10 +131,7 @@ func NewWith(cfg Config, p *Policies) *Handler {
 	if cfg.Mode == "" {
 		cfg.Mode = ModeEnforce
 	}
-	h := &Handler{cfg: cfg}
-	if cfg.ShadowLog != nil {
-		h.shadow = &shadowLog{w: cfg.ShadowLog}
-	}
+	h := &Handler{cfg: cfg, shadow: &shadowLog{w: cfg.ShadowLog}}
 	h.install(p, 1)
 	tr := cfg.Transport
 	if tr == nil {
@@ -178,6 +175,9 @@ func (h *Handler) SetPolicies(p *Policies) uint64 {
 
 // Engine returns the legacy engine in force.
 func (h *Handler) Engine() *walk.Engine { return h.active.Load().p.Legacy }
+
+// Disagreements returns the latest sampled disagreements, newest first.
+func (h *Handler) Disagreements() []Sample { return h.shadow.Recent() }
 
 // Policies returns the configuration in force and its generation.
 func (h *Handler) Policies() (*Policies, uint64) {

@@ -222,3 +222,30 @@ func (s *Scope) inEnforceCohort(client netip.Addr, user string) bool {
 	}
 	return float64(h.Sum64()%10000) < s.Percent*100
 }
+
+// InForce returns the scopes as requests meet them: most specific first,
+// the default scope last.
+func (p *Policies) InForce() []Scope {
+	out := make([]Scope, len(p.scopes))
+	for i, s := range p.scopes {
+		out[i] = *s
+	}
+	return out
+}
+
+// PolicyOf names the policy a rule belongs to: native when it is one of
+// the native configuration's, legacy otherwise.
+func (p *Policies) PolicyOf() func(*policy.Rule) string {
+	native := map[*policy.Rule]bool{}
+	if p.Native != nil {
+		for _, r := range p.Native.Rules() {
+			native[r] = true
+		}
+	}
+	return func(r *policy.Rule) string {
+		if native[r] {
+			return PolicyNative
+		}
+		return PolicyLegacy
+	}
+}

@@ -20,16 +20,39 @@ const ShadowSampleRate = 10
 // redacted are the request headers a shadow sample never shows.
 var redacted = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "Set-Cookie": true}
 
-// shadowLog writes disagreement samples as JSON lines, rate-limited.
+// RecentSamples is how many of the latest disagreement samples the admin
+// page shows.
+const RecentSamples = 50
+
+// shadowLog takes disagreement samples, rate-limited: it writes them as
+// JSON lines (when it has a writer) and keeps the latest for the admin
+// page.
 type shadowLog struct {
-	w io.Writer
+	w io.Writer // nil: keep only
 
 	mu     sync.Mutex
 	tokens float64
 	last   time.Time
+	recent [RecentSamples]Sample
+	next   int // where the next sample goes in recent
+	n      int // samples in recent
 }
 
-type shadowSample struct {
+// Recent returns the latest samples, newest first.
+func (l *shadowLog) Recent() []Sample {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Sample, 0, l.n)
+	for i := 1; i <= l.n; i++ {
+		out = append(out, l.recent[(l.next-i+RecentSamples)%RecentSamples])
+	}
+	return out
+}
+
+// Sample is one disagreement as the shadow log writes it and the admin
+// page shows it: the request (credentials and cookies redacted), the
+// decision in force and what it was compared with.
+type Sample struct {
 	Time time.Time `json:"time"`
 	// Scope is the scope of the request; Against what the decision in
 	// force was compared with: "backend", "policy" (the scope's other
@@ -42,15 +65,15 @@ type shadowSample struct {
 	URI        string              `json:"uri"`
 	Host       string              `json:"host"`
 	Header     map[string][]string `json:"header"`
-	Orderly    shadowDecision      `json:"orderly"`
-	Other      *shadowDecision     `json:"other,omitempty"`
-	Backend    *shadowBackend      `json:"backend,omitempty"`
+	Orderly    SampleDecision      `json:"orderly"`
+	Other      *SampleDecision     `json:"other,omitempty"`
+	Backend    *SampleBackend      `json:"backend,omitempty"`
 	Generation uint64              `json:"generation"`
 }
 
-// shadowDecision is one policy's decision with its trail: the rules it
+// SampleDecision is one policy's decision with its trail: the rules it
 // went through, in order, with what each did.
-type shadowDecision struct {
+type SampleDecision struct {
 	Policy   string   `json:"policy"`
 	Decision string   `json:"decision"`
 	Status   int      `json:"status,omitempty"`
@@ -60,7 +83,7 @@ type shadowDecision struct {
 	Trail    []string `json:"trail,omitempty"`
 }
 
-type shadowBackend struct {
+type SampleBackend struct {
 	Status int `json:"status"`
 }
 
@@ -82,7 +105,7 @@ func (t *trail) Trace(ev policy.Event) {
 
 // describe re-runs a decision dry with a tracer (only samples pay for
 // it) and reports it.
-func describe(name string, e *walk.Engine, req *walk.Request) (d shadowDecision) {
+func describe(name string, e *walk.Engine, req *walk.Request) (d SampleDecision) {
 	d.Policy = name
 	if e == nil {
 		return d
@@ -131,7 +154,7 @@ func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direct
 	if v.policy == PolicyLegacy && p.LegacyEnforced != nil {
 		enforced = p.LegacyEnforced
 	}
-	s := shadowSample{
+	s := Sample{
 		Time: now.UTC(), Scope: v.scope.Name, Against: against, Direction: direction,
 		Client: client.String(), Method: r.Method, URI: r.RequestURI, Host: r.Host,
 		Header:     map[string][]string{},
@@ -140,7 +163,7 @@ func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direct
 	}
 	switch against {
 	case AgainstBackend:
-		s.Backend = &shadowBackend{Status: backendStatus}
+		s.Backend = &SampleBackend{Status: backendStatus}
 	case AgainstPolicy:
 		o := describe(v.otherPolicy, p.engine(v.otherPolicy), req)
 		s.Other = &o
@@ -154,12 +177,17 @@ func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direct
 		}
 		s.Header[k] = v
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return false
-	}
 	l.mu.Lock()
-	l.w.Write(append(b, '\n'))
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	l.recent[l.next] = s
+	l.next = (l.next + 1) % RecentSamples
+	l.n = min(l.n+1, RecentSamples)
+	if l.w != nil {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return false
+		}
+		l.w.Write(append(b, '\n'))
+	}
 	return true
 }

@@ -146,9 +146,6 @@ func (h *Handler) disagree(scope, against, dir string, rule *policy.Rule) {
 }
 
 func (h *Handler) sample(v verdict, against, dir string, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
-	if h.shadow == nil {
-		return
-	}
 	if !h.shadow.sample(time.Now(), h, v, against, dir, r, req, client, backendStatus, pol) && h.cfg.Metrics != nil {
 		h.cfg.Metrics.dropped.Inc()
 	}

@@ -247,13 +247,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		side = append(side, srv)
 	}
-	rl := &reloader{path: *configPath, h: h, metrics: metrics, logger: logger, rc: rc, generation: 1}
+	rl := &reloader{path: *configPath, h: h, metrics: metrics, logger: logger, rc: rc, generation: 1, loaded: time.Now()}
 	if rc.AdminListen != "" {
 		mux := http.NewServeMux()
 		ok := func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }
 		mux.HandleFunc("GET /-/healthy", ok)
 		mux.HandleFunc("GET /-/ready", ok)
 		mux.HandleFunc("POST /-/reload", rl.serveReload)
+		mux.Handle("GET /{$}", &adminPage{h: h, rl: rl})
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
@@ -309,6 +310,18 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			at = d.Pos.String()
 		}
 		logger.Warn("2.2 and 2.4 with mod_access_compat decide differently here", "at", at, "what", d.Text)
+	}
+	known := map[string]bool{}
+	for _, r := range engine.Config().Rules {
+		known[r.ID] = true
+	}
+	for id := range rc.Demote {
+		if !known[id] {
+			logger.Warn("legacy.demote names no rule of the configuration files; it takes effect if an .htaccess rule has this ID", "rule_id", id, "at", rc.DemoteAt)
+		}
+	}
+	for _, s := range pols.InForce() {
+		logger.Info("scope", "name", s.Name, "host", s.Host, "path", s.Path, "mode", string(s.Mode), "enforce", s.Enforce, "shadow", s.Shadow, "enforce_percent", s.Percent)
 	}
 	save := func() {
 		if rc.StateFile == "" {

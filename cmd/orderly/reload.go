@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/orderly-proxy/orderly/proxy"
 )
@@ -26,6 +27,8 @@ type reloader struct {
 	mu         sync.Mutex
 	rc         *runtimeConfig // in force
 	generation uint64
+	loaded     time.Time // when the configuration in force was loaded
+	lastErr    string    // the last reload's diagnostics, "" when it succeeded
 }
 
 // reload returns the diagnostics of a rejected configuration, or the
@@ -38,6 +41,7 @@ func (r *reloader) reload() (notes []string, err error) {
 	if !ok {
 		r.metrics.Loaded(r.generation, false)
 		msg := strings.TrimSpace(diags.String())
+		r.lastErr = msg
 		r.logger.Error("configuration reload rejected; the previous configuration keeps serving", "config", r.path, "errors", msg)
 		return nil, fmt.Errorf("%s", msg)
 	}
@@ -45,6 +49,7 @@ func (r *reloader) reload() (notes []string, err error) {
 	kept := e.Inherit(old)
 	r.generation = r.h.SetPolicies(e)
 	r.metrics.Loaded(r.generation, true)
+	r.loaded, r.lastErr = time.Now(), ""
 	notes = restartOnly(r.rc, rc)
 	r.rc = rc
 	r.logger.Info("configuration reloaded", "config", r.path, "generation", r.generation,
@@ -96,17 +101,28 @@ func (r *reloader) serveReload(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-// requireToken puts h behind "Authorization: Bearer <token>" when token
-// is set.
+// requireToken puts h behind the admin token when token is set:
+// "Authorization: Bearer <token>", or Basic credentials whose password is
+// the token (any user name), so that a browser can open the admin page.
 func requireToken(token string, h http.Handler) http.Handler {
 	if token == "" {
 		return h
 	}
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		scheme, got, _ := strings.Cut(req.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		var got string
+		scheme, rest, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+		switch {
+		case strings.EqualFold(scheme, "Bearer"):
+			got = rest
+		case strings.EqualFold(scheme, "Basic"):
+			if _, pw, ok := req.BasicAuth(); ok {
+				got = pw
+			}
+		}
+		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="orderly admin"`)
+			w.Header().Add("WWW-Authenticate", `Basic realm="orderly admin (any user, the token as password)"`)
 			http.Error(w, "admin token required", http.StatusUnauthorized)
 			return
 		}
