@@ -98,6 +98,8 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		m.shadowErrors, m.scopeReqs, m.scopeInfo, m.scopeShare)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
+	// The default scope until a handler shows its own.
+	m.setPolicies(&Policies{scopes: []*Scope{{Name: DefaultScope, Mode: ModeEnforce, Enforce: PolicyLegacy, Percent: 100}}})
 	m.Loaded(1, true)
 	if rules != nil {
 		reg.MustRegister(newRuleCollector(rules, m.isDemoted))
