@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -42,6 +43,22 @@ func (r *Rule) NewPart(word string) *Part {
 	p := &Part{Word: word}
 	r.Parts = append(r.Parts, p)
 	return p
+}
+
+// PartLabel is the label of the i-th word in metrics: the word itself,
+// with "#n" after the n-th repeat of a word already in the line, so that
+// every series of a rule is distinct.
+func (r *Rule) PartLabel(i int) string {
+	w, n := r.Parts[i].Word, 1
+	for _, p := range r.Parts[:i] {
+		if p.Word == w {
+			n++
+		}
+	}
+	if n == 1 {
+		return w
+	}
+	return w + "#" + strconv.Itoa(n)
 }
 
 func (p *Part) counter() *atomic.Uint64 {

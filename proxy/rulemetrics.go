@@ -70,7 +70,7 @@ func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.enforced, prometheus.GaugeValue, enforced, r.ID)
 		for i, p := range r.Parts {
-			ch <- prometheus.MustNewConstMetric(c.parts, prometheus.CounterValue, float64(p.Matches()), r.ID, partLabel(r.Parts, i))
+			ch <- prometheus.MustNewConstMetric(c.parts, prometheus.CounterValue, float64(p.Matches()), r.ID, r.PartLabel(i))
 		}
 	}
 }
@@ -81,20 +81,4 @@ func seconds(t time.Time) float64 {
 		return 0
 	}
 	return float64(t.UnixNano()) / 1e9
-}
-
-// partLabel is the part label of the i-th word: the word itself, with
-// "#n" after the n-th repeat of a word already in the line, so that every
-// series of a rule is distinct.
-func partLabel(parts []*policy.Part, i int) string {
-	w, n := parts[i].Word, 1
-	for _, p := range parts[:i] {
-		if p.Word == w {
-			n++
-		}
-	}
-	if n == 1 {
-		return w
-	}
-	return w + "#" + strconv.Itoa(n)
 }

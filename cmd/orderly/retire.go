@@ -84,6 +84,9 @@ func cmdRetire(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	fmt.Fprintf(stderr, "retire: %d findings\n", len(findings))
+	if len(findings) > 0 {
+		fmt.Fprintln(stderr, `retire: to try a deletion first, demote the rules to shadow-only (legacy { demote = ["<rule>", ...] }) and reload: they stay counted, and orderly_shadow_disagreements_total{against="demoted"} counts what deleting them would let through`)
+	}
 	return 0
 }
 

@@ -37,6 +37,21 @@ func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) 
 		return out
 	}
 	matches, decisive := counts("orderly_rule_matches_total"), counts("orderly_rule_decisive_hits_total")
+	parts := map[string]float64{}
+	if f := fams["orderly_rule_part_matches_total"]; f != nil {
+		for _, m := range f.GetMetric() {
+			var id, part string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "rule_id":
+					id = l.GetValue()
+				case "part":
+					part = l.GetValue()
+				}
+			}
+			parts[id+"\x00"+part] += m.GetCounter().GetValue()
+		}
+	}
 	if len(matches) == 0 && len(decisive) == 0 {
 		return nil, fmt.Errorf("the metrics hold no orderly_rule_matches_total or orderly_rule_decisive_hits_total series: not a scrape of orderly")
 	}
@@ -46,6 +61,9 @@ func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) 
 		d, okd := decisive[r.ID]
 		if !okm && !okd {
 			continue
+		}
+		if m > 0 {
+			out = append(out, partFindings(r, parts, "since orderly started")...)
 		}
 		switch {
 		case m == 0 && d == 0:
@@ -58,4 +76,19 @@ func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) 
 	}
 	sortFindings(out)
 	return out, nil
+}
+
+// partFindings reports the words of an Allow or Deny line that never
+// matched while the line did (by others of its words): each can go from
+// the line. parts holds the counts by "rule_id\x00part"; words the counts
+// do not know are left out.
+func partFindings(r *policy.Rule, parts map[string]float64, when string) []Finding {
+	var out []Finding
+	for i, p := range r.Parts {
+		if v, ok := parts[r.ID+"\x00"+r.PartLabel(i)]; ok && v == 0 {
+			out = append(out, Finding{Kind: "part-not-matched", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
+				Why: fmt.Sprintf("the word %q never matched %s, while the line did by its other words: it can go from the line", p.Word, when)})
+		}
+	}
+	return out
 }

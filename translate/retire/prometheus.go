@@ -34,10 +34,17 @@ func FromPrometheus(ctx context.Context, base string, window string, rules []*po
 	if err != nil {
 		return nil, err
 	}
+	parts, err := query(ctx, base, "sum by (rule_id, part) (increase(orderly_rule_part_matches_total["+window+"]))")
+	if err != nil {
+		return nil, err
+	}
 	var out []Finding
 	for _, r := range rules {
 		if _, ok := old[r.ID]; !ok {
 			continue // younger than the window
+		}
+		if m := matches[r.ID]; m > 0 {
+			out = append(out, partFindings(r, parts, "in the last "+window)...)
 		}
 		m, okm := matches[r.ID]
 		d, okd := decisive[r.ID]
@@ -57,7 +64,8 @@ func FromPrometheus(ctx context.Context, base string, window string, rules []*po
 	return out, nil
 }
 
-// query runs an instant query and returns its vector by rule_id.
+// query runs an instant query and returns its vector by rule_id (and
+// part, as "rule_id\x00part", when the series have one).
 func query(ctx context.Context, base, q string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/query?query="+url.QueryEscape(q), nil)
 	if err != nil {
@@ -92,7 +100,11 @@ func query(ctx context.Context, base, q string) (map[string]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: query %s: value %v", base, q, r.Value[1])
 		}
-		out[r.Metric["rule_id"]] = v
+		key := r.Metric["rule_id"]
+		if part, ok := r.Metric["part"]; ok {
+			key += "\x00" + part
+		}
+		out[key] = v
 	}
 	return out, nil
 }
