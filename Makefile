@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: all build deps test demo bench bench-translate clean
+.PHONY: all build deps test demo demo-cutover bench bench-translate clean
 
 all: build
 
@@ -27,6 +27,9 @@ test: deps
 
 demo: deps build
 	@scripts/demo.sh
+
+demo-cutover: deps build
+	@scripts/demo-cutover.sh
 
 clean:
 	rm -rf bin

@@ -3,6 +3,7 @@ package retire
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -66,10 +67,11 @@ func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) 
 			out = append(out, partFindings(r, parts, "since orderly started")...)
 		}
 		switch {
+		case !fires(r):
 		case m == 0 && d == 0:
 			out = append(out, Finding{Kind: "not-fired", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
 				Why: "has neither matched nor decided a request since orderly started"})
-		case d == 0:
+		case d == 0 && decides(r):
 			out = append(out, Finding{Kind: "not-decisive", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
 				Why: fmt.Sprintf("matched %.0f times but never decided a request since orderly started", m)})
 		}
@@ -91,4 +93,27 @@ func partFindings(r *policy.Rule, parts map[string]float64, when string) []Findi
 		}
 	}
 	return out
+}
+
+// fires reports whether a rule's counters say something about whether it
+// can go: the lines that match requests (Allow, Deny, Require, SetEnvIf
+// and its kin). Settings (Order, Satisfy, Auth*) and a scope's synthetic
+// default rule never match; their silence is not evidence.
+func fires(r *policy.Rule) bool {
+	if r.Default {
+		return false
+	}
+	name, _, _ := strings.Cut(strings.ToLower(r.Text), " ")
+	switch name {
+	case "allow", "deny", "require", "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
+		return true
+	}
+	return false
+}
+
+// decides reports whether a rule's decisive hits are evidence: only the
+// lines that grant or refuse do (SetEnvIf only sets a variable).
+func decides(r *policy.Rule) bool {
+	name, _, _ := strings.Cut(strings.ToLower(r.Text), " ")
+	return !r.Default && (name == "allow" || name == "deny" || name == "require")
 }

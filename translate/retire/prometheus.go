@@ -52,10 +52,11 @@ func FromPrometheus(ctx context.Context, base string, window string, rules []*po
 			continue // too few samples to tell
 		}
 		switch {
+		case !fires(r):
 		case m == 0 && d == 0:
 			out = append(out, Finding{Kind: "not-fired", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
 				Why: "has neither matched nor decided a request in the last " + window + ", on any orderly Prometheus scrapes"})
-		case d == 0:
+		case d == 0 && decides(r):
 			out = append(out, Finding{Kind: "not-decisive", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
 				Why: fmt.Sprintf("matched about %.0f times but decided no request in the last %s", m, window)})
 		}
