@@ -229,7 +229,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile(`(?m)^8\.8\.8\.8 .* "GET /open/index\.html HTTP/1\.1" (\d+) .* generation=(\d+)$`)
+	line := regexp.MustCompile(`(?m)^8\.8\.8\.8 .* "GET /open/index\.html HTTP/1\.1" (\d+) .* generation=(\d+) scope=\S+ policy=\S+$`)
 	seen := map[int]int{}
 	for _, m := range line.FindAllStringSubmatch(string(logText), -1) {
 		st, _ := strconv.Atoi(m[1])
