@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/proxy"
 )
@@ -33,15 +34,7 @@ var scrapeLabels = []string{"job", "instance", "rollouts_pod_template_hash"}
 // CI=true, where a missing tool must not pass unnoticed, skipped elsewhere.
 func promtool(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		msg := "promtool not found (Debian: apt-get install prometheus; or scripts/deps.sh)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return path
+	return apachetest.RequireTool(t, "promtool", "prometheus")
 }
 
 func runPromtool(t *testing.T, args ...string) {
@@ -207,7 +200,7 @@ func deployFiles(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{rulesFile, rulesTestFile, dashboardFile, analysisFile, "README.md"} {
+	for _, f := range []string{rulesFile, rulesTestFile, dashboardFile, analysisFile, composeFile, unitFile, "README.md"} {
 		if _, ok := files[f]; !ok {
 			t.Fatalf("%s missing", f)
 		}

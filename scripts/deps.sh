@@ -9,6 +9,8 @@ command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)   # deploy/compose.yaml's check
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)         # deploy/systemd's unit check
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -21,6 +23,8 @@ missing=()
 command -v htpasswd >/dev/null 2>&1 || missing+=(htpasswd)
 command -v promtool >/dev/null 2>&1 || missing+=(promtool)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd-analyze)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${CI:-}" = "true" ]; then
     echo "deps: FATAL: missing real parts under CI=true: ${missing[*]}" >&2

@@ -49,9 +49,17 @@ fuzz() {
   done
 }
 
+# deploy/kubernetes is a Go module of its own (k8s.io/api and the
+# Prometheus Operator's types stay out of the server's go.mod), and the
+# server's ./... does not reach it: vet and test it in its directory.
+k8s_manifests() {
+  (cd deploy/kubernetes && $GO vet ./... && $GO test -count=1 ./...)
+}
+
 unit_pkgs=$($GO list ./... | grep -v /internal/differential)
 suite "vet and gofmt" vet
 suite "unit tests (-race)" $GO test -race -count=1 $unit_pkgs
+suite "deploy manifests (k8s types)" k8s_manifests
 # The differential suite re-executes itself under `unshare --mount --net`
 # with a private /etc/hosts, resolv.conf and nsswitch.conf and a DNS server
 # on loopback (testdata/corpus/README.md, "Host names"), so the host-name
