@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,7 @@ type Metrics struct {
 	dropped  prometheus.Counter
 
 	shadowErrors prometheus.Counter
+	backendUp    *prometheus.GaugeVec
 	scopeReqs    *prometheus.CounterVec
 	scopeInfo    *prometheus.GaugeVec
 	scopeShare   *prometheus.GaugeVec
@@ -58,6 +60,10 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		Name: "orderly_shadow_disagreements_total",
 		Help: "Requests where two answers differ, by scope, what the decision was compared with (backend: the backend's answer in shadow mode; policy: the scope's other policy; demoted: the legacy policy with its demoted rules), direction (would_newly_deny: the new side refuses what the old allows; would_newly_allow: the other way; the new side is orderly against the backend, the scope's enforce policy against its shadow policy, the legacy policy without its demoted rules against the one with them) and the rule that makes the difference (the refusing side's).",
 	}, []string{"scope", "against", "direction", "rule_id"})
+	m.backendUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "orderly_backend_up",
+		Help: "Whether each backend URL is up (1): its last health check answered and no request to it has failed since (passive detection).",
+	}, []string{"backend"})
 	m.shadowErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "orderly_shadow_errors_total",
 		Help: "Shadow evaluations that failed; the response was not affected.",
@@ -95,7 +101,7 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		Help: "Generation of the configuration in force: 1 at start, one more for each successful reload.",
 	})
 	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation,
-		m.shadowErrors, m.scopeReqs, m.scopeInfo, m.scopeShare)
+		m.shadowErrors, m.scopeReqs, m.scopeInfo, m.scopeShare, m.backendUp)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	// The default scope until a handler shows its own.
@@ -170,6 +176,14 @@ func (m *Metrics) setPolicies(p *Policies) {
 	}
 	demoted := p.Demoted
 	m.demoted.Store(&demoted)
+}
+
+func (m *Metrics) backendState(u *url.URL, up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.backendUp.WithLabelValues(u.Redacted()).Set(v)
 }
 
 func (m *Metrics) isDemoted(id string) bool {

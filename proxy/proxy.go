@@ -32,7 +32,11 @@ const DefaultUserHeader = "X-Remote-User"
 
 // Config is the runtime configuration of the request path.
 type Config struct {
-	Backend        *url.URL
+	// Backend is the 2.4 server, when Pool is nil.
+	Backend *url.URL
+	// Pool, when set, is the backend URLs with their health checks; its
+	// Run is the caller's to start.
+	Pool           *Pool
 	TrustedProxies []netip.Prefix
 	// UserHeader names the header that tells the backend who authenticated.
 	// orderly always removes any copy the client sent.
@@ -62,6 +66,12 @@ type Config struct {
 	// deciding rule's ID on orderly's refusals, so that they can be told
 	// apart from the backend's.
 	RuleHeader string
+	// MaxPerClient bounds the requests in flight per client address
+	// (429 beyond); 0 is no bound.
+	MaxPerClient int
+	// MaxRequestLine bounds the request line in bytes (414 beyond, as
+	// Apache's LimitRequestLine); 0 is no bound.
+	MaxRequestLine int
 }
 
 // Mode is what orderly does with its decisions.
@@ -92,6 +102,7 @@ type Handler struct {
 	active atomic.Pointer[active]
 	rp     *httputil.ReverseProxy
 	shadow *shadowLog
+	limit  *clientLimiter
 	logMu  sync.Mutex
 
 	accessMu sync.Mutex
@@ -131,7 +142,16 @@ func NewWith(cfg Config, p *Policies) *Handler {
 	if cfg.Mode == "" {
 		cfg.Mode = ModeEnforce
 	}
-	h := &Handler{cfg: cfg, shadow: &shadowLog{w: cfg.ShadowLog}}
+	if cfg.Pool == nil {
+		cfg.Pool = NewPool([]*url.URL{cfg.Backend}, HealthCheck{NoPassive: true})
+	}
+	if cfg.Metrics != nil {
+		cfg.Pool.onChange = cfg.Metrics.backendState
+		for _, u := range cfg.Pool.URLs() {
+			cfg.Metrics.backendState(u, true)
+		}
+	}
+	h := &Handler{cfg: cfg, shadow: &shadowLog{w: cfg.ShadowLog}, limit: newClientLimiter(cfg.MaxPerClient)}
 	h.install(p, 1)
 	tr := cfg.Transport
 	if tr == nil {
@@ -143,7 +163,17 @@ func NewWith(cfg Config, p *Policies) *Handler {
 		BufferPool: newBufferPool(),
 		ErrorLog:   slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			cfg.Logger.Error("backend request failed", "err", err, "uri", r.RequestURI)
+			info, _ := r.Context().Value(ctxKey{}).(*passInfo)
+			backend := ""
+			if info != nil && info.target != nil {
+				backend = info.target.url.String()
+				// No answer, and not because the client went away: leave
+				// this backend out for a while (passive detection).
+				if r.Context().Err() == nil {
+					cfg.Pool.failed(info.target)
+				}
+			}
+			cfg.Logger.Error("backend request failed", "err", err, "uri", r.RequestURI, "backend", backend)
 			if cfg.Metrics != nil {
 				cfg.Metrics.backend.Inc()
 			}
@@ -173,6 +203,9 @@ func (h *Handler) SetPolicies(p *Policies) uint64 {
 	return gen
 }
 
+// Ready reports whether a backend is up (after the first health checks).
+func (h *Handler) Ready() bool { return h.cfg.Pool.Ready() }
+
 // Engine returns the legacy engine in force.
 func (h *Handler) Engine() *walk.Engine { return h.active.Load().p.Legacy }
 
@@ -188,6 +221,7 @@ func (h *Handler) Policies() (*Policies, uint64) {
 type ctxKey struct{}
 
 type passInfo struct {
+	target     *target // the backend chosen
 	user       string
 	fromHeader bool
 	path       string // the path orderly decided on, encoded for the wire
@@ -195,9 +229,13 @@ type passInfo struct {
 
 func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
-	pr.SetURL(h.cfg.Backend)
-	out.Host = in.Host
 	info, _ := in.Context().Value(ctxKey{}).(*passInfo)
+	backend := h.cfg.Backend
+	if info != nil && info.target != nil {
+		backend = info.target.url
+	}
+	pr.SetURL(backend)
+	out.Host = in.Host
 	// The backend gets the path orderly decided on, normalised as Apache
 	// normalised it, so that both decide on the same file: no encoding or
 	// dot-segment trick can mean one thing here and another there.
@@ -205,7 +243,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	if info != nil && info.path != "" {
 		raw = info.path
 	}
-	if bp := strings.TrimSuffix(h.cfg.Backend.Path, "/"); bp != "" {
+	if bp := strings.TrimSuffix(backend.Path, "/"); bp != "" {
 		raw = bp + raw
 	}
 	out.URL.Path, out.URL.RawPath, out.URL.RawQuery = pathUnescape(raw), raw, in.URL.RawQuery
@@ -237,6 +275,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if requestLineTooLong(r, h.cfg.MaxRequestLine) {
+		d := policy.Decision{Status: http.StatusRequestURITooLong, Layer: policy.LayerRequest}
+		h.refuse(w, r, client, d, "")
+		h.cfg.Metrics.observe(&d, start, ModeEnforce)
+		return
+	}
+	if !h.limit.acquire(client) {
+		d := policy.Decision{Status: http.StatusTooManyRequests, Layer: policy.LayerRequest}
+		w.Header().Set("Retry-After", "1")
+		h.refuse(w, r, client, d, "")
+		h.cfg.Metrics.observe(&d, start, ModeEnforce)
+		return
+	}
+	defer h.limit.release(client)
 	// The user header is orderly's to set: never pass on a client's copy.
 	r.Header.Del(h.cfg.UserHeader)
 	auth, hasAuth := r.Header.Get("Authorization"), len(r.Header.Values("Authorization")) > 0
@@ -294,7 +346,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (shadow and observe forward what orderly would refuse, for the backend
 // to decide).
 func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result, fromHeader bool) {
-	info := &passInfo{fromHeader: fromHeader}
+	info := &passInfo{fromHeader: fromHeader, target: h.cfg.Pool.pick()}
+	if info.target == nil {
+		// Every backend is down: say so at once rather than wait on one.
+		h.cfg.Logger.Error("no backend available", "uri", r.RequestURI)
+		if h.cfg.Metrics != nil {
+			h.cfg.Metrics.backend.Inc()
+		}
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
 	if res.Allowed() {
 		info.user, info.path = res.User, encodePath(res.URI)
 	}

@@ -45,17 +45,39 @@ type fileConfig struct {
 	Metrics         *listenBlock   `hcl:"metrics,block"`
 	Admin           *adminBlock    `hcl:"admin,block"`
 	Resolver        *resolverBlock `hcl:"resolver,block"`
+	Limits          *limitsBlock   `hcl:"limits,block"`
+	ShutdownGrace   *string        `hcl:"shutdown_grace,optional"`
+	GraceRange      hcl.Range      `hcl:"shutdown_grace,attr_range"`
 
 	ModeRange   hcl.Range `hcl:"mode,attr_range"`
 	ListenRange hcl.Range `hcl:"listen,attr_range"`
 }
 
 type backendBlock struct {
-	Name       string    `hcl:"name,label"`
-	URL        string    `hcl:"url"`
-	UserHeader *string   `hcl:"user_header,optional"`
-	DefRange   hcl.Range `hcl:",def_range"`
-	URLRange   hcl.Range `hcl:"url,attr_range"`
+	Name        string       `hcl:"name,label"`
+	URL         *string      `hcl:"url,optional"`
+	URLs        []string     `hcl:"urls,optional"`
+	UserHeader  *string      `hcl:"user_header,optional"`
+	Timeout     *string      `hcl:"timeout,optional"`
+	FailTimeout *string      `hcl:"fail_timeout,optional"`
+	Health      *healthBlock `hcl:"health_check,block"`
+
+	DefRange         hcl.Range `hcl:",def_range"`
+	URLRange         hcl.Range `hcl:"url,attr_range"`
+	URLsRange        hcl.Range `hcl:"urls,attr_range"`
+	TimeoutRange     hcl.Range `hcl:"timeout,attr_range"`
+	FailTimeoutRange hcl.Range `hcl:"fail_timeout,attr_range"`
+}
+
+// healthBlock is a backend's active health check.
+type healthBlock struct {
+	Path          *string   `hcl:"path,optional"`
+	Interval      *string   `hcl:"interval,optional"`
+	Timeout       *string   `hcl:"timeout,optional"`
+	Enabled       *bool     `hcl:"enabled,optional"`
+	PathRange     hcl.Range `hcl:"path,attr_range"`
+	IntervalRange hcl.Range `hcl:"interval,attr_range"`
+	TimeoutRange  hcl.Range `hcl:"timeout,attr_range"`
 }
 
 type legacyBlock struct {
@@ -121,6 +143,26 @@ type clientIPBlock struct {
 	Range          hcl.Range `hcl:"trusted_proxies,attr_range"`
 }
 
+// limitsBlock bounds what a client can make orderly hold.
+type limitsBlock struct {
+	ReadHeaderTimeout *string `hcl:"read_header_timeout,optional"`
+	ReadTimeout       *string `hcl:"read_timeout,optional"`
+	WriteTimeout      *string `hcl:"write_timeout,optional"`
+	IdleTimeout       *string `hcl:"idle_timeout,optional"`
+	MaxHeaderBytes    *int    `hcl:"max_header_bytes,optional"`
+	MaxRequestLine    *int    `hcl:"max_request_line,optional"`
+	MaxPerClient      *int    `hcl:"max_requests_per_client,optional"`
+
+	DefRange       hcl.Range `hcl:",def_range"`
+	RHTRange       hcl.Range `hcl:"read_header_timeout,attr_range"`
+	RTRange        hcl.Range `hcl:"read_timeout,attr_range"`
+	WTRange        hcl.Range `hcl:"write_timeout,attr_range"`
+	ITRange        hcl.Range `hcl:"idle_timeout,attr_range"`
+	HeaderRange    hcl.Range `hcl:"max_header_bytes,attr_range"`
+	LineRange      hcl.Range `hcl:"max_request_line,attr_range"`
+	PerClientRange hcl.Range `hcl:"max_requests_per_client,attr_range"`
+}
+
 type resolverBlock struct {
 	Address      *string   `hcl:"address,optional"`
 	Timeout      *string   `hcl:"timeout,optional"`
@@ -142,7 +184,10 @@ type adminBlock struct {
 // runtimeConfig is the validated configuration.
 type runtimeConfig struct {
 	Listen          string
-	Backend         *url.URL
+	Backend         *url.URL   // the first of Backends
+	Backends        []*url.URL // the backend block's URLs
+	Health          proxy.HealthCheck
+	BackendTimeout  time.Duration // for the backend's response headers
 	UserHeader      string
 	TrustedProxies  []netip.Prefix
 	Legacy          translate.LoadOptions
@@ -164,6 +209,8 @@ type runtimeConfig struct {
 	RuleHeader      string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
+	Limits          limits
+	ShutdownGrace   time.Duration
 	PathMap         map[string]string // legacy path prefix -> where orderly reads it
 	LegacyIP        netip.Addr        // the legacy server's address, for <VirtualHost>
 	LegacyPort      int
@@ -258,16 +305,7 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 			fmt.Sprintf("Only one backend is supported; the first is at %s.", fc.Backends[0].DefRange), fc.Backends[1].DefRange))
 	}
 	if len(fc.Backends) > 0 {
-		b := fc.Backends[0]
-		u, err := url.Parse(b.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			diags = append(diags, diag("Invalid backend URL", fmt.Sprintf("%q is not an http:// or https:// URL with a host.", b.URL), b.URLRange))
-		} else {
-			rc.Backend = u
-		}
-		if b.UserHeader != nil {
-			rc.UserHeader = *b.UserHeader
-		}
+		diags = append(diags, fc.Backends[0].build(rc)...)
 	}
 	if fc.Legacy == nil {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing legacy block", Detail: "A legacy block naming the 2.2 configuration files is required."})
@@ -415,10 +453,42 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 				fmt.Sprintf("%q is not a loopback address: the admin endpoints (reload, profiles) must be behind a bearer token; set token_file.", a.Listen), a.Range))
 		}
 	}
+	rc.Limits = defaultLimits
+	if l := fc.Limits; l != nil {
+		diags = append(diags, l.build(&rc.Limits)...)
+	}
+	rc.ShutdownGrace = 30 * time.Second
+	if fc.ShutdownGrace != nil {
+		d, err := time.ParseDuration(*fc.ShutdownGrace)
+		if err != nil || d < 0 {
+			diags = append(diags, diag("Invalid duration", fmt.Sprintf("%q is not a duration such as \"30s\".", *fc.ShutdownGrace), fc.GraceRange))
+		}
+		rc.ShutdownGrace = d
+	}
 	if !strings.Contains(rc.Listen, ":") {
 		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
 	}
 	return rc, diags
+}
+
+// limits are the server's timeouts and bounds.
+type limits struct {
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	MaxHeaderBytes, MaxRequestLine, MaxPerClient              int
+}
+
+// defaultLimits are safe in front of the internet: a slow client cannot
+// hold a connection open without sending, a request line and headers are
+// bounded as Apache bounds them, and one address cannot take every
+// connection.
+var defaultLimits = limits{
+	ReadHeaderTimeout: 10 * time.Second,
+	ReadTimeout:       60 * time.Second,
+	WriteTimeout:      5 * time.Minute,
+	IdleTimeout:       2 * time.Minute,
+	MaxHeaderBytes:    64 << 10,
+	MaxRequestLine:    8190,
+	MaxPerClient:      256,
 }
 
 // validHeaderName reports whether s is an HTTP field name (RFC 9110 token).
@@ -578,6 +648,101 @@ func (fc *fileConfig) buildScopes(rc *runtimeConfig) hcl.Diagnostics {
 			}
 		}
 		rc.Scopes = append(rc.Scopes, sc)
+	}
+	return diags
+}
+
+// build validates the backend block into rc.
+func (b *backendBlock) build(rc *runtimeConfig) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var raw []string
+	rng := b.URLsRange
+	switch {
+	case b.URL != nil && b.URLs != nil:
+		return hcl.Diagnostics{diag("Both url and urls", "Give the backend one url, or several in urls, not both.", b.URLsRange)}
+	case b.URL != nil:
+		raw, rng = []string{*b.URL}, b.URLRange
+	case len(b.URLs) > 0:
+		raw = b.URLs
+	default:
+		return hcl.Diagnostics{diag("Missing backend URL", "The backend block needs url (the 2.4 server) or urls (several, used round-robin among those up).", b.DefRange)}
+	}
+	for _, r := range raw {
+		u, err := url.Parse(r)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			diags = append(diags, diag("Invalid backend URL", fmt.Sprintf("%q is not an http:// or https:// URL with a host.", r), rng))
+			continue
+		}
+		rc.Backends = append(rc.Backends, u)
+	}
+	if len(rc.Backends) > 0 {
+		rc.Backend = rc.Backends[0]
+	}
+	if b.UserHeader != nil {
+		rc.UserHeader = *b.UserHeader
+	}
+	dur := func(v *string, r hcl.Range, def time.Duration) time.Duration {
+		if v == nil {
+			return def
+		}
+		d, err := time.ParseDuration(*v)
+		if err != nil || d <= 0 {
+			diags = append(diags, diag("Invalid duration", fmt.Sprintf("%q is not a positive duration such as \"5s\".", *v), r))
+		}
+		return d
+	}
+	rc.BackendTimeout = dur(b.Timeout, b.TimeoutRange, 60*time.Second)
+	rc.Health = proxy.HealthCheck{Path: "/", Interval: 5 * time.Second, Timeout: 2 * time.Second}
+	rc.Health.FailTimeout = dur(b.FailTimeout, b.FailTimeoutRange, 10*time.Second)
+	if h := b.Health; h != nil {
+		if h.Path != nil {
+			rc.Health.Path = *h.Path
+			if !strings.HasPrefix(*h.Path, "/") {
+				diags = append(diags, diag("Invalid health check path", fmt.Sprintf("%q is not a URL path starting with /.", *h.Path), h.PathRange))
+			}
+		}
+		rc.Health.Interval = dur(h.Interval, h.IntervalRange, rc.Health.Interval)
+		rc.Health.Timeout = dur(h.Timeout, h.TimeoutRange, rc.Health.Timeout)
+		if h.Enabled != nil && !*h.Enabled {
+			rc.Health.Path = ""
+		}
+	}
+	return diags
+}
+
+// build reads the limits block over the defaults in l.
+func (b *limitsBlock) build(l *limits) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	dur := func(v *string, name string, r hcl.Range, into *time.Duration) {
+		if v == nil {
+			return
+		}
+		d, err := time.ParseDuration(*v)
+		if err != nil || d < 0 {
+			diags = append(diags, diag("Invalid duration", fmt.Sprintf("limits.%s = %q is not a duration such as \"10s\" (\"0s\": no limit).", name, *v), r))
+			return
+		}
+		*into = d
+	}
+	dur(b.ReadHeaderTimeout, "read_header_timeout", b.RHTRange, &l.ReadHeaderTimeout)
+	dur(b.ReadTimeout, "read_timeout", b.RTRange, &l.ReadTimeout)
+	dur(b.WriteTimeout, "write_timeout", b.WTRange, &l.WriteTimeout)
+	dur(b.IdleTimeout, "idle_timeout", b.ITRange, &l.IdleTimeout)
+	num := func(v *int, name string, min int, r hcl.Range, into *int) {
+		if v == nil {
+			return
+		}
+		if *v < min {
+			diags = append(diags, diag("Invalid limit", fmt.Sprintf("limits.%s = %d: want at least %d (0: no limit, where allowed).", name, *v, min), r))
+			return
+		}
+		*into = *v
+	}
+	num(b.MaxHeaderBytes, "max_header_bytes", 4096, b.HeaderRange, &l.MaxHeaderBytes)
+	num(b.MaxRequestLine, "max_request_line", 0, b.LineRange, &l.MaxRequestLine)
+	num(b.MaxPerClient, "max_requests_per_client", 0, b.PerClientRange, &l.MaxPerClient)
+	if l.ReadHeaderTimeout == 0 {
+		diags = append(diags, diag("Invalid limit", "limits.read_header_timeout cannot be 0: a client could hold a connection open without sending.", b.RHTRange))
 	}
 	return diags
 }

@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -218,8 +219,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		p, _ := h.Policies()
 		return p.Rules()
 	})
+	transport := proxy.NewTransport()
+	transport.ResponseHeaderTimeout = rc.BackendTimeout
+	pool := proxy.NewPool(rc.Backends, rc.Health)
 	h = proxy.NewWith(proxy.Config{
 		Backend:        rc.Backend,
+		Pool:           pool,
+		Transport:      transport,
+		MaxPerClient:   rc.Limits.MaxPerClient,
+		MaxRequestLine: rc.Limits.MaxRequestLine,
 		TrustedProxies: rc.TrustedProxies,
 		UserHeader:     rc.UserHeader,
 		ErrorLog:       errLog,
@@ -248,17 +256,30 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		side = append(side, srv)
 	}
 	rl := &reloader{path: *configPath, h: h, metrics: metrics, logger: logger, rc: rc, generation: 1, loaded: time.Now()}
+	var draining atomic.Bool
 	if rc.AdminListen != "" {
+		// Health and readiness answer without the token: kubelet and load
+		// balancers cannot carry one, and they tell nothing secret.
+		outer := http.NewServeMux()
+		outer.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+		outer.HandleFunc("GET /-/ready", func(w http.ResponseWriter, _ *http.Request) {
+			switch {
+			case draining.Load():
+				http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			case !h.Ready():
+				http.Error(w, "no backend answers its health check", http.StatusServiceUnavailable)
+			default:
+				io.WriteString(w, "ready\n")
+			}
+		})
 		mux := http.NewServeMux()
-		ok := func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }
-		mux.HandleFunc("GET /-/healthy", ok)
-		mux.HandleFunc("GET /-/ready", ok)
+		outer.Handle("/", requireToken(rc.AdminToken, mux))
 		mux.HandleFunc("POST /-/reload", rl.serveReload)
 		mux.Handle("GET /{$}", &adminPage{h: h, rl: rl})
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-		srv, err := listenSide(rc.AdminListen, requireToken(rc.AdminToken, mux))
+		srv, err := listenSide(rc.AdminListen, outer)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: admin listen: %v\n", *configPath, err)
 			return 2
@@ -267,9 +288,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: rc.Limits.ReadHeaderTimeout,
+		ReadTimeout:       rc.Limits.ReadTimeout,
+		WriteTimeout:      rc.Limits.WriteTimeout,
+		IdleTimeout:       rc.Limits.IdleTimeout,
+		MaxHeaderBytes:    rc.Limits.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -294,6 +317,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}()
+	checks, stopChecks := context.WithCancel(context.Background())
+	defer stopChecks()
+	go pool.Run(checks, transport)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
@@ -346,9 +372,16 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			waiting = false
 		}
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Drain: not ready any more (load balancers stop sending), no new
+	// connections, in-flight requests finish within the grace period.
+	draining.Store(true)
+	logger.Info("draining", "grace", rc.ShutdownGrace.String())
+	shutdown, cancel := context.WithTimeout(context.Background(), rc.ShutdownGrace)
 	defer cancel()
-	srv.Shutdown(shutdown)
+	if err := srv.Shutdown(shutdown); err != nil {
+		logger.Warn("grace period over; closing the connections left", "err", err)
+		srv.Close()
+	}
 	for _, s := range side {
 		s.Shutdown(shutdown)
 	}

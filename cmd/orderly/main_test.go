@@ -70,6 +70,13 @@ func TestConfigErrors(t *testing.T) {
 		{"default scope name", goodHCL + "scope \"default\" {\n  path = \"/api\"\n}\n", legacy, "orderly.hcl:13:1: Invalid scope name"},
 		{"bad demoted rule ID", strings.Replace(goodHCL, `semantics     = "2.4-compat"`, "semantics = \"2.4-compat\"\n  demote = [\"Deny from all\"]", 1), legacy, "orderly.hcl:9:3: Invalid rule ID"},
 		{"native file error", goodHCL + "native {\n  files = [\"native.conf\"]\n}\n", legacy, "native.conf"},
+		{"backend url and urls", strings.Replace(goodHCL, `url = "http://127.0.0.1:1"`, "url = \"http://127.0.0.1:1\"\n  urls = [\"http://127.0.0.1:2\"]", 1), legacy, "orderly.hcl:4:3: Both url and urls"},
+		{"backend without url", strings.Replace(goodHCL, `url = "http://127.0.0.1:1"`, "", 1), legacy, "orderly.hcl:2:1: Missing backend URL"},
+		{"bad backend in urls", strings.Replace(goodHCL, `url = "http://127.0.0.1:1"`, "urls = [\"http://127.0.0.1:2\", \"gopher://x\"]", 1), legacy, "orderly.hcl:3:3: Invalid backend URL"},
+		{"bad health check interval", strings.Replace(goodHCL, `url = "http://127.0.0.1:1"`, "url = \"http://127.0.0.1:1\"\n  health_check {\n    interval = \"often\"\n  }", 1), legacy, "orderly.hcl:5:5: Invalid duration"},
+		{"bad limit", goodHCL + "limits {\n  max_header_bytes = 10\n}\n", legacy, "orderly.hcl:14:3: Invalid limit"},
+		{"no header timeout", goodHCL + "limits {\n  read_header_timeout = \"0s\"\n}\n", legacy, "orderly.hcl:14:3: Invalid limit"},
+		{"bad grace", goodHCL + "shutdown_grace = \"soon\"\n", legacy, "orderly.hcl:13:1: Invalid duration"},
 		{"missing legacy file", strings.Replace(goodHCL, `["legacy.conf"]`, `["nope.conf"]`, 1), legacy, "nope.conf"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -69,7 +70,8 @@ func restartOnly(a, b *runtimeConfig) []string {
 		}
 	}
 	add("listen", a.Listen != b.Listen)
-	add("backend", a.Backend.String() != b.Backend.String())
+	add("backend", !slices.EqualFunc(a.Backends, b.Backends, func(x, y *url.URL) bool { return x.String() == y.String() }) ||
+		a.Health != b.Health || a.BackendTimeout != b.BackendTimeout)
 	add("client_ip", !slices.Equal(a.TrustedProxies, b.TrustedProxies) || a.UserHeader != b.UserHeader)
 	add("metrics.listen", a.MetricsListen != b.MetricsListen)
 	add("admin", a.AdminListen != b.AdminListen || a.AdminToken != b.AdminToken)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path"
@@ -306,11 +307,10 @@ func TestDeploymentHardening(t *testing.T) {
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
-// TestProbes: liveness and readiness probes kubelet can pass. orderly
-// answers /-/healthy and /-/ready only with the admin token when its admin
-// listener is off loopback, as it must be in a pod; an httpGet probe is
-// allowed only at those paths on the admin port, and never with a token
-// in the pod spec. TestServeAndProbe runs the probes against orderly.
+// TestProbes: liveness and readiness probes kubelet can pass: httpGet on
+// the admin port, /-/healthy and /-/ready, which orderly answers without
+// the admin token (never in the pod spec). TestServeAndProbe runs the
+// probes against orderly.
 func TestProbes(t *testing.T) {
 	m := load(t)
 	c := orderlyContainer(t, m.deployment)
@@ -337,9 +337,7 @@ func TestProbes(t *testing.T) {
 				}
 			}
 		case pr.TCPSocket != nil:
-			if _, ok := containerPort(c, pr.TCPSocket.Port); !ok {
-				t.Errorf("%s probe: port %s is not a container port", p.what, pr.TCPSocket.Port.String())
-			}
+			t.Errorf("%s probe: a TCP check proves less than GET %s", p.what, p.path)
 		case pr.Exec != nil:
 			t.Errorf("%s probe runs %q: the distroless image has no shell or HTTP client", p.what, pr.Exec.Command)
 		default:
@@ -685,6 +683,15 @@ func layOutPod(t *testing.T, m manifests) pod {
 		p.ports[port] = free
 		src = strings.Replace(src, `"`+addr+`"`, `"127.0.0.1:`+strconv.Itoa(free)+`"`, 1)
 	}
+	// The httpd Service: a stand-in on loopback, so that readiness (a
+	// backend answers its health check) can be reached.
+	const backendURL = `"http://httpd:80"`
+	if !strings.Contains(src, backendURL) {
+		t.Fatalf("the configuration's backend is not %s, the httpd Service", backendURL)
+	}
+	httpd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "httpd\n") }))
+	t.Cleanup(httpd.Close)
+	src = strings.Replace(src, backendURL, `"`+httpd.URL+`"`, 1)
 	// What orderly writes must land under root, not on this machine.
 	for _, attr := range []string{"state_file", "error_log", "access_log", "shadow_log"} {
 		if w := cfg.str(t, attr); filepath.IsAbs(w) && !strings.HasPrefix(w, root+"/") {

@@ -102,6 +102,7 @@ type orderlyFront struct {
 	legacy  string // legacy file orderly reads instead of the case's
 	state   string // state_file
 	extra   string // more HCL, appended
+	backend string // the backend block, instead of one with the backend given to start
 }
 
 func freePort(t *testing.T) string {
@@ -133,10 +134,12 @@ func (f orderlyFront) config(l apachetest.Layout, backend, addr string) string {
 	if f.mode != "" {
 		mode = f.mode
 	}
+	block := fmt.Sprintf("backend \"httpd\" {\n  url = \"http://%s\"\n}", backend)
+	if f.backend != "" {
+		block = f.backend
+	}
 	hcl := fmt.Sprintf(`listen = %q
-backend "httpd" {
-  url = "http://%s"
-}
+%s
 legacy {
   files         = [%q]
   document_root = %q
@@ -147,7 +150,7 @@ client_ip {
 }
 mode      = %q
 error_log = %q
-`, addr, backend, legacy, l.DocRoot, mode, filepath.Join(l.Dir, "orderly-error.log"))
+`, addr, block, legacy, l.DocRoot, mode, filepath.Join(l.Dir, "orderly-error.log"))
 	if f.metrics != "" {
 		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
 	}
