@@ -43,6 +43,7 @@ type fileConfig struct {
 	Metrics         *listenBlock   `hcl:"metrics,block"`
 	Admin           *adminBlock    `hcl:"admin,block"`
 	Resolver        *resolverBlock `hcl:"resolver,block"`
+	TLS             *tlsBlock      `hcl:"tls,block"` // tls.go
 
 	ModeRange   hcl.Range `hcl:"mode,attr_range"`
 	ListenRange hcl.Range `hcl:"listen,attr_range"`
@@ -119,6 +120,7 @@ type runtimeConfig struct {
 	PathMap         map[string]string // legacy path prefix -> where orderly reads it
 	LegacyIP        netip.Addr        // the legacy server's address, for <VirtualHost>
 	LegacyPort      int
+	TLS             *tlsRuntime // nil without a tls block (tls.go)
 }
 
 var envFunc = function.New(&function.Spec{
@@ -324,6 +326,7 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 				fmt.Sprintf("%q is not a loopback address: the admin endpoints (reload, profiles) must be behind a bearer token; set token_file.", a.Listen), a.Range))
 		}
 	}
+	diags = append(diags, fc.buildTLS(rc, rel)...)
 	if !strings.Contains(rc.Listen, ":") {
 		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
 	}

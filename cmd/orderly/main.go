@@ -243,6 +243,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	https, err := startTLS(rc, h, srv, stderr, logger) // tls.go; wraps srv.Handler
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: tls: %v\n", *configPath, err)
+		return 2
+	}
+	defer https.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -267,6 +273,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	https.Serve(errc)
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
 	for _, p := range engine.Blind() {
@@ -308,6 +315,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdown)
+	https.Shutdown(shutdown)
 	for _, s := range side {
 		s.Shutdown(shutdown)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -74,6 +75,7 @@ func restartOnly(a, b *runtimeConfig) []string {
 	add("state_file", a.StateFile != b.StateFile)
 	add("rule_header", a.RuleHeader != b.RuleHeader)
 	add("resolver", a.ResolverAddr != b.ResolverAddr || a.ResolverTimeout != b.ResolverTimeout)
+	add("tls", !reflect.DeepEqual(a.TLS, b.TLS))
 	return out
 }
 
