@@ -11,6 +11,7 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)   # deploy/compose.yaml's check
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)         # deploy/systemd's unit check
+command -v pebble >/dev/null 2>&1 || need+=(pebble)   # ACME CA for the tls tests
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -25,6 +26,7 @@ command -v promtool >/dev/null 2>&1 || missing+=(promtool)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd-analyze)
+command -v pebble >/dev/null 2>&1 || missing+=(pebble)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${CI:-}" = "true" ]; then
     echo "deps: FATAL: missing real parts under CI=true: ${missing[*]}" >&2

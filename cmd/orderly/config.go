@@ -48,6 +48,7 @@ type fileConfig struct {
 	Limits          *limitsBlock   `hcl:"limits,block"`
 	ShutdownGrace   *string        `hcl:"shutdown_grace,optional"`
 	GraceRange      hcl.Range      `hcl:"shutdown_grace,attr_range"`
+	TLS             *tlsBlock      `hcl:"tls,block"` // tls.go
 
 	ModeRange   hcl.Range `hcl:"mode,attr_range"`
 	ListenRange hcl.Range `hcl:"listen,attr_range"`
@@ -214,6 +215,7 @@ type runtimeConfig struct {
 	PathMap         map[string]string // legacy path prefix -> where orderly reads it
 	LegacyIP        netip.Addr        // the legacy server's address, for <VirtualHost>
 	LegacyPort      int
+	TLS             *tlsRuntime // nil without a tls block (tls.go)
 }
 
 var envFunc = function.New(&function.Spec{
@@ -465,6 +467,7 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		}
 		rc.ShutdownGrace = d
 	}
+	diags = append(diags, fc.buildTLS(rc, rel)...)
 	if !strings.Contains(rc.Listen, ":") {
 		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
 	}

@@ -295,6 +295,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		MaxHeaderBytes:    rc.Limits.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	https, err := startTLS(rc, h, srv, stderr, logger) // tls.go; wraps srv.Handler
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: tls: %v\n", *configPath, err)
+		return 2
+	}
+	defer https.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -322,6 +328,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	go pool.Run(checks, transport)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	https.Serve(errc)
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
 	for _, p := range engine.Blind() {
@@ -382,6 +389,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		logger.Warn("grace period over; closing the connections left", "err", err)
 		srv.Close()
 	}
+	https.Shutdown(shutdown)
 	for _, s := range side {
 		s.Shutdown(shutdown)
 	}

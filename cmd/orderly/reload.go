@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -81,6 +82,9 @@ func restartOnly(a, b *runtimeConfig) []string {
 	add("state_file", a.StateFile != b.StateFile)
 	add("rule_header", a.RuleHeader != b.RuleHeader)
 	add("resolver", a.ResolverAddr != b.ResolverAddr || a.ResolverTimeout != b.ResolverTimeout)
+	add("tls", !reflect.DeepEqual(a.TLS, b.TLS))
+	add("limits", a.Limits != b.Limits)
+	add("shutdown_grace", a.ShutdownGrace != b.ShutdownGrace)
 	return out
 }
 
