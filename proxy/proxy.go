@@ -259,6 +259,12 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 
 // ServeHTTP decides the request and either answers the refusal or proxies it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, false)
+}
+
+// serve decides r and answers its refusal, or, when it is let through,
+// proxies it to the backend, or with authOnly answers 200 (forward-auth).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 	start := time.Now()
 	var rec *recorder
 	if h.cfg.AccessLog != nil || h.shadowing() {
@@ -327,7 +333,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// request through; so does orderly.
 			h.writeLog(client, r, res.Logs(), "")
 		}
-		h.pass(w, r, res, fromHeader)
+		if authOnly {
+			h.grant(w, res)
+		} else {
+			h.pass(w, r, res, fromHeader)
+		}
 	}
 	h.cfg.Metrics.observe(&res.Decision, start, mode)
 	h.cfg.Metrics.observeScope(&v)
@@ -337,6 +347,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if status == 0 {
 			status = http.StatusOK
 		}
+	}
+	if authOnly {
+		// No backend answer to compare with: the caller proxies.
+		status = 0
 	}
 	h.compare(v, r, req, client, status, pol)
 }

@@ -44,6 +44,7 @@ type fileConfig struct {
 	ClientIP        *clientIPBlock `hcl:"client_ip,block"`
 	Metrics         *listenBlock   `hcl:"metrics,block"`
 	Admin           *adminBlock    `hcl:"admin,block"`
+	ForwardAuth     *forwardBlock  `hcl:"forward_auth,block"`
 	Resolver        *resolverBlock `hcl:"resolver,block"`
 	Limits          *limitsBlock   `hcl:"limits,block"`
 	ShutdownGrace   *string        `hcl:"shutdown_grace,optional"`
@@ -175,6 +176,14 @@ type listenBlock struct {
 	Range  hcl.Range `hcl:"listen,attr_range"`
 }
 
+// forwardBlock is the forward-auth endpoint's listener.
+type forwardBlock struct {
+	Listen      string    `hcl:"listen"`
+	PathPrefix  *string   `hcl:"path_prefix,optional"`
+	ListenRange hcl.Range `hcl:"listen,attr_range"`
+	PrefixRange hcl.Range `hcl:"path_prefix,attr_range"`
+}
+
 type adminBlock struct {
 	Listen    string    `hcl:"listen"`
 	Range     hcl.Range `hcl:"listen,attr_range"`
@@ -201,6 +210,8 @@ type runtimeConfig struct {
 	Scopes          []proxy.Scope
 	MetricsListen   string
 	AdminListen     string
+	ForwardListen   string // forward-auth endpoint, "" for none
+	ForwardPrefix   string
 	AdminToken      string // bearer token every admin endpoint requires ("" on loopback without token_file)
 	ErrorLog        string
 	Mode            proxy.Mode
@@ -437,6 +448,18 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 	}
 	if fc.Metrics != nil {
 		rc.MetricsListen = fc.Metrics.Listen
+	}
+	if f := fc.ForwardAuth; f != nil {
+		rc.ForwardListen = f.Listen
+		if !strings.Contains(f.Listen, ":") {
+			diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", f.Listen), f.ListenRange))
+		}
+		if f.PathPrefix != nil {
+			rc.ForwardPrefix = *f.PathPrefix
+			if !strings.HasPrefix(rc.ForwardPrefix, "/") {
+				diags = append(diags, diag("Invalid path prefix", fmt.Sprintf("%q is not a URL path starting with /.", rc.ForwardPrefix), f.PrefixRange))
+			}
+		}
 	}
 	if a := fc.Admin; a != nil {
 		rc.AdminListen = a.Listen

@@ -255,6 +255,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		side = append(side, srv)
 	}
+	if rc.ForwardListen != "" {
+		srv, err := listenSide(rc.ForwardListen, h.ForwardAuth(rc.ForwardPrefix))
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: forward_auth listen: %v\n", *configPath, err)
+			return 2
+		}
+		side = append(side, srv)
+	}
 	rl := &reloader{path: *configPath, h: h, metrics: metrics, logger: logger, rc: rc, generation: 1, loaded: time.Now()}
 	var draining atomic.Bool
 	if rc.AdminListen != "" {

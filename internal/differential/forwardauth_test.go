@@ -1,0 +1,224 @@
+package differential
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orderly-proxy/orderly/internal/apachetest"
+)
+
+// nginxFront is real nginx (Debian's) in front of the backend, asking
+// orderly's forward-auth endpoint about every request with auth_request,
+// as a site that keeps its nginx would run orderly.
+type nginxFront struct {
+	nginx string
+	// authLog is orderly's access log: a request nginx answered itself,
+	// without asking, is not in it.
+	authLog string
+}
+
+// tolerate: nginx refuses some request-targets itself with its own 400
+// page (lower-case methods, NUL, a path above the root once decoded),
+// and shows an auth answer other than 401/403 as 500; orderly answers
+// the request refusals Apache makes (400, 404) with their own status.
+func (f *nginxFront) tolerate(want, got apachetest.Response) string {
+	page := strings.Contains(string(got.Body), "<center>nginx")
+	switch {
+	case page && got.Status == 400:
+		return "nginx refused the request itself"
+	case page && got.Status == 500 && (want.Status == 400 || want.Status == 404):
+		return "orderly refused the request as Apache does; nginx shows it as 500"
+	}
+	return ""
+}
+
+func (f *nginxFront) errorLog(l apachetest.Layout) func() string {
+	return orderlyFront{}.errorLog(l)
+}
+
+func (f *nginxFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
+	t.Helper()
+	auth := freePort(t)
+	f.authLog = filepath.Join(l.Dir, "access.log")
+	os.Remove(f.authLog)
+	_, stopOrderly := orderlyFront{access: true, extra: fmt.Sprintf("forward_auth {\n  listen = %q\n}\n", auth)}.start(t, l, backend)
+	for deadline := time.Now().Add(5 * time.Second); !listening(auth); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			stopOrderly()
+			t.Fatalf("orderly's forward-auth listener %s did not open", auth)
+		}
+	}
+	addr := freePort(t)
+	dir := filepath.Join(l.Dir, "nginx")
+	os.MkdirAll(dir, 0o755)
+	conf := fmt.Sprintf(`daemon off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  server {
+    listen %[2]s;
+    # Keep the path as the client sent it: orderly and Apache both
+    # decide on the raw request-target.
+    merge_slashes off;
+    # Header-based legacy rules (SetEnvIf from_lan ...) must see every
+    # header the client sent.
+    underscores_in_headers on;
+    location = /_orderly_auth {
+      internal;
+      proxy_pass http://%[3]s;
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Original-URI $request_uri;
+      proxy_set_header X-Original-Method $request_method;
+      proxy_set_header X-Original-Protocol $server_protocol;
+      proxy_set_header X-Forwarded-Host $http_host;
+    }
+    location / {
+      auth_request /_orderly_auth;
+      auth_request_set $orderly_user $upstream_http_x_remote_user;
+      auth_request_set $orderly_challenge $upstream_http_www_authenticate;
+      add_header WWW-Authenticate $orderly_challenge always;
+      proxy_set_header X-Remote-User $orderly_user;
+      proxy_set_header Host $http_host;
+      proxy_pass http://%[4]s;
+    }
+  }
+}
+`, dir, addr, auth, backend)
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(f.nginx, "-c", path, "-p", dir, "-e", filepath.Join(dir, "error.log"))
+	out, _ := os.Create(filepath.Join(dir, "nginx.out"))
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		stopOrderly()
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		out.Close()
+		stopOrderly()
+	}
+	for deadline := time.Now().Add(5 * time.Second); !listening(addr); time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(out.Name())
+			stopOrderly()
+			t.Fatalf("nginx exited:\n%s", b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("nginx did not listen on %s", addr)
+		}
+	}
+	return addr, stop
+}
+
+// TestForwardAuthNginx replays the whole corpus through real nginx with
+// auth_request asking orderly's forward-auth endpoint, in front of the
+// rule-less backend, and compares every answer with Apache running the
+// legacy rules, as TestDifferential does for orderly serve: the same
+// policy decides the same through either door. A request nginx answers
+// itself without asking (it refuses some request-targets Apache takes)
+// is counted apart; none of them may be a bypass.
+func TestForwardAuthNginx(t *testing.T) {
+	nginx := apachetest.RequireTool(t, "nginx", "nginx-light")
+	fr := &nginxFront{nginx: nginx}
+	tl := replay(t, fr)
+	for _, m := range tl.mismatches {
+		t.Error(m)
+	}
+	for _, m := range tl.logMismatches {
+		t.Error(m)
+	}
+	if tl.bypasses > 0 {
+		t.Errorf("%d bypasses through nginx + forward-auth", tl.bypasses)
+	}
+	fmt.Printf("forward-auth: nginx auth_request + orderly agree with Apache on %d/%d requests across %d cases, %d bypasses\n",
+		tl.agree, tl.requests-len(tl.tolerated), tl.cases, tl.bypasses)
+	for _, m := range tl.tolerated {
+		t.Log(m)
+	}
+	fmt.Printf("forward-auth: %d refusals differ in kind only (nginx refused the request itself, or shows orderly's 400/404 as 500)\n", len(tl.tolerated))
+	if tl.requests == 0 {
+		t.Fatal("no request was replayed")
+	}
+}
+
+// The forward-auth endpoint's own conventions, without nginx: Traefik's
+// and Caddy's X-Forwarded-* headers and Envoy's path prefix name the same
+// request, and get the same answer.
+func TestForwardAuthConventions(t *testing.T) {
+	apachetest.Require(t)
+	_, l := inlineCase(t, "fwd", `-- legacy.conf --
+<Directory "@DOCROOT@/admin">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+</Directory>
+-- docroot/index.html --
+home
+-- docroot/admin/index.html --
+admin
+-- requests --
+GET /admin/ 10.1.2.3 want=200
+`)
+	auth := freePort(t)
+	_, stop := orderlyFront{extra: fmt.Sprintf("forward_auth {\n  listen = %q\n  path_prefix = \"/check\"\n}\n", auth)}.start(t, l, "127.0.0.1:1")
+	defer stop()
+	for deadline := time.Now().Add(5 * time.Second); !listening(auth); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no forward-auth listener")
+		}
+	}
+	for _, tt := range []struct {
+		name   string
+		target string
+		header [][2]string
+		ip     string
+		want   int
+	}{
+		{"nginx allowed", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "10.1.2.3", 200},
+		{"nginx refused", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "8.8.8.8", 403},
+		{"nginx dot segments", "/", [][2]string{{"X-Original-URI", "/x/../%61dmin/"}}, "8.8.8.8", 403},
+		{"traefik refused", "/", [][2]string{{"X-Forwarded-Uri", "/admin/index.html"}, {"X-Forwarded-Method", "GET"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 403},
+		{"caddy allowed", "/", [][2]string{{"X-Forwarded-Uri", "/index.html"}, {"X-Forwarded-Method", "GET"}}, "8.8.8.8", 200},
+		{"envoy refused", "/check/admin/", nil, "8.8.8.8", 403},
+		{"envoy allowed", "/check/admin/", nil, "10.9.9.9", 200},
+		{"envoy outside the prefix", "/admin/", nil, "10.9.9.9", 400},
+	} {
+		got, err := apachetest.Do(auth, apachetest.Request{Method: "GET", Target: tt.target, ClientIP: tt.ip, Header: tt.header})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got.Status, tt.want)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(l.Dir, "orderly-error.log"))
+	if !strings.Contains(string(log), "AH01797") {
+		t.Errorf("refusals wrote no AH01797 line:\n%s", log)
+	}
+}
