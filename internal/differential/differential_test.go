@@ -300,7 +300,7 @@ type tally struct {
 	dnsQuestions           int // questions the private DNS server was asked
 	mismatches             []string
 	tolerated              []string // differences the front explains, refusals all
-	logged                 int // requests whose error-log lines were compared
+	logged                 int      // requests whose error-log lines were compared
 	logMismatches          []string
 	elapsed                time.Duration
 	// Where the time went: reloading the two servers, starting and
