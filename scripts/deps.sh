@@ -9,6 +9,7 @@ command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)   # forward-auth test
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)   # deploy/compose.yaml's check
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)         # deploy/systemd's unit check
 command -v pebble >/dev/null 2>&1 || need+=(pebble)   # ACME CA for the tls tests
@@ -17,13 +18,19 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -q >/dev/null 2>&1 || echo "deps: apt-get update failed"
-  $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null 2>&1 || echo "deps: apt-get install ${need[*]} failed"
+  if ! $SUDO apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null 2>&1; then
+    # One package that cannot be had must not keep the others out.
+    for p in "${need[@]}"; do
+      $SUDO apt-get install -y -q --no-install-recommends "$p" >/dev/null 2>&1 || echo "deps: apt-get install $p failed"
+    done
+  fi
 fi
 missing=()
 [ -x /usr/sbin/apache2 ] || missing+=(apache2)
 command -v htpasswd >/dev/null 2>&1 || missing+=(htpasswd)
 command -v promtool >/dev/null 2>&1 || missing+=(promtool)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd-analyze)
 command -v pebble >/dev/null 2>&1 || missing+=(pebble)
