@@ -8,6 +8,7 @@ command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || need+=(apache2
 command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v fail2ban-regex >/dev/null 2>&1 || need+=(fail2ban)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -19,6 +20,7 @@ missing=()
 [ -x /usr/sbin/apache2 ] || missing+=(apache2)
 command -v htpasswd >/dev/null 2>&1 || missing+=(htpasswd)
 command -v promtool >/dev/null 2>&1 || missing+=(promtool)
+command -v fail2ban-regex >/dev/null 2>&1 || missing+=(fail2ban-regex)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${CI:-}" = "true" ]; then
     echo "deps: FATAL: missing real parts under CI=true: ${missing[*]}" >&2
