@@ -24,6 +24,7 @@ type Metrics struct {
 	reloadOK   prometheus.Gauge
 	reloadTime prometheus.Gauge
 	generation prometheus.Gauge
+	guardOK    prometheus.Gauge // guard.go
 }
 
 // NewMetrics returns the metrics of one orderly process, with the Go and
@@ -72,6 +73,7 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		Help: "Generation of the configuration in force: 1 at start, one more for each successful reload.",
 	})
 	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation)
+	m.guardOK = newGuardGauge(reg)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	m.Loaded(1, true)

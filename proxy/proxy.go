@@ -62,6 +62,10 @@ type Config struct {
 	// deciding rule's ID on orderly's refusals, so that they can be told
 	// apart from the backend's.
 	RuleHeader string
+	// GuardToken, when set, is sent to the backend in GuardHeader with
+	// every forwarded request (guard.go). Any copy a client sent is
+	// always removed.
+	GuardToken string
 }
 
 // Mode is what orderly does with its decisions.
@@ -192,6 +196,10 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	out.Header.Del(h.cfg.UserHeader)
 	if info != nil && info.user != "" {
 		out.Header.Set(h.cfg.UserHeader, info.user)
+	}
+	out.Header.Del(GuardHeader)
+	if h.cfg.GuardToken != "" {
+		out.Header.Set(GuardHeader, h.cfg.GuardToken)
 	}
 }
 

@@ -54,6 +54,9 @@ type backendBlock struct {
 	UserHeader *string   `hcl:"user_header,optional"`
 	DefRange   hcl.Range `hcl:",def_range"`
 	URLRange   hcl.Range `hcl:"url,attr_range"`
+	// GuardTokenFile: the backend guard's shared secret (guard.go).
+	GuardTokenFile  *string   `hcl:"guard_token_file,optional"`
+	GuardTokenRange hcl.Range `hcl:"guard_token_file,attr_range"`
 }
 
 type legacyBlock struct {
@@ -119,6 +122,7 @@ type runtimeConfig struct {
 	PathMap         map[string]string // legacy path prefix -> where orderly reads it
 	LegacyIP        netip.Addr        // the legacy server's address, for <VirtualHost>
 	LegacyPort      int
+	GuardToken      string // sent to the backend in proxy.GuardHeader ("" for none)
 }
 
 var envFunc = function.New(&function.Spec{
@@ -223,6 +227,10 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		}
 		if b.UserHeader != nil {
 			rc.UserHeader = *b.UserHeader
+		}
+		if b.GuardTokenFile != nil {
+			tok, d := readGuardToken(rel(*b.GuardTokenFile), b.GuardTokenRange)
+			rc.GuardToken, diags = tok, append(diags, d...)
 		}
 	}
 	if fc.Legacy == nil {

@@ -42,6 +42,8 @@ commands:
   lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
                                              every rule of the 2.2 -> 2.4 upgrade catalogue that applies
   translate [-o DIR] [-keep-compat] httpd.conf  write the 2.4 configuration
+  translate -backend-guard -orderly-addr ADDR,... [-guard-token-file F]
+                                             write the backend guard: the 2.4 server answers only orderly
   retire   -config orderly.hcl [-metrics FILE|URL] [-prometheus URL -window 30d] [-format table|json]
                                              the legacy rules that can go, and why
   version                                    print the version
@@ -199,6 +201,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		ShadowLog:      shadowLog,
 		Mode:           rc.Mode,
 		RuleHeader:     rc.RuleHeader,
+		GuardToken:     rc.GuardToken,
 		Logger:         logger,
 		Metrics:        metrics,
 		Resolver:       proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout),
@@ -269,6 +272,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
+	go probeGuard(ctx, rc, metrics, logger) // guard.go
 	for _, p := range engine.Blind() {
 		logger.Warn("orderly cannot read this Alias target: requests mapped into it are refused (403) until it is readable or mapped with legacy.path_map", "path", p)
 	}

@@ -64,7 +64,7 @@ func restartOnly(a, b *runtimeConfig) []string {
 	}
 	add("listen", a.Listen != b.Listen)
 	add("mode", a.Mode != b.Mode)
-	add("backend", a.Backend.String() != b.Backend.String())
+	add("backend", a.Backend.String() != b.Backend.String() || a.GuardToken != b.GuardToken)
 	add("client_ip", !slices.Equal(a.TrustedProxies, b.TrustedProxies) || a.UserHeader != b.UserHeader)
 	add("metrics.listen", a.MetricsListen != b.MetricsListen)
 	add("admin", a.AdminListen != b.AdminListen || a.AdminToken != b.AdminToken)
