@@ -23,6 +23,8 @@ type HealthCheck struct {
 	// NoPassive turns passive detection off: a failed request does not
 	// take its backend out.
 	NoPassive bool
+	// Header is sent with every check (the backend guard's token).
+	Header http.Header
 }
 
 // Pool is the backend URLs of one backend block, used round-robin among
@@ -152,6 +154,9 @@ func (p *Pool) probe(ctx context.Context, client *http.Client, t *target) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	ok := false
 	if err == nil {
+		for k, v := range p.check.Header {
+			req.Header[k] = v
+		}
 		req.Header.Set("User-Agent", "orderly-health-check")
 		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()

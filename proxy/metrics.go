@@ -33,6 +33,7 @@ type Metrics struct {
 	reloadOK   prometheus.Gauge
 	reloadTime prometheus.Gauge
 	generation prometheus.Gauge
+	guardOK    prometheus.Gauge // guard.go
 }
 
 // NewMetrics returns the metrics of one orderly process, with the Go and
@@ -102,6 +103,7 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	})
 	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation,
 		m.shadowErrors, m.scopeReqs, m.scopeInfo, m.scopeShare, m.backendUp)
+	m.guardOK = newGuardGauge(reg)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	// The default scope until a handler shows its own.

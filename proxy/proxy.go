@@ -72,6 +72,10 @@ type Config struct {
 	// MaxRequestLine bounds the request line in bytes (414 beyond, as
 	// Apache's LimitRequestLine); 0 is no bound.
 	MaxRequestLine int
+	// GuardToken, when set, is sent to the backend in GuardHeader with
+	// every forwarded request (guard.go). Any copy a client sent is
+	// always removed.
+	GuardToken string
 }
 
 // Mode is what orderly does with its decisions.
@@ -254,6 +258,10 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	out.Header.Del(h.cfg.UserHeader)
 	if info != nil && info.user != "" {
 		out.Header.Set(h.cfg.UserHeader, info.user)
+	}
+	out.Header.Del(GuardHeader)
+	if h.cfg.GuardToken != "" {
+		out.Header.Set(GuardHeader, h.cfg.GuardToken)
 	}
 }
 

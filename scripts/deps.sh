@@ -13,6 +13,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)   # deploy/compose.yaml's check
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)         # deploy/systemd's unit check
 command -v pebble >/dev/null 2>&1 || need+=(pebble)   # ACME CA for the tls tests
+command -v fail2ban-regex >/dev/null 2>&1 || need+=(fail2ban)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -34,6 +35,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd-analyze)
 command -v pebble >/dev/null 2>&1 || missing+=(pebble)
+command -v fail2ban-regex >/dev/null 2>&1 || missing+=(fail2ban-regex)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${CI:-}" = "true" ]; then
     echo "deps: FATAL: missing real parts under CI=true: ${missing[*]}" >&2

@@ -56,19 +56,22 @@ type fileConfig struct {
 }
 
 type backendBlock struct {
-	Name        string       `hcl:"name,label"`
-	URL         *string      `hcl:"url,optional"`
-	URLs        []string     `hcl:"urls,optional"`
-	UserHeader  *string      `hcl:"user_header,optional"`
-	Timeout     *string      `hcl:"timeout,optional"`
-	FailTimeout *string      `hcl:"fail_timeout,optional"`
-	Health      *healthBlock `hcl:"health_check,block"`
+	Name        string   `hcl:"name,label"`
+	URL         *string  `hcl:"url,optional"`
+	URLs        []string `hcl:"urls,optional"`
+	UserHeader  *string  `hcl:"user_header,optional"`
+	Timeout     *string  `hcl:"timeout,optional"`
+	FailTimeout *string  `hcl:"fail_timeout,optional"`
+	// GuardTokenFile: the backend guard's shared secret (guard.go).
+	GuardTokenFile *string      `hcl:"guard_token_file,optional"`
+	Health         *healthBlock `hcl:"health_check,block"`
 
 	DefRange         hcl.Range `hcl:",def_range"`
 	URLRange         hcl.Range `hcl:"url,attr_range"`
 	URLsRange        hcl.Range `hcl:"urls,attr_range"`
 	TimeoutRange     hcl.Range `hcl:"timeout,attr_range"`
 	FailTimeoutRange hcl.Range `hcl:"fail_timeout,attr_range"`
+	GuardTokenRange  hcl.Range `hcl:"guard_token_file,attr_range"`
 }
 
 // healthBlock is a backend's active health check.
@@ -227,6 +230,7 @@ type runtimeConfig struct {
 	LegacyIP        netip.Addr        // the legacy server's address, for <VirtualHost>
 	LegacyPort      int
 	TLS             *tlsRuntime // nil without a tls block (tls.go)
+	GuardToken      string      // sent to the backend in proxy.GuardHeader ("" for none)
 }
 
 var envFunc = function.New(&function.Spec{
@@ -319,6 +323,10 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 	}
 	if len(fc.Backends) > 0 {
 		diags = append(diags, fc.Backends[0].build(rc)...)
+		if b := fc.Backends[0]; b.GuardTokenFile != nil {
+			tok, d := readGuardToken(rel(*b.GuardTokenFile), b.GuardTokenRange)
+			rc.GuardToken, diags = tok, append(diags, d...)
+		}
 	}
 	if fc.Legacy == nil {
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Missing legacy block", Detail: "A legacy block naming the 2.2 configuration files is required."})

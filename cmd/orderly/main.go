@@ -13,12 +13,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	rpprof "runtime/pprof"
 	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	rpprof "runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -44,6 +44,8 @@ commands:
   lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
                                              every rule of the 2.2 -> 2.4 upgrade catalogue that applies
   translate [-o DIR] [-keep-compat] httpd.conf  write the 2.4 configuration
+  translate -backend-guard -orderly-addr ADDR,... [-guard-token-file F]
+                                             write the backend guard: the 2.4 server answers only orderly
   retire   -config orderly.hcl [-metrics FILE|URL] [-prometheus URL -window 30d] [-format table|json]
                                              the legacy rules that can go, and why
   version                                    print the version
@@ -233,7 +235,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	})
 	transport := proxy.NewTransport()
 	transport.ResponseHeaderTimeout = rc.BackendTimeout
-	pool := proxy.NewPool(rc.Backends, rc.Health)
+	health := rc.Health
+	if rc.GuardToken != "" {
+		// Checks pass the backend guard as forwarded requests do.
+		health.Header = http.Header{proxy.GuardHeader: {rc.GuardToken}}
+	}
+	pool := proxy.NewPool(rc.Backends, health)
 	h = proxy.NewWith(proxy.Config{
 		Backend:        rc.Backend,
 		Pool:           pool,
@@ -247,6 +254,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		ShadowLog:      shadowLog,
 		Mode:           rc.Mode,
 		RuleHeader:     rc.RuleHeader,
+		GuardToken:     rc.GuardToken,
 		Logger:         logger,
 		Metrics:        metrics,
 		Resolver:       proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout),
@@ -351,6 +359,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	https.Serve(errc)
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
+	go probeGuard(ctx, rc, metrics, logger) // guard.go
 	for _, p := range engine.Blind() {
 		logger.Warn("orderly cannot read this Alias target: requests mapped into it are refused (403) until it is readable or mapped with legacy.path_map", "path", p)
 	}

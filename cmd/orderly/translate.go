@@ -22,11 +22,24 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	sem := fs.String("semantics", string(translate.Legacy22), `what the legacy rules mean: "2.2" or "2.4-compat"`)
 	serverRoot := fs.String("server-root", "", "ServerRoot for relative paths")
 	docRoot := fs.String("document-root", "", "DocumentRoot when the files set none")
+	guard := addGuardFlags(fs) // guard.go
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	guardText, err := guard.config()
+	if err != nil {
+		fmt.Fprintln(stderr, "translate:", err)
+		return 2
+	}
+	if fs.NArg() == 0 && guardText != "" {
+		if err := guard.write(guardText, *out, false, stdout); err != nil {
+			fmt.Fprintln(stderr, "translate:", err)
+			return 2
+		}
+		return 0
+	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: orderly translate [-o DIR] [-keep-compat] [-semantics 2.2|2.4-compat] httpd.conf...")
+		fmt.Fprintln(stderr, "usage: orderly translate [-o DIR] [-keep-compat] [-semantics 2.2|2.4-compat] httpd.conf...\n       orderly translate -backend-guard -orderly-addr ADDR[,ADDR...] [-guard-token-file F] [-trusted-proxies ADDR,...] [-o DIR] [httpd.conf...]")
 		return 2
 	}
 	s := translate.Semantics(*sem)
@@ -79,6 +92,12 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		if err := os.WriteFile(dst, conv.Files[f], 0o644); err != nil {
+			fmt.Fprintln(stderr, "translate:", err)
+			return 2
+		}
+	}
+	if guardText != "" {
+		if err := guard.write(guardText, *out, true, stdout); err != nil {
 			fmt.Fprintln(stderr, "translate:", err)
 			return 2
 		}
