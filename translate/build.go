@@ -1543,21 +1543,25 @@ func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
 	if sec == nil || sec.block == nil {
 		return false
 	}
-	found := false
-	apacheconf.Walk(sec.block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-		n := strings.ToLower(x.Name)
-		full := n
-		if len(x.Args) > 0 {
-			full = n + " " + strings.ToLower(x.Args[0])
-		}
-		for _, want := range names {
-			if want == n || want == full {
-				found = true
+	if sec.names == nil {
+		// Every directive name in the section, nested ones included, and
+		// "name arg0": built once, asked for many of its directives.
+		sec.names = map[string]bool{}
+		apacheconf.Walk(sec.block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
+			n := strings.ToLower(x.Name)
+			sec.names[n] = true
+			if len(x.Args) > 0 {
+				sec.names[n+" "+strings.ToLower(x.Args[0])] = true
 			}
+			return nil
+		})
+	}
+	for _, want := range names {
+		if sec.names[want] {
+			return true
 		}
-		return nil
-	})
-	return found
+	}
+	return false
 }
 
 // sortSections orders <Directory> sections as ap_core_reorder_directories

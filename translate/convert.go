@@ -463,6 +463,10 @@ func methodClasses(cfg *Config, compat, authz *layers) []methodClass {
 			}
 		}
 	}
+	if uniformMethods(compat, authz) {
+		// No <Limit> anywhere in the layers: one class, every method.
+		return []methodClass{{rep: policy.MethodInvalid, rest: true, names: names}}
+	}
 	key := func(m int) string { return methodKey(compat, authz, m) }
 	restKey := key(policy.MethodInvalid)
 	var classes []methodClass
@@ -486,6 +490,55 @@ func methodClasses(cfg *Config, compat, authz *layers) []methodClass {
 		classes[0].except = append(classes[0].except, c.names...)
 	}
 	return append(classes[1:], classes[0])
+}
+
+// uniformMethods reports whether the layers decide every method alike:
+// no line of them is limited to some methods, so methodKey would give
+// every method the same key.
+func uniformMethods(compat, authz *layers) bool {
+	if c := compat.compat; c != nil {
+		for m := 1; m < policy.MaxMethods; m++ {
+			if c.Order[m] != c.Order[0] || c.Satisfy[m] != c.Satisfy[0] {
+				return false
+			}
+		}
+		for _, a := range c.Allows {
+			if a.Methods != policy.AllMethods {
+				return false
+			}
+		}
+		for _, a := range c.Denys {
+			if a.Methods != policy.AllMethods {
+				return false
+			}
+		}
+	}
+	for m := 1; m < policy.MaxMethods; m++ {
+		if compat.sat22[m] != compat.sat22[0] {
+			return false
+		}
+	}
+	for _, q := range authz.req22 {
+		if q.Methods != policy.AllMethods {
+			return false
+		}
+	}
+	if authz.authz != nil && authz.authz.Root != nil {
+		return uniformTree(authz.authz.Root)
+	}
+	return true
+}
+
+func uniformTree(n *policy.Node) bool {
+	if n.Methods != policy.AllMethods {
+		return false
+	}
+	for _, c := range n.Children {
+		if !uniformTree(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func methodKey(compat, authz *layers, m int) string {

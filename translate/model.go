@@ -72,6 +72,7 @@ type Section struct {
 	Rules []*policy.Rule
 
 	block     []*apacheconf.Directive // while building: the section's directives
+	names     map[string]bool         // while building: sectionHas's index of block
 	directive *apacheconf.Directive   // the section as parsed, for Convert
 	htChain   []*Section              // Convert: what an .htaccess file inherits
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	rpprof "runtime/pprof"
 	"strings"
 	"sync/atomic"
@@ -66,6 +67,17 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// batchGC tunes the collector for lint and translate: short runs over a
+// configuration held whole in memory, where collecting as the heap grows
+// costs a fifth of the time for nothing. Garbage is collected only past a
+// memory bound, unless GOGC or GOMEMLIMIT says otherwise.
+func batchGC() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(768 << 20)
+	}
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -77,10 +89,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "explain":
 		return cmdExplain(args[1:], stdout, stderr)
 	case "lint":
+		batchGC()
 		return cmdLint(args[1:], stdout, stderr)
 	case "retire":
 		return cmdRetire(args[1:], stdout, stderr)
 	case "translate":
+		batchGC()
 		return cmdTranslate(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "orderly", version)

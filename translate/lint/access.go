@@ -395,11 +395,21 @@ func (l *linter) ancestors(s *scope) []*scope {
 	}
 	out := []*scope{}
 	defer func() { l.ancestry[s] = out }()
-	for _, a := range l.scopes {
-		if a == s || !keyLess(a, s) {
-			continue
+	if l.byVhost == nil {
+		// A scope's ancestors are the main server's and its own virtual
+		// host's: index them once, rather than scan every scope of every
+		// host for each.
+		l.byVhost = map[*vhost][]*scope{}
+		for _, a := range l.scopes {
+			l.byVhost[a.vh] = append(l.byVhost[a.vh], a)
 		}
-		if a.vh != nil && a.vh != s.vh {
+	}
+	candidates := l.byVhost[nil]
+	if s.vh != nil {
+		candidates = append(slices.Clip(candidates), l.byVhost[s.vh]...)
+	}
+	for _, a := range candidates {
+		if a == s || !keyLess(a, s) {
 			continue
 		}
 		if covers(a, s) {

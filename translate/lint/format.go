@@ -1,10 +1,10 @@
 package lint
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/url"
 	"path/filepath"
@@ -16,15 +16,53 @@ import (
 //
 //	file:line:col: ID severity: directive: change; fix
 func WriteText(w io.Writer, r *Report) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var b []byte
 	for _, f := range r.Findings {
-		if _, err := fmt.Fprintf(w, "%s:%d:%d: %s %s: %s: %s; %s\n", f.Pos.File, f.Pos.Line, f.Pos.Col, f.ID, f.Severity, oneLine(f.Directive), oneLine(f.Change), oneLine(f.Fix)); err != nil {
+		b = append(b[:0], f.Pos.File...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(f.Pos.Line), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(f.Pos.Col), 10)
+		b = append(b, ": "...)
+		b = append(b, f.ID...)
+		b = append(b, ' ')
+		b = append(b, f.Severity...)
+		b = append(b, ": "...)
+		b = appendOneLine(b, f.Directive)
+		b = append(b, ": "...)
+		b = appendOneLine(b, f.Change)
+		b = append(b, "; "...)
+		b = appendOneLine(b, f.Fix)
+		b = append(b, '\n')
+		if _, err := bw.Write(b); err != nil {
 			return err
 		}
 	}
-	return nil
+	return bw.Flush()
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// appendOneLine appends s with every run of white space made one space
+// and none at either end.
+func appendOneLine(b []byte, s string) []byte {
+	space := false
+	start := len(b)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
+			space = true
+			continue
+		}
+		if space && len(b) > start {
+			b = append(b, ' ')
+		}
+		space = false
+		b = append(b, c)
+	}
+	return b
+}
+
+func oneLine(s string) string { return string(appendOneLine(nil, s)) }
 
 // JSONFinding is the JSON form of a finding. Its field names are stable.
 type JSONFinding struct {

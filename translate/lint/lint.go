@@ -3,7 +3,6 @@ package lint
 import (
 	"cmp"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,6 +113,7 @@ type linter struct {
 	hts       []*htFile
 	scopes    []*scope
 	ancestry  map[*scope][]*scope
+	byVhost   map[*vhost][]*scope // l.scopes by virtual host (nil: the main server), for ancestors
 	findings  []Finding
 	files     []string
 	seenFile  map[string]bool
@@ -474,25 +474,34 @@ func (l *linter) findHtaccess() {
 			continue
 		}
 		walked[r.path] = true
-		filepath.WalkDir(r.path, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if !e.IsDir() {
-				return nil
-			}
+		// One ReadDir per directory finds both its subdirectories and its
+		// access files, without a failed open for each name.
+		var walk func(p string) bool
+		walk = func(p string) bool {
 			if p != r.path && walked[p] {
-				return fs.SkipDir
+				return true
 			}
 			dirs++
 			if dirs > l.maxDirs {
-				return fs.SkipAll
+				return false
 			}
-			for _, name := range r.names {
-				readHt(filepath.Join(p, name))
+			entries, err := os.ReadDir(p)
+			if err != nil {
+				return true
 			}
-			return nil
-		})
+			for _, e := range entries {
+				if !e.IsDir() && slices.Contains(r.names, e.Name()) {
+					readHt(filepath.Join(p, e.Name()))
+				}
+			}
+			for _, e := range entries {
+				if e.IsDir() && !walk(filepath.Join(p, e.Name())) {
+					return false
+				}
+			}
+			return true
+		}
+		walk(r.path)
 	}
 	slices.SortFunc(l.hts, func(a, b *htFile) int { return strings.Compare(a.path, b.path) })
 }
