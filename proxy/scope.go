@@ -69,6 +69,7 @@ type Policies struct {
 	Mode Mode
 
 	scopes []*Scope // most specific first, the default last
+	byPath bool     // some scope has a path: requests need theirs to find their scope
 }
 
 // prepare orders the scopes for lookup and adds the default one.
@@ -77,6 +78,7 @@ func (p *Policies) prepare(mode Mode) {
 		mode = p.Mode
 	}
 	p.scopes = p.scopes[:0]
+	p.byPath = false
 	hasDefault := false
 	for i := range p.Scopes {
 		s := &p.Scopes[i]
@@ -91,6 +93,9 @@ func (p *Policies) prepare(mode Mode) {
 		}
 		if s.Host == "" && (s.Path == "" || s.Path == "/") {
 			hasDefault = true
+		}
+		if s.Path != "" && s.Path != "/" {
+			p.byPath = true
 		}
 		p.scopes = append(p.scopes, s)
 	}

@@ -50,7 +50,11 @@ func (h *Handler) shadowing() bool {
 
 // decide finds the request's scope and cohort and evaluates its policies.
 func (h *Handler) decide(p *Policies, r *http.Request, req *walk.Request) verdict {
-	path, ok := p.Legacy.Path(r.Host, r.RequestURI)
+	var path string
+	ok := false
+	if p.byPath {
+		path, ok = p.Legacy.Path(r.Host, r.RequestURI)
+	}
 	v := verdict{scope: p.scope(r.Host, path, ok)}
 	sc := v.scope
 	v.policy, v.otherPolicy = sc.Enforce, sc.Shadow

@@ -325,6 +325,13 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		if why := unfaithful[name]; why != "" && !offArg(d) {
 			b.notFaithful(d, why)
 		}
+		if name == "userdir" && !offArg(d) {
+			for _, a := range d.Args {
+				if strings.HasPrefix(a, "/") {
+					b.cfg.UserDirs = append(b.cfg.UserDirs, a)
+				}
+			}
+		}
 	}
 }
 
@@ -748,6 +755,13 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	default:
 		if why := unfaithful[name]; why != "" && !offArg(d) {
 			b.notFaithful(d, why)
+		}
+		if name == "userdir" && !offArg(d) {
+			for _, a := range d.Args {
+				if strings.HasPrefix(a, "/") {
+					b.cfg.UserDirs = append(b.cfg.UserDirs, a)
+				}
+			}
 		}
 	}
 }

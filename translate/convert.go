@@ -144,7 +144,11 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && hasLoadModuleLines(files[0]) {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(cfg, files[0], len(hts) > 0))
 	}
-	pr := proxyReviews(files, opt.LoadOptions)
+	pe, pr := convertProxies(cfg, files, opt.LoadOptions)
+	for f, es := range pe {
+		byFile[f] = append(byFile[f], es...)
+		conv.Changes += len(es)
+	}
 	conv.Reviews = append(conv.Reviews, pr...)
 	conv.Changes += len(pr)
 	loaded := loadedFiles(files, opt.LoadOptions)
@@ -177,22 +181,83 @@ func hasAccess(c *DirConf) bool {
 	return c.Compat != nil || c.Authz != nil || c.Requires22 != nil || c.Satisfy22Set != 0
 }
 
-// proxyReviews reports the <Proxy> and <ProxyMatch> sections with access
-// rules: they decide for proxied requests, outside the file-system walk
-// orderly models, so they are left as written (Apache 2.4 then needs
-// mod_access_compat for them, or a hand-written Require).
-func proxyReviews(files []string, opt LoadOptions) []Difference {
-	var out []Difference
+// convertProxies translates the access rules of <Proxy> and <ProxyMatch>
+// sections. For a proxied request Apache merges, over the server's
+// defaults, the <Proxy> sections that match it (mod_proxy's proxy_walk:
+// the main server's, then the virtual host's), not the file-system walk.
+// Where one such section with access rules is all a server has, it
+// inherits nothing else and is translated on its own; where a server has
+// several, which merge depends on the request, and they are left as
+// written, for review.
+func convertProxies(cfg *Config, files []string, opt LoadOptions) (map[string][]edit, []Difference) {
+	type proxy struct {
+		d     *apacheconf.Directive
+		vhost *apacheconf.Directive // nil: the main server's
+	}
+	var all []proxy
 	for _, f := range files {
-		ds, _ := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
-		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if n := strings.ToLower(d.Name); (n == "proxy" || n == "proxymatch") && anyAccess(d.Block) {
-				out = append(out, Difference{Pos: d.Pos, Text: "access rules in <" + d.Name + "> sections are not translated; left as they are (2.4 needs mod_access_compat for them, or a Require written by hand)"})
+		ds, _ := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: cfg.Modules})
+		apacheconf.Walk(ds, func(d *apacheconf.Directive, parents []*apacheconf.Directive) error {
+			if n := strings.ToLower(d.Name); (n == "proxy" || n == "proxymatch") && d.IsSection() && anyAccess(d.Block) {
+				p := proxy{d: d}
+				for _, x := range parents {
+					if x.Is("VirtualHost") {
+						p.vhost = x
+					}
+				}
+				all = append(all, p)
 			}
 			return nil
 		})
 	}
-	return out
+	mainCount, hostCount, most := 0, map[*apacheconf.Directive]int{}, 0
+	for _, p := range all {
+		if p.vhost == nil {
+			mainCount++
+		} else {
+			hostCount[p.vhost]++
+		}
+	}
+	for _, n := range hostCount {
+		most = max(most, n)
+	}
+	edits := map[string][]edit{}
+	var reviews []Difference
+	for _, p := range all {
+		// The main server's sections apply in every virtual host too.
+		n := mainCount + hostCount[p.vhost]
+		if p.vhost == nil {
+			n = mainCount + most
+		}
+		if n > 1 {
+			reviews = append(reviews, Difference{Pos: p.d.Pos, Text: "access rules in <" + p.d.Name + "> sections are not translated where a server has several (which of them merge depends on the request); left as they are (2.4 needs mod_access_compat for them, or a Require written by hand)"})
+			continue
+		}
+		es, review := convertProxy(cfg, p.d)
+		if review != "" {
+			reviews = append(reviews, Difference{Pos: p.d.Pos, Text: review})
+		}
+		edits[p.d.Pos.File] = append(edits[p.d.Pos.File], es...)
+	}
+	return edits, reviews
+}
+
+// convertProxy translates one <Proxy> section standing alone: as a
+// section over the server's defaults, which is what it is for the
+// requests it matches.
+func convertProxy(cfg *Config, d *apacheconf.Directive) ([]edit, string) {
+	alone := &apacheconf.Directive{Name: "Directory", Args: []string{"/"}, Raw: "/", Block: d.Block, Pos: d.Pos}
+	pcfg, err := Build([]*apacheconf.Directive{alone}, Options{Semantics: cfg.Semantics, Modules: cfg.Modules,
+		BaseDir: cfg.BaseDir, ServerRoot: cfg.ServerRoot, DocumentRoot: "/", ForwardUnfaithful: true})
+	if err != nil {
+		return nil, "access rules in <" + d.Name + "> not translated: " + err.Error()
+	}
+	for _, s := range pcfg.Dirs {
+		if s.directive == alone {
+			return convertSection(pcfg, s)
+		}
+	}
+	return nil, "access rules in <" + d.Name + "> not translated"
 }
 
 // loadedFiles lists every file the configuration reads (Includes too).
@@ -246,7 +311,14 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
 	var text []string
-	if why != "" {
+	if why != "" && locationMergesAnd(cfg, s) {
+		// Whatever merges before this <Location>, Apache decided what it
+		// inherited AND its own Require: 2.4's AuthMerging And.
+		text = append(text, indent+"# orderly DIR-10: Require translated to 2.4 Require, combined with what this section inherits (Satisfy All)")
+		text = append(text, indent+"AuthMerging And")
+		text = append(text, renderOwnRequire(cfg, s.Conf.Authz, indent)...)
+		why = ""
+	} else if why != "" {
 		text = append(text, indent+"# orderly DIR-10: NEEDS REVIEW, not translated: "+why)
 		for _, d := range access {
 			text = append(text, indent+"# "+d.Name+" "+d.Raw)
@@ -264,6 +336,82 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		es = append(es, e)
 	}
 	return es, why
+}
+
+// locationMergesAnd reports whether a <Location> whose inheritance depends
+// on the request (<Files> or <DirectoryMatch> sections merge before it)
+// can still be translated: under 2.4-compat it only adds Require lines,
+// and nothing it may inherit from has a Require or Satisfy Any, so every
+// request was decided as the inherited Order/Allow/Deny AND this
+// section's Require, which AuthMerging And writes in 2.4 over the
+// translations of those sections.
+func locationMergesAnd(cfg *Config, s *Section) bool {
+	own := s.Conf
+	if s.Kind != KindLocation || s.Fnmatch || s.Regex != nil || cfg.Semantics != Compat24 ||
+		own.Compat != nil || own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr {
+		return false
+	}
+	plain := func(c *DirConf) bool {
+		if c.Authz != nil || c.Requires22 != nil {
+			return false
+		}
+		if c.Compat != nil {
+			for _, v := range c.Compat.Satisfy {
+				if v == policy.SatisfyAny {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	// The directories its URLs map to, and any below or matching by
+	// pattern; every <Files> and <DirectoryMatch>; earlier <Location>s.
+	file := filepath.Join(cfg.DocumentRoot, s.Path) + "/"
+	var before []*Section
+	for _, d := range cfg.Dirs {
+		if d.Depth == 0 || d.Fnmatch || strings.HasPrefix(file, d.Path) || strings.HasPrefix(d.Path, file) {
+			before = append(before, d)
+			before = append(before, d.Conf.Files...)
+		}
+	}
+	before = append(before, cfg.DirMatches...)
+	before = append(before, cfg.Files...)
+	for _, l := range cfg.Locations {
+		if l == s {
+			break
+		}
+		before = append(before, l)
+	}
+	for _, b := range before {
+		if !plain(b.Conf) {
+			return false
+		}
+	}
+	return plain(cfg.Defaults) || cfg.Defaults == nil
+}
+
+// renderOwnRequire writes a section's own Require tree, for AuthMerging.
+func renderOwnRequire(cfg *Config, a *AuthzSlot, indent string) []string {
+	authz := &layers{authz: a}
+	classes := methodClasses(cfg, &layers{}, authz)
+	var out []string
+	for _, cl := range classes {
+		r := forMethod(a.Root, cl.rep)
+		if r == nil {
+			r = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvAllGranted, Methods: policy.AllMethods}
+		}
+		if len(classes) == 1 {
+			return policy.Render(r, indent)
+		}
+		open, close := "<Limit "+strings.Join(cl.names, " ")+">", "</Limit>"
+		if cl.rest {
+			open, close = "<LimitExcept "+strings.Join(cl.except, " ")+">", "</LimitExcept>"
+		}
+		out = append(out, indent+open)
+		out = append(out, policy.Render(r, indent+"    ")...)
+		out = append(out, indent+close)
+	}
+	return out
 }
 
 func onlyAccess(d *apacheconf.Directive) bool {
@@ -344,6 +492,9 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	switch s.Kind {
 	case KindDirectory:
 		if s.Fnmatch {
+			if chain, ok := wildcardChain(cfg, s, hasAccess); ok {
+				return chain, ""
+			}
 			return nil, "a wildcard <Directory> inherits from whichever directories it matches"
 		}
 		return dirChain(cfg, s.Path, s), ""
@@ -408,6 +559,51 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 
 // dirChain lists the plain <Directory> sections that apply to a directory
 // path, shallowest first (excluding self).
+// wildcardChain returns what a wildcard <Directory> inherits when that is
+// the same for every directory it matches: the sections of the directories
+// above the literal part of its pattern (<Directory "/home/*/public_html">
+// sits below "/home/" whatever "*" is). ok is false when a section with
+// access rules could merge before it for some directories and not others
+// (<Directory /home/alice>, another wildcard at its depth or above).
+func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*Section, bool) {
+	lit := s.Path
+	if i := strings.IndexAny(lit, "*?["); i >= 0 {
+		lit = lit[:strings.LastIndexByte(lit[:i], '/')+1]
+	}
+	pattern := strings.Split(strings.Trim(s.Path, "/"), "/")
+	var chain []*Section
+	for _, d := range cfg.Dirs {
+		if d == s {
+			continue
+		}
+		if d.Depth == 0 || !d.Fnmatch && strings.HasPrefix(lit, d.Path) {
+			chain = append(chain, d)
+			continue
+		}
+		if !hasAccess(d.Conf) {
+			continue
+		}
+		comps := strings.Split(strings.Trim(d.Path, "/"), "/")
+		if len(comps) > len(pattern) {
+			continue // deeper: merged after this one
+		}
+		if d.Fnmatch {
+			return nil, false // two patterns: whether they overlap is not worked out
+		}
+		maybe := true
+		for i, c := range comps {
+			if ok, _ := path.Match(pattern[i], c); !ok {
+				maybe = false
+				break
+			}
+		}
+		if maybe {
+			return nil, false
+		}
+	}
+	return chain, true
+}
+
 func dirChain(cfg *Config, path string, self *Section) []*Section {
 	var out []*Section
 	for _, d := range cfg.Dirs {
@@ -1035,10 +1231,26 @@ func findHtaccess(cfg *Config) ([]htFile, []Difference) {
 			}
 		}
 	}
+	// UserDir: "/home/*/public_html" is each user's directory; a path with
+	// no "*" holds one directory per user.
+	addUserDirs := func(c *Config) {
+		for _, u := range c.UserDirs {
+			if !strings.Contains(u, "*") {
+				roots = append(roots, root{u, c})
+				continue
+			}
+			dirs, _ := filepath.Glob(u)
+			for _, d := range dirs {
+				roots = append(roots, root{d, c})
+			}
+		}
+	}
 	addAliases(cfg)
+	addUserDirs(cfg)
 	for _, v := range cfg.VHosts {
 		roots = append(roots, root{v.Config.DocumentRoot, v.Config})
 		addAliases(v.Config)
+		addUserDirs(v.Config)
 	}
 	// Every file with the configurations that reach it.
 	found := map[string][]*Config{}
@@ -1083,10 +1295,10 @@ func findHtaccess(cfg *Config) ([]htFile, []Difference) {
 		}
 		dir := filepath.Dir(p) + "/"
 		c := found[p][0]
-		chain := dirChain(c, dir, nil)
+		chain := fileChain(c, dir)
 		differ := false
 		for _, o := range found[p][1:] {
-			differ = differ || !slices.Equal(dirChain(o, dir, nil), chain)
+			differ = differ || !slices.Equal(fileChain(o, dir), chain)
 		}
 		override := c.DefaultOverride
 		for _, s := range chain {
@@ -1102,7 +1314,7 @@ func findHtaccess(cfg *Config) ([]htFile, []Difference) {
 		case override == 0:
 			continue // never read
 		case wild:
-			review("a wildcard or regex <Directory> section may apply to this .htaccess file's directory")
+			review("a regex <Directory> section may apply to this .htaccess file's directory")
 			continue
 		case nestedAccess(ds):
 			review("access rules in a section other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated")
@@ -1163,34 +1375,52 @@ func findHtaccess(cfg *Config) ([]htFile, []Difference) {
 
 func c0(cs []*Config) *Config { return cs[0] }
 
-// wildApplies reports whether a wildcard or regex <Directory> section
-// matches dir (ending in "/") or a directory above it.
+// wildApplies reports whether a regex <Directory> (or <DirectoryMatch>)
+// section matches dir (ending in "/") or a directory above it: Apache
+// merges those after the .htaccess files, over what a file says.
 func wildApplies(c *Config, dir string) bool {
-	var prefixes []string
-	for i := 0; i < len(dir); i++ {
-		if dir[i] == '/' {
-			prefixes = append(prefixes, dir[:i+1])
-		}
-	}
 	for _, d := range c.DirMatches {
-		for _, p := range prefixes {
+		for _, p := range dirPrefixes(dir) {
 			if d.Regex != nil && (d.Regex.MatchString(p) || d.Regex.MatchString(strings.TrimSuffix(p, "/"))) {
 				return true
 			}
 		}
 	}
-	for _, d := range c.Dirs {
-		if !d.Fnmatch {
-			continue
+	return false
+}
+
+// dirPrefixes lists "/", "/a/", "/a/b/" ... of dir (ending in "/").
+func dirPrefixes(dir string) []string {
+	var out []string
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '/' {
+			out = append(out, dir[:i+1])
 		}
-		for _, p := range prefixes {
+	}
+	return out
+}
+
+// fileChain is the <Directory> sections, wildcard ones included, that
+// Apache merges for the directory dir (ending in "/"), in its order: by
+// depth, configuration order among equals.
+func fileChain(c *Config, dir string) []*Section {
+	prefixes := dirPrefixes(dir)
+	var out []*Section
+	for _, d := range c.Dirs {
+		switch {
+		case d.Depth == 0, !d.Fnmatch && strings.HasPrefix(dir, d.Path):
+			out = append(out, d)
+		case d.Fnmatch:
 			pattern := strings.ReplaceAll(d.Path, "[!", "[^")
-			if ok, err := path.Match(pattern, p); err != nil || ok {
-				return true
+			for _, p := range prefixes {
+				if ok, err := path.Match(pattern, p); err == nil && ok {
+					out = append(out, d)
+					break
+				}
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // mergeRank orders <Directory> sections and .htaccess files as Apache

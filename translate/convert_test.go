@@ -151,3 +151,84 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 		}
 	}
 }
+
+// <Proxy> sections are translated where a server has one with access
+// rules, and left for review where it has several; a wildcard <Directory>
+// whose ancestors are the same for every directory it matches is
+// translated, and the .htaccess files of UserDir directories with it; a
+// <Location> that only adds Require after <Files> sections becomes
+// AuthMerging And.
+func TestConvertProxyWildcardLocation(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(dir, "www")
+	write(filepath.Join(root, "index.html"), "x")
+	write(filepath.Join(dir, "home/bob/public_html/.htaccess"), "Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n")
+	conf := filepath.Join(dir, "httpd.conf")
+	write(conf, `<Proxy *>
+    Order deny,allow
+    Allow from all
+</Proxy>
+<VirtualHost *:80>
+    <Proxy http://a/>
+        Order deny,allow
+        Deny from all
+    </Proxy>
+</VirtualHost>
+UserDir "`+dir+`/home/*/public_html"
+<Directory "`+dir+`/home/*/public_html">
+    AllowOverride AuthConfig Limit
+    Order allow,deny
+    Allow from all
+</Directory>
+<FilesMatch "^\.ht">
+    Order allow,deny
+    Deny from all
+</FilesMatch>
+<Location /admin>
+    AuthType Basic
+    AuthName admin
+    AuthUserFile /x
+    Require valid-user
+</Location>
+`)
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root, ForwardUnfaithful: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(conv.Files[conf])
+	var reviews []string
+	for _, r := range conv.Reviews {
+		reviews = append(reviews, r.Pos.String()+": "+r.Text)
+	}
+	// Two <Proxy> sections reach the virtual host: both left as written.
+	if !strings.Contains(out, "<Proxy *>\n    Order deny,allow\n    Allow from all") || len(reviews) != 2 ||
+		!strings.Contains(reviews[0]+reviews[1], "several") {
+		t.Errorf("proxy sections: reviews %q\n%s", reviews, out)
+	}
+	if !strings.Contains(out, "public_html\">\n    AllowOverride AuthConfig Limit\n    # orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require\n    Require all granted") {
+		t.Errorf("wildcard <Directory> not translated:\n%s", out)
+	}
+	if !strings.Contains(out, "AuthMerging And\n    Require valid-user") {
+		t.Errorf("<Location /admin> not translated with AuthMerging And:\n%s", out)
+	}
+	if bob := string(conv.Files[filepath.Join(dir, "home/bob/public_html/.htaccess")]); !strings.Contains(bob, "Require ip 10.0.0.0/8") {
+		t.Errorf("the UserDir .htaccess file: %q", bob)
+	}
+
+	// One <Proxy> section with access rules in all: translated.
+	write(conf, "<Proxy *>\n    Order deny,allow\n    Allow from all\n</Proxy>\n")
+	conv, err = Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := string(conv.Files[conf]); !strings.Contains(out, "<Proxy *>\n    # orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require\n    Require all granted\n</Proxy>") || len(conv.Reviews) != 0 {
+		t.Errorf("one <Proxy> section: reviews %v\n%s", conv.Reviews, out)
+	}
+}

@@ -197,6 +197,10 @@ type Config struct {
 	// (mod_rewrite, third-party modules, DBM files, ...): loaded only
 	// with Options.ForwardUnfaithful, and then ignored.
 	Unfaithful []Difference
+	// UserDirs are the absolute UserDir paths ("/home/*/public_html",
+	// "/srv/users"): for translate, directories whose .htaccess files
+	// requests reach.
+	UserDirs []string
 	// ForwardUnfaithful is Options.ForwardUnfaithful, for .htaccess files.
 	ForwardUnfaithful bool
 	// Omit is Options.Omit, for .htaccess files.

@@ -53,14 +53,6 @@ type upgradeFixture struct {
 	gaps                     map[string]string // "requests:41" -> why that request disagrees
 }
 
-// The reasons of the known gaps: sections orderly translate leaves for
-// review, whose requests then answer differently until a person finishes
-// the translation.
-const (
-	userdir  = "extra/httpd-userdir.conf:16 left for review: a wildcard <Directory> inherits from whichever directories it matches"
-	appAdmin = "extra/httpd-vhosts.conf:71 left for review: <Files> sections with access rules merge before this <Location>"
-)
-
 var upgradeFixtures = []upgradeFixture{
 	{
 		name:        "stock22",
@@ -70,17 +62,6 @@ var upgradeFixtures = []upgradeFixture{
 		writable:    []string{"var", "uploads", "cache"},
 		cert:        "conf",
 		errorLog:    "logs/error_log",
-		syntaxGap22: "extra/httpd-vhosts.conf:52: access rules in <Proxy> sections are not translated",
-		syntaxGap24: "extra/httpd-vhosts.conf:52: access rules in <Proxy> sections are not translated",
-		gaps: map[string]string{
-			"requests:41": userdir,
-			"requests:42": userdir,
-			"requests:43": userdir,
-			"requests:52": userdir,
-			"requests:55": userdir,
-			"requests:75": appAdmin,
-			"requests:76": appAdmin,
-		},
 	},
 	{
 		name:     "debian-split",
