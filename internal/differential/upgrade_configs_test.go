@@ -55,13 +55,13 @@ type upgradeFixture struct {
 
 var upgradeFixtures = []upgradeFixture{
 	{
-		name:        "stock22",
-		top:         "httpd.conf",
-		ports:       []string{"PORT", "SSLPORT", "APPPORT1", "APPPORT2"},
-		dirs:        []string{"logs", "var", "cache", "conf"},
-		writable:    []string{"var", "uploads", "cache"},
-		cert:        "conf",
-		errorLog:    "logs/error_log",
+		name:     "stock22",
+		top:      "httpd.conf",
+		ports:    []string{"PORT", "SSLPORT", "APPPORT1", "APPPORT2"},
+		dirs:     []string{"logs", "var", "cache", "conf"},
+		writable: []string{"var", "uploads", "cache"},
+		cert:     "conf",
+		errorLog: "logs/error_log",
 	},
 	{
 		name:     "debian-split",
