@@ -42,7 +42,8 @@ type Scope struct {
 	// PolicyNative); Shadow the one evaluated beside it, or "".
 	Enforce, Shadow string
 	// Percent is the share of clients (0 to 100) Enforce decides when
-	// Shadow is set; the others are decided by Shadow.
+	// Shadow is set; the others are decided by Shadow. Mind the zero
+	// value: with Shadow set, 0 is no client.
 	Percent float64
 	// ByUser picks the cohort by the Basic-auth user name when the
 	// request carries one, by client address otherwise.

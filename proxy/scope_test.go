@@ -2,8 +2,17 @@ package proxy
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/orderly-proxy/orderly/translate/walk"
 )
 
 // A request belongs to its most specific scope: a host's before any
@@ -88,5 +97,48 @@ func TestEnforceCohort(t *testing.T) {
 				t.Fatalf("%s moved between cohorts with the client address", user)
 			}
 		}
+	}
+}
+
+// panicFS fails every file-system call by panicking: a policy decided
+// with it blows up.
+type panicFS struct{}
+
+func (panicFS) Stat(string) (fs.FileInfo, error)  { panic("panicFS") }
+func (panicFS) Lstat(string) (fs.FileInfo, error) { panic("panicFS") }
+func (panicFS) ReadFile(string) ([]byte, error)   { panic("panicFS") }
+
+// A shadow evaluation cannot change a response, even when it fails: the
+// enforced policy's answer goes out, and the failure is counted.
+func TestShadowFailureHarmless(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "backend") }))
+	defer backend.Close()
+	cfg, _ := privateDir(t, "Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n")
+	u, _ := url.Parse(backend.URL)
+	m := NewMetrics(nil)
+	h := NewWith(Config{Backend: u, Metrics: m, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, &Policies{
+		Legacy: walk.New(cfg, walk.OS, NewIdentity()),
+		Native: walk.New(cfg, panicFS{}, NewIdentity()),
+		Scopes: []Scope{{Name: "private", Path: "/private", Enforce: PolicyLegacy, Shadow: PolicyNative, Percent: 100}},
+	})
+	front := httptest.NewServer(h)
+	defer front.Close()
+	for ip, want := range map[string]int{"10.1.2.3": 200, "8.8.8.8": 403} {
+		req, _ := http.NewRequest("GET", front.URL+"/private/a.txt", nil)
+		req.Header.Set("X-Forwarded-For", ip)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d (the enforced legacy policy's answer)", ip, resp.StatusCode, want)
+		}
+	}
+	if v := testutil.ToFloat64(m.shadowErrors); v != 2 {
+		t.Errorf("orderly_shadow_errors_total %v, want 2", v)
+	}
+	if n := disagreements(t, m); n != 0 {
+		t.Errorf("%v disagreements counted from a failed evaluation, want 0", n)
 	}
 }
