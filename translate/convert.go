@@ -144,14 +144,14 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && hasLoadModuleLines(files[0]) {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(cfg, files[0], len(hts) > 0))
 	}
-	pe, pr := convertProxies(cfg, files, opt.LoadOptions)
+	loaded, raw := loadedFiles(files, opt.LoadOptions)
+	pe, pr := convertProxies(cfg, raw)
 	for f, es := range pe {
 		byFile[f] = append(byFile[f], es...)
 		conv.Changes += len(es)
 	}
 	conv.Reviews = append(conv.Reviews, pr...)
 	conv.Changes += len(pr)
-	loaded := loadedFiles(files, opt.LoadOptions)
 	texts := make([]string, len(loaded))
 	have := map[string]bool{}
 	lastLoader := -1
@@ -189,14 +189,13 @@ func hasAccess(c *DirConf) bool {
 // inherits nothing else and is translated on its own; where a server has
 // several, which merge depends on the request, and they are left as
 // written, for review.
-func convertProxies(cfg *Config, files []string, opt LoadOptions) (map[string][]edit, []Difference) {
+func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]edit, []Difference) {
 	type proxy struct {
 		d     *apacheconf.Directive
 		vhost *apacheconf.Directive // nil: the main server's
 	}
 	var all []proxy
-	for _, f := range files {
-		ds, _ := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: cfg.Modules})
+	for _, ds := range raw {
 		apacheconf.Walk(ds, func(d *apacheconf.Directive, parents []*apacheconf.Directive) error {
 			if n := strings.ToLower(d.Name); (n == "proxy" || n == "proxymatch") && d.IsSection() && anyAccess(d.Block) {
 				p := proxy{d: d}
@@ -260,12 +259,15 @@ func convertProxy(cfg *Config, d *apacheconf.Directive) ([]edit, string) {
 	return nil, "access rules in <" + d.Name + "> not translated"
 }
 
-// loadedFiles lists every file the configuration reads (Includes too).
-func loadedFiles(files []string, opt LoadOptions) []string {
+// loadedFiles lists every file the configuration reads (Includes too),
+// and returns each top file's directives as read.
+func loadedFiles(files []string, opt LoadOptions) ([]string, [][]*apacheconf.Directive) {
 	seen := map[string]bool{}
 	var out []string
+	var raw [][]*apacheconf.Directive
 	for _, f := range files {
 		ds, _ := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
+		raw = append(raw, ds)
 		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
 			if !seen[d.Pos.File] {
 				seen[d.Pos.File] = true
@@ -279,7 +281,7 @@ func loadedFiles(files []string, opt LoadOptions) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, raw
 }
 
 // edit replaces lines [from, to] of a file (1-based) with text; an edit
