@@ -644,11 +644,21 @@ func (l *linter) checkBehaviour() {
 			l.at("BEH-07", n.d, "the command '"+cmd+"' uses shell syntax, which 2.4 no longer interprets: it is run directly, not through /bin/sh -c.", "Write '"+n.d.Name+" \"|$"+cmd+"\""+rest+"' to keep the shell, or remove the shell syntax.")
 		})
 	}
+	type counted struct {
+		des, total int
+		err        error
+	}
+	files := map[string]counted{} // a file many sections name is read once
 	l.each("authuserfile", func(n *node) {
 		change := ""
 		if len(n.d.Args) > 0 {
 			p := l.abs(n.d.Args[0])
-			if des, total, err := countCrypt(p); err == nil {
+			c, ok := files[p]
+			if !ok {
+				c.des, c.total, c.err = countCrypt(p)
+				files[p] = c
+			}
+			if des, total, err := c.des, c.total, c.err; err == nil {
 				change = fmt.Sprintf("2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). %s: %d entries, of which crypt(3) (DES, which only uses 8 characters of a password): %d; they keep working.", p, total, des)
 			} else {
 				change = "2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). Existing entries keep working. The tool could not read " + p + " to count crypt entries."
