@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: all build deps test demo demo-cutover bench bench-translate clean
+.PHONY: all build deps test fuzz demo demo-cutover bench bench-translate clean
 
 all: build
 
@@ -24,6 +24,11 @@ vet:
 # Debian), printing how long each took.
 test: deps
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/test.sh
+
+# fuzz runs every fuzz target for FUZZTIME each (FUZZ=regexp: only those
+# it matches), e.g. FUZZTIME=10m make fuzz.
+fuzz:
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/test.sh fuzz
 
 demo: deps build
 	@scripts/demo.sh

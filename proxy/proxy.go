@@ -168,6 +168,11 @@ func NewWith(cfg Config, p *Policies) *Handler {
 		ErrorLog:   slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			info, _ := r.Context().Value(ctxKey{}).(*passInfo)
+			if info.clientFault() {
+				cfg.Logger.Warn("client request body unreadable", "err", err, "uri", r.RequestURI)
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
 			backend := ""
 			if info != nil && info.target != nil {
 				backend = info.target.url.String()
@@ -228,7 +233,8 @@ type passInfo struct {
 	target     *target // the backend chosen
 	user       string
 	fromHeader bool
-	path       string // the path orderly decided on, encoded for the wire
+	path       string      // the path orderly decided on, encoded for the wire
+	body       *clientBody // the request body, when there is one
 }
 
 func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
@@ -287,6 +293,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		if h.cfg.AccessLog != nil {
 			h.writeAccess(rec, r, netip.Addr{}, start, &d, h.active.Load().gen, nil)
 		}
+		return
+	}
+	if badForm(r) {
+		d := policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}
+		h.refuse(w, r, client, d, "")
+		h.cfg.Metrics.observe(&d, start, ModeEnforce)
 		return
 	}
 	if requestLineTooLong(r, h.cfg.MaxRequestLine) {
@@ -379,7 +391,11 @@ func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result,
 		return
 	}
 	if res.Allowed() {
-		info.user, info.path = res.User, encodePath(res.URI)
+		info.user, info.path = res.User, encodePath(res.URI, res.SlashesKept)
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		info.body = &clientBody{ReadCloser: r.Body}
+		r.Body = info.body
 	}
 	h.rp.ServeHTTP(w, r.WithContext(contextWith(r, info)))
 }
@@ -432,10 +448,14 @@ func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.Lo
 }
 
 // encodePath escapes a decided (decoded) URI for the request line: bytes
-// outside RFC 3986's pchar set and "/" are percent-encoded, and a "%" that
-// already starts an escape orderly kept undecoded (AllowEncodedSlashes
-// NoDecode keeps "%2F") stays as it is.
-func encodePath(uri string) string {
+// outside RFC 3986's pchar set and "/" are percent-encoded. When
+// slashesKept (AllowEncodedSlashes NoDecode), a "%2F" in uri is an escape
+// Apache kept undecoded and stays as it is; otherwise every "%" is a
+// literal percent sign, decoded from "%25", and is sent as "%25": sent as
+// it is, "%2F" would be decoded again by a backend with AllowEncodedSlashes
+// On, into a slash that moves the request to another file (a bypass:
+// TestSecurityCorpus, path/double-encoded-slash-host-on).
+func encodePath(uri string, slashesKept bool) string {
 	if uri == "" || uri == "*" {
 		return ""
 	}
@@ -444,7 +464,7 @@ func encodePath(uri string) string {
 	for i := 0; i < len(uri); i++ {
 		c := uri[i]
 		switch {
-		case c == '%' && i+2 < len(uri) && (uri[i+1:i+3] == "2F" || uri[i+1:i+3] == "2f"):
+		case slashesKept && c == '%' && i+2 < len(uri) && (uri[i+1:i+3] == "2F" || uri[i+1:i+3] == "2f"):
 			b.WriteString(uri[i : i+3])
 			i += 2
 		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:

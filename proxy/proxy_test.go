@@ -33,7 +33,11 @@ func TestClientAddr(t *testing.T) {
 		{"127.0.0.1:5000", []string{"8.8.8.8, 10.1.2.3"}, "10.1.2.3", true},
 		{"127.0.0.1:5000", []string{"8.8.8.8, 10.9.1.1"}, "8.8.8.8", true}, // a trusted hop is skipped
 		{"127.0.0.1:5000", []string{"8.8.8.8", "10.9.1.1"}, "8.8.8.8", true},
-		{"127.0.0.1:5000", []string{"[2001:db8::1]:80"}, "2001:db8::1", true},
+		// mod_remoteip reads no port and no brackets: unparsable.
+		{"127.0.0.1:5000", []string{"[2001:db8::1]:80"}, "", false},
+		{"127.0.0.1:5000", []string{"10.1.2.3:4711"}, "", false},
+		{"127.0.0.1:5000", []string{"[10.1.2.3]"}, "", false},
+		{"127.0.0.1:5000", []string{"fe80::1%eth0"}, "fe80::1", true},
 		{"127.0.0.1:5000", []string{"::ffff:10.1.2.3"}, "10.1.2.3", true},
 		{"127.0.0.1:5000", []string{"not-an-ip"}, "", false},
 		{"[::1]:5000", []string{"10.1.2.3"}, "::1", true},
@@ -203,16 +207,26 @@ Require valid-user
 }
 
 func TestEncodePath(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"/a b/c", "/a%20b/c"},
-		{"/x%2Fy", "/x%2Fy"}, // AllowEncodedSlashes NoDecode kept it encoded
-		{"/100%", "/100%25"},
-		{"/q?#", "/q%3F%23"},
-		{"/é", "/%C3%A9"},
-		{"/~u/a;b=c", "/~u/a;b=c"},
+	for _, tt := range []struct {
+		in   string
+		kept bool
+		want string
+	}{
+		{"/a b/c", false, "/a%20b/c"},
+		{"/x%2Fy", true, "/x%2Fy"}, // AllowEncodedSlashes NoDecode kept it encoded
+		{"/x%2fy", true, "/x%2fy"},
+		// Otherwise "%2F" in a decided URI is a literal "%", "2", "F"
+		// (the client sent %252F): sent as %2F, a backend with
+		// AllowEncodedSlashes On would decode a slash.
+		{"/admin%2Fsecret.html", false, "/admin%252Fsecret.html"},
+		{"/100%", false, "/100%25"},
+		{"/100%", true, "/100%25"},
+		{"/q?#", false, "/q%3F%23"},
+		{"/é", false, "/%C3%A9"},
+		{"/~u/a;b=c", false, "/~u/a;b=c"},
 	} {
-		if got := encodePath(tt.in); got != tt.want {
-			t.Errorf("encodePath(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := encodePath(tt.in, tt.kept); got != tt.want {
+			t.Errorf("encodePath(%q, %v) = %q, want %q", tt.in, tt.kept, got, tt.want)
 		}
 	}
 }
@@ -220,14 +234,17 @@ func TestEncodePath(t *testing.T) {
 // FuzzEncodePath: what orderly sends decodes back to what it decided on.
 func FuzzEncodePath(f *testing.F) {
 	f.Add("/a b/%/é?#")
+	f.Add("/admin%2Fsecret")
 	f.Fuzz(func(t *testing.T, uri string) {
-		if strings.Contains(strings.ToLower(uri), "%2f") {
-			return
-		}
-		enc := encodePath("/" + uri)
-		dec, err := url.PathUnescape(enc)
-		if err != nil || dec != "/"+uri {
-			t.Fatalf("%q -> %q -> %q (%v)", uri, enc, dec, err)
+		for _, kept := range []bool{false, true} {
+			if kept && strings.Contains(strings.ToLower(uri), "%2f") {
+				continue
+			}
+			enc := encodePath("/"+uri, kept)
+			dec, err := url.PathUnescape(enc)
+			if err != nil || dec != "/"+uri {
+				t.Fatalf("%q (kept %v) -> %q -> %q (%v)", uri, kept, enc, dec, err)
+			}
 		}
 	})
 }

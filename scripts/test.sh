@@ -39,8 +39,14 @@ fuzz() {
     ./proxy:FuzzParseAuthorization \
     ./proxy:FuzzEncodePath \
     ./proxy/authfile:FuzzParseUsers \
-    ./proxy/authfile:FuzzParseGroups; do
+    ./proxy/authfile:FuzzParseGroups \
+    ./proxy:FuzzClientAddr \
+    ./translate:FuzzParseHtaccess \
+    ./translate/walk:FuzzNormalizePath22 \
+    ./cmd/orderly:FuzzLoadConfig; do
     pkg=${t%%:*}; fn=${t##*:}
+    # FUZZ=regexp runs only the targets it matches (make fuzz).
+    if [ -n "${FUZZ:-}" ] && ! [[ $fn =~ $FUZZ ]]; then continue; fi
     echo "fuzz $pkg $fn ($FUZZTIME)"
     if ! $GO test -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg" >/tmp/orderly-fuzz.log 2>&1; then
       cat /tmp/orderly-fuzz.log
@@ -55,6 +61,9 @@ fuzz() {
 k8s_manifests() {
   (cd deploy/kubernetes && $GO vet ./... && $GO test -count=1 ./...)
 }
+
+# `scripts/test.sh fuzz` (make fuzz) runs the fuzz targets alone.
+if [ "${1:-}" = fuzz ]; then fuzz; exit $?; fi
 
 unit_pkgs=$($GO list ./... | grep -v /internal/differential)
 suite "vet and gofmt" vet

@@ -232,6 +232,12 @@ type Result struct {
 	Env      policy.Env
 	Index    string // the DirectoryIndex file whose check decided, if any
 
+	// SlashesKept is set when URI keeps %2F escapes undecoded
+	// (AllowEncodedSlashes NoDecode; under 2.2, On as well), where Apache
+	// reads %2F and %252F alike; otherwise every "%" in URI is a literal
+	// percent sign.
+	SlashesKept bool
+
 	dirN int // how many of Sections the directory walk found
 	// matchEnv are the MATCH_<NAME> variables named groups of matching
 	// regex sections set (name, value, ...).
@@ -259,6 +265,8 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	res.URI = uri
+	res.SlashesKept = e.cfg.AllowEncodedSlashes == translate.EncodedSlashesNoDecode ||
+		e.cfg.Semantics == translate.Legacy22 && e.cfg.AllowEncodedSlashes != translate.EncodedSlashesOff
 	// post_read_request: server-level SetEnvIf sees the raw path.
 	in := translate.EnvInput{
 		Header: req.Header, RemoteAddr: req.ClientAddr, ServerAddr: req.LocalAddr,
