@@ -261,6 +261,13 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 		out.Header["X-Forwarded-For"] = in.Header["X-Forwarded-For"]
 	}
 	pr.SetXForwarded()
+	// Only WebSocket may turn the connection into a tunnel: any other
+	// protocol (h2c) would carry requests to the backend that orderly
+	// never decides. The request goes on as a plain one.
+	if up := out.Header.Get("Upgrade"); up != "" && !strings.EqualFold(up, "websocket") {
+		out.Header.Del("Upgrade")
+		out.Header.Del("Connection")
+	}
 	out.Header.Del(h.cfg.UserHeader)
 	if info != nil && info.user != "" {
 		out.Header.Set(h.cfg.UserHeader, info.user)

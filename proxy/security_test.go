@@ -157,3 +157,33 @@ func TestBadForm(t *testing.T) {
 		}
 	}
 }
+
+// An upgrade to anything but WebSocket is not passed on: an h2c tunnel
+// would carry requests to the backend that orderly never decides.
+func TestUpgradeOnlyWebSocket(t *testing.T) {
+	var seen []string
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Upgrade")+"|"+r.Header.Get("Connection"))
+		io.WriteString(w, "ok")
+	}))
+	defer backend.Close()
+	cfg, _ := privateDir(t, "Order allow,deny\nAllow from all\n")
+	u, _ := url.Parse(backend.URL)
+	h := New(Config{Backend: u}, walk.New(cfg, walk.OS, NewIdentity()))
+	front := httptest.NewServer(h)
+	defer front.Close()
+	for _, up := range []string{"h2c", "websocket"} {
+		req, _ := http.NewRequest("GET", front.URL+"/private/a.txt", nil)
+		req.Header.Set("Connection", "Upgrade, HTTP2-Settings")
+		req.Header.Set("Upgrade", up)
+		req.Header.Set("HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if len(seen) != 2 || seen[0] != "|" || seen[1] != "websocket|Upgrade" {
+		t.Errorf("the backend saw Upgrade|Connection %q, want none for h2c and websocket|Upgrade", seen)
+	}
+}
