@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -1130,6 +1131,9 @@ func renameLines(text string) (string, int) {
 // authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
 // compiled in). They go after the last LoadModule line, with the path of
 // the lines before them.
+// userGroupLine finds a User or Group directive (Unix only in 2.2's core).
+var userGroupLine = regexp.MustCompile(`(?mi)^[ \t]*(User|Group)[ \t]+\S`)
+
 func addModules(text string, have map[string]bool, all string) string {
 	lines := strings.SplitAfter(text, "\n")
 	last, dir := -1, "modules/"
@@ -1171,6 +1175,13 @@ func addModules(text string, have map[string]bool, all string) string {
 		if m.need && !have[m.id] {
 			add = append(add, "# orderly "+m.why+"\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
 		}
+	}
+	if !have["unixd_module"] && userGroupLine.MatchString(all) {
+		// Built into Debian's Apache (where loading it again is an
+		// error), a module of its own in a default build: load it where
+		// it is not there yet.
+		add = append(add, "# orderly ERR-01: 2.4's User and Group are mod_unixd's\n",
+			"<IfModule !unixd_module>\n", "    LoadModule unixd_module "+dir+"mod_unixd.so\n", "</IfModule>\n")
 	}
 	if len(add) == 0 {
 		return text

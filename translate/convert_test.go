@@ -232,3 +232,29 @@ UserDir "`+dir+`/home/*/public_html"
 		t.Errorf("one <Proxy> section: reviews %v\n%s", conv.Reviews, out)
 	}
 }
+
+// ERR-01: a configuration that sets User or Group gets mod_unixd, loaded
+// only where it is not built in (Debian's Apache refuses to load it twice).
+func TestConvertUnixd(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		conf string
+		want bool
+	}{
+		{"LoadModule authz_host_module modules/mod_authz_host.so\nUser www-data\nGroup www-data\n", true},
+		{"LoadModule authz_host_module modules/mod_authz_host.so\nServerName x\n", false},
+		{"LoadModule unixd_module modules/mod_unixd.so\nUser www-data\n", false},
+	} {
+		conf := filepath.Join(dir, "httpd.conf")
+		os.WriteFile(conf, []byte(tt.conf), 0o644)
+		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := string(conv.Files[conf])
+		got := strings.Contains(out, "<IfModule !unixd_module>\n    LoadModule unixd_module modules/mod_unixd.so\n</IfModule>\n")
+		if got != tt.want {
+			t.Errorf("%q: mod_unixd block %v, want %v:\n%s", tt.conf, got, tt.want, out)
+		}
+	}
+}
