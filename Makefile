@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: all build deps test fuzz demo demo-cutover bench bench-translate clean
+.PHONY: all build deps test fuzz demo demo-cutover bench bench-translate soak clean
 
 all: build
 
@@ -50,3 +50,10 @@ bench:
 # translation (scripts/bench-translate.sh).
 bench-translate:
 	@scripts/bench-translate.sh
+
+# soak: faults and load, not part of make test (scripts/soak.sh): 1,000
+# keep-alive connections for 60 s (SOAK_SECONDS) through orderly to a real
+# Apache, with a reload every second, the backend restarted once and
+# slowloris clients; fails on any failed request outside the 502 window.
+soak:
+	@GO=$(GO) scripts/soak.sh

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -28,9 +30,11 @@ type HealthCheck struct {
 }
 
 // Pool is the backend URLs of one backend block, used round-robin among
-// those up. A backend is down when its last active check failed, or for
-// FailTimeout after a request to it failed (passive detection); with
-// none up, requests get 502 at once rather than waiting on a dead one.
+// those up. A backend is down when its last active check failed (one
+// left unanswered while requests to the backend are answered does not
+// count: the backend is slow, not down), or for FailTimeout after a
+// request to it failed (passive detection); with none up, requests get
+// 502 at once rather than waiting on a dead one.
 type Pool struct {
 	targets []*target
 	check   HealthCheck
@@ -44,6 +48,7 @@ type target struct {
 	url       *url.URL
 	checkUp   atomic.Bool  // the last active check's verdict
 	downUntil atomic.Int64 // unix nanoseconds: left out after a failure until then
+	answered  atomic.Int64 // unix nanoseconds: a request to it last got an answer below 500
 	reported  atomic.Int32 // the state last told to onChange: 0 unknown, 1 up, 2 down
 }
 
@@ -148,20 +153,32 @@ func (p *Pool) Run(ctx context.Context, transport http.RoundTripper) {
 }
 
 func (p *Pool) probe(ctx context.Context, client *http.Client, t *target) {
+	start := time.Now()
 	u := *t.url
 	u.Path = singleJoin(u.Path, p.check.Path)
 	u.RawPath = ""
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	ok := false
+	ok, timedOut := false, false
 	if err == nil {
 		for k, v := range p.check.Header {
 			req.Header[k] = v
 		}
 		req.Header.Set("User-Agent", "orderly-health-check")
-		if resp, err := client.Do(req); err == nil {
+		resp, err := client.Do(req)
+		if err == nil {
 			resp.Body.Close()
 			ok = resp.StatusCode < 500
 		}
+		var ne net.Error
+		timedOut = errors.As(err, &ne) && ne.Timeout()
+	}
+	if timedOut && t.answered.Load() > start.Add(-p.check.Interval).UnixNano() {
+		// The check got no answer in time, but requests to the backend
+		// are being answered: it is slow (or orderly is short of CPU),
+		// not down. Leaving it out would turn a slow-down into 502s for
+		// everyone (make soak, TestSlowCheckWhileServing): keep the last
+		// verdict.
+		return
 	}
 	t.checkUp.Store(ok)
 	if ok {
@@ -182,6 +199,15 @@ func (p *Pool) report(t *target) {
 	if t.reported.Swap(state) != state {
 		p.onChange(t.url, state == 1)
 	}
+}
+
+// noteAnswer is the ReverseProxy's ModifyResponse: it notes that the
+// backend answered a request, for probe.
+func noteAnswer(resp *http.Response) error {
+	if info, _ := resp.Request.Context().Value(ctxKey{}).(*passInfo); info != nil && info.target != nil && resp.StatusCode < 500 {
+		info.target.answered.Store(time.Now().UnixNano())
+	}
+	return nil
 }
 
 // singleJoin joins a base path and a check path with one slash.

@@ -162,10 +162,11 @@ func NewWith(cfg Config, p *Policies) *Handler {
 		tr = NewTransport()
 	}
 	h.rp = &httputil.ReverseProxy{
-		Rewrite:    h.rewrite,
-		Transport:  tr,
-		BufferPool: newBufferPool(),
-		ErrorLog:   slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
+		Rewrite:        h.rewrite,
+		ModifyResponse: noteAnswer, // backends.go: health checks take it into account
+		Transport:      tr,
+		BufferPool:     newBufferPool(),
+		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			info, _ := r.Context().Value(ctxKey{}).(*passInfo)
 			if info.clientFault() {
