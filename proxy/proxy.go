@@ -122,7 +122,7 @@ func NewTransport() *http.Transport {
 			KeepAlive: 30 * time.Second,
 		}).DialContext,
 		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
+		MaxIdleConnsPerHost:   256, // a busy front reuses them rather than open and close hundreds a second
 		IdleConnTimeout:       2 * time.Minute,
 		ResponseHeaderTimeout: 60 * time.Second,
 		ExpectContinueTimeout: time.Second,
@@ -149,10 +149,21 @@ func NewWith(cfg Config, p *Policies) *Handler {
 	if cfg.Pool == nil {
 		cfg.Pool = NewPool([]*url.URL{cfg.Backend}, HealthCheck{NoPassive: true})
 	}
-	if cfg.Metrics != nil {
-		cfg.Pool.onChange = cfg.Metrics.backendState
+	logger := cfg.Logger
+	metrics := cfg.Metrics
+	cfg.Pool.onChange = func(u *url.URL, up bool) {
+		if up {
+			logger.Info("backend up", "backend", u.Redacted())
+		} else {
+			logger.Warn("backend down: left out until it answers again", "backend", u.Redacted())
+		}
+		if metrics != nil {
+			metrics.backendState(u, up)
+		}
+	}
+	if metrics != nil {
 		for _, u := range cfg.Pool.URLs() {
-			cfg.Metrics.backendState(u, true)
+			metrics.backendState(u, true)
 		}
 	}
 	h := &Handler{cfg: cfg, shadow: &shadowLog{w: cfg.ShadowLog}, limit: newClientLimiter(cfg.MaxPerClient)}
