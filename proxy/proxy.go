@@ -107,6 +107,9 @@ type Handler struct {
 	rp     *httputil.ReverseProxy
 	shadow *shadowLog
 	limit  *clientLimiter
+
+	noBackend    atomic.Int64 // 502s for want of a backend since the last log line
+	noBackendLog atomic.Int64 // when that line was last written (unix nanoseconds)
 	logMu  sync.Mutex
 
 	accessMu sync.Mutex
@@ -401,8 +404,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result, fromHeader bool) {
 	info := &passInfo{fromHeader: fromHeader, target: h.cfg.Pool.pick()}
 	if info.target == nil {
-		// Every backend is down: say so at once rather than wait on one.
-		h.cfg.Logger.Error("no backend available", "uri", r.RequestURI)
+		// Every backend is down: say so at once rather than wait on one,
+		// and log it once a second at most, with how many were refused.
+		h.noBackend.Add(1)
+		if now := time.Now().UnixNano(); now-h.noBackendLog.Load() >= int64(time.Second) && h.noBackendLog.Swap(now) != now {
+			h.cfg.Logger.Error("no backend available", "uri", r.RequestURI, "requests_answered_502", h.noBackend.Swap(0))
+		}
 		if h.cfg.Metrics != nil {
 			h.cfg.Metrics.backend.Inc()
 		}
