@@ -110,7 +110,7 @@ type Handler struct {
 
 	noBackend    atomic.Int64 // 502s for want of a backend since the last log line
 	noBackendLog atomic.Int64 // when that line was last written (unix nanoseconds)
-	logMu  sync.Mutex
+	logMu        sync.Mutex
 
 	accessMu sync.Mutex
 }
