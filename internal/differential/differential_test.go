@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -196,45 +197,60 @@ func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(
 	if err := os.WriteFile(hclPath, []byte(hcl), 0o644); err != nil {
 		return "", nil, err
 	}
-	out, err := os.Create(filepath.Join(l.Dir, "orderly.out"))
+	stop, err := serve(hclPath, filepath.Join(l.Dir, "orderly.out"), addr, f.metrics, f.admin)
 	if err != nil {
 		return "", nil, err
+	}
+	return addr, stop, nil
+}
+
+// serve runs `orderly serve -config hclPath`, its output to outPath, and
+// waits until every non-empty address of addrs listens. stop sends
+// SIGTERM, then SIGKILL after 5 s; calling it again does nothing. The
+// error holds orderly's output when it does not come up.
+func serve(hclPath, outPath string, addrs ...string) (stop func(), err error) {
+	out, err := os.Create(outPath)
+	if err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(binary, "serve", "-config", hclPath)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		out.Close()
-		return "", nil, err
+		return nil, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	pid.Store(int64(cmd.Process.Pid))
-	stop := func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		out.Close()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(5 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+			}
+			out.Close()
+		})
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if listening(addr, f.metrics, f.admin) {
-			return addr, stop, nil
+		if listening(addrs...) {
+			return stop, nil
 		}
 		select {
 		case err := <-exited:
 			out.Close()
-			b, _ := os.ReadFile(out.Name())
-			return "", nil, fmt.Errorf("orderly exited before serving (%v):\n%s", err, b)
+			b, _ := os.ReadFile(outPath)
+			return nil, fmt.Errorf("orderly exited before serving (%v):\n%s", err, b)
 		default:
 		}
 		if time.Now().After(deadline) {
 			stop()
-			b, _ := os.ReadFile(out.Name())
-			return "", nil, fmt.Errorf("orderly did not listen on %s:\n%s", addr, b)
+			b, _ := os.ReadFile(outPath)
+			return nil, fmt.Errorf("orderly did not listen on %v:\n%s", addrs, b)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

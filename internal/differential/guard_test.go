@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -296,7 +295,7 @@ func statusFrom(t *testing.T, src, addr string, rq apachetest.Request) int {
 // serveHCL runs `orderly serve` on an HCL file written into dir and waits
 // until it listens on its listen address and the others given; it returns
 // that address, the file of orderly's output and a function that stops it
-// (SIGTERM, then SIGKILL after 5 s; once).
+// (see serve).
 func serveHCL(t *testing.T, dir, hcl string, others ...string) (string, string, func()) {
 	t.Helper()
 	addr := regexp.MustCompile(`(?m)^listen = "([^"]+)"`).FindStringSubmatch(hcl)[1]
@@ -305,46 +304,11 @@ func serveHCL(t *testing.T, dir, hcl string, others ...string) (string, string, 
 		t.Fatal(err)
 	}
 	outPath := filepath.Join(dir, "orderly.out")
-	out, err := os.Create(outPath)
+	stop, err := serve(path, outPath, append(others, addr)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "serve", "-config", path)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		out.Close()
-	}
 	t.Cleanup(stop)
-	for deadline := time.Now().Add(10 * time.Second); !listening(append(others, addr)...); time.Sleep(2 * time.Millisecond) {
-		select {
-		case <-exited:
-			b, _ := os.ReadFile(outPath)
-			t.Fatalf("orderly exited before serving:\n%s", b)
-		default:
-		}
-		if time.Now().After(deadline) {
-			stop()
-			b, _ := os.ReadFile(outPath)
-			t.Fatalf("orderly did not listen on %s:\n%s", addr, b)
-		}
-	}
 	return addr, outPath, stop
 }
 
