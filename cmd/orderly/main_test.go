@@ -183,3 +183,15 @@ func TestRequireToken(t *testing.T) {
 		t.Error("no handler without a token")
 	}
 }
+
+// The example configuration in deploy/ is valid HCL that orderly accepts
+// (its legacy files are a real server's, not this machine's).
+func TestExampleConfig(t *testing.T) {
+	rc, _, diags := loadConfig("../../deploy/orderly.hcl.example")
+	if diags.HasErrors() {
+		t.Fatalf("deploy/orderly.hcl.example: %v", diags)
+	}
+	if len(rc.Backends) != 1 || rc.Health.Path != "/" || rc.Limits.MaxPerClient != 256 {
+		t.Errorf("example read as %+v", rc)
+	}
+}
