@@ -142,3 +142,63 @@ func TestShadowFailureHarmless(t *testing.T) {
 		t.Errorf("%v disagreements counted from a failed evaluation, want 0", n)
 	}
 }
+
+// With cohorts by user, a user name nobody verified cannot pick the
+// policy that lets the request through: where the cohort's policy allows
+// without authenticating and the other refuses, the request is refused.
+func TestUserCohortUnverified(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "backend") }))
+	defer backend.Close()
+	open, _ := privateDir(t, "Order allow,deny\nAllow from all\n")
+	closed, _ := privateDir(t, "Order deny,allow\nDeny from all\n")
+	// Each configuration has its own document root with the same files.
+	u, _ := url.Parse(backend.URL)
+	sc := Scope{Name: "private", Host: "www.example", Enforce: PolicyNative, Shadow: PolicyLegacy, Percent: 50, ByUser: true}
+	var inNative, inLegacy string
+	for i := 0; inNative == "" || inLegacy == ""; i++ {
+		name := fmt.Sprint("user", i)
+		if sc.inEnforceCohort(netip.Addr{}, name) {
+			inNative = name
+		} else {
+			inLegacy = name
+		}
+	}
+	h := NewWith(Config{Backend: u}, &Policies{
+		Legacy: walk.New(open, walk.OS, NewIdentity()),
+		Native: walk.New(open, walk.OS, NewIdentity()),
+		Scopes: []Scope{sc},
+	})
+	// Same configuration on both sides: a user in either cohort passes.
+	front := httptest.NewServer(h)
+	defer front.Close()
+	get := func(user string) int {
+		req, _ := http.NewRequest("GET", front.URL+"/private/a.txt", nil)
+		req.Host = "www.example"
+		if user != "" {
+			req.SetBasicAuth(user, "x")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if a, b := get(inNative), get(inLegacy); a != 200 || b != 200 {
+		t.Fatalf("both policies allow: %d %d", a, b)
+	}
+	// Now the native policy refuses everyone: its cohort's users are
+	// refused, and so are the legacy cohort's, whose name nothing verified.
+	h.SetPolicies(&Policies{
+		Legacy: walk.New(open, walk.OS, NewIdentity()),
+		Native: walk.New(closed, walk.OS, NewIdentity()),
+		Scopes: []Scope{sc},
+	})
+	if a, b := get(inNative), get(inLegacy); a != 403 || b != 403 {
+		t.Errorf("native refuses: user in the native cohort %d, in the legacy cohort %d; want 403 for both", a, b)
+	}
+	// Without credentials the cohort is the client address's.
+	if s := get(""); s != 200 && s != 403 {
+		t.Errorf("no credentials: %d", s)
+	}
+}

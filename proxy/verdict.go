@@ -75,6 +75,14 @@ func (h *Handler) decide(p *Policies, r *http.Request, req *walk.Request) verdic
 	if v.otherPolicy != "" {
 		v.other = h.shadowDecide(p.engine(v.otherPolicy), req)
 	}
+	// With cohorts by user, the client names the user: one that no policy
+	// verified must not choose the laxer policy. A request its cohort's
+	// policy lets through without authenticating anyone, and the other
+	// refuses, is refused.
+	if sc.ByUser && req.Auth.User != "" && v.other != nil && v.res.Allowed() && v.res.User == "" && !v.other.Allowed() {
+		v.policy, v.otherPolicy = v.otherPolicy, v.policy
+		v.res, *v.other = *v.other, v.res
+	}
 	return v
 }
 
