@@ -182,8 +182,10 @@ type listenBlock struct {
 // forwardBlock is the forward-auth endpoint's listener.
 type forwardBlock struct {
 	Listen      string    `hcl:"listen"`
+	Style       string    `hcl:"style"`
 	PathPrefix  *string   `hcl:"path_prefix,optional"`
 	ListenRange hcl.Range `hcl:"listen,attr_range"`
+	StyleRange  hcl.Range `hcl:"style,attr_range"`
 	PrefixRange hcl.Range `hcl:"path_prefix,attr_range"`
 }
 
@@ -214,6 +216,7 @@ type runtimeConfig struct {
 	MetricsListen   string
 	AdminListen     string
 	ForwardListen   string // forward-auth endpoint, "" for none
+	ForwardStyle    string
 	ForwardPrefix   string
 	AdminToken      string // bearer token every admin endpoint requires ("" on loopback without token_file)
 	ErrorLog        string
@@ -461,6 +464,15 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		rc.ForwardListen = f.Listen
 		if !strings.Contains(f.Listen, ":") {
 			diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", f.Listen), f.ListenRange))
+		}
+		rc.ForwardStyle = f.Style
+		switch f.Style {
+		case proxy.AuthNginx, proxy.AuthForwarded, proxy.AuthEnvoy:
+		default:
+			diags = append(diags, diag("Unknown forward-auth style", fmt.Sprintf("%q: want \"nginx\" (auth_request with X-Original-URI), \"forwarded\" (Traefik ForwardAuth, Caddy forward_auth: X-Forwarded-Uri) or \"envoy\" (ext_authz: the request's own path after path_prefix).", f.Style), f.StyleRange))
+		}
+		if f.PathPrefix != nil && f.Style != proxy.AuthEnvoy {
+			diags = append(diags, diag("path_prefix without envoy", "path_prefix is Envoy ext_authz's; the other styles name the request in headers.", f.PrefixRange))
 		}
 		if f.PathPrefix != nil {
 			rc.ForwardPrefix = *f.PathPrefix

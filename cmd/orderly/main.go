@@ -290,7 +290,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		side = append(side, srv)
 	}
 	if rc.ForwardListen != "" {
-		srv, err := listenSide(rc.ForwardListen, h.ForwardAuth(rc.ForwardPrefix))
+		srv, err := listenSide(rc.ForwardListen, h.ForwardAuth(rc.ForwardStyle, rc.ForwardPrefix))
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: forward_auth listen: %v\n", *configPath, err)
 			return 2

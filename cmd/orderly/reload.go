@@ -84,7 +84,7 @@ func restartOnly(a, b *runtimeConfig) []string {
 	add("resolver", a.ResolverAddr != b.ResolverAddr || a.ResolverTimeout != b.ResolverTimeout)
 	add("tls", !reflect.DeepEqual(a.TLS, b.TLS))
 	add("limits", a.Limits != b.Limits)
-	add("forward_auth", a.ForwardListen != b.ForwardListen || a.ForwardPrefix != b.ForwardPrefix)
+	add("forward_auth", a.ForwardListen != b.ForwardListen || a.ForwardStyle != b.ForwardStyle || a.ForwardPrefix != b.ForwardPrefix)
 	add("shutdown_grace", a.ShutdownGrace != b.ShutdownGrace)
 	return out
 }

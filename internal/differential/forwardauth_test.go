@@ -47,7 +47,7 @@ func (f *nginxFront) start(t *testing.T, l apachetest.Layout, backend string) (s
 	auth := freePort(t)
 	f.authLog = filepath.Join(l.Dir, "access.log")
 	os.Remove(f.authLog)
-	_, stopOrderly := orderlyFront{access: true, extra: fmt.Sprintf("forward_auth {\n  listen = %q\n}\n", auth)}.start(t, l, backend)
+	_, stopOrderly := orderlyFront{access: true, extra: fmt.Sprintf("forward_auth {\n  listen = %q\n  style  = \"nginx\"\n}\n", auth)}.start(t, l, backend)
 	for deadline := time.Now().Add(5 * time.Second); !listening(auth); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			stopOrderly()
@@ -167,9 +167,10 @@ func TestForwardAuthNginx(t *testing.T) {
 	}
 }
 
-// The forward-auth endpoint's own conventions, without nginx: Traefik's
-// and Caddy's X-Forwarded-* headers and Envoy's path prefix name the same
-// request, and get the same answer.
+// The forward-auth endpoint's conventions, without nginx: Traefik's and
+// Caddy's X-Forwarded-* headers and Envoy's path prefix name the same
+// request and get the same answer; a header of another convention (the
+// client's own, passed on by the front proxy) is never read.
 func TestForwardAuthConventions(t *testing.T) {
 	apachetest.Require(t)
 	_, l := inlineCase(t, "fwd", `-- legacy.conf --
@@ -185,40 +186,58 @@ admin
 -- requests --
 GET /admin/ 10.1.2.3 want=200
 `)
-	auth := freePort(t)
-	_, stop := orderlyFront{extra: fmt.Sprintf("forward_auth {\n  listen = %q\n  path_prefix = \"/check\"\n}\n", auth)}.start(t, l, "127.0.0.1:1")
-	defer stop()
-	for deadline := time.Now().Add(5 * time.Second); !listening(auth); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no forward-auth listener")
-		}
-	}
-	for _, tt := range []struct {
+	type check struct {
 		name   string
 		target string
 		header [][2]string
 		ip     string
 		want   int
-	}{
-		{"nginx allowed", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "10.1.2.3", 200},
-		{"nginx refused", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "8.8.8.8", 403},
-		{"nginx dot segments", "/", [][2]string{{"X-Original-URI", "/x/../%61dmin/"}}, "8.8.8.8", 403},
-		{"traefik refused", "/", [][2]string{{"X-Forwarded-Uri", "/admin/index.html"}, {"X-Forwarded-Method", "GET"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 403},
-		{"caddy allowed", "/", [][2]string{{"X-Forwarded-Uri", "/index.html"}, {"X-Forwarded-Method", "GET"}}, "8.8.8.8", 200},
-		{"envoy refused", "/check/admin/", nil, "8.8.8.8", 403},
-		{"envoy allowed", "/check/admin/", nil, "10.9.9.9", 200},
-		{"envoy outside the prefix", "/admin/", nil, "10.9.9.9", 400},
-	} {
-		got, err := apachetest.Do(auth, apachetest.Request{Method: "GET", Target: tt.target, ClientIP: tt.ip, Header: tt.header})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status != tt.want {
-			t.Errorf("%s: %d, want %d", tt.name, got.Status, tt.want)
-		}
 	}
-	log, _ := os.ReadFile(filepath.Join(l.Dir, "orderly-error.log"))
-	if !strings.Contains(string(log), "AH01797") {
-		t.Errorf("refusals wrote no AH01797 line:\n%s", log)
+	for _, style := range []struct {
+		name, extra string
+		checks      []check
+	}{
+		{"nginx", "", []check{
+			{"allowed", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "10.1.2.3", 200},
+			{"refused", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "8.8.8.8", 403},
+			{"dot segments", "/", [][2]string{{"X-Original-URI", "/x/../%61dmin/"}}, "8.8.8.8", 403},
+			{"no description", "/index.html", nil, "8.8.8.8", 400},
+		}},
+		{"forwarded", "", []check{
+			{"traefik refused", "/", [][2]string{{"X-Forwarded-Uri", "/admin/index.html"}, {"X-Forwarded-Method", "GET"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 403},
+			{"caddy allowed", "/", [][2]string{{"X-Forwarded-Uri", "/index.html"}, {"X-Forwarded-Method", "GET"}}, "8.8.8.8", 200},
+			// A client's X-Original-URI, passed on by Traefik, is not read.
+			{"injected nginx header", "/", [][2]string{{"X-Original-URI", "/index.html"}, {"X-Forwarded-Uri", "/admin/"}}, "8.8.8.8", 403},
+		}},
+		{"envoy", "  path_prefix = \"/check\"\n", []check{
+			{"refused", "/check/admin/", nil, "8.8.8.8", 403},
+			{"allowed", "/check/admin/", nil, "10.9.9.9", 200},
+			{"outside the prefix", "/admin/", nil, "10.9.9.9", 400},
+			{"injected headers", "/check/admin/", [][2]string{{"X-Original-URI", "/index.html"}, {"X-Forwarded-Uri", "/index.html"}}, "8.8.8.8", 403},
+		}},
+	} {
+		t.Run(style.name, func(t *testing.T) {
+			auth := freePort(t)
+			_, stop := orderlyFront{extra: fmt.Sprintf("forward_auth {\n  listen = %q\n  style  = %q\n%s}\n", auth, style.name, style.extra)}.start(t, l, "127.0.0.1:1")
+			defer stop()
+			for deadline := time.Now().Add(5 * time.Second); !listening(auth); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("no forward-auth listener")
+				}
+			}
+			for _, tt := range style.checks {
+				got, err := apachetest.Do(auth, apachetest.Request{Method: "GET", Target: tt.target, ClientIP: tt.ip, Header: tt.header})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != tt.want {
+					t.Errorf("%s: %d, want %d", tt.name, got.Status, tt.want)
+				}
+			}
+			log, _ := os.ReadFile(filepath.Join(l.Dir, "orderly-error.log"))
+			if !strings.Contains(string(log), "AH01797") {
+				t.Errorf("refusals wrote no AH01797 line:\n%s", log)
+			}
+		})
 	}
 }
