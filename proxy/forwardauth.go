@@ -93,4 +93,3 @@ func (h *Handler) grant(w http.ResponseWriter, res *walk.Result) {
 	}
 	w.WriteHeader(http.StatusOK)
 }
-
