@@ -61,8 +61,10 @@ func (h *Handler) ForwardAuth(style, pathPrefix string) http.Handler {
 			}
 			target = t
 		}
-		if target == "" {
-			http.Error(w, "the request to decide is not described (forward_auth style "+style+")", http.StatusBadRequest)
+		if target == "" || style != AuthEnvoy && host == "" {
+			// Without its host the request would be decided for whichever
+			// virtual host this endpoint's own name selects.
+			http.Error(w, "the request to decide is not described (forward_auth style "+style+": its URI and X-Forwarded-Host)", http.StatusBadRequest)
 			return
 		}
 		orig.RequestURI = target

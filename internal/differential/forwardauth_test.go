@@ -198,16 +198,17 @@ GET /admin/ 10.1.2.3 want=200
 		checks      []check
 	}{
 		{"nginx", "", []check{
-			{"allowed", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "10.1.2.3", 200},
-			{"refused", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}}, "8.8.8.8", 403},
-			{"dot segments", "/", [][2]string{{"X-Original-URI", "/x/../%61dmin/"}}, "8.8.8.8", 403},
+			{"allowed", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}, {"X-Forwarded-Host", "www.example"}}, "10.1.2.3", 200},
+			{"refused", "/", [][2]string{{"X-Original-URI", "/admin/"}, {"X-Original-Method", "GET"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 403},
+			{"dot segments", "/", [][2]string{{"X-Original-URI", "/x/../%61dmin/"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 403},
 			{"no description", "/index.html", nil, "8.8.8.8", 400},
+			{"no host", "/", [][2]string{{"X-Original-URI", "/index.html"}}, "8.8.8.8", 400},
 		}},
 		{"forwarded", "", []check{
 			{"traefik refused", "/", [][2]string{{"X-Forwarded-Uri", "/admin/index.html"}, {"X-Forwarded-Method", "GET"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 403},
-			{"caddy allowed", "/", [][2]string{{"X-Forwarded-Uri", "/index.html"}, {"X-Forwarded-Method", "GET"}}, "8.8.8.8", 200},
+			{"caddy allowed", "/", [][2]string{{"X-Forwarded-Uri", "/index.html"}, {"X-Forwarded-Method", "GET"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 200},
 			// A client's X-Original-URI, passed on by Traefik, is not read.
-			{"injected nginx header", "/", [][2]string{{"X-Original-URI", "/index.html"}, {"X-Forwarded-Uri", "/admin/"}}, "8.8.8.8", 403},
+			{"injected nginx header", "/", [][2]string{{"X-Original-URI", "/index.html"}, {"X-Forwarded-Uri", "/admin/"}, {"X-Forwarded-Host", "www.example"}}, "8.8.8.8", 403},
 		}},
 		{"envoy", "  path_prefix = \"/check\"\n", []check{
 			{"refused", "/check/admin/", nil, "8.8.8.8", 403},
