@@ -449,13 +449,7 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		if r.Address != nil {
 			rc.ResolverAddr = *r.Address
 		}
-		if r.Timeout != nil {
-			d, err := time.ParseDuration(*r.Timeout)
-			if err != nil || d <= 0 {
-				diags = append(diags, diag("Invalid timeout", fmt.Sprintf("%q is not a positive duration such as \"2s\".", *r.Timeout), r.TimeoutRange))
-			}
-			rc.ResolverTimeout = d
-		}
+		diags = append(diags, durationAttr(r.Timeout, r.TimeoutRange, "Invalid timeout", "2s", false, &rc.ResolverTimeout)...)
 	}
 	if fc.Metrics != nil {
 		rc.MetricsListen = fc.Metrics.Listen
@@ -503,13 +497,7 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		diags = append(diags, l.build(&rc.Limits)...)
 	}
 	rc.ShutdownGrace = 30 * time.Second
-	if fc.ShutdownGrace != nil {
-		d, err := time.ParseDuration(*fc.ShutdownGrace)
-		if err != nil || d < 0 {
-			diags = append(diags, diag("Invalid duration", fmt.Sprintf("%q is not a duration such as \"30s\".", *fc.ShutdownGrace), fc.GraceRange))
-		}
-		rc.ShutdownGrace = d
-	}
+	diags = append(diags, durationAttr(fc.ShutdownGrace, fc.GraceRange, "Invalid duration", "30s", true, &rc.ShutdownGrace)...)
 	diags = append(diags, fc.buildTLS(rc, rel)...)
 	if !strings.Contains(rc.Listen, ":") {
 		diags = append(diags, diag("Invalid listen address", fmt.Sprintf("%q is not host:port.", rc.Listen), fc.ListenRange))
@@ -727,19 +715,13 @@ func (b *backendBlock) build(rc *runtimeConfig) hcl.Diagnostics {
 	if b.UserHeader != nil {
 		rc.UserHeader = *b.UserHeader
 	}
-	dur := func(v *string, r hcl.Range, def time.Duration) time.Duration {
-		if v == nil {
-			return def
-		}
-		d, err := time.ParseDuration(*v)
-		if err != nil || d <= 0 {
-			diags = append(diags, diag("Invalid duration", fmt.Sprintf("%q is not a positive duration such as \"5s\".", *v), r))
-		}
-		return d
+	dur := func(v *string, r hcl.Range, into *time.Duration) {
+		diags = append(diags, durationAttr(v, r, "Invalid duration", "5s", false, into)...)
 	}
-	rc.BackendTimeout = dur(b.Timeout, b.TimeoutRange, 60*time.Second)
-	rc.Health = proxy.HealthCheck{Path: "/", Interval: 5 * time.Second, Timeout: 2 * time.Second}
-	rc.Health.FailTimeout = dur(b.FailTimeout, b.FailTimeoutRange, 10*time.Second)
+	rc.BackendTimeout = 60 * time.Second
+	dur(b.Timeout, b.TimeoutRange, &rc.BackendTimeout)
+	rc.Health = proxy.HealthCheck{Path: "/", Interval: 5 * time.Second, Timeout: 2 * time.Second, FailTimeout: 10 * time.Second}
+	dur(b.FailTimeout, b.FailTimeoutRange, &rc.Health.FailTimeout)
 	if h := b.Health; h != nil {
 		if h.Path != nil {
 			rc.Health.Path = *h.Path
@@ -747,8 +729,8 @@ func (b *backendBlock) build(rc *runtimeConfig) hcl.Diagnostics {
 				diags = append(diags, diag("Invalid health check path", fmt.Sprintf("%q is not a URL path starting with /.", *h.Path), h.PathRange))
 			}
 		}
-		rc.Health.Interval = dur(h.Interval, h.IntervalRange, rc.Health.Interval)
-		rc.Health.Timeout = dur(h.Timeout, h.TimeoutRange, rc.Health.Timeout)
+		dur(h.Interval, h.IntervalRange, &rc.Health.Interval)
+		dur(h.Timeout, h.TimeoutRange, &rc.Health.Timeout)
 		if h.Enabled != nil && !*h.Enabled {
 			rc.Health.Path = ""
 		}
@@ -759,21 +741,13 @@ func (b *backendBlock) build(rc *runtimeConfig) hcl.Diagnostics {
 // build reads the limits block over the defaults in l.
 func (b *limitsBlock) build(l *limits) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	dur := func(v *string, name string, r hcl.Range, into *time.Duration) {
-		if v == nil {
-			return
-		}
-		d, err := time.ParseDuration(*v)
-		if err != nil || d < 0 {
-			diags = append(diags, diag("Invalid duration", fmt.Sprintf("limits.%s = %q is not a duration such as \"10s\" (\"0s\": no limit).", name, *v), r))
-			return
-		}
-		*into = d
+	dur := func(v *string, r hcl.Range, into *time.Duration) {
+		diags = append(diags, durationAttr(v, r, "Invalid duration", "10s", true, into)...)
 	}
-	dur(b.ReadHeaderTimeout, "read_header_timeout", b.RHTRange, &l.ReadHeaderTimeout)
-	dur(b.ReadTimeout, "read_timeout", b.RTRange, &l.ReadTimeout)
-	dur(b.WriteTimeout, "write_timeout", b.WTRange, &l.WriteTimeout)
-	dur(b.IdleTimeout, "idle_timeout", b.ITRange, &l.IdleTimeout)
+	dur(b.ReadHeaderTimeout, b.RHTRange, &l.ReadHeaderTimeout)
+	dur(b.ReadTimeout, b.RTRange, &l.ReadTimeout)
+	dur(b.WriteTimeout, b.WTRange, &l.WriteTimeout)
+	dur(b.IdleTimeout, b.ITRange, &l.IdleTimeout)
 	num := func(v *int, name string, min int, r hcl.Range, into *int) {
 		if v == nil {
 			return
@@ -791,4 +765,23 @@ func (b *limitsBlock) build(l *limits) hcl.Diagnostics {
 		diags = append(diags, diag("Invalid limit", "limits.read_header_timeout cannot be 0: a client could hold a connection open without sending.", b.RHTRange))
 	}
 	return diags
+}
+
+// durationAttr reads an optional duration attribute into *into, which
+// keeps its default when the attribute is absent or bad. zeroOK allows
+// "0s" (no limit); example is shown in the message of a bad value.
+func durationAttr(v *string, r hcl.Range, summary, example string, zeroOK bool, into *time.Duration) hcl.Diagnostics {
+	if v == nil {
+		return nil
+	}
+	d, err := time.ParseDuration(*v)
+	if err != nil || d < 0 || d == 0 && !zeroOK {
+		kind := "a positive duration"
+		if zeroOK {
+			kind = "a duration (\"0s\": no limit)"
+		}
+		return hcl.Diagnostics{diag(summary, fmt.Sprintf("%q is not %s such as %q.", *v, kind, example), r)}
+	}
+	*into = d
+	return nil
 }
