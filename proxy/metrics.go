@@ -206,12 +206,20 @@ func (m *Metrics) observeScope(v *verdict) {
 func (m *Metrics) Compare(scope string, d *policy.Decision, backendStatus int) string {
 	refused := backendStatus == http.StatusUnauthorized || backendStatus == http.StatusForbidden
 	dir, _ := direction(d.Allowed(), !refused, d.Rule, nil)
-	if dir != "" && m != nil {
-		id := "-"
-		if d.Rule != nil {
-			id = d.Rule.ID
-		}
-		m.disagree.WithLabelValues(scope, AgainstBackend, dir, id).Inc()
+	if dir != "" {
+		m.disagreement(scope, AgainstBackend, dir, d.Rule)
 	}
 	return dir
+}
+
+// disagreement counts one disagreement under the rule that makes it.
+func (m *Metrics) disagreement(scope, against, dir string, rule *policy.Rule) {
+	if m == nil {
+		return
+	}
+	id := "-"
+	if rule != nil {
+		id = rule.ID
+	}
+	m.disagree.WithLabelValues(scope, against, dir, id).Inc()
 }

@@ -116,13 +116,13 @@ const (
 func (h *Handler) compare(v verdict, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
 	if newRes, oldRes := v.newAndOld(); newRes != nil {
 		if dir, rule := direction(newRes.Allowed(), oldRes.Allowed(), newRes.Rule, oldRes.Rule); dir != "" {
-			h.disagree(v.scope.Name, AgainstPolicy, dir, rule)
+			h.cfg.Metrics.disagreement(v.scope.Name, AgainstPolicy, dir, rule)
 			h.sample(v, AgainstPolicy, dir, r, req, client, backendStatus, pol)
 		}
 	}
 	if v.full != nil {
 		if dir, rule := direction(v.res.Allowed(), v.full.Allowed(), v.res.Rule, v.full.Rule); dir != "" {
-			h.disagree(v.scope.Name, AgainstDemoted, dir, rule)
+			h.cfg.Metrics.disagreement(v.scope.Name, AgainstDemoted, dir, rule)
 			h.sample(v, AgainstDemoted, dir, r, req, client, backendStatus, pol)
 		}
 	}
@@ -146,16 +146,6 @@ func direction(newAllowed, oldAllowed bool, newRule, oldRule *policy.Rule) (stri
 	return "", nil
 }
 
-func (h *Handler) disagree(scope, against, dir string, rule *policy.Rule) {
-	if h.cfg.Metrics == nil {
-		return
-	}
-	id := "-"
-	if rule != nil {
-		id = rule.ID
-	}
-	h.cfg.Metrics.disagree.WithLabelValues(scope, against, dir, id).Inc()
-}
 
 func (h *Handler) sample(v verdict, against, dir string, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
 	if !h.shadow.sample(time.Now(), h, v, against, dir, r, req, client, backendStatus, pol) && h.cfg.Metrics != nil {
