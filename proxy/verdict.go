@@ -146,7 +146,6 @@ func direction(newAllowed, oldAllowed bool, newRule, oldRule *policy.Rule) (stri
 	return "", nil
 }
 
-
 func (h *Handler) sample(v verdict, against, dir string, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
 	if !h.shadow.sample(time.Now(), h, v, against, dir, r, req, client, backendStatus, pol) && h.cfg.Metrics != nil {
 		h.cfg.Metrics.dropped.Inc()
