@@ -14,16 +14,8 @@ FRONT=127.0.0.1:${DEMO_PORT:-18180}
 BACK=127.0.0.1:${DEMO_BACKEND_PORT:-18181}
 METRICS=127.0.0.1:${DEMO_METRICS_PORT:-18182}
 ADMIN=127.0.0.1:${DEMO_ADMIN_PORT:-18183}
-rm -rf "$DEMO"; mkdir -p "$DEMO/docroot"/{admin,members,images} "$DEMO/run"
-chmod 755 "$DEMO"
-echo '<h1>Public home</h1>' > "$DEMO/docroot/index.html"
-echo '<h1>Admin console</h1>' > "$DEMO/docroot/admin/index.html"
-echo '<h1>Members area</h1>' > "$DEMO/docroot/members/index.html"
-echo 'GIF89a' > "$DEMO/docroot/images/logo.gif"
-echo 'DROP TABLE users;' > "$DEMO/docroot/backup.sql"
-htpasswd -cbm "$DEMO/htpasswd" alice wonderland 2>/dev/null
-expand() { sed -e "s|@DOCROOT@|$DEMO/docroot|g" -e "s|@DEMO@|$DEMO|g" "$@"; }
-expand examples/demo/legacy.conf > "$DEMO/legacy.conf"
+. scripts/demo-site.sh
+demo_site
 expand examples/cutover/native-draft.conf > "$DEMO/native.conf"
 chmod -R a+rX "$DEMO"
 

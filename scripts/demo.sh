@@ -9,15 +9,8 @@ DEMO=${DEMO_DIR:-/tmp/orderly-demo}
 FRONT=127.0.0.1:${DEMO_PORT:-18080}
 BACK=127.0.0.1:${DEMO_BACKEND_PORT:-18081}
 METRICS=127.0.0.1:${DEMO_METRICS_PORT:-18082}
-rm -rf "$DEMO"; mkdir -p "$DEMO/docroot"/{admin,members,images} "$DEMO/run"
-chmod 755 "$DEMO"
-echo '<h1>Public home</h1>' > "$DEMO/docroot/index.html"
-echo '<h1>Admin console</h1>' > "$DEMO/docroot/admin/index.html"
-echo '<h1>Members area</h1>' > "$DEMO/docroot/members/index.html"
-echo 'GIF89a' > "$DEMO/docroot/images/logo.gif"
-echo 'DROP TABLE users;' > "$DEMO/docroot/backup.sql"
-htpasswd -cbm "$DEMO/htpasswd" alice wonderland 2>/dev/null
-sed -e "s|@DOCROOT@|$DEMO/docroot|g" -e "s|@DEMO@|$DEMO|g" examples/demo/legacy.conf > "$DEMO/legacy.conf"
+. scripts/demo-site.sh
+demo_site
 chmod -R a+rX "$DEMO"
 
 M=/usr/lib/apache2/modules
