@@ -10,9 +10,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
+
+// maxHtaccessDirs bounds the directories searched for .htaccess files, as
+// lint's Options.MaxDirs does by default.
+const maxHtaccessDirs = 100000
 
 // Conversion is a 2.4 configuration written from a 2.2 one: each file's
 // new text, and what could not be translated mechanically.
@@ -1266,17 +1271,30 @@ func findHtaccess(cfg *Config) ([]htFile, []Difference) {
 		addUserDirs(v.Config)
 	}
 	// Every file with the configurations that reach it.
+	var search []dirscan.Root
+	for _, r := range roots {
+		if r.dir != "" {
+			search = append(search, dirscan.Root{Dir: r.dir, Names: cfg.AccessFileNames})
+		}
+	}
+	res := dirscan.Find(search, maxHtaccessDirs)
+	var reviews []Difference
+	if res.Truncated {
+		reviews = append(reviews, Difference{Pos: apacheconf.Pos{File: search[0].Dir},
+			Text: fmt.Sprintf("the search for .htaccess files stopped after %d directories; those further down were not translated", maxHtaccessDirs)})
+	}
 	found := map[string][]*Config{}
+	i := 0
 	for _, r := range roots {
 		if r.dir == "" {
 			continue
 		}
-		filepath.WalkDir(r.dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && slicesContains(cfg.AccessFileNames, d.Name()) && !slices.Contains(found[p], r.cfg) {
+		for _, p := range res.Files[i] {
+			if !slices.Contains(found[p], r.cfg) {
 				found[p] = append(found[p], r.cfg)
 			}
-			return nil
-		})
+		}
+		i++
 	}
 	paths := make([]string, 0, len(found))
 	for p := range found {
@@ -1288,7 +1306,6 @@ func findHtaccess(cfg *Config) ([]htFile, []Difference) {
 		return di < dj || di == dj && paths[i] < paths[j]
 	})
 	var out []htFile
-	var reviews []Difference
 	seen := map[string]*Section{}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -1497,14 +1514,6 @@ func filesOverlap(a, b *Section) bool {
 	return true
 }
 
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func hasLoadModuleLines(f string) bool {
 	src, err := os.ReadFile(f)

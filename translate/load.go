@@ -2,6 +2,7 @@ package translate
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -91,8 +92,13 @@ func Load(files []string, opt LoadOptions) (*Config, error) {
 }
 
 // hasLoadModule reports whether the file, with its includes, loads any
-// module itself.
+// module itself. A full configuration says so in its own first lines,
+// outside any section; only a file that does not is read with its
+// includes.
 func hasLoadModule(f string) bool {
+	if src, err := os.ReadFile(f); err == nil && apacheconf.HasTopLevel(src, "LoadModule") {
+		return true
+	}
 	found := false
 	ds, _ := apacheconf.Load(f, apacheconf.Options{})
 	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {

@@ -50,6 +50,12 @@ func FuzzParse(f *testing.F) {
 			}
 			return nil
 		})
+		if err == nil {
+			top := slices.ContainsFunc(ds, func(d *Directive) bool { return d.Is("LoadModule") })
+			if got := HasTopLevel(src, "LoadModule"); got != top {
+				t.Fatalf("HasTopLevel = %v, but the parsed tree says %v", got, top)
+			}
+		}
 		checkRoundTrip(t, ds)
 		again, _ := Parse("f.conf", []byte(Render(ds)))
 		if Render(again) != Render(ds) {

@@ -230,3 +230,31 @@ func (p *parser) closeSection(pos Pos, tag string, endLine int) {
 		}
 	}
 }
+
+// HasTopLevel reports whether src, the text of one configuration file,
+// has a directive named name (ignoring case) outside every section. It
+// reads no further than the first one, and builds no tree. On a file that
+// parses without errors it agrees with [Parse].
+func HasTopLevel(src []byte, name string) bool {
+	r := newLineReader(src)
+	depth := 0
+	for {
+		l, ok := r.next()
+		if !ok {
+			return false
+		}
+		text := trimLeft(l)
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		switch w, _ := getWord(text); {
+		case w == "":
+		case strings.HasPrefix(w, "</"):
+			depth = max(depth-1, 0)
+		case w[0] == '<':
+			depth++
+		case depth == 0 && strings.EqualFold(w, name):
+			return true
+		}
+	}
+}

@@ -380,3 +380,25 @@ func sameTree(a, b []*Directive) bool {
 			x.IsSection() == y.IsSection() && sameTree(x.Block, y.Block)
 	})
 }
+
+func TestHasTopLevel(t *testing.T) {
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{"LoadModule a_module a.so\n", true},
+		{"  loadmodule a_module a.so\n", true},
+		{"# LoadModule a_module a.so\n", false},
+		{"<IfModule x>\nLoadModule a_module a.so\n</IfModule>\n", false},
+		{"<IfModule x>\n</IfModule>\nLoadModule a_module a.so\n", true},
+		{"\"<IfModule\" x>\nLoadModule a_module a.so\n</IfModule>\n", false},
+		{"Foo \\\nLoadModule a_module a.so\n", false},
+		{"LoadModules x\nInclude mods.conf\n", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := HasTopLevel([]byte(tt.src), "LoadModule"); got != tt.want {
+			t.Errorf("HasTopLevel(%q) = %v, want %v", tt.src, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+// Package dirscan finds files by name in directory trees: the .htaccess
+// files under a configuration's document roots, which lint and translate
+// look for before they read them.
+//
+// A tree of a thousand document roots is a few thousand directories, and
+// listing one costs four system calls. Find lists each directory once,
+// however many of the roots reach it, with several directories in flight
+// at a time, so that the system calls of one overlap those of another.
+package dirscan
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// A Root is a directory tree to search, and the file names to find in it.
+type Root struct {
+	Dir   string
+	Names []string
+}
+
+// Result is what Find found.
+type Result struct {
+	// Files holds, for each root in the order given, the paths of the files
+	// under it (at any depth, the root itself included) whose name is one
+	// of the root's names: in each directory its files first, in lexical
+	// order, then its subdirectories', in lexical order.
+	Files [][]string
+	// Dirs is the number of directories listed.
+	Dirs int
+	// Truncated reports that the search stopped at the directory limit.
+	Truncated bool
+}
+
+// listing is what one directory holds: the names of its subdirectories
+// and of its files that one of the roots looks for, each sorted. Symbolic
+// links are neither: like os.ReadDir's IsDir, a link to a directory is not
+// followed.
+type listing struct {
+	dirs, files []string
+	ok          bool // the directory could be listed
+}
+
+// workers is how many directories are listed at once. Listing is system
+// calls, not computation: more than the cores pays while the calls wait.
+const workers = 8
+
+// Find searches the roots, listing at most maxDirs directories (0: no
+// limit). A directory that cannot be listed is skipped, as is a root that
+// is not a directory.
+func Find(roots []Root, maxDirs int) Result {
+	s := &scan{want: map[string]bool{}, seen: map[string]*listing{}, limit: maxDirs}
+	s.cond = sync.NewCond(&s.mu)
+	for _, r := range roots {
+		for _, n := range r.Names {
+			s.want[n] = true
+		}
+		s.push(filepath.Clean(r.Dir))
+	}
+	var done sync.WaitGroup
+	for range workers {
+		done.Go(s.work)
+	}
+	done.Wait()
+
+	res := Result{Files: make([][]string, len(roots)), Dirs: s.listed, Truncated: s.truncated}
+	for i, r := range roots {
+		res.Files[i] = s.collect(filepath.Clean(r.Dir), r.Names, nil)
+	}
+	return res
+}
+
+type scan struct {
+	want  map[string]bool // the names any root looks for
+	limit int
+
+	mu        sync.Mutex
+	cond      *sync.Cond          // signalled when todo grows or busy falls
+	seen      map[string]*listing // every directory met, listed or not yet
+	todo      []string            // directories met and not yet listed
+	busy      int                 // directories being listed
+	listed    int
+	truncated bool
+}
+
+// push adds dir to the directories to list, unless it was met before.
+// The caller holds s.mu (or runs before the workers start).
+func (s *scan) push(dir string) {
+	if _, ok := s.seen[dir]; ok {
+		return
+	}
+	s.seen[dir] = &listing{}
+	s.todo = append(s.todo, dir)
+}
+
+// work lists directories until none is left to list and none is being
+// listed (whose subdirectories would be).
+func (s *scan) work() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		for len(s.todo) == 0 && s.busy > 0 {
+			s.cond.Wait()
+		}
+		if len(s.todo) == 0 {
+			s.cond.Broadcast()
+			return
+		}
+		dir := s.todo[len(s.todo)-1]
+		s.todo = s.todo[:len(s.todo)-1]
+		if s.limit > 0 && s.listed >= s.limit {
+			s.truncated = true
+			continue
+		}
+		s.listed++
+		s.busy++
+		s.mu.Unlock()
+		dirs, files, ok := readDir(dir, s.want)
+		slices.Sort(dirs)
+		slices.Sort(files)
+		s.mu.Lock()
+		*s.seen[dir] = listing{dirs: dirs, files: files, ok: ok}
+		for _, d := range dirs {
+			s.push(join(dir, d))
+		}
+		s.busy--
+		s.cond.Broadcast()
+	}
+}
+
+// collect appends the files under dir named one of names to out.
+func (s *scan) collect(dir string, names []string, out []string) []string {
+	l := s.seen[dir]
+	if l == nil || !l.ok {
+		return out
+	}
+	for _, f := range l.files {
+		if slices.Contains(names, f) {
+			out = append(out, join(dir, f))
+		}
+	}
+	for _, d := range l.dirs {
+		out = s.collect(join(dir, d), names, out)
+	}
+	return out
+}
+
+func join(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
+}
