@@ -1514,7 +1514,6 @@ func filesOverlap(a, b *Section) bool {
 	return true
 }
 
-
 func hasLoadModuleLines(f string) bool {
 	src, err := os.ReadFile(f)
 	return err == nil && strings.Contains(strings.ToLower(string(src)), "loadmodule")
