@@ -42,6 +42,7 @@ fuzz() {
     ./proxy/authfile:FuzzParseGroups \
     ./proxy:FuzzClientAddr \
     ./translate:FuzzParseHtaccess \
+    ./translate:FuzzFields \
     ./translate/walk:FuzzNormalizePath22 \
     ./cmd/orderly:FuzzLoadConfig; do
     pkg=${t%%:*}; fn=${t##*:}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -112,6 +113,9 @@ type builder struct {
 	cfg        *Config
 	errs       apacheconf.ErrorList
 	ordinals   map[string]int
+	idBuf      []byte // ruleID's key, reused
+	// relFile's last answer.
+	lastFile, lastRel string
 	order      *int // shared by the main builder and its hosts
 	serverRoot string
 	rules      []*policy.Rule
@@ -156,12 +160,17 @@ func (b *builder) errorf(d *apacheconf.Directive, format string, args ...any) {
 }
 
 func (b *builder) relFile(f string) string {
+	if f == b.lastFile {
+		return b.lastRel // a file's directives come one after another
+	}
+	rel := f
 	if b.opt.BaseDir != "" {
 		if r, err := filepath.Rel(b.opt.BaseDir, f); err == nil && !strings.HasPrefix(r, "..") {
-			return r
+			rel = r
 		}
 	}
-	return f
+	b.lastFile, b.lastRel = f, rel
+	return rel
 }
 
 // rule makes the Rule of a directive. Its ID hashes the relative file, the
@@ -181,14 +190,50 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 // ruleID is the ID of the directive's rule; take consumes its ordinal, so
 // that the next identical sibling gets the next one.
 func (b *builder) ruleID(d *apacheconf.Directive, scope []string, take bool) string {
-	norm := strings.ToLower(d.Name) + " " + strings.Join(d.Args, " ")
-	key := b.relFile(d.Pos.File) + "\x00" + strings.Join(scope, "\x00") + "\x00" + norm
-	n := b.ordinals[key]
-	if take {
-		b.ordinals[key] = n + 1
+	// The key: file, scope and normalised directive, NUL-separated.
+	key := append(b.idBuf[:0], b.relFile(d.Pos.File)...)
+	key = append(key, 0)
+	for i, s := range scope {
+		if i > 0 {
+			key = append(key, 0)
+		}
+		key = append(key, s...)
 	}
-	sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
+	key = append(key, 0)
+	key = appendLower(key, d.Name)
+	key = append(key, ' ')
+	for i, a := range d.Args {
+		if i > 0 {
+			key = append(key, ' ')
+		}
+		key = append(key, a...)
+	}
+	n := b.ordinals[string(key)]
+	if take {
+		b.ordinals[string(key)] = n + 1
+	}
+	key = append(key, 0)
+	key = strconv.AppendInt(key, int64(n), 10)
+	b.idBuf = key
+	sum := sha256.Sum256(key)
 	return hex.EncodeToString(sum[:6])
+}
+
+// appendLower appends s in lower case, as strings.ToLower.
+func appendLower(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return append(b, strings.ToLower(s)...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 // demotable are the directives Options.Omit can take out of a policy:

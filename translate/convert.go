@@ -5,10 +5,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
+
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"github.com/orderly-proxy/orderly/policy"
@@ -52,6 +53,17 @@ var accessNames = map[string]bool{
 // is left as it was, commented, and reported. Everything else in the
 // files is kept as written.
 func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
+	// The files as read without the modules assumed loaded: a load of its
+	// own, on the other core while this one builds the access model.
+	type read struct {
+		loaded []string
+		raw    [][]*apacheconf.Directive
+	}
+	asRead := make(chan read, 1) // never blocks the sender, even if unread
+	go func() {
+		loaded, raw := loadedFiles(files, opt.LoadOptions)
+		asRead <- read{loaded, raw}
+	}()
 	cfg, err := Load(files, opt.LoadOptions)
 	if err != nil {
 		return nil, err
@@ -150,8 +162,9 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && hasLoadModuleLines(files[0]) {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(cfg, files[0], len(hts) > 0))
 	}
-	loaded, raw := loadedFiles(files, opt.LoadOptions)
-	pe, pr := convertProxies(cfg, raw)
+	r := <-asRead
+	loaded := r.loaded
+	pe, pr := convertProxies(cfg, r.raw)
 	for f, es := range pe {
 		byFile[f] = append(byFile[f], es...)
 		conv.Changes += len(es)
@@ -985,20 +998,71 @@ func applyEdits(src []byte, es []edit, keepCompat bool) []byte {
 			out = append(out, t+"\n")
 		}
 	}
-	text := strings.Join(out, "")
-	if !keepCompat {
+	size := 0
+	for _, l := range out {
+		size += len(l)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, l := range out {
+		b.WriteString(l)
+	}
+	text := b.String()
+	if !keepCompat && strings.Contains(text, "access_compat_module") {
 		var b strings.Builder
-		for _, l := range strings.SplitAfter(text, "\n") {
-			t := strings.Fields(l)
-			if len(t) >= 2 && strings.EqualFold(t[0], "LoadModule") && t[1] == "access_compat_module" {
-				b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: " + l)
-				continue
+		b.Grow(len(text) + 128)
+		var buf [4]string
+		for l := range strings.Lines(text) {
+			if t := fields(l, &buf); len(t) >= 2 && strings.EqualFold(t[0], "LoadModule") && t[1] == "access_compat_module" {
+				b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: ")
 			}
 			b.WriteString(l)
 		}
 		text = b.String()
 	}
 	return []byte(text)
+}
+
+// fields returns the first (up to four) words of the line l, as
+// strings.Fields would, without allocating: they are kept in buf.
+func fields(l string, buf *[4]string) []string {
+	for i := 0; i < len(l); i++ {
+		if l[i] >= utf8.RuneSelf {
+			f := strings.Fields(l) // Unicode white space: the slow way
+			return f[:copy(buf[:], f)]
+		}
+	}
+	n := 0
+	for i := 0; i < len(l) && n < len(buf); {
+		for i < len(l) && asciiSpace(l[i]) {
+			i++
+		}
+		j := i
+		for j < len(l) && !asciiSpace(l[j]) {
+			j++
+		}
+		if j > i {
+			buf[n] = l[i:j]
+			n++
+		}
+		i = j
+	}
+	return buf[:n]
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// containsFold reports whether s contains substr, a lower-case ASCII
+// word, in any case.
+func containsFold(s, substr string) bool {
+	for i := 0; i+len(substr) <= len(s); i++ {
+		if s[i]|0x20 == substr[0] && strings.EqualFold(s[i:i+len(substr)], substr) {
+			return true
+		}
+	}
+	return false
 }
 
 // authTypeSet reports whether an AuthType (not None) is in force in s.
@@ -1082,9 +1146,11 @@ func modulePath(file string) string {
 // lines, each marked with a comment naming its ID.
 func renameLines(text string) (string, int) {
 	var b strings.Builder
+	b.Grow(len(text) + 1024)
 	n := 0
-	for _, l := range strings.SplitAfter(text, "\n") {
-		f := strings.Fields(l)
+	var buf [4]string
+	for l := range strings.Lines(text) {
+		f := fields(l, &buf)
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			b.WriteString(l)
 			continue
@@ -1131,19 +1197,39 @@ func renameLines(text string) (string, int) {
 	return b.String(), n
 }
 
+// userOrGroup reports whether text has a User or Group line (Unix only in
+// 2.2's core, mod_unixd's in 2.4): the name first on the line, after
+// blanks, then blanks and a value.
+func userOrGroup(text string) bool {
+	for l := range strings.Lines(text) {
+		l = strings.TrimLeft(l, " \t")
+		var rest string
+		switch {
+		case len(l) > 4 && strings.EqualFold(l[:4], "user"):
+			rest = l[4:]
+		case len(l) > 5 && strings.EqualFold(l[:5], "group"):
+			rest = l[5:]
+		default:
+			continue
+		}
+		if v := strings.TrimLeft(rest, " \t"); len(v) < len(rest) && v != "" && !strings.ContainsRune("\t\n\f\r ", rune(v[0])) {
+			return true
+		}
+	}
+	return false
+}
+
 // addModules adds the LoadModule lines 2.4 needs where a configuration
 // that loads its modules lacks them: the core authorization and
 // authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
 // compiled in). They go after the last LoadModule line, with the path of
 // the lines before them.
-// userGroupLine finds a User or Group directive (Unix only in 2.2's core).
-var userGroupLine = regexp.MustCompile(`(?mi)^[ \t]*(User|Group)[ \t]+\S`)
-
 func addModules(text string, have map[string]bool, all string) string {
 	lines := strings.SplitAfter(text, "\n")
 	last, dir := -1, "modules/"
+	var buf [4]string
 	for i, l := range lines {
-		f := strings.Fields(l)
+		f := fields(l, &buf)
 		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
 			last = i
 			if j := strings.LastIndexByte(f[2], '/'); j >= 0 {
@@ -1164,7 +1250,6 @@ func addModules(text string, have map[string]bool, all string) string {
 	if !mpm {
 		add = append(add, "# orderly: Apache 2.4 loads its MPM as a module (2.2's was compiled in)\n", "LoadModule mpm_prefork_module "+dir+"mod_mpm_prefork.so\n")
 	}
-	lower := strings.ToLower(all)
 	for _, m := range []struct {
 		id, file, why string
 		need          bool
@@ -1174,14 +1259,14 @@ func addModules(text string, have map[string]bool, all string) string {
 		{"authn_core_module", "mod_authn_core.so", "ERR-04: needed by 2.4's Auth* directives", true},
 		{"lbmethod_byrequests_module", "mod_lbmethod_byrequests.so", "ERR-03: 2.4's balancer methods are modules of their own", have["proxy_balancer_module"]},
 		{"slotmem_shm_module", "mod_slotmem_shm.so", "ERR-03: 2.4's mod_proxy_balancer needs a slotmem provider", have["proxy_balancer_module"]},
-		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", strings.Contains(lower, "shmcb")},
-		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", strings.Contains(lower, "addoutputfilterbytype")},
+		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", containsFold(all, "shmcb")},
+		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", containsFold(all, "addoutputfilterbytype")},
 	} {
 		if m.need && !have[m.id] {
 			add = append(add, "# orderly "+m.why+"\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
 		}
 	}
-	if !have["unixd_module"] && userGroupLine.MatchString(all) {
+	if !have["unixd_module"] && userOrGroup(all) {
 		// Built into Debian's Apache (where loading it again is an
 		// error), a module of its own in a default build: load it where
 		// it is not there yet.
@@ -1199,8 +1284,9 @@ func addModules(text string, have map[string]bool, all string) string {
 // it loads any.
 func loadsModules(text string, have map[string]bool) bool {
 	any := false
-	for _, l := range strings.Split(text, "\n") {
-		f := strings.Fields(l)
+	var buf [4]string
+	for l := range strings.Lines(text) {
+		f := fields(l, &buf)
 		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
 			have[f[1]] = true
 			any = true
@@ -1516,7 +1602,7 @@ func filesOverlap(a, b *Section) bool {
 
 func hasLoadModuleLines(f string) bool {
 	src, err := os.ReadFile(f)
-	return err == nil && strings.Contains(strings.ToLower(string(src)), "loadmodule")
+	return err == nil && containsFold(string(src), "loadmodule")
 }
 
 // defaultsEdit writes explicitly, at the end of the main file, the 2.2
@@ -1524,15 +1610,15 @@ func hasLoadModuleLines(f string) bool {
 // DIR-05, DIR-06), so that behaviour does not change silently.
 func defaultsEdit(cfg *Config, file string, htaccess bool) edit {
 	src, _ := os.ReadFile(file)
-	lower := strings.ToLower(string(src))
+	conf := string(src)
 	var text []string
-	if !strings.Contains(lower, "enablesendfile") {
+	if !containsFold(conf, "enablesendfile") {
 		text = append(text, "# orderly DIR-05: 2.2 sent files with sendfile by default; 2.4 does not", "EnableSendfile On")
 	}
-	if !strings.Contains(lower, "fileetag") {
+	if !containsFold(conf, "fileetag") {
 		text = append(text, "# orderly DIR-06: 2.2's ETags included the inode; 2.4's default is MTime Size", "FileETag INode MTime Size")
 	}
-	if htaccess && !strings.Contains(lower, "allowoverride") {
+	if htaccess && !containsFold(conf, "allowoverride") {
 		text = append(text, "# orderly DIR-04: 2.2 read .htaccess files with every category by default; 2.4's default is None",
 			"<Directory />", "    AllowOverride All", "</Directory>")
 	}
