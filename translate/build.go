@@ -109,17 +109,17 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 }
 
 type builder struct {
-	opt        Options
-	cfg        *Config
-	errs       apacheconf.ErrorList
-	ordinals   map[string]int
-	idBuf      []byte // ruleID's key, reused
+	opt      Options
+	cfg      *Config
+	errs     apacheconf.ErrorList
+	ordinals map[string]int
+	idBuf    []byte // ruleID's key, reused
 	// relFile's last answer.
 	lastFile, lastRel string
-	order      *int // shared by the main builder and its hosts
-	serverRoot string
-	rules      []*policy.Rule
-	defaults   []*policy.Rule
+	order             *int // shared by the main builder and its hosts
+	serverRoot        string
+	rules             []*policy.Rule
+	defaults          []*policy.Rule
 
 	// For a <VirtualHost>: the host being built, its directive and scope
 	// for rule IDs, and which server-wide settings it set itself. The
