@@ -1,6 +1,9 @@
 package apacheconf
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // isSpace reports whether c is white space in the C locale, as httpd's
 // apr_isspace does. Unlike strings.TrimSpace it knows nothing of Unicode.
@@ -85,7 +88,18 @@ func unescape(s string, q byte) string {
 
 // words splits s into words with getWord.
 func words(s string) []string {
-	var ws []string
+	s = trimLeft(s)
+	if s == "" {
+		return nil
+	}
+	// At most one word per run of non-blanks (quotes may join some).
+	n := 1
+	for i := 1; i < len(s); i++ {
+		if isSpace(s[i-1]) && !isSpace(s[i]) {
+			n++
+		}
+	}
+	ws := make([]string, 0, n)
 	for {
 		s = trimLeft(s)
 		if s == "" {
@@ -107,34 +121,53 @@ type segment struct {
 // as httpd's ap_cfg_getline does, and maps offsets in a logical line back to
 // file positions.
 type lineReader struct {
-	src  []byte
-	off  int // next unread byte of src
-	line int // physical lines read so far
+	src  string // the file, converted once: most lines are slices of it
+	off  int    // next unread byte of src
+	line int    // physical lines read so far
 	buf  []byte
 	segs []segment
 }
 
 func newLineReader(src []byte) *lineReader {
-	r := &lineReader{src: src}
+	r := &lineReader{src: string(src)}
 	if bytes.HasPrefix(src, []byte("\xEF\xBB\xBF")) {
 		r.off = 3
 	}
 	return r
 }
 
-// next returns the next logical line, untrimmed. Its result is valid until
-// the following call.
+// next returns the next logical line, untrimmed.
 func (r *lineReader) next() (string, bool) {
 	if r.off >= len(r.src) {
 		return "", false
 	}
 	r.buf, r.segs = r.buf[:0], r.segs[:0]
+	// A line that does not continue is a slice of the file.
+	if nl := strings.IndexByte(r.src[r.off:], '\n'); nl >= 0 {
+		l := r.src[r.off : r.off+nl+1]
+		p := len(l) - 1
+		if p > 0 && l[p-1] == '\r' {
+			p--
+		}
+		if p == 0 || l[p-1] != '\\' {
+			r.line++
+			r.segs = append(r.segs, segment{off: 0, line: r.line, col: 1})
+			r.off += nl + 1
+			return l, true
+		}
+	} else {
+		r.line++
+		r.segs = append(r.segs, segment{off: 0, line: r.line, col: 1})
+		l := r.src[r.off:]
+		r.off = len(r.src)
+		return l, true
+	}
 	for r.off < len(r.src) {
 		r.line++
 		// Columns count bytes; a byte order mark is not counted.
 		r.segs = append(r.segs, segment{off: len(r.buf), line: r.line, col: 1})
 		rest := r.src[r.off:]
-		nl := bytes.IndexByte(rest, '\n')
+		nl := strings.IndexByte(rest, '\n')
 		if nl < 0 {
 			r.buf = append(r.buf, rest...)
 			r.off = len(r.src)

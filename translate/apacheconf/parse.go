@@ -133,6 +133,16 @@ type parser struct {
 	top  []*Directive
 	open []*Directive // open sections, outermost first
 	errs ErrorList
+	slab []Directive // directives are allocated from it, many at a time
+}
+
+// directive returns a new Directive set to d.
+func (p *parser) directive(d Directive) *Directive {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]Directive, 0, 128)
+	}
+	p.slab = append(p.slab, d)
+	return &p.slab[len(p.slab)-1]
 }
 
 func (p *parser) errorf(pos Pos, msg string) {
@@ -172,7 +182,7 @@ func (p *parser) parse(src []byte) {
 		case name[0] == '<':
 			p.openSection(pos, name, rest, endLine)
 		default:
-			p.add(&Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine})
+			p.add(p.directive(Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine}))
 		}
 	}
 	for i := len(p.open) - 1; i >= 0; i-- {
@@ -196,7 +206,7 @@ func (p *parser) openSection(pos Pos, name, rest string, endLine int) {
 			raw = rest
 		}
 	}
-	d := &Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine}
+	d := p.directive(Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
 	p.add(d)
 	p.open = append(p.open, d)
 }
