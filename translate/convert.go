@@ -6,9 +6,12 @@ import (
 	"path"
 	"path/filepath"
 
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/internal/dirscan"
@@ -98,16 +101,27 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	for _, v := range cfg.VHosts {
 		add(v.Config)
 	}
-	for _, sc := range all {
+	// Sections translate independently of each other: on every core,
+	// gathered in order.
+	type converted struct {
+		es     []edit
+		review string
+	}
+	results := make([]converted, len(all))
+	parallel(len(all), func(i int) {
+		if s := all[i].s; hasAccess(s.Conf) && s.directive != nil {
+			results[i].es, results[i].review = convertSection(all[i].cfg, s)
+		}
+	})
+	for i, sc := range all {
 		s := sc.s
 		if !hasAccess(s.Conf) || s.directive == nil {
 			continue
 		}
-		es, review := convertSection(sc.cfg, s)
-		if review != "" {
+		if review := results[i].review; review != "" {
 			conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
 		}
-		byFile[s.Pos.File] = append(byFile[s.Pos.File], es...)
+		byFile[s.Pos.File] = append(byFile[s.Pos.File], results[i].es...)
 		conv.Changes++
 	}
 	// .htaccess files: each is a section merged after its directory's
@@ -194,6 +208,21 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		conv.Files[f] = []byte(texts[i])
 	}
 	return conv, nil
+}
+
+// parallel calls f(0) to f(n-1), on as many goroutines as there are
+// cores, and returns when all have returned.
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func hasAccess(c *DirConf) bool {
