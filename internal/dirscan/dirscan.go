@@ -28,6 +28,9 @@ type Result struct {
 	// of the root's names: in each directory its files first, in lexical
 	// order, then its subdirectories', in lexical order.
 	Files [][]string
+	// Listed says, for each root, whether it is a directory that could be
+	// listed.
+	Listed []bool
 	// Dirs is the number of directories listed.
 	Dirs int
 	// Truncated reports that the search stopped at the directory limit.
@@ -65,9 +68,11 @@ func Find(roots []Root, maxDirs int) Result {
 	}
 	done.Wait()
 
-	res := Result{Files: make([][]string, len(roots)), Dirs: s.listed, Truncated: s.truncated}
+	res := Result{Files: make([][]string, len(roots)), Listed: make([]bool, len(roots)), Dirs: s.listed, Truncated: s.truncated}
 	for i, r := range roots {
-		res.Files[i] = s.collect(filepath.Clean(r.Dir), r.Names, nil)
+		dir := filepath.Clean(r.Dir)
+		res.Files[i] = s.collect(dir, r.Names, nil)
+		res.Listed[i] = s.seen[dir].ok
 	}
 	return res
 }

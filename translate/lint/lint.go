@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -413,8 +414,6 @@ func (l *linter) findHtaccess() {
 		roots = append(roots, root{p, names, n.d, false})
 	}
 	seen := map[string]bool{}
-	walked := map[string]bool{}
-	dirs := 0
 	readHt := func(p string) {
 		if seen[p] {
 			return
@@ -447,9 +446,22 @@ func (l *linter) findHtaccess() {
 			return nil
 		})
 	}
-	for _, r := range roots {
-		fi, err := os.Stat(r.path)
-		if err != nil || !fi.IsDir() {
+	// Each directory under the roots is listed once, several at a time.
+	var search []dirscan.Root
+	at := make([]int, len(roots)) // each root's index in search
+	walked := map[string]int{}
+	for i, r := range roots {
+		n, ok := walked[r.path]
+		if !ok {
+			n = len(search)
+			walked[r.path] = n
+			search = append(search, dirscan.Root{Dir: r.path, Names: r.names})
+		}
+		at[i] = n
+	}
+	found := dirscan.Find(search, l.maxDirs)
+	for i, r := range roots {
+		if !found.Listed[at[i]] {
 			if r.doc {
 				pos := apacheconf.Pos{File: l.firstFile(), Line: 1, Col: 1}
 				directive := "DocumentRoot " + r.path
@@ -470,38 +482,9 @@ func (l *linter) findHtaccess() {
 				break
 			}
 		}
-		if walked[r.path] {
-			continue
+		for _, f := range found.Files[at[i]] {
+			readHt(f) // once: seen
 		}
-		walked[r.path] = true
-		// One ReadDir per directory finds both its subdirectories and its
-		// access files, without a failed open for each name.
-		var walk func(p string) bool
-		walk = func(p string) bool {
-			if p != r.path && walked[p] {
-				return true
-			}
-			dirs++
-			if dirs > l.maxDirs {
-				return false
-			}
-			entries, err := os.ReadDir(p)
-			if err != nil {
-				return true
-			}
-			for _, e := range entries {
-				if !e.IsDir() && slices.Contains(r.names, e.Name()) {
-					readHt(filepath.Join(p, e.Name()))
-				}
-			}
-			for _, e := range entries {
-				if e.IsDir() && !walk(filepath.Join(p, e.Name())) {
-					return false
-				}
-			}
-			return true
-		}
-		walk(r.path)
 	}
 	slices.SortFunc(l.hts, func(a, b *htFile) int { return strings.Compare(a.path, b.path) })
 }
