@@ -258,7 +258,7 @@ func (b *builder) resolve(p string) string {
 }
 
 func sectionHeader(d *apacheconf.Directive) string {
-	return "<" + strings.ToLower(d.Name) + " " + strings.Join(d.Args, " ") + ">"
+	return "<" + d.LowerName() + " " + strings.Join(d.Args, " ") + ">"
 }
 
 // accessDirectives are the directives whose placement decides access.
@@ -273,7 +273,7 @@ var accessDirectives = map[string]bool{
 func mentionsAccess(d *apacheconf.Directive) bool {
 	found := false
 	apacheconf.Walk([]*apacheconf.Directive{d}, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-		if accessDirectives[strings.ToLower(x.Name)] {
+		if accessDirectives[x.LowerName()] {
 			found = true
 		}
 		return nil
@@ -282,7 +282,7 @@ func mentionsAccess(d *apacheconf.Directive) bool {
 }
 
 func (b *builder) topLevel(d *apacheconf.Directive) {
-	name := strings.ToLower(d.Name)
+	name := d.LowerName()
 	switch name {
 	case "serverroot":
 		if len(d.Args) == 1 {
@@ -452,7 +452,7 @@ func compileRegex(expr string, icase bool) (*regexp.Regexp, error) {
 
 // section builds a <Directory>, <Files>, <Location> (or Match) section.
 func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []string) *Section {
-	name := strings.ToLower(d.Name)
+	name := d.LowerName()
 	if len(d.Args) == 0 {
 		b.errorf(d, "<%s> needs an argument", d.Name)
 		return nil
@@ -631,7 +631,7 @@ func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*
 }
 
 func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
-	name := strings.ToLower(d.Name)
+	name := d.LowerName()
 	conf := ctx.conf
 	if b.htaccess != nil && !b.htaccess.allowed(b, d, name) {
 		return
@@ -1055,7 +1055,7 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 	inner.scope = append(append([]string(nil), ctx.scope...), sectionHeader(d))
 	inner.limited = ctx.limited &^ (1 << (policy.MaxMethods - 1))
 	for _, c := range d.Block {
-		switch strings.ToLower(c.Name) {
+		switch c.LowerName() {
 		case "require", "requireall", "requireany", "requirenone":
 			b.dirDirective(c, &inner)
 		default:
@@ -1091,7 +1091,7 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 
 // setEnvIf adds a SetEnvIf-family line to list (add_setenvif_core).
 func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvRule) []*EnvRule {
-	name := strings.ToLower(d.Name)
+	name := d.LowerName()
 	icase := strings.HasSuffix(name, "nocase")
 	args := d.Args
 	attr := "User-Agent"
@@ -1607,7 +1607,7 @@ func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
 		// "name arg0": built once, asked for many of its directives.
 		sec.names = map[string]bool{}
 		apacheconf.Walk(sec.block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			n := strings.ToLower(x.Name)
+			n := x.LowerName()
 			sec.names[n] = true
 			if len(x.Args) > 0 {
 				sec.names[n+" "+strings.ToLower(x.Args[0])] = true

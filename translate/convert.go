@@ -245,7 +245,7 @@ func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]ed
 	var all []proxy
 	for _, ds := range raw {
 		apacheconf.Walk(ds, func(d *apacheconf.Directive, parents []*apacheconf.Directive) error {
-			if n := strings.ToLower(d.Name); (n == "proxy" || n == "proxymatch") && d.IsSection() && anyAccess(d.Block) {
+			if n := d.LowerName(); (n == "proxy" || n == "proxymatch") && d.IsSection() && anyAccess(d.Block) {
 				p := proxy{d: d}
 				for _, x := range parents {
 					if x.Is("VirtualHost") {
@@ -347,7 +347,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		block = s.directive.Block
 	}
 	for _, d := range block {
-		n := strings.ToLower(d.Name)
+		n := d.LowerName()
 		if accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d) {
 			access = append(access, d)
 		}
@@ -466,7 +466,7 @@ func renderOwnRequire(cfg *Config, a *AuthzSlot, indent string) []string {
 
 func onlyAccess(d *apacheconf.Directive) bool {
 	for _, c := range d.Block {
-		if !accessNames[strings.ToLower(c.Name)] {
+		if !accessNames[c.LowerName()] {
 			return false
 		}
 	}
@@ -1591,7 +1591,7 @@ func anyAccess(ds []*apacheconf.Directive) bool {
 // <Limit>/<LimitExcept>, and <Files>/<FilesMatch> holding only those.
 func nestedAccess(ds []*apacheconf.Directive) bool {
 	for _, d := range ds {
-		n := strings.ToLower(d.Name)
+		n := d.LowerName()
 		switch {
 		case d.Block == nil || n == "limit" || n == "limitexcept":
 		case n == "files" || n == "filesmatch":

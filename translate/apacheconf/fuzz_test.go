@@ -45,6 +45,9 @@ func FuzzParse(f *testing.F) {
 			if d.Pos.File != "f.conf" || d.Pos.Line < 1 || d.Pos.Line > lines || d.Pos.Col < 1 {
 				t.Fatalf("%s %q: bad position %+v", d.Name, d.Args, d.Pos)
 			}
+			if d.LowerName() != strings.ToLower(d.Name) {
+				t.Fatalf("%q: LowerName() = %q", d.Name, d.LowerName())
+			}
 			if d.IsSection() != (d.Block != nil) {
 				t.Fatalf("%s: IsSection() = %v with Block %v", d.Name, d.IsSection(), d.Block)
 			}

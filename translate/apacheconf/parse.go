@@ -38,6 +38,17 @@ type Directive struct {
 	// EndLine is the last physical line of the directive: of its last
 	// continuation line, or of a section's closing tag.
 	EndLine int
+
+	lower string // Name in lower case, when parsed; see LowerName
+}
+
+// LowerName returns the name in lower case. For a parsed directive it is
+// worked out once per distinct spelling, not for every call.
+func (d *Directive) LowerName() string {
+	if d.lower != "" || d.Name == "" {
+		return d.lower
+	}
+	return strings.ToLower(d.Name)
 }
 
 // IsSection reports whether d is a section (<Name ...> ... </Name>).
@@ -134,6 +145,8 @@ type parser struct {
 	open []*Directive // open sections, outermost first
 	errs ErrorList
 	slab []Directive // directives are allocated from it, many at a time
+	// lower maps each spelling of a name met to its lower case.
+	lower map[string]string
 }
 
 // directive returns a new Directive set to d.
@@ -141,6 +154,15 @@ func (p *parser) directive(d Directive) *Directive {
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]Directive, 0, 128)
 	}
+	l, ok := p.lower[d.Name]
+	if !ok {
+		if p.lower == nil {
+			p.lower = map[string]string{}
+		}
+		l = strings.ToLower(d.Name)
+		p.lower[d.Name] = l
+	}
+	d.lower = l
 	p.slab = append(p.slab, d)
 	return &p.slab[len(p.slab)-1]
 }
