@@ -56,18 +56,7 @@ var accessNames = map[string]bool{
 // is left as it was, commented, and reported. Everything else in the
 // files is kept as written.
 func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
-	// The files as read without the modules assumed loaded: a load of its
-	// own, on the other core while this one builds the access model.
-	type read struct {
-		loaded []string
-		raw    [][]*apacheconf.Directive
-	}
-	asRead := make(chan read, 1) // never blocks the sender, even if unread
-	go func() {
-		loaded, raw := loadedFiles(files, opt.LoadOptions)
-		asRead <- read{loaded, raw}
-	}()
-	cfg, err := Load(files, opt.LoadOptions)
+	cfg, plain, err := load(files, opt.LoadOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -176,9 +165,8 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && hasLoadModuleLines(files[0]) {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(cfg, files[0], len(hts) > 0))
 	}
-	r := <-asRead
-	loaded := r.loaded
-	pe, pr := convertProxies(cfg, r.raw)
+	loaded, raw := loadedFiles(files, opt.LoadOptions, plain)
+	pe, pr := convertProxies(cfg, raw)
 	for f, es := range pe {
 		byFile[f] = append(byFile[f], es...)
 		conv.Changes += len(es)
@@ -308,13 +296,17 @@ func convertProxy(cfg *Config, d *apacheconf.Directive) ([]edit, string) {
 }
 
 // loadedFiles lists every file the configuration reads (Includes too),
-// and returns each top file's directives as read.
-func loadedFiles(files []string, opt LoadOptions) ([]string, [][]*apacheconf.Directive) {
+// and returns each top file's directives as read with no modules assumed
+// loaded: plain[i] when load read them so already, or read again.
+func loadedFiles(files []string, opt LoadOptions, plain [][]*apacheconf.Directive) ([]string, [][]*apacheconf.Directive) {
 	seen := map[string]bool{}
 	var out []string
 	var raw [][]*apacheconf.Directive
-	for _, f := range files {
-		ds, _ := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
+	for i, f := range files {
+		ds := plain[i]
+		if ds == nil {
+			ds, _ = apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
+		}
 		raw = append(raw, ds)
 		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
 			if !seen[d.Pos.File] {

@@ -31,10 +31,20 @@ var FragmentModules = []string{
 // Load reads the legacy files (each with everything it includes) and
 // builds the access model. Errors are an apacheconf.ErrorList.
 func Load(files []string, opt LoadOptions) (*Config, error) {
+	cfg, _, err := load(files, opt)
+	return cfg, err
+}
+
+// load is Load, returning also each file's directives as read, or nil
+// for a file read with modules assumed loaded (a fragment, or
+// LoadOptions.Modules): those are not what apacheconf.Load with no
+// modules would read.
+func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, error) {
 	if len(files) == 0 {
-		return nil, apacheconf.ErrorList{{Msg: "no legacy files given"}}
+		return nil, nil, apacheconf.ErrorList{{Msg: "no legacy files given"}}
 	}
 	var all []*apacheconf.Directive
+	var plain [][]*apacheconf.Directive
 	var errs apacheconf.ErrorList
 	loaded := map[string]bool{}
 	fragment := true
@@ -69,9 +79,14 @@ func Load(files []string, opt LoadOptions) (*Config, error) {
 			return nil
 		})
 		all = append(all, ds...)
+		if len(mods) == 0 {
+			plain = append(plain, ds)
+		} else {
+			plain = append(plain, nil)
+		}
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
 	for _, m := range opt.Modules {
 		loaded[m] = true
@@ -88,7 +103,8 @@ func Load(files []string, opt LoadOptions) (*Config, error) {
 	if opt.BaseDir == "" {
 		opt.BaseDir = filepath.Dir(files[0])
 	}
-	return Build(all, opt.Options)
+	cfg, err := Build(all, opt.Options)
+	return cfg, plain, err
 }
 
 // hasLoadModule reports whether the file, with its includes, loads any
