@@ -162,8 +162,9 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			}
 		}
 	}
-	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && hasLoadModuleLines(files[0]) {
-		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(cfg, files[0], len(hts) > 0))
+	top, _ := os.ReadFile(files[0])
+	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
+		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(top, len(hts) > 0))
 	}
 	loaded, raw := loadedFiles(files, opt.LoadOptions, plain)
 	pe, pr := convertProxies(cfg, raw)
@@ -177,9 +178,11 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	have := map[string]bool{}
 	lastLoader := -1
 	for i, f := range loaded {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
+		src := top
+		if f != files[0] || src == nil {
+			if src, err = os.ReadFile(f); err != nil {
+				return nil, err
+			}
 		}
 		out := applyEdits(src, byFile[f], opt.KeepCompat)
 		text, n := renameLines(string(out))
@@ -1077,9 +1080,9 @@ func asciiSpace(c byte) bool {
 
 // containsFold reports whether s contains substr, a lower-case ASCII
 // word, in any case.
-func containsFold(s, substr string) bool {
+func containsFold[T string | []byte](s T, substr string) bool {
 	for i := 0; i+len(substr) <= len(s); i++ {
-		if s[i]|0x20 == substr[0] && strings.EqualFold(s[i:i+len(substr)], substr) {
+		if s[i]|0x20 == substr[0] && strings.EqualFold(string(s[i:i+len(substr)]), substr) {
 			return true
 		}
 	}
@@ -1621,17 +1624,10 @@ func filesOverlap(a, b *Section) bool {
 	return true
 }
 
-func hasLoadModuleLines(f string) bool {
-	src, err := os.ReadFile(f)
-	return err == nil && containsFold(string(src), "loadmodule")
-}
-
 // defaultsEdit writes explicitly, at the end of the main file, the 2.2
 // defaults that 2.4 changed and the configuration relied on (DIR-04,
 // DIR-05, DIR-06), so that behaviour does not change silently.
-func defaultsEdit(cfg *Config, file string, htaccess bool) edit {
-	src, _ := os.ReadFile(file)
-	conf := string(src)
+func defaultsEdit(conf []byte, htaccess bool) edit {
 	var text []string
 	if !containsFold(conf, "enablesendfile") {
 		text = append(text, "# orderly DIR-05: 2.2 sent files with sendfile by default; 2.4 does not", "EnableSendfile On")
