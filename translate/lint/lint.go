@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -110,11 +109,12 @@ type linter struct {
 	docRootD  *dir
 	access    []string // AccessFileName of the main server
 	vhosts    []*vhost
+	vhostByD  map[*dir]*vhost // l.vhosts by their <VirtualHost>
 	hts       []*htFile
 	scopes    []*scope
 	ancestry  map[*scope][]*scope
 	byVhost   map[*vhost][]*scope // l.scopes by virtual host (nil: the main server), for ancestors
-	findings  []Finding
+	found     findingList
 	files     []string
 	seenFile  map[string]bool
 	maxDirs   int
@@ -137,7 +137,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if len(files) == 0 {
 		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
 	}
-	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
+	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
 	}
@@ -152,21 +152,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 	l.findHtaccess()
 	l.buildScopes()
 	l.check()
-	// Findings in the order the files were read, then by position.
-	fileIndex := map[string]int{}
-	for i, f := range l.files {
-		fileIndex[f] = i + 1
-	}
-	slices.SortStableFunc(l.findings, func(a, b Finding) int {
-		return cmp.Or(
-			cmp.Compare(fileIndex[a.Pos.File], fileIndex[b.Pos.File]),
-			strings.Compare(a.Pos.File, b.Pos.File),
-			cmp.Compare(a.Pos.Line, b.Pos.Line),
-			cmp.Compare(a.Pos.Col, b.Pos.Col),
-			cmp.Compare(ruleIndex[a.ID], ruleIndex[b.ID]),
-		)
-	})
-	return &Report{Findings: l.findings, Files: l.files}, nil
+	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
 }
 
 func (l *linter) load(files []string) error {
@@ -297,14 +283,15 @@ func (l *linter) add(n *node) {
 	l.byName[k] = append(l.byName[k], n)
 }
 
+// vhostOf returns the virtual host of the <VirtualHost> d, made the
+// first time d is seen (looked up for every directive inside it).
 func (l *linter) vhostOf(d *dir) *vhost {
-	for _, v := range l.vhosts {
-		if v.d == d {
-			return v
-		}
+	if v, ok := l.vhostByD[d]; ok {
+		return v
 	}
 	v := &vhost{d: d}
 	l.vhosts = append(l.vhosts, v)
+	l.vhostByD[d] = v
 	return v
 }
 
@@ -553,7 +540,7 @@ func (l *linter) report(id string, pos apacheconf.Pos, directive, change, fix st
 	if fix == "" {
 		fix = r.Fix
 	}
-	l.findings = append(l.findings, Finding{ID: id, Severity: r.Severity, Pos: pos, Directive: directive, Change: change, Fix: fix})
+	l.found.add(Finding{ID: id, Severity: r.Severity, Pos: pos, Directive: directive, Change: change, Fix: fix})
 }
 
 // at adds a finding about directive d.
