@@ -460,7 +460,7 @@ func (l *linter) checkSSI() {
 	}
 	var enabling []*node
 	for _, n := range l.nodes {
-		if ssiEnables(n.d) {
+		if ssiEnables(n) {
 			enabling = append(enabling, n)
 		}
 	}
@@ -478,9 +478,10 @@ func (l *linter) checkSSI() {
 	})
 }
 
-// ssiEnables reports whether d switches server-side includes on.
-func ssiEnables(d *dir) bool {
-	switch strings.ToLower(d.Name) {
+// ssiEnables reports whether n switches server-side includes on.
+func ssiEnables(n *node) bool {
+	d := n.d
+	switch n.name {
 	case "options":
 		for _, a := range d.Args {
 			if v := strings.ToLower(strings.TrimPrefix(a, "+")); !strings.HasPrefix(a, "-") && (v == "includes" || v == "includesnoexec") {
@@ -603,7 +604,7 @@ func (l *linter) checkBehaviour() {
 	for _, n := range l.nodes {
 		d := n.d
 		deflate := false
-		switch strings.ToLower(d.Name) {
+		switch n.name {
 		case "addoutputfilterbytype", "addoutputfilter", "setoutputfilter":
 			if len(d.Args) > 0 {
 				for _, f := range strings.Split(d.Args[0], ";") {

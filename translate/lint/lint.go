@@ -63,6 +63,7 @@ type dir = apacheconf.Directive
 // with where it sits.
 type node struct {
 	d       *dir
+	name    string // d.Name in lower case
 	parents []*dir // enclosing sections, outermost first
 	ht      *htFile
 	vh      *vhost
@@ -102,7 +103,8 @@ type linter struct {
 	tree      []*dir
 	nodes     []*node
 	byName    map[string][]*node
-	loaded    map[string]*dir // module identifier -> LoadModule (nil for Options.Modules)
+	lower     map[string]string // directive names as written -> lower case, each made once
+	loaded    map[string]*dir   // module identifier -> LoadModule (nil for Options.Modules)
 	loadLines []*dir
 	fragment  bool
 	docRoot   string
@@ -137,7 +139,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if len(files) == 0 {
 		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
 	}
-	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
+	l := &linter{opt: opt, byName: map[string][]*node{}, lower: map[string]string{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
 	}
@@ -278,9 +280,20 @@ func (l *linter) model() {
 }
 
 func (l *linter) add(n *node) {
+	n.name = l.lowerName(n.d.Name)
 	l.nodes = append(l.nodes, n)
-	k := strings.ToLower(n.d.Name)
-	l.byName[k] = append(l.byName[k], n)
+	l.byName[n.name] = append(l.byName[n.name], n)
+}
+
+// lowerName returns name in lower case. A configuration writes a few
+// dozen names many times over: each is lowered once, not at every use.
+func (l *linter) lowerName(name string) string {
+	low, ok := l.lower[name]
+	if !ok {
+		low = strings.ToLower(name)
+		l.lower[name] = low
+	}
+	return low
 }
 
 // vhostOf returns the virtual host of the <VirtualHost> d, made the
