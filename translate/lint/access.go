@@ -447,9 +447,31 @@ func where(s *scope) string {
 	return s.header + " at " + s.pos.String()
 }
 
-// checkAccess: DIR-10, DIR-11 (elsewhere), AUTH-01..06, ERR-05, ORD-01,
-// ORD-02, ORD-09..11.
-func (l *linter) checkAccess() {
+// scopesPerJob is how many scopes one job of the access checks takes.
+const scopesPerJob = 256
+
+// accessChecks returns the access checks (DIR-10, DIR-11 elsewhere,
+// AUTH-01..06, ERR-05, ORD-01, ORD-02, ORD-09..11) as jobs for
+// [linter.runJobs]: the scopes in runs of scopesPerJob (they are checked
+// one by one, and are most of the work on a big configuration), then the
+// whole configuration's check.
+func (l *linter) accessChecks() []func(*linter) {
+	var jobs []func(*linter)
+	for run := range slices.Chunk(l.scopes, scopesPerJob) {
+		jobs = append(jobs, func(w *linter) {
+			for _, s := range run {
+				w.checkScopeCompat(s)
+				w.checkScopeRequire(s)
+				w.checkScopeMerge(s)
+			}
+		})
+	}
+	return append(jobs, (*linter).checkOldOnly)
+}
+
+// checkOldOnly: AUTH-02, a configuration with only the old access
+// directives.
+func (l *linter) checkOldOnly() {
 	anyNew := false
 	var firstOld *dir
 	for _, s := range l.scopes {
@@ -457,11 +479,6 @@ func (l *linter) checkAccess() {
 		if s.compat.first != nil && (firstOld == nil) {
 			firstOld = s.compat.first
 		}
-	}
-	for _, s := range l.scopes {
-		l.checkScopeCompat(s)
-		l.checkScopeRequire(s)
-		l.checkScopeMerge(s)
 	}
 	if firstOld != nil && !anyNew {
 		n := 0

@@ -6,24 +6,57 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // check runs every check.
 func (l *linter) check() {
-	l.checkModules()
-	l.checkBuildSplit()
-	l.checkDirectives()
-	l.checkDefaults()
-	l.checkVirtualHosts()
-	l.checkSSI()
-	l.checkSSL()
-	l.checkBehaviour()
-	l.checkAccess()
-	l.checkOverrides()
+	jobs := []func(*linter){
+		(*linter).checkModules,
+		(*linter).checkBuildSplit,
+		(*linter).checkDirectives,
+		(*linter).checkDefaults,
+		(*linter).checkVirtualHosts,
+		(*linter).checkSSI,
+		(*linter).checkSSL,
+		(*linter).checkBehaviour,
+	}
+	jobs = append(jobs, l.accessChecks()...)
+	jobs = append(jobs, (*linter).checkOverrides)
+	l.runJobs(jobs)
+}
+
+// runJobs runs the checks on every core. A check reads the model and
+// writes nothing but findings (and the linter's memo of ancestors), so each
+// worker has a linter of its own, sharing the model, with its own memo,
+// and each job's findings are kept apart; they are added in the order of
+// the jobs, as if the jobs had run one after the other.
+func (l *linter) runJobs(jobs []func(*linter)) {
+	found := make([]findingList, len(jobs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		w := *l
+		w.ancestry, w.byVhost = map[*scope][]*scope{}, nil
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
+				w.found = findingList{}
+				jobs[i](&w)
+				found[i] = w.found
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range found {
+		l.found.blocks = append(l.found.blocks, f.blocks...)
+		l.found.n += f.n
+	}
 }
 
 func posAtStart(file string) apacheconf.Pos { return apacheconf.Pos{File: file, Line: 1, Col: 1} }
