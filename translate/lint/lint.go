@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -157,6 +158,12 @@ func Lint(files []string, opt Options) (*Report, error) {
 	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
 }
 
+// loaded is the result of apacheconf.Load.
+type loaded struct {
+	ds  []*dir
+	err error
+}
+
 func (l *linter) load(files []string) error {
 	defines := map[string]bool{}
 	for _, d := range l.opt.Defines {
@@ -175,6 +182,25 @@ func (l *linter) load(files []string) error {
 			}
 			return apacheconf.Load(f, apacheconf.Options{ServerRoot: l.opt.ServerRoot, Defines: defines, Modules: m})
 		}
+		// Most configurations read here load no MPM (2.2 compiled it in)
+		// and are read a second time, with every MPM's <IfModule> taken.
+		// Given a core to spare, that reading runs beside the first rather
+		// than after it, and is dropped if the first shows it is not
+		// needed.
+		readMPM := func() ([]*dir, error) { return read(mpmNames) }
+		var spec chan loaded
+		if runtime.GOMAXPROCS(0) > 1 {
+			spec = make(chan loaded, 1)
+			go func() {
+				ds, err := read(mpmNames)
+				spec <- loaded{ds, err}
+			}()
+			readMPM = func() ([]*dir, error) {
+				r := <-spec
+				spec = nil
+				return r.ds, r.err
+			}
+		}
 		ds, err := read(nil)
 		if err == nil {
 			hasLoad, hasMPM := false, false
@@ -191,8 +217,11 @@ func (l *linter) load(files []string) error {
 			case !hasLoad && len(l.opt.Modules) == 0:
 				ds, err = read(append(slices.Clone(fragmentModules), mpmNames...))
 			case !hasMPM:
-				ds, err = read(mpmNames)
+				ds, err = readMPM()
 			}
+		}
+		if spec != nil {
+			<-spec // not needed: waited for all the same, so that nothing reads files once Lint returns
 		}
 		if err != nil {
 			var el apacheconf.ErrorList
