@@ -22,12 +22,30 @@ func TestAppendOneLine(t *testing.T) {
 		check(s)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	alphabet := []string{"a", "b", " ", " ", "\t", "\n", "\r", "\v", "\f", "\x01", "\x00", "é", "\xff"}
+	// Random bytes, white space and not.
+	alphabet := []string{"a", "b", "word", " ", " ", " ", "\t", "\n", "\r", "\v", "\f", "\x01", "\x00", "é", "\xff"}
 	for range 20000 {
 		var b strings.Builder
-		for range rng.IntN(8) {
+		for range rng.IntN(40) {
 			b.WriteString(alphabet[rng.IntN(len(alphabet))])
 		}
 		check(b.String())
+	}
+	// Texts on one line, as most are, with one defect anywhere or none.
+	words := []string{"a", "ab", "word", "Require", "é", "\xff"}
+	defects := []string{" ", "\t", "\n", "\x01", "  "}
+	for range 20000 {
+		var b strings.Builder
+		for i := range rng.IntN(30) {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		s := b.String()
+		if at := rng.IntN(len(s) + 2); at <= len(s) {
+			s = s[:at] + defects[rng.IntN(len(defects))] + s[at:]
+		}
+		check(s)
 	}
 }
