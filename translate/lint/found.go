@@ -53,37 +53,42 @@ func (fl *findingList) sorted(files []string) []Finding {
 		fileIndex[f] = i + 1
 	}
 	all := make([]*Finding, 0, fl.n)
-	keys := make([]findingKey, 0, fl.n)
+	for _, b := range fl.blocks {
+		for i := range b {
+			all = append(all, &b[i])
+		}
+	}
 	// Findings come in runs from one file and one rule: look each up
 	// once per run.
 	var lastFile, lastID string
 	var file, rule int
-	for _, b := range fl.blocks {
-		for i := range b {
-			f := &b[i]
-			if len(all) == 0 || f.Pos.File != lastFile {
-				lastFile, file = f.Pos.File, fileIndex[f.Pos.File]
-			}
-			if len(all) == 0 || f.ID != lastID {
-				lastID, rule = f.ID, ruleIndex[f.ID]
-			}
-			keys = append(keys, findingKey{file, f.Pos.Line, f.Pos.Col, rule, len(all)})
-			all = append(all, f)
+	key := func(seq int) findingKey {
+		f := all[seq]
+		if seq == 0 || f.Pos.File != lastFile {
+			lastFile, file = f.Pos.File, fileIndex[f.Pos.File]
 		}
+		if seq == 0 || f.ID != lastID {
+			lastID, rule = f.ID, ruleIndex[f.ID]
+		}
+		return findingKey{file, f.Pos.Line, f.Pos.Col, rule, seq}
 	}
 	out := make([]Finding, len(all))
-	if p, ok := packing(keys); ok {
+	if p, ok := packing(len(all), key); ok {
 		// One integer per finding sorts several times faster than
 		// keys compared field by field.
-		packed := make([]uint64, len(keys))
-		for i, k := range keys {
-			packed[i] = p.pack(k)
+		packed := make([]uint64, len(all))
+		for i := range all {
+			packed[i] = p.pack(key(i))
 		}
 		slices.Sort(packed)
 		for i, k := range packed {
 			out[i] = *all[k&p.seqMask]
 		}
 		return out
+	}
+	keys := make([]findingKey, len(all))
+	for i := range all {
+		keys[i] = key(i)
 	}
 	slices.SortFunc(keys, func(a, b findingKey) int {
 		if c := cmp.Compare(a.file, b.file); c != 0 {
@@ -110,12 +115,14 @@ type keyPacking struct {
 	seqMask uint64
 }
 
-// packing returns the packing for keys, if there is one: no field is
-// negative, no file is unknown (its findings are ordered by file name) and
-// the fields fit in 64 bits together (they do but for absurd positions).
-func packing(keys []findingKey) (keyPacking, bool) {
+// packing returns the packing for the n keys key(0) ... key(n-1), if there
+// is one: no field is negative, no file is unknown (its findings are
+// ordered by file name) and the fields fit in 64 bits together (they do
+// but for absurd positions).
+func packing(n int, key func(seq int) findingKey) (keyPacking, bool) {
 	var top findingKey
-	for _, k := range keys {
+	for i := range n {
+		k := key(i)
 		if k.file <= 0 || k.line < 0 || k.col < 0 {
 			return keyPacking{}, false
 		}

@@ -252,9 +252,24 @@ func (l *linter) addFile(f string) {
 // model indexes the directives, the modules, the document roots and the
 // virtual hosts.
 func (l *linter) model() {
+	// A big configuration has tens of thousands of directives: their
+	// nodes are made in one slice, and the directives of a block share
+	// one copy of their parents (read only).
+	count := 0
+	apacheconf.Walk(l.tree, func(*dir, []*dir) error {
+		count++
+		return nil
+	})
+	nodes := make([]node, 0, count)
+	l.nodes = make([]*node, 0, count)
+	var shared []*dir
 	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
 		l.addFile(d.Pos.File)
-		n := &node{d: d, parents: slices.Clone(parents)}
+		if !slices.Equal(parents, shared) {
+			shared = slices.Clip(slices.Clone(parents))
+		}
+		nodes = append(nodes, node{d: d, parents: shared})
+		n := &nodes[len(nodes)-1]
 		for _, p := range parents {
 			if p.Is("VirtualHost") {
 				n.vh = l.vhostOf(p)
