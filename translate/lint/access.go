@@ -102,11 +102,11 @@ type reqSum struct {
 var newProviders = map[string]bool{"all": true, "ip": true, "host": true, "env": true, "local": true,
 	"method": true, "expr": true, "not": true, "forward-dns": true, "dbm-group": true, "dbd-group": true}
 
-func isScopeSection(d *dir) bool {
-	if !d.IsSection() {
+func isScopeSection(n *node) bool {
+	if !n.d.IsSection() {
 		return false
 	}
-	switch strings.ToLower(d.Name) {
+	switch n.name {
 	case "directory", "directorymatch", "files", "filesmatch", "location", "locationmatch", "if", "elseif", "else", "proxy", "proxymatch":
 		return true
 	}
@@ -149,11 +149,11 @@ func (l *linter) buildScopes() {
 		if n.scope != nil {
 			n.scope.own = append(n.scope.own, n)
 		}
-		if !isScopeSection(n.d) {
+		if !isScopeSection(n) {
 			continue
 		}
 		d := n.d
-		s := &scope{sec: d, kind: strings.ToLower(d.Name), header: written(d), pos: posOf(d), vh: n.vh, parent: n.scope, order: order}
+		s := &scope{sec: d, kind: n.name, header: written(d), pos: posOf(d), vh: n.vh, parent: n.scope, order: order}
 		order++
 		regex := len(d.Args) > 0 && d.Args[0] == "~"
 		arg := ""
@@ -282,7 +282,7 @@ func (l *linter) summarise(s *scope) {
 	for _, n := range s.own {
 		d := n.d
 		lim := inLimit(n, s)
-		switch strings.ToLower(d.Name) {
+		switch n.name {
 		case "order", "allow", "deny", "satisfy":
 			c.set = true
 			if c.first == nil {
@@ -447,9 +447,31 @@ func where(s *scope) string {
 	return s.header + " at " + s.pos.String()
 }
 
-// checkAccess: DIR-10, DIR-11 (elsewhere), AUTH-01..06, ERR-05, ORD-01,
-// ORD-02, ORD-09..11.
-func (l *linter) checkAccess() {
+// scopesPerJob is how many scopes one job of the access checks takes.
+const scopesPerJob = 256
+
+// accessChecks returns the access checks (DIR-10, DIR-11 elsewhere,
+// AUTH-01..06, ERR-05, ORD-01, ORD-02, ORD-09..11) as jobs for
+// [linter.runJobs]: the scopes in runs of scopesPerJob (they are checked
+// one by one, and are most of the work on a big configuration), then the
+// whole configuration's check.
+func (l *linter) accessChecks() []func(*linter) {
+	var jobs []func(*linter)
+	for run := range slices.Chunk(l.scopes, scopesPerJob) {
+		jobs = append(jobs, func(w *linter) {
+			for _, s := range run {
+				w.checkScopeCompat(s)
+				w.checkScopeRequire(s)
+				w.checkScopeMerge(s)
+			}
+		})
+	}
+	return append(jobs, (*linter).checkOldOnly)
+}
+
+// checkOldOnly: AUTH-02, a configuration with only the old access
+// directives.
+func (l *linter) checkOldOnly() {
 	anyNew := false
 	var firstOld *dir
 	for _, s := range l.scopes {
@@ -457,11 +479,6 @@ func (l *linter) checkAccess() {
 		if s.compat.first != nil && (firstOld == nil) {
 			firstOld = s.compat.first
 		}
-	}
-	for _, s := range l.scopes {
-		l.checkScopeCompat(s)
-		l.checkScopeRequire(s)
-		l.checkScopeMerge(s)
 	}
 	if firstOld != nil && !anyNew {
 		n := 0
@@ -484,6 +501,7 @@ func (l *linter) checkScopeCompat(s *scope) {
 	if !s.compat.set {
 		return
 	}
+	ws := where(s)
 	// Translation units: the scope outside <Limit>, and each <Limit>.
 	type unit struct {
 		limit *dir
@@ -492,7 +510,7 @@ func (l *linter) checkScopeCompat(s *scope) {
 	var units []*unit
 	byLimit := map[*dir]*unit{}
 	for _, n := range s.own {
-		if !isCompat(n.d) && !n.d.Is("Require") {
+		if !isCompatName(n.name) && n.name != "require" {
 			continue
 		}
 		var lim *dir
@@ -516,7 +534,7 @@ func (l *linter) checkScopeCompat(s *scope) {
 	for _, u := range units {
 		var compat, reqs []*dir
 		for _, n := range u.nodes {
-			if isCompat(n.d) {
+			if isCompatName(n.name) {
 				compat = append(compat, n.d)
 			} else if !inContainer(n) {
 				reqs = append(reqs, n.d)
@@ -536,44 +554,37 @@ func (l *linter) checkScopeCompat(s *scope) {
 				break
 			}
 		}
+		part := "" // the fix of each directive of the unit but the head: one text for all
 		for _, d := range compat {
-			fix := ""
 			if d == head {
-				fix = "Replace the access directives of " + where(s) + " with: " + tr + " (and drop mod_access_compat once every scope is migrated)."
-			} else {
-				fix = "Part of " + where(s) + ", translated at " + head.Pos.String() + ": " + tr + "."
+				l.at("DIR-10", d, "", "Replace the access directives of "+ws+" with: "+tr+" (and drop mod_access_compat once every scope is migrated).")
+				continue
 			}
-			l.at("DIR-10", d, "", fix)
+			if part == "" {
+				part = "Part of " + ws + ", translated at " + head.Pos.String() + ": " + tr + "."
+			}
+			l.at("DIR-10", d, "", part)
 		}
 	}
+	err05 := "" // the change of ERR-05, the same for every Deny of the scope
 	for _, n := range s.own {
 		d := n.d
-		if !d.Is("Allow") && !d.Is("Deny") {
+		deny := n.name == "deny"
+		if !deny && n.name != "allow" {
 			continue
 		}
-		var reqs []string
-		for _, w := range fromWords(d) {
-			if w.kind == "ip" || w.kind == "host" {
-				r := "Require " + w.kind + " " + w.text
-				if d.Is("Deny") {
-					r = "Require not " + w.kind + " " + w.text
+		if fix := requireFix(d, deny); fix != "" {
+			l.at("AUTH-01", d, "", fix)
+		}
+		if deny {
+			if err05 == "" {
+				p := s.path
+				if p == "" {
+					p = "<the file requested>"
 				}
-				reqs = append(reqs, r)
+				err05 = "a client this line refuses gets 403, and the error log '[access_compat:error] [pid ...] [client ip:port] AH01797: client denied by server configuration: " + p + "' (2.2: '[error] [client ip] client denied by server configuration: " + p + "')."
 			}
-		}
-		if len(reqs) > 0 {
-			fix := "Use " + strings.Join(reqs, " / ")
-			if d.Is("Deny") {
-				fix += " inside <RequireAll> (with what is granted)"
-			}
-			l.at("AUTH-01", d, "", fix+".")
-		}
-		if d.Is("Deny") {
-			p := s.path
-			if p == "" {
-				p = "<the file requested>"
-			}
-			l.at("ERR-05", d, "a client this line refuses gets 403, and the error log '[access_compat:error] [pid ...] [client ip:port] AH01797: client denied by server configuration: "+p+"' (2.2: '[error] [client ip] client denied by server configuration: "+p+"').", "")
+			l.at("ERR-05", d, err05, "")
 		}
 	}
 	if !s.req.newForm {
@@ -593,19 +604,54 @@ func (l *linter) checkScopeCompat(s *scope) {
 	if at == nil {
 		at = s.compat.first
 	}
-	l.at("AUTH-03", at, fmt.Sprintf("%s mixes %s (%s) with %s: in 2.4 the compat layer decides first (AH01797), then Require (AH01630); under Satisfy All both must pass, under Satisfy Any an admitted client skips Require.", where(s), written(s.compat.first), s.compat.first.Pos, strings.Join(news, ", ")), "")
+	l.at("AUTH-03", at, fmt.Sprintf("%s mixes %s (%s) with %s: in 2.4 the compat layer decides first (AH01797), then Require (AH01630); under Satisfy All both must pass, under Satisfy Any an admitted client skips Require.", ws, written(s.compat.first), s.compat.first.Pos, strings.Join(news, ", ")), "")
 	// ORD-01: one layer makes the other dead.
 	c := &s.compat
 	switch {
 	case c.satisfy == "any" && c.admitsAll():
-		l.at("ORD-01", c.satD, "Satisfy Any with an Order/Allow/Deny that admits every client: mod_access_compat grants first and the Require lines of "+where(s)+" are never evaluated.", "Remove Satisfy Any and the Order/Allow/Deny lines, and keep the Require lines.")
+		l.at("ORD-01", c.satD, "Satisfy Any with an Order/Allow/Deny that admits every client: mod_access_compat grants first and the Require lines of "+ws+" are never evaluated.", "Remove Satisfy Any and the Order/Allow/Deny lines, and keep the Require lines.")
 	case c.satisfy != "any" && c.rules && c.refusesAll() && s.req.onlyAll != "denied":
-		l.at("ORD-01", s.req.first, "the Order/Allow/Deny of "+where(s)+" refuses every client (403 AH01797) before Require is evaluated: this Require grants nothing.", "Remove the Order/Allow/Deny lines (their 2.4 form is 'Require all denied'), or let them admit the clients the Require lines are for.")
+		l.at("ORD-01", s.req.first, "the Order/Allow/Deny of "+ws+" refuses every client (403 AH01797) before Require is evaluated: this Require grants nothing.", "Remove the Order/Allow/Deny lines (their 2.4 form is 'Require all denied'), or let them admit the clients the Require lines are for.")
 	}
 }
 
-func isCompat(d *dir) bool {
-	switch strings.ToLower(d.Name) {
+// requireFix returns the fix of AUTH-01 for the Allow or Deny line d: the
+// Require lines for its addresses and host names ("" if it has none).
+func requireFix(d *dir, deny bool) string {
+	var b strings.Builder
+	for _, w := range fromWords(d) {
+		if w.kind != "ip" && w.kind != "host" {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("Use ")
+		} else {
+			b.WriteString(" / ")
+		}
+		b.WriteString("Require ")
+		if deny {
+			b.WriteString("not ")
+		}
+		b.WriteString(w.kind)
+		b.WriteByte(' ')
+		b.WriteString(w.text)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	if deny {
+		b.WriteString(" inside <RequireAll> (with what is granted)")
+	}
+	b.WriteByte('.')
+	return b.String()
+}
+
+// isCompat reports whether d is one of mod_access_compat's directives.
+func isCompat(d *dir) bool { return isCompatName(strings.ToLower(d.Name)) }
+
+// isCompatName is isCompat for a name in lower case.
+func isCompatName(name string) bool {
+	switch name {
 	case "order", "allow", "deny", "satisfy":
 		return true
 	}
@@ -856,7 +902,7 @@ func (l *linter) checkScopeMerge(s *scope) {
 func compatDirs(s *scope) []*dir {
 	var out []*dir
 	for _, n := range s.own {
-		if isCompat(n.d) && !inLimit(n, s) {
+		if isCompatName(n.name) && !inLimit(n, s) {
 			out = append(out, n.d)
 		}
 	}

@@ -6,24 +6,57 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // check runs every check.
 func (l *linter) check() {
-	l.checkModules()
-	l.checkBuildSplit()
-	l.checkDirectives()
-	l.checkDefaults()
-	l.checkVirtualHosts()
-	l.checkSSI()
-	l.checkSSL()
-	l.checkBehaviour()
-	l.checkAccess()
-	l.checkOverrides()
+	jobs := []func(*linter){
+		(*linter).checkModules,
+		(*linter).checkBuildSplit,
+		(*linter).checkDirectives,
+		(*linter).checkDefaults,
+		(*linter).checkVirtualHosts,
+		(*linter).checkSSI,
+		(*linter).checkSSL,
+		(*linter).checkBehaviour,
+	}
+	jobs = append(jobs, l.accessChecks()...)
+	jobs = append(jobs, (*linter).checkOverrides)
+	l.runJobs(jobs)
+}
+
+// runJobs runs the checks on every core. A check reads the model and
+// writes nothing but findings (and the linter's memo of ancestors), so each
+// worker has a linter of its own, sharing the model, with its own memo,
+// and each job's findings are kept apart; they are added in the order of
+// the jobs, as if the jobs had run one after the other.
+func (l *linter) runJobs(jobs []func(*linter)) {
+	found := make([]findingList, len(jobs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		w := *l
+		w.ancestry, w.byVhost = map[*scope][]*scope{}, nil
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
+				w.found = findingList{}
+				jobs[i](&w)
+				found[i] = w.found
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range found {
+		l.found.blocks = append(l.found.blocks, f.blocks...)
+		l.found.n += f.n
+	}
 }
 
 func posAtStart(file string) apacheconf.Pos { return apacheconf.Pos{File: file, Line: 1, Col: 1} }
@@ -460,7 +493,7 @@ func (l *linter) checkSSI() {
 	}
 	var enabling []*node
 	for _, n := range l.nodes {
-		if ssiEnables(n.d) {
+		if ssiEnables(n) {
 			enabling = append(enabling, n)
 		}
 	}
@@ -478,9 +511,10 @@ func (l *linter) checkSSI() {
 	})
 }
 
-// ssiEnables reports whether d switches server-side includes on.
-func ssiEnables(d *dir) bool {
-	switch strings.ToLower(d.Name) {
+// ssiEnables reports whether n switches server-side includes on.
+func ssiEnables(n *node) bool {
+	d := n.d
+	switch n.name {
 	case "options":
 		for _, a := range d.Args {
 			if v := strings.ToLower(strings.TrimPrefix(a, "+")); !strings.HasPrefix(a, "-") && (v == "includes" || v == "includesnoexec") {
@@ -603,7 +637,7 @@ func (l *linter) checkBehaviour() {
 	for _, n := range l.nodes {
 		d := n.d
 		deflate := false
-		switch strings.ToLower(d.Name) {
+		switch n.name {
 		case "addoutputfilterbytype", "addoutputfilter", "setoutputfilter":
 			if len(d.Args) > 0 {
 				for _, f := range strings.Split(d.Args[0], ";") {

@@ -45,6 +45,9 @@ func WriteText(w io.Writer, r *Report) error {
 // appendOneLine appends s with every run of white space made one space
 // and none at either end.
 func appendOneLine(b []byte, s string) []byte {
+	if isOneLine(s) {
+		return append(b, s...)
+	}
 	space := false
 	start := len(b)
 	for i := 0; i < len(s); i++ {
@@ -60,6 +63,26 @@ func appendOneLine(b []byte, s string) []byte {
 		b = append(b, c)
 	}
 	return b
+}
+
+// isOneLine reports whether appendOneLine would copy s as it is: its only
+// white space is single spaces between words, as in most texts of a
+// report, which are then copied whole rather than byte by byte. Other
+// control characters take the slow path too: it keeps them.
+func isOneLine(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] <= ' ' || s[len(s)-1] <= ' ' {
+		return false
+	}
+	// s[i+1] exists for every i where s[i] <= ' ': the last byte is not.
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; c <= ' ' && (c != ' ' || s[i+1] <= ' ') {
+			return false
+		}
+	}
+	return true
 }
 
 func oneLine(s string) string { return string(appendOneLine(nil, s)) }

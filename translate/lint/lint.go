@@ -1,10 +1,10 @@
 package lint
 
 import (
-	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -65,6 +65,7 @@ type dir = apacheconf.Directive
 // with where it sits.
 type node struct {
 	d       *dir
+	name    string // d.Name in lower case
 	parents []*dir // enclosing sections, outermost first
 	ht      *htFile
 	vh      *vhost
@@ -104,18 +105,20 @@ type linter struct {
 	tree      []*dir
 	nodes     []*node
 	byName    map[string][]*node
-	loaded    map[string]*dir // module identifier -> LoadModule (nil for Options.Modules)
+	lower     map[string]string // directive names as written -> lower case, each made once
+	loaded    map[string]*dir   // module identifier -> LoadModule (nil for Options.Modules)
 	loadLines []*dir
 	fragment  bool
 	docRoot   string
 	docRootD  *dir
 	access    []string // AccessFileName of the main server
 	vhosts    []*vhost
+	vhostByD  map[*dir]*vhost // l.vhosts by their <VirtualHost>
 	hts       []*htFile
 	scopes    []*scope
 	ancestry  map[*scope][]*scope
 	byVhost   map[*vhost][]*scope // l.scopes by virtual host (nil: the main server), for ancestors
-	findings  []Finding
+	found     findingList
 	files     []string
 	seenFile  map[string]bool
 	maxDirs   int
@@ -138,7 +141,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if len(files) == 0 {
 		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
 	}
-	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
+	l := &linter{opt: opt, byName: map[string][]*node{}, lower: map[string]string{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
 	}
@@ -153,21 +156,13 @@ func Lint(files []string, opt Options) (*Report, error) {
 	l.findHtaccess()
 	l.buildScopes()
 	l.check()
-	// Findings in the order the files were read, then by position.
-	fileIndex := map[string]int{}
-	for i, f := range l.files {
-		fileIndex[f] = i + 1
-	}
-	slices.SortStableFunc(l.findings, func(a, b Finding) int {
-		return cmp.Or(
-			cmp.Compare(fileIndex[a.Pos.File], fileIndex[b.Pos.File]),
-			strings.Compare(a.Pos.File, b.Pos.File),
-			cmp.Compare(a.Pos.Line, b.Pos.Line),
-			cmp.Compare(a.Pos.Col, b.Pos.Col),
-			cmp.Compare(ruleIndex[a.ID], ruleIndex[b.ID]),
-		)
-	})
-	return &Report{Findings: l.findings, Files: l.files}, nil
+	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
+}
+
+// loaded is the result of apacheconf.Load.
+type loaded struct {
+	ds  []*dir
+	err error
 }
 
 func (l *linter) load(files []string) error {
@@ -188,6 +183,25 @@ func (l *linter) load(files []string) error {
 			}
 			return apacheconf.Load(f, apacheconf.Options{ServerRoot: l.opt.ServerRoot, Defines: defines, Modules: m})
 		}
+		// Most configurations read here load no MPM (2.2 compiled it in)
+		// and are read a second time, with every MPM's <IfModule> taken.
+		// Given a core to spare, that reading runs beside the first rather
+		// than after it, and is dropped if the first shows it is not
+		// needed.
+		readMPM := func() ([]*dir, error) { return read(mpmNames) }
+		var spec chan loaded
+		if runtime.GOMAXPROCS(0) > 1 {
+			spec = make(chan loaded, 1)
+			go func() {
+				ds, err := read(mpmNames)
+				spec <- loaded{ds, err}
+			}()
+			readMPM = func() ([]*dir, error) {
+				r := <-spec
+				spec = nil
+				return r.ds, r.err
+			}
+		}
 		ds, err := read(nil)
 		if err == nil {
 			hasLoad, hasMPM := false, false
@@ -204,8 +218,11 @@ func (l *linter) load(files []string) error {
 			case !hasLoad && len(l.opt.Modules) == 0:
 				ds, err = read(append(slices.Clone(fragmentModules), mpmNames...))
 			case !hasMPM:
-				ds, err = read(mpmNames)
+				ds, err = readMPM()
 			}
+		}
+		if spec != nil {
+			<-spec // not needed: waited for all the same, so that nothing reads files once Lint returns
 		}
 		if err != nil {
 			var el apacheconf.ErrorList
@@ -236,9 +253,24 @@ func (l *linter) addFile(f string) {
 // model indexes the directives, the modules, the document roots and the
 // virtual hosts.
 func (l *linter) model() {
+	// A big configuration has tens of thousands of directives: their
+	// nodes are made in one slice, and the directives of a block share
+	// one copy of their parents (read only).
+	count := 0
+	apacheconf.Walk(l.tree, func(*dir, []*dir) error {
+		count++
+		return nil
+	})
+	nodes := make([]node, 0, count)
+	l.nodes = make([]*node, 0, count)
+	var shared []*dir
 	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
 		l.addFile(d.Pos.File)
-		n := &node{d: d, parents: slices.Clone(parents)}
+		if !slices.Equal(parents, shared) {
+			shared = slices.Clip(slices.Clone(parents))
+		}
+		nodes = append(nodes, node{d: d, parents: shared})
+		n := &nodes[len(nodes)-1]
 		for _, p := range parents {
 			if p.Is("VirtualHost") {
 				n.vh = l.vhostOf(p)
@@ -293,19 +325,31 @@ func (l *linter) model() {
 }
 
 func (l *linter) add(n *node) {
+	n.name = l.lowerName(n.d.Name)
 	l.nodes = append(l.nodes, n)
-	k := strings.ToLower(n.d.Name)
-	l.byName[k] = append(l.byName[k], n)
+	l.byName[n.name] = append(l.byName[n.name], n)
 }
 
+// lowerName returns name in lower case. A configuration writes a few
+// dozen names many times over: each is lowered once, not at every use.
+func (l *linter) lowerName(name string) string {
+	low, ok := l.lower[name]
+	if !ok {
+		low = strings.ToLower(name)
+		l.lower[name] = low
+	}
+	return low
+}
+
+// vhostOf returns the virtual host of the <VirtualHost> d, made the
+// first time d is seen (looked up for every directive inside it).
 func (l *linter) vhostOf(d *dir) *vhost {
-	for _, v := range l.vhosts {
-		if v.d == d {
-			return v
-		}
+	if v, ok := l.vhostByD[d]; ok {
+		return v
 	}
 	v := &vhost{d: d}
 	l.vhosts = append(l.vhosts, v)
+	l.vhostByD[d] = v
 	return v
 }
 
@@ -536,7 +580,7 @@ func (l *linter) report(id string, pos apacheconf.Pos, directive, change, fix st
 	if fix == "" {
 		fix = r.Fix
 	}
-	l.findings = append(l.findings, Finding{ID: id, Severity: r.Severity, Pos: pos, Directive: directive, Change: change, Fix: fix})
+	l.found.add(Finding{ID: id, Severity: r.Severity, Pos: pos, Directive: directive, Change: change, Fix: fix})
 }
 
 // at adds a finding about directive d.

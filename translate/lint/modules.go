@@ -124,9 +124,12 @@ func (l *linter) checkModules() {
 		}
 	}
 	// ERR-02: access directives without their module, in the main
-	// configuration (start-up errors). .htaccess files: ORD-04.
+	// configuration (start-up errors). .htaccess files: ORD-04. A big
+	// configuration has thousands: the texts are made once per name.
+	type texts struct{ change, fix string }
+	err02 := map[string]texts{}
 	for _, n := range l.nodes {
-		mod, what := accessModule(n.d)
+		mod, what := accessModule(n.name)
 		if mod == "" || l.has(mod) {
 			continue
 		}
@@ -134,7 +137,14 @@ func (l *linter) checkModules() {
 			l.at("ORD-04", n.d, "'"+n.d.Name+"' needs "+what+" in 2.4, which this configuration does not load: every request below "+n.ht.dir+" answers 500 ('Invalid command').", "Load "+what+" ('LoadModule "+mod+"'), or migrate the directive.")
 			continue
 		}
-		l.at("ERR-02", n.d, "'"+n.d.Name+"' is "+what+"'s in 2.4, which this configuration does not load: start-up fails with \"Invalid command '"+sectionName(n.d)+"'\".", "Load "+what+" ('LoadModule "+mod+" modules/mod_"+strings.TrimSuffix(mod, "_module")+".so'), or migrate to the 2.4 directives.")
+		written := sectionName(n.d) // the name as written, "<" before a section's
+		t, ok := err02[written]
+		if !ok {
+			t = texts{"'" + n.d.Name + "' is " + what + "'s in 2.4, which this configuration does not load: start-up fails with \"Invalid command '" + written + "'\".",
+				"Load " + what + " ('LoadModule " + mod + " modules/mod_" + strings.TrimSuffix(mod, "_module") + ".so'), or migrate to the 2.4 directives."}
+			err02[written] = t
+		}
+		l.at("ERR-02", n.d, t.change, t.fix)
 	}
 	// ERR-03: AddOutputFilterByType without mod_filter.
 	if !l.has("filter_module") {
@@ -161,9 +171,9 @@ func (l *linter) checkModules() {
 }
 
 // accessModule returns the 2.4 module (identifier and name) that provides
-// the access directive d, or "" if d is not one.
-func accessModule(d *dir) (id, name string) {
-	switch strings.ToLower(d.Name) {
+// the access directive named name (in lower case), or "" if it is not one.
+func accessModule(name string) (id, module string) {
+	switch name {
 	case "order", "allow", "deny", "satisfy":
 		return "access_compat_module", "mod_access_compat"
 	case "require", "requireall", "requireany", "requirenone", "authmerging", "authzsendforbiddenonfailure":

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"io"
+	"os"
+	"testing"
+)
+
+// BenchmarkBatchLint runs "orderly lint" on the configuration BENCH_CONF
+// names (scripts/bench-translate.sh makes a big one), as the command does:
+// with batchGC, writing the text report.
+func BenchmarkBatchLint(b *testing.B) {
+	conf := os.Getenv("BENCH_CONF")
+	if conf == "" {
+		b.Skip("BENCH_CONF not set")
+	}
+	for b.Loop() {
+		run([]string{"lint", conf}, io.Discard, io.Discard)
+	}
+}
