@@ -18,3 +18,17 @@ func BenchmarkBatchLint(b *testing.B) {
 		run([]string{"lint", conf}, io.Discard, io.Discard)
 	}
 }
+
+// BenchmarkBatchTranslate runs "orderly translate -o DIR" on BENCH_CONF
+// likewise, into a fresh directory each time.
+func BenchmarkBatchTranslate(b *testing.B) {
+	conf := os.Getenv("BENCH_CONF")
+	if conf == "" {
+		b.Skip("BENCH_CONF not set")
+	}
+	out := b.TempDir()
+	for b.Loop() {
+		os.RemoveAll(out)
+		run([]string{"translate", "-o", out, conf}, io.Discard, io.Discard)
+	}
+}
