@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -129,6 +130,22 @@ type linter struct {
 // were loaded: they all carry directives to check.
 var mpmNames = []string{"prefork.c", "worker.c", "event.c", "mpm_prefork_module", "mpm_worker_module", "mpm_event_module"}
 
+// mentionsMPM reports whether a configuration file's text may hold an
+// <IfModule> on an MPM: it names one, or has a continuation line (that
+// may split a name). Reading with the MPMs taken as loaded can only
+// differ from reading without where it does.
+func mentionsMPM(src []byte) bool {
+	if bytes.Contains(src, []byte("\\\n")) || bytes.Contains(src, []byte("\\\r\n")) {
+		return true
+	}
+	for _, m := range mpmNames {
+		if bytes.Contains(src, []byte(m)) {
+			return true
+		}
+	}
+	return false
+}
+
 // fragmentModules are assumed loaded for <IfModule> in a fragment (no
 // LoadModule line): the set orderly's loader assumes.
 var fragmentModules = translate.FragmentModules
@@ -173,6 +190,8 @@ func (l *linter) load(files []string) error {
 	var all []*dir
 	var errs apacheconf.ErrorList
 	for _, f := range files {
+		// mpm is set when a file read may hold an <IfModule> on an MPM.
+		mpm := false
 		read := func(mods []string) ([]*dir, error) {
 			m := map[string]bool{}
 			for _, x := range l.opt.Modules {
@@ -181,16 +200,24 @@ func (l *linter) load(files []string) error {
 			for _, x := range mods {
 				m[x] = true
 			}
-			return apacheconf.Load(f, apacheconf.Options{ServerRoot: l.opt.ServerRoot, Defines: defines, Modules: m})
+			opt := apacheconf.Options{ServerRoot: l.opt.ServerRoot, Defines: defines, Modules: m}
+			if mods == nil {
+				opt.ReadFile = func(name string) ([]byte, error) {
+					b, err := os.ReadFile(name)
+					mpm = mpm || mentionsMPM(b)
+					return b, err
+				}
+			}
+			return apacheconf.Load(f, opt)
 		}
-		// Most configurations read here load no MPM (2.2 compiled it in)
-		// and are read a second time, with every MPM's <IfModule> taken.
-		// Given a core to spare, that reading runs beside the first rather
-		// than after it, and is dropped if the first shows it is not
-		// needed.
+		// Most configurations read here load no MPM (2.2 compiled it in).
+		// Those with an <IfModule> on one are read a second time, with
+		// every MPM's <IfModule> taken. Given a core to spare, and a
+		// main file that says so, that reading runs beside the first
+		// rather than after it.
 		readMPM := func() ([]*dir, error) { return read(mpmNames) }
 		var spec chan loaded
-		if runtime.GOMAXPROCS(0) > 1 {
+		if top, err := os.ReadFile(f); err == nil && mentionsMPM(top) && runtime.GOMAXPROCS(0) > 1 {
 			spec = make(chan loaded, 1)
 			go func() {
 				ds, err := read(mpmNames)
@@ -217,7 +244,7 @@ func (l *linter) load(files []string) error {
 			switch {
 			case !hasLoad && len(l.opt.Modules) == 0:
 				ds, err = read(append(slices.Clone(fragmentModules), mpmNames...))
-			case !hasMPM:
+			case !hasMPM && mpm:
 				ds, err = readMPM()
 			}
 		}

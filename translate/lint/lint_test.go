@@ -387,3 +387,35 @@ func TestOptions(t *testing.T) {
 		t.Errorf("included file position: %v", ids(rep, "DIR-07")[0].Pos)
 	}
 }
+
+// TestMPMSections: a 2.2 configuration loads no MPM, so lint reads what
+// <IfModule> on an MPM holds, wherever the section is: in the main file,
+// in an included one the main file gives no hint of, or split over a
+// continuation line.
+func TestMPMSections(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"main file": {"httpd.conf": "LoadModule mime_module m.so\n<IfModule mpm_prefork_module>\nMaxClients 150\n</IfModule>\n"},
+		"included": {
+			"httpd.conf":     "LoadModule mime_module m.so\nInclude extra/*.conf\n",
+			"extra/mpm.conf": "<IfModule prefork.c>\nMaxClients 150\n</IfModule>\n",
+		},
+		"continued": {"httpd.conf": "LoadModule mime_module m.so\n<IfModule mpm_pre\\\nfork_module>\nMaxClients 150\n</IfModule>\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, text := range files {
+				os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+				os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644)
+			}
+			rep := lintFile(t, filepath.Join(dir, "httpd.conf"), Options{ServerRoot: dir})
+			if len(ids(rep, "DIR-02")) != 1 {
+				var b strings.Builder
+				WriteText(&b, rep)
+				t.Errorf("MaxClients in the MPM section not seen:\n%s", b.String())
+			}
+		})
+	}
+	if mentionsMPM([]byte("LoadModule mime_module m.so\n<IfModule mod_mime.c>\n</IfModule>\n")) {
+		t.Error("mentionsMPM: a file naming no MPM")
+	}
+}
