@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,9 +77,11 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	b.cfg.ServerRoot = opt.ServerRoot
 	// <Limit> registers methods in configuration order before anything is
 	// evaluated; walk the tree once for them so that masks are complete.
+	b.apartOK = hostsApart(ds, opt)
 	for _, d := range ds {
 		b.topLevel(d)
 	}
+	b.buildHosts()
 	if b.cfg.DocumentRoot == "" {
 		b.cfg.DocumentRoot = opt.DocumentRoot
 	}
@@ -136,11 +139,40 @@ type builder struct {
 
 	overrideSet bool // some <Directory> sets AllowOverride
 	parent      *builder
+
+	// A host built apart (buildHosts), on another core: its rules get
+	// their IDs, and its sections their order, only once the hosts
+	// before it in the configuration have theirs.
+	apart   bool
+	pending []pendingID // rules awaiting their ID, in the order made
+	made    []*Section  // sections numbered from 0, awaiting an offset
+
+	// For the main builder: the hosts to build apart, in order, when
+	// apartOK.
+	later   []*laterHost
+	apartOK bool
+}
+
+// A pendingID is a rule whose ID waits for the ordinal of its key.
+type pendingID struct {
+	r   *policy.Rule
+	key string
+}
+
+// A laterHost is a <VirtualHost> whose contents are built after the main
+// server's, with where its errors and rules go in the main builder's.
+type laterHost struct {
+	vb              *builder
+	d               *apacheconf.Directive
+	errsAt, rulesAt int
 }
 
 func (b *builder) markOverride() {
 	for x := b; x != nil; x = x.parent {
 		x.overrideSet = true
+		if x.apart {
+			return // buildHosts passes it on
+		}
 	}
 }
 
@@ -181,8 +213,12 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 	if d.Raw != "" {
 		text += " " + d.Raw
 	}
-	id := b.ruleID(d, scope, true)
-	r := &policy.Rule{ID: id, File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
+	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
+	if b.apart {
+		b.pending = append(b.pending, pendingID{r, string(b.ruleKey(d, scope))})
+	} else {
+		r.ID = b.ruleID(d, scope, true)
+	}
 	b.rules = append(b.rules, r)
 	return r
 }
@@ -190,7 +226,26 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 // ruleID is the ID of the directive's rule; take consumes its ordinal, so
 // that the next identical sibling gets the next one.
 func (b *builder) ruleID(d *apacheconf.Directive, scope []string, take bool) string {
-	// The key: file, scope and normalised directive, NUL-separated.
+	key := b.ruleKey(d, scope)
+	n := b.ordinals[string(key)]
+	if take {
+		b.ordinals[string(key)] = n + 1
+	}
+	return b.idOf(key, n)
+}
+
+// idOf is the ID of the n-th rule with key.
+func (b *builder) idOf(key []byte, n int) string {
+	key = append(key, 0)
+	key = strconv.AppendInt(key, int64(n), 10)
+	b.idBuf = key
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:6])
+}
+
+// ruleKey is a rule's key, in a buffer reused by the next call: its file,
+// scope and normalised directive, NUL-separated.
+func (b *builder) ruleKey(d *apacheconf.Directive, scope []string) []byte {
 	key := append(b.idBuf[:0], b.relFile(d.Pos.File)...)
 	key = append(key, 0)
 	for i, s := range scope {
@@ -208,15 +263,8 @@ func (b *builder) ruleID(d *apacheconf.Directive, scope []string, take bool) str
 		}
 		key = append(key, a...)
 	}
-	n := b.ordinals[string(key)]
-	if take {
-		b.ordinals[string(key)] = n + 1
-	}
-	key = append(key, 0)
-	key = strconv.AppendInt(key, int64(n), 10)
 	b.idBuf = key
-	sum := sha256.Sum256(key)
-	return hex.EncodeToString(sum[:6])
+	return key
 }
 
 // appendLower appends s in lower case, as strings.ToLower.
@@ -458,6 +506,9 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		return nil
 	}
 	s := &Section{Pos: d.Pos, Order: b.nextOrder(), Conf: &DirConf{}}
+	if b.apart {
+		b.made = append(b.made, s)
+	}
 	args := d.Args
 	regex := strings.HasSuffix(name, "match")
 	if args[0] == "~" {
@@ -567,10 +618,14 @@ func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.
 		}
 	}
 	key := file + "\x00" + strings.Join(scope, "\x00") + "\x00(default)"
-	n := b.ordinals[key]
-	b.ordinals[key] = n + 1
-	sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
-	r := &policy.Rule{ID: hex.EncodeToString(sum[:6]), File: file, Line: line, Text: text, Default: true}
+	r := &policy.Rule{File: file, Line: line, Text: text, Default: true}
+	if b.apart {
+		b.pending = append(b.pending, pendingID{r, key})
+	} else {
+		n := b.ordinals[key]
+		b.ordinals[key] = n + 1
+		r.ID = b.idOf(append(b.idBuf[:0], key...), n)
+	}
 	b.defaults = append(b.defaults, r)
 	return r
 }
@@ -1385,14 +1440,85 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
 	}
+	vb.directive = d
+	b.vhosts = append(b.vhosts, vb)
+	if b.apartOK {
+		vb.apart, vb.order = true, new(int)
+		b.later = append(b.later, &laterHost{vb: vb, d: d, errsAt: len(b.errs), rulesAt: len(b.rules)})
+		return
+	}
 	for _, c := range d.Block {
 		vb.topLevel(c)
 	}
 	b.errs = append(b.errs, vb.errs...)
 	b.rules = append(b.rules, vb.rules...)
 	vb.rules = nil
-	vb.directive = d
-	b.vhosts = append(b.vhosts, vb)
+}
+
+// hostsApart reports whether the virtual hosts of ds can be built apart
+// from the main server and from each other, on several cores, with the
+// same result as one after another: there are enough of them, no rule is
+// to be omitted (whose ID must be known as it is read), and no <Limit>
+// in one registers a method (whose number depends on the order of
+// registration).
+func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
+	if len(opt.Omit) > 0 || runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	hosts, custom := 0, false
+	for _, d := range ds {
+		if !d.Is("VirtualHost") {
+			continue
+		}
+		hosts++
+		apacheconf.Walk(d.Block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
+			if x.Is("Limit") || x.Is("LimitExcept") {
+				for _, m := range x.Args {
+					custom = custom || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
+				}
+			}
+			return nil
+		})
+	}
+	return hosts >= 2 && !custom
+}
+
+// buildHosts builds the virtual hosts set apart, on every core, then, in
+// the order of the configuration, gives their rules their IDs and their
+// sections their numbers, and puts their errors and rules where building
+// them in place would have.
+func (b *builder) buildHosts() {
+	parallel(len(b.later), func(i int) {
+		h := b.later[i]
+		for _, c := range h.d.Block {
+			h.vb.topLevel(c)
+		}
+	})
+	errs, rules := b.errs, b.rules
+	b.errs, b.rules = nil, nil
+	e, r := 0, 0
+	for _, h := range b.later {
+		vb := h.vb
+		b.errs = append(append(b.errs, errs[e:h.errsAt]...), vb.errs...)
+		b.rules = append(append(b.rules, rules[r:h.rulesAt]...), vb.rules...)
+		e, r = h.errsAt, h.rulesAt
+		for _, p := range vb.pending {
+			n := b.ordinals[p.key]
+			b.ordinals[p.key] = n + 1
+			p.r.ID = b.idOf(append(b.idBuf[:0], p.key...), n)
+		}
+		for _, s := range vb.made {
+			s.Order += *b.order
+		}
+		*b.order += *vb.order
+		if vb.overrideSet {
+			b.markOverride()
+		}
+		vb.rules, vb.pending, vb.made, vb.apart, vb.order = nil, nil, nil, false, b.order
+	}
+	b.errs = append(b.errs, errs[e:]...)
+	b.rules = append(b.rules, rules[r:]...)
+	b.later = nil
 }
 
 // parseVHostAddr reads one address of <VirtualHost>: "*:80", "_default_",
