@@ -1,9 +1,6 @@
 package apacheconf
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // isSpace reports whether c is white space in the C locale, as httpd's
 // apr_isspace does. Unlike strings.TrimSpace it knows nothing of Unicode.
@@ -130,7 +127,7 @@ type lineReader struct {
 
 func newLineReader(src []byte) *lineReader {
 	r := &lineReader{src: string(src)}
-	if bytes.HasPrefix(src, []byte("\xEF\xBB\xBF")) {
+	if strings.HasPrefix(r.src, "\xEF\xBB\xBF") {
 		r.off = 3
 	}
 	return r
