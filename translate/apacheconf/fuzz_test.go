@@ -59,15 +59,6 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("HasTopLevel = %v, but the parsed tree says %v", got, top)
 			}
 		}
-		// Lexed in pieces, on several cores, it parses the same.
-		for _, n := range []int{2, 3, 7} {
-			q := &parser{file: "f.conf"}
-			q.parseIn(src, n, 0)
-			q.errs.sort()
-			if !identical(q.top, ds) || q.errs.Error() != errString(err) {
-				t.Fatalf("in %d pieces:\n%s\n%v\nwhole:\n%s\n%v", n, dump(q.top), q.errs, dump(ds), err)
-			}
-		}
 		checkRoundTrip(t, ds)
 		again, _ := Parse("f.conf", []byte(Render(ds)))
 		if Render(again) != Render(ds) {
@@ -159,13 +150,4 @@ func unpack(archive []byte) fstest.MapFS {
 	}
 	flush()
 	return fsys
-}
-
-// identical reports whether two parsed trees are the same, positions and
-// all.
-func identical(a, b []*Directive) bool {
-	return slices.EqualFunc(a, b, func(x, y *Directive) bool {
-		return x.Name == y.Name && x.Raw == y.Raw && x.Pos == y.Pos && x.EndLine == y.EndLine &&
-			slices.Equal(x.Args, y.Args) && x.IsSection() == y.IsSection() && identical(x.Block, y.Block)
-	})
 }

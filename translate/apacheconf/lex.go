@@ -1,6 +1,9 @@
 package apacheconf
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // isSpace reports whether c is white space in the C locale, as httpd's
 // apr_isspace does. Unlike strings.TrimSpace it knows nothing of Unicode.
@@ -127,7 +130,7 @@ type lineReader struct {
 
 func newLineReader(src []byte) *lineReader {
 	r := &lineReader{src: string(src)}
-	if strings.HasPrefix(r.src, "\xEF\xBB\xBF") {
+	if bytes.HasPrefix(src, []byte("\xEF\xBB\xBF")) {
 		r.off = 3
 	}
 	return r

@@ -2,11 +2,9 @@ package apacheconf
 
 import (
 	"cmp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Pos is a position in a configuration file. Line and Col are 1-based; Col
@@ -181,120 +179,12 @@ func (p *parser) add(d *Directive) {
 	}
 }
 
-// An item is one line of a file, lexed: a directive, the opening of a
-// section (with the errors its line has), or a closing tag.
-type item struct {
-	d       *Directive // a directive or an opening; nil for a closing tag
-	open    bool
-	tag     string // a closing tag's first word
-	pos     Pos
-	endLine int
-	errs    []*Error
-}
-
-// parallelParse is the size from which a file is lexed in pieces, one a
-// core, before its sections are nested in one pass.
-const parallelParse = 128 << 10
-
 func (p *parser) parse(src []byte) {
-	p.parseIn(src, runtime.GOMAXPROCS(0), parallelParse)
-}
-
-// parseIn parses src lexed in up to n pieces of at least min bytes.
-func (p *parser) parseIn(src []byte, n, min int) {
-	text := string(src) // once: lines and words are slices of it
-	start := 0
-	if strings.HasPrefix(text, "\xEF\xBB\xBF") {
-		start = 3 // a byte order mark; columns do not count it
-	}
-	pieces := splitLines(text, start, n, min)
-	if len(pieces) == 1 {
-		p.lex(text, start, 0, p.apply)
-	} else {
-		items := make([][]item, len(pieces))
-		parallelDo(len(pieces), func(i int) {
-			lx := &parser{file: p.file}
-			pc := pieces[i]
-			lx.lex(text[:pc.end], pc.start, pc.line, func(it item) { items[i] = append(items[i], it) })
-		})
-		for _, its := range items {
-			for _, it := range its {
-				p.apply(it)
-			}
-		}
-	}
-	for i := len(p.open) - 1; i >= 0; i-- {
-		d := p.open[i]
-		p.errorf(d.Pos, "<"+d.Name+"> was not closed.")
-	}
-}
-
-// A piece is the lines of a file from byte start to end, the first of
-// them line+1.
-type piece struct{ start, end, line int }
-
-// splitLines cuts text, from start, into at most n pieces of about the
-// same size, when it has min bytes, each ending after a line no
-// continuation joins to the next: one with text before its newline that
-// does not end in a backslash (an empty line can continue a logical
-// line).
-func splitLines(text string, start, n, min int) []piece {
-	if n < 2 || len(text)-start < max(min, 1) {
-		return []piece{{start, len(text), 0}}
-	}
-	var out []piece
-	line := 0
-	for from := start; from < len(text); {
-		to := len(text)
-		if len(out) < n-1 {
-			to = cutAfter(text, from+(len(text)-start)/n)
-		}
-		out = append(out, piece{from, to, line})
-		line += strings.Count(text[from:to], "\n")
-		from = to
-	}
-	return out
-}
-
-// cutAfter returns the end of the first line at or after at that ends a
-// logical line, or len(text).
-func cutAfter(text string, at int) int {
-	for at < len(text) {
-		nl := strings.IndexByte(text[at:], '\n')
-		if nl < 0 {
-			return len(text)
-		}
-		end := at + nl // the newline
-		last := end - 1
-		if last >= 0 && text[last] == '\r' {
-			last--
-		}
-		if lineStart := strings.LastIndexByte(text[:end], '\n') + 1; last >= lineStart && text[last] != '\\' {
-			return end + 1
-		}
-		at = end + 1
-	}
-	return len(text)
-}
-
-// parallelDo calls f(0) to f(n-1), each on a goroutine of its own.
-func parallelDo(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { f(i) })
-	}
-	wg.Wait()
-}
-
-// lex reads the logical lines of text from byte off, the first of them
-// line+1 in the file, and passes each one that is not blank or a comment
-// to emit.
-func (p *parser) lex(text string, off, line int, emit func(item)) {
-	r := &lineReader{src: text, off: off, line: line}
+	r := newLineReader(src)
 	for {
 		l, ok := r.next()
 		if !ok {
-			return
+			break
 		}
 		text := trimLeft(l)
 		start := len(l) - len(text)
@@ -310,47 +200,37 @@ func (p *parser) lex(text string, off, line int, emit func(item)) {
 		case name == "":
 			// An empty quoted name: httpd ignores the line.
 		case strings.HasPrefix(name, "</"):
-			emit(item{tag: name, pos: pos, endLine: endLine})
+			p.closeSection(pos, name, endLine)
 		case name[0] == '<':
-			emit(p.openSection(pos, name, rest, endLine))
+			p.openSection(pos, name, rest, endLine)
 		default:
-			emit(item{d: p.directive(Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine}), pos: pos})
+			p.add(p.directive(Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine}))
 		}
 	}
-}
-
-// apply nests one lexed line.
-func (p *parser) apply(it item) {
-	switch {
-	case it.d == nil:
-		p.closeSection(it.pos, it.tag, it.endLine)
-	case it.open:
-		p.errs = append(p.errs, it.errs...)
-		p.add(it.d)
-		p.open = append(p.open, it.d)
-	default:
-		p.add(it.d)
+	for i := len(p.open) - 1; i >= 0; i-- {
+		d := p.open[i]
+		p.errorf(d.Pos, "<"+d.Name+"> was not closed.")
 	}
 }
 
-// openSection lexes a line whose first word is name and starts with '<'.
-func (p *parser) openSection(pos Pos, name, rest string, endLine int) item {
+// openSection handles a line whose first word is name and starts with '<'.
+func (p *parser) openSection(pos Pos, name, rest string, endLine int) {
 	// As ap_build_config_sub: one '>' is cut off the first word, and a
 	// line with nothing after the first word has no arguments.
 	name = strings.TrimSuffix(name, ">")[1:]
 	raw := ""
-	var errs []*Error
 	if rest != "" {
 		// As the section handlers: the arguments end at the last '>'.
 		if i := strings.LastIndexByte(rest, '>'); i >= 0 {
 			raw = trimRight(rest[:i])
 		} else {
-			errs = append(errs, &Error{Pos: pos, Msg: "<" + name + "> directive missing closing '>'"})
+			p.errorf(pos, "<"+name+"> directive missing closing '>'")
 			raw = rest
 		}
 	}
 	d := p.directive(Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
-	return item{d: d, open: true, pos: pos, endLine: endLine, errs: errs}
+	p.add(d)
+	p.open = append(p.open, d)
 }
 
 // closeSection handles a line whose first word is tag and starts with "</".
