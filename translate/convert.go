@@ -134,7 +134,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		if err != nil {
 			return nil, err
 		}
-		conv.Files[h.sec.Path] = applyEdits(src, es, true)
+		conv.Files[h.sec.Path] = []byte(applyEdits(src, es, true))
 		conv.Changes++
 	}
 	if len(hts) > 0 {
@@ -184,8 +184,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 				return nil, err
 			}
 		}
-		out := applyEdits(src, byFile[f], opt.KeepCompat)
-		text, n := renameLines(string(out))
+		text, n := renameLines(applyEdits(src, byFile[f], opt.KeepCompat))
 		conv.Renamed += n
 		texts[i] = text
 		if loadsModules(text, have) {
@@ -194,7 +193,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	}
 	for i, f := range loaded {
 		if i == lastLoader {
-			texts[i] = addModules(texts[i], have, strings.Join(texts, "\n"))
+			texts[i] = addModules(texts[i], have, texts)
 		}
 		conv.Files[f] = []byte(texts[i])
 	}
@@ -992,7 +991,7 @@ func require22Tree(cfg *Config, reqs []policy.Require22, m int) *policy.Node {
 // atEnd as an edit's from and to appends its text to the file.
 const atEnd = 1 << 30
 
-func applyEdits(src []byte, es []edit, keepCompat bool) []byte {
+func applyEdits(src []byte, es []edit, keepCompat bool) string {
 	lines := strings.SplitAfter(string(src), "\n")
 	sort.SliceStable(es, func(i, j int) bool { return es[i].from < es[j].from })
 	var out []string
@@ -1044,7 +1043,7 @@ func applyEdits(src []byte, es []edit, keepCompat bool) []byte {
 		}
 		text = b.String()
 	}
-	return []byte(text)
+	return text
 }
 
 // fields returns the first (up to four) words of the line l, as
@@ -1076,6 +1075,11 @@ func fields(l string, buf *[4]string) []string {
 
 func asciiSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// anyFold reports whether one of texts contains substr (containsFold).
+func anyFold(texts []string, substr string) bool {
+	return slices.ContainsFunc(texts, func(t string) bool { return containsFold(t, substr) })
 }
 
 // containsFold reports whether s contains substr, a lower-case ASCII
@@ -1248,7 +1252,7 @@ func userOrGroup(text string) bool {
 // authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
 // compiled in). They go after the last LoadModule line, with the path of
 // the lines before them.
-func addModules(text string, have map[string]bool, all string) string {
+func addModules(text string, have map[string]bool, all []string) string {
 	lines := strings.SplitAfter(text, "\n")
 	last, dir := -1, "modules/"
 	var buf [4]string
@@ -1283,14 +1287,14 @@ func addModules(text string, have map[string]bool, all string) string {
 		{"authn_core_module", "mod_authn_core.so", "ERR-04: needed by 2.4's Auth* directives", true},
 		{"lbmethod_byrequests_module", "mod_lbmethod_byrequests.so", "ERR-03: 2.4's balancer methods are modules of their own", have["proxy_balancer_module"]},
 		{"slotmem_shm_module", "mod_slotmem_shm.so", "ERR-03: 2.4's mod_proxy_balancer needs a slotmem provider", have["proxy_balancer_module"]},
-		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", containsFold(all, "shmcb")},
-		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", containsFold(all, "addoutputfilterbytype")},
+		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", anyFold(all, "shmcb")},
+		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", anyFold(all, "addoutputfilterbytype")},
 	} {
 		if m.need && !have[m.id] {
 			add = append(add, "# orderly "+m.why+"\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
 		}
 	}
-	if !have["unixd_module"] && userOrGroup(all) {
+	if !have["unixd_module"] && slices.ContainsFunc(all, userOrGroup) {
 		// Built into Debian's Apache (where loading it again is an
 		// error), a module of its own in a default build: load it where
 		// it is not there yet.
