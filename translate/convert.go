@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path"
@@ -992,43 +993,54 @@ func require22Tree(cfg *Config, reqs []policy.Require22, m int) *policy.Node {
 const atEnd = 1 << 30
 
 func applyEdits(src []byte, es []edit, keepCompat bool) string {
-	lines := strings.SplitAfter(string(src), "\n")
+	// starts[k] is where line k+1 begins; the text after the last
+	// newline, even empty, is a line too.
+	starts := make([]int, 1, bytes.Count(src, []byte("\n"))+2)
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	lines := len(starts)
+	starts = append(starts, len(src))
 	sort.SliceStable(es, func(i, j int) bool { return es[i].from < es[j].from })
-	var out []string
+	size := len(src)
+	for _, e := range es {
+		for _, t := range e.text {
+			size += len(t) + 1
+		}
+	}
+	var b strings.Builder
+	b.Grow(size + 1)
 	next := 1 // the first line not yet copied
 	for _, e := range es {
 		if e.from == atEnd {
 			break
 		}
-		if e.from < next || e.to > len(lines) {
+		if e.from < next || e.to > lines {
 			continue // overlaps an edit already made, or past the end
 		}
-		out = append(out, lines[next-1:e.from-1]...)
+		b.Write(src[starts[next-1]:starts[e.from-1]])
 		for _, t := range e.text {
-			out = append(out, t+"\n")
+			b.WriteString(t)
+			b.WriteByte('\n')
 		}
 		next = e.to + 1
 	}
-	out = append(out, lines[min(next-1, len(lines)):]...)
+	if next <= lines {
+		b.Write(src[starts[next-1]:])
+	}
 	for _, e := range es {
 		if e.from != atEnd {
 			continue
 		}
-		if last := out[len(out)-1]; last != "" && !strings.HasSuffix(last, "\n") {
-			out[len(out)-1] += "\n"
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
 		}
 		for _, t := range e.text {
-			out = append(out, t+"\n")
+			b.WriteString(t)
+			b.WriteByte('\n')
 		}
-	}
-	size := 0
-	for _, l := range out {
-		size += len(l)
-	}
-	var b strings.Builder
-	b.Grow(size)
-	for _, l := range out {
-		b.WriteString(l)
 	}
 	text := b.String()
 	if !keepCompat && strings.Contains(text, "access_compat_module") {

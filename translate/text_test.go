@@ -48,3 +48,33 @@ func asciiLower(s string) string {
 	}
 	return string(b)
 }
+
+func TestApplyEdits(t *testing.T) {
+	end := func(text ...string) edit { return edit{from: atEnd, to: atEnd, text: text} }
+	tests := []struct {
+		name, src string
+		es        []edit
+		want      string
+	}{
+		{"none", "a\nb\n", nil, "a\nb\n"},
+		{"replace", "a\nb\nc\n", []edit{{from: 2, to: 2, text: []string{"B1", "B2"}}}, "a\nB1\nB2\nc\n"},
+		{"delete", "a\nb\nc\n", []edit{{from: 1, to: 2}}, "c\n"},
+		{"out of order, overlapping", "a\nb\nc\nd\n", []edit{{from: 3, to: 4, text: []string{"x"}}, {from: 1, to: 3, text: []string{"y"}}}, "y\nd\n"},
+		{"past the end", "a\n", []edit{{from: 1, to: 5, text: []string{"x"}}}, "a\n"},
+		{"append", "a\nb\n", []edit{end("z")}, "a\nb\nz\n"},
+		{"append, no final newline", "a\nb", []edit{end("z")}, "a\nb\nz\n"},
+		{"append twice", "a", []edit{end("y"), end("z")}, "a\ny\nz\n"},
+		{"append to empty", "", []edit{end("z")}, "z\n"},
+		{"all deleted, then append", "a\nb", []edit{{from: 1, to: 2}, end("z")}, "z\n"},
+		{"last line edited, no final newline", "a\nb", []edit{{from: 2, to: 2, text: []string{"B"}}}, "a\nB\n"},
+		{"compat module", "LoadModule access_compat_module m.so\nx\n", nil, "# orderly DIR-10: mod_access_compat no longer needed: LoadModule access_compat_module m.so\nx\n"},
+	}
+	for _, tt := range tests {
+		if got := applyEdits([]byte(tt.src), tt.es, false); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := applyEdits([]byte("LoadModule access_compat_module m.so\n"), nil, true); got != "LoadModule access_compat_module m.so\n" {
+		t.Errorf("keepCompat: %q", got)
+	}
+}
