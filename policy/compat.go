@@ -103,6 +103,7 @@ type Compat struct {
 	SatisfyRule [MaxMethods]*Rule
 
 	allows, denys accessList
+	compiled      bool
 }
 
 // DefaultCompat is the configuration in force where no section names a
@@ -192,6 +193,7 @@ func (l *accessList) find(list []AccessRule, r *Request) *AccessRule {
 func (c *Compat) Compile() {
 	c.allows = compileList(c.Allows)
 	c.denys = compileList(c.Denys)
+	c.compiled = true
 }
 
 // trace reports, for explain, every directive of a list that applies to
@@ -223,6 +225,11 @@ func (c *Compat) trace(tr Tracer, name string, list []AccessRule, r *Request) {
 // (the Order directive, or nil, when the order's default decided). Each
 // word that matched counts a match for its directive.
 func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
+	if !c.compiled && (len(c.Allows) > 0 || len(c.Denys) > 0) {
+		// Empty compiled lists would match nothing: fail loudly, never
+		// decide on a list that was not prepared.
+		panic("policy: Compat.Check before Compile")
+	}
 	m := r.Method
 	trace := tr != nil && tr.Enabled()
 	var a, d *AccessRule

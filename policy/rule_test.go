@@ -36,3 +36,24 @@ func TestRuleDry(t *testing.T) {
 		t.Errorf("dry: stats %d %d %v first %v, want nothing", m, d, last, r.FirstHit())
 	}
 }
+
+// TestCheckNeedsCompile: lists that were never compiled would match
+// nothing, and could let a denied request through; Check refuses them.
+func TestCheckNeedsCompile(t *testing.T) {
+	c := &Compat{Denys: []AccessRule{{Kind: AccessAll, Methods: AllMethods, Word: "all"}}}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Check on an uncompiled list did not panic")
+			}
+		}()
+		c.Check(&Request{}, nil)
+	}()
+	c.Compile()
+	if ok, _ := c.Check(&Request{}, nil); ok {
+		t.Error("Deny from all allowed once compiled")
+	}
+	if ok, _ := DefaultCompat.Check(&Request{}, nil); !ok {
+		t.Error("the default (no lists) does not allow")
+	}
+}

@@ -38,6 +38,9 @@ type Options struct {
 	// as if they were deleted (rules demoted to shadow-only). IDs of the
 	// other rules do not change.
 	Omit map[string]bool
+	// RenderOnly builds a model that is written out (Convert), never
+	// decided on: the address lists are not compiled for lookups.
+	RenderOnly bool
 }
 
 // Build turns a loaded configuration (apacheconf.Load) into the access
@@ -598,7 +601,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		b.dirDirective(c, ctx)
 	}
 	s.block = nil
-	if s.Conf.Compat != nil {
+	if s.Conf.Compat != nil && !b.opt.RenderOnly {
 		s.Conf.Compat.Compile()
 	}
 	s.Default = b.defaultRule(d, scope...)

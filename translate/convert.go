@@ -57,7 +57,9 @@ var accessNames = map[string]bool{
 // is left as it was, commented, and reported. Everything else in the
 // files is kept as written.
 func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
-	cfg, plain, err := load(files, opt.LoadOptions)
+	lo := opt.LoadOptions
+	lo.RenderOnly = true // written out, never decided on
+	cfg, plain, err := load(files, lo)
 	if err != nil {
 		return nil, err
 	}
