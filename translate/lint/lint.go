@@ -135,15 +135,21 @@ var mpmNames = []string{"prefork.c", "worker.c", "event.c", "mpm_prefork_module"
 // may split a name). Reading with the MPMs taken as loaded can only
 // differ from reading without where it does.
 func mentionsMPM(src []byte) bool {
-	if bytes.Contains(src, []byte("\\\n")) || bytes.Contains(src, []byte("\\\r\n")) {
-		return true
-	}
-	for _, m := range mpmNames {
+	for _, m := range []string{"mpm_", "prefork.c", "worker.c", "event.c"} { // mpmNames, in fewer looks
 		if bytes.Contains(src, []byte(m)) {
 			return true
 		}
 	}
-	return false
+	for i := 0; ; {
+		j := bytes.IndexByte(src[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if rest := src[i:]; bytes.HasPrefix(rest, []byte("\n")) || bytes.HasPrefix(rest, []byte("\r\n")) {
+			return true
+		}
+	}
 }
 
 // fragmentModules are assumed loaded for <IfModule> in a fragment (no
@@ -192,6 +198,8 @@ func (l *linter) load(files []string) error {
 	for _, f := range files {
 		// mpm is set when a file read may hold an <IfModule> on an MPM.
 		mpm := false
+		top, _ := os.ReadFile(f) // nil for a directory or a pattern
+		topMPM := mentionsMPM(top)
 		read := func(mods []string) ([]*dir, error) {
 			m := map[string]bool{}
 			for _, x := range l.opt.Modules {
@@ -203,6 +211,10 @@ func (l *linter) load(files []string) error {
 			opt := apacheconf.Options{ServerRoot: l.opt.ServerRoot, Defines: defines, Modules: m}
 			if mods == nil {
 				opt.ReadFile = func(name string) ([]byte, error) {
+					if name == f && top != nil {
+						mpm = mpm || topMPM
+						return top, nil // read and looked at already
+					}
 					b, err := os.ReadFile(name)
 					mpm = mpm || mentionsMPM(b)
 					return b, err
@@ -217,7 +229,7 @@ func (l *linter) load(files []string) error {
 		// rather than after it.
 		readMPM := func() ([]*dir, error) { return read(mpmNames) }
 		var spec chan loaded
-		if top, err := os.ReadFile(f); err == nil && mentionsMPM(top) && runtime.GOMAXPROCS(0) > 1 {
+		if topMPM && runtime.GOMAXPROCS(0) > 1 {
 			spec = make(chan loaded, 1)
 			go func() {
 				ds, err := read(mpmNames)

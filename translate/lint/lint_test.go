@@ -415,7 +415,17 @@ func TestMPMSections(t *testing.T) {
 			}
 		})
 	}
-	if mentionsMPM([]byte("LoadModule mime_module m.so\n<IfModule mod_mime.c>\n</IfModule>\n")) {
-		t.Error("mentionsMPM: a file naming no MPM")
+	for src, want := range map[string]bool{
+		"LoadModule mime_module m.so\n<IfModule mod_mime.c>\n</IfModule>\n": false,
+		"Alias /a\\b /c\n":              false,
+		"<IfModule mpm_event_module>\n": true,
+		"<IfModule !worker.c>\n":        true,
+		"Foo \\\r\n bar\n":              true,
+		"Foo \\":                        false,
+		"Foo \\\n":                      true,
+	} {
+		if mentionsMPM([]byte(src)) != want {
+			t.Errorf("mentionsMPM(%q) = %v", src, !want)
+		}
 	}
 }
