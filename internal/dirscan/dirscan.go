@@ -80,6 +80,7 @@ func Find(roots []Root, maxDirs int) Result {
 type scan struct {
 	want  map[string]bool // the names any root looks for
 	limit int
+	kinds fsKinds
 
 	mu        sync.Mutex
 	cond      *sync.Cond          // signalled when todo grows or busy falls
@@ -122,7 +123,7 @@ func (s *scan) work() {
 		s.listed++
 		s.busy++
 		s.mu.Unlock()
-		dirs, files, ok := readDir(dir, s.want)
+		dirs, files, ok := readDir(dir, s.want, &s.kinds)
 		slices.Sort(dirs)
 		slices.Sort(files)
 		s.mu.Lock()

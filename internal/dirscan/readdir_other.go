@@ -4,9 +4,12 @@ package dirscan
 
 import "os"
 
+// fsKinds is used on Linux only.
+type fsKinds struct{}
+
 // readDir lists dir: the names of its subdirectories, and of its other
 // entries those in want.
-func readDir(dir string, want map[string]bool) (dirs, files []string, ok bool) {
+func readDir(dir string, want map[string]bool, _ *fsKinds) (dirs, files []string, ok bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, false
