@@ -1725,8 +1725,8 @@ func noEOL(re *regexp.Regexp) *regexp.Regexp {
 }
 
 // sectionHas reports whether the section that holds d (its block, nested
-// <Limit> sections included) has a directive whose name (or name and
-// first argument, for "require user") is one of names.
+// <Limit> sections included) has a directive whose name (or, for
+// Require, name and first argument: "require user") is one of names.
 func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
 	if sec == nil || sec.block == nil {
 		return false
@@ -1738,7 +1738,7 @@ func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
 		apacheconf.Walk(sec.block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
 			n := x.LowerName()
 			sec.names[n] = true
-			if len(x.Args) > 0 {
+			if n == "require" && len(x.Args) > 0 {
 				sec.names[n+" "+strings.ToLower(x.Args[0])] = true
 			}
 			return nil
