@@ -160,6 +160,7 @@ type builder struct {
 type pendingID struct {
 	r   *policy.Rule
 	key string
+	n   int // the ordinal, once known
 }
 
 // A laterHost is a <VirtualHost> whose contents are built after the main
@@ -218,7 +219,7 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 	}
 	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
 	if b.apart {
-		b.pending = append(b.pending, pendingID{r, string(b.ruleKey(d, scope))})
+		b.pending = append(b.pending, pendingID{r: r, key: string(b.ruleKey(d, scope))})
 	} else {
 		r.ID = b.ruleID(d, scope, true)
 	}
@@ -234,14 +235,14 @@ func (b *builder) ruleID(d *apacheconf.Directive, scope []string, take bool) str
 	if take {
 		b.ordinals[string(key)] = n + 1
 	}
-	return b.idOf(key, n)
+	return ruleHash(key, n)
 }
 
-// idOf is the ID of the n-th rule with key.
-func (b *builder) idOf(key []byte, n int) string {
+// ruleHash is the ID of the n-th rule with key (design.md, "Rule IDs"). It
+// may append to key's array.
+func ruleHash(key []byte, n int) string {
 	key = append(key, 0)
 	key = strconv.AppendInt(key, int64(n), 10)
-	b.idBuf = key
 	sum := sha256.Sum256(key)
 	return hex.EncodeToString(sum[:6])
 }
@@ -623,11 +624,11 @@ func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.
 	key := file + "\x00" + strings.Join(scope, "\x00") + "\x00(default)"
 	r := &policy.Rule{File: file, Line: line, Text: text, Default: true}
 	if b.apart {
-		b.pending = append(b.pending, pendingID{r, key})
+		b.pending = append(b.pending, pendingID{r: r, key: key})
 	} else {
 		n := b.ordinals[key]
 		b.ordinals[key] = n + 1
-		r.ID = b.idOf(append(b.idBuf[:0], key...), n)
+		r.ID = ruleHash(append(b.idBuf[:0], key...), n)
 	}
 	b.defaults = append(b.defaults, r)
 	return r
@@ -1505,10 +1506,10 @@ func (b *builder) buildHosts() {
 		b.errs = append(append(b.errs, errs[e:h.errsAt]...), vb.errs...)
 		b.rules = append(append(b.rules, rules[r:h.rulesAt]...), vb.rules...)
 		e, r = h.errsAt, h.rulesAt
-		for _, p := range vb.pending {
-			n := b.ordinals[p.key]
-			b.ordinals[p.key] = n + 1
-			p.r.ID = b.idOf(append(b.idBuf[:0], p.key...), n)
+		for i := range vb.pending {
+			p := &vb.pending[i]
+			p.n = b.ordinals[p.key]
+			b.ordinals[p.key] = p.n + 1
 		}
 		for _, s := range vb.made {
 			s.Order += *b.order
@@ -1517,7 +1518,17 @@ func (b *builder) buildHosts() {
 		if vb.overrideSet {
 			b.markOverride()
 		}
-		vb.rules, vb.pending, vb.made, vb.apart, vb.order = nil, nil, nil, false, b.order
+	}
+	// The ordinals known, the IDs are hashed on every core.
+	parallel(len(b.later), func(i int) {
+		var buf []byte
+		for _, p := range b.later[i].vb.pending {
+			buf = append(buf[:0], p.key...)
+			p.r.ID = ruleHash(buf, p.n)
+		}
+	})
+	for _, h := range b.later {
+		h.vb.rules, h.vb.pending, h.vb.made, h.vb.apart, h.vb.order = nil, nil, nil, false, b.order
 	}
 	b.errs = append(b.errs, errs[e:]...)
 	b.rules = append(b.rules, rules[r:]...)
