@@ -699,13 +699,14 @@ func methodClasses(cfg *Config, compat, authz *layers) []methodClass {
 	names := []string{"GET", "PUT", "POST", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND", "PROPPATCH",
 		"MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "VERSION-CONTROL", "CHECKOUT", "UNCHECKOUT", "CHECKIN", "UPDATE",
 		"LABEL", "REPORT", "MKWORKSPACE", "MKACTIVITY", "BASELINE-CONTROL", "MERGE"}
-	for n := policy.MethodFirstCustom; n < policy.MaxMethods; n++ {
-		for name, num := range cfg.Methods.Registered() {
-			if num == n {
-				names = append(names, name)
-			}
-		}
+	// Then the registered ones, by number.
+	registered := cfg.Methods.Registered()
+	custom := make([]string, 0, len(registered))
+	for name := range registered {
+		custom = append(custom, name)
 	}
+	slices.SortFunc(custom, func(a, b string) int { return registered[a] - registered[b] })
+	names = append(names, custom...)
 	if uniformMethods(compat, authz) {
 		// No <Limit> anywhere in the layers: one class, every method.
 		return []methodClass{{rep: policy.MethodInvalid, rest: true, names: names}}
