@@ -57,6 +57,13 @@ func TestConvertForms(t *testing.T) {
         Allow from 10.0.0.0/8
     </Limit>
 </Directory>
+<Directory "` + dir + `/custom">
+    <Limit PURGE BREW>
+        Order deny,allow
+        Deny from all
+        Allow from 10.0.0.0/8
+    </Limit>
+</Directory>
 `
 	f := filepath.Join(dir, "httpd.conf")
 	os.WriteFile(f, []byte(conf), 0o644)
@@ -73,6 +80,8 @@ func TestConvertForms(t *testing.T) {
 		"<RequireAll>\n        Require ip 10.0.0.0/8\n        Require valid-user\n    </RequireAll>",
 		"translated to 2.4 Require\n    Require ip 10.0.0.0/8\n    Require valid-user\n    AuthType", // Satisfy Any: alternatives
 		"<Limit PUT POST>\n        Require ip 10.0.0.0/8\n    </Limit>\n    <LimitExcept PUT POST>\n        Require all granted\n    </LimitExcept>",
+		// Methods <Limit> registers, in the order it registered them.
+		"<Limit PURGE BREW>\n        Require ip 10.0.0.0/8\n    </Limit>\n    <LimitExcept PURGE BREW>\n        Require all granted\n    </LimitExcept>",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("translation lacks:\n%s\n--- got:\n%s", want, out)
