@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -78,9 +77,9 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	b.cfg.GroupFirst = groupFirst(ds)
 	b.serverRoot = opt.ServerRoot
 	b.cfg.ServerRoot = opt.ServerRoot
+	b.apartOK = hostsApart(ds, opt)
 	// <Limit> registers methods in configuration order before anything is
 	// evaluated; walk the tree once for them so that masks are complete.
-	b.apartOK = hostsApart(ds, opt)
 	for _, d := range ds {
 		b.topLevel(d)
 	}
@@ -259,7 +258,7 @@ func (b *builder) ruleKey(d *apacheconf.Directive, scope []string) []byte {
 		key = append(key, s...)
 	}
 	key = append(key, 0)
-	key = appendLower(key, d.Name)
+	key = append(key, d.LowerName()...)
 	key = append(key, ' ')
 	for i, a := range d.Args {
 		if i > 0 {
@@ -269,23 +268,6 @@ func (b *builder) ruleKey(d *apacheconf.Directive, scope []string) []byte {
 	}
 	b.idBuf = key
 	return key
-}
-
-// appendLower appends s in lower case, as strings.ToLower.
-func appendLower(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return append(b, strings.ToLower(s)...)
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b = append(b, c)
-	}
-	return b
 }
 
 // demotable are the directives Options.Omit can take out of a policy:
