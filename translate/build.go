@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -1474,7 +1475,7 @@ func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
 // sections their numbers, and puts their errors and rules where building
 // them in place would have.
 func (b *builder) buildHosts() {
-	parallel(len(b.later), func(i int) {
+	par.Do(len(b.later), func(i int) {
 		h := b.later[i]
 		for _, c := range h.d.Block {
 			h.vb.topLevel(c)
@@ -1502,7 +1503,7 @@ func (b *builder) buildHosts() {
 		}
 	}
 	// The ordinals known, the IDs are hashed on every core.
-	parallel(len(b.later), func(i int) {
+	par.Do(len(b.later), func(i int) {
 		var buf []byte
 		for _, p := range b.later[i].vb.pending {
 			buf = append(buf[:0], p.key...)

@@ -6,16 +6,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/internal/dirscan"
+	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -100,7 +97,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		review string
 	}
 	results := make([]converted, len(all))
-	parallel(len(all), func(i int) {
+	par.Do(len(all), func(i int) {
 		if s := all[i].s; hasAccess(s.Conf) && s.directive != nil {
 			results[i].es, results[i].review = convertSection(all[i].cfg, s)
 		}
@@ -201,21 +198,6 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		conv.Files[f] = []byte(texts[i])
 	}
 	return conv, nil
-}
-
-// parallel calls f(0) to f(n-1), on as many goroutines as there are
-// cores, and returns when all have returned.
-func parallel(n int, f func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 func hasAccess(c *DirConf) bool {

@@ -6,12 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -39,20 +37,15 @@ func (l *linter) check() {
 // the jobs, as if the jobs had run one after the other.
 func (l *linter) runJobs(jobs []func(*linter)) {
 	found := make([]findingList, len(jobs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	par.DoWith(len(jobs), func() func(int) {
 		w := *l
 		w.ancestry, w.byVhost = map[*scope][]*scope{}, nil
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
-				w.found = findingList{}
-				jobs[i](&w)
-				found[i] = w.found
-			}
-		})
-	}
-	wg.Wait()
+		return func(i int) {
+			w.found = findingList{}
+			jobs[i](&w)
+			found[i] = w.found
+		}
+	})
 	for _, f := range found {
 		l.found.blocks = append(l.found.blocks, f.blocks...)
 		l.found.n += f.n
