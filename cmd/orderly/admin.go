@@ -79,7 +79,7 @@ func ruleRow(r *policy.Rule, pol string, enforced bool, static map[string]retire
 	first := r.FirstHit()
 	row := adminRule{
 		ID: r.ID, Policy: pol, Where: fmt.Sprintf("%s:%d", r.File, r.Line), Text: r.Text, Enforced: enforced,
-		Matches: m, Decisive: dec, First: stamp(first), Last: stamp(last), FirstUnix: unix(first), LastUnix: unix(last),
+		Matches: m, Decisive: dec, First: stamp(first), Last: stamp(last), FirstUnix: unixSeconds(first), LastUnix: unixSeconds(last),
 	}
 	if r.File == "" {
 		row.Where = "(built in)"
@@ -111,7 +111,7 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func unix(t time.Time) int64 {
+func unixSeconds(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}

@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	rpprof "runtime/pprof"
 	"strings"
 	"sync/atomic"
@@ -65,17 +64,6 @@ func main() {
 		}
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// batchGC tunes the collector for lint and translate: short runs over a
-// configuration held whole in memory, where collecting as the heap grows
-// costs a fifth of the time for nothing. Garbage is collected only past a
-// memory bound, unless GOGC or GOMEMLIMIT says otherwise.
-func batchGC() {
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(768 << 20)
-	}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package main
+
+func batchHeap(n int) {}
