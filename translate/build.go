@@ -39,7 +39,8 @@ type Options struct {
 	// other rules do not change.
 	Omit map[string]bool
 	// RenderOnly builds a model that is written out (Convert), never
-	// decided on: the address lists are not compiled for lookups.
+	// decided on: the address lists are not compiled for lookups, and
+	// rules get no IDs unless Omit needs them.
 	RenderOnly bool
 }
 
@@ -218,7 +219,9 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 		text += " " + d.Raw
 	}
 	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
-	if b.apart {
+	if b.noIDs() {
+		// written out, never counted
+	} else if b.apart {
 		b.pending = append(b.pending, pendingID{r: r, key: string(b.ruleKey(d, scope))})
 	} else {
 		r.ID = b.ruleID(d, scope, true)
@@ -604,8 +607,12 @@ func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.
 			text = "(default) <" + d.Name + " " + strings.Join(d.Args, " ") + ">"
 		}
 	}
-	key := file + "\x00" + strings.Join(scope, "\x00") + "\x00(default)"
 	r := &policy.Rule{File: file, Line: line, Text: text, Default: true}
+	b.defaults = append(b.defaults, r)
+	if b.noIDs() {
+		return r
+	}
+	key := file + "\x00" + strings.Join(scope, "\x00") + "\x00(default)"
 	if b.apart {
 		b.pending = append(b.pending, pendingID{r: r, key: key})
 	} else {
@@ -613,9 +620,12 @@ func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.
 		b.ordinals[key] = n + 1
 		r.ID = ruleHash(append(b.idBuf[:0], key...), n)
 	}
-	b.defaults = append(b.defaults, r)
 	return r
 }
+
+// noIDs reports whether rules go without IDs: in a model only written out
+// (Options.RenderOnly), where no rule is counted or omitted.
+func (b *builder) noIDs() bool { return b.opt.RenderOnly && len(b.opt.Omit) == 0 }
 
 // dirCtx is the state of a walk inside one section: the <Limit> mask in
 // force and the Require container being filled.

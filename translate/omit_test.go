@@ -78,3 +78,49 @@ func TestOmit(t *testing.T) {
 		t.Fatalf("<Directory b> found %d times in the two configurations", found)
 	}
 }
+
+// A model only written out (RenderOnly) gives its rules no IDs, unless
+// Omit asks for some by ID; then every rule has the ID it has otherwise.
+func TestRenderOnlyIDs(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(conf, []byte(`<Directory "`+dir+`/a">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+</Directory>
+`), 0o644)
+	load := func(renderOnly bool, omit map[string]bool) *Config {
+		t.Helper()
+		cfg, err := Load([]string{conf}, LoadOptions{Options: Options{Semantics: Compat24, BaseDir: dir, DocumentRoot: dir, RenderOnly: renderOnly, Omit: omit}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	ids := func(cfg *Config) map[string]string {
+		m := map[string]string{}
+		for _, r := range cfg.Rules {
+			m[r.String()] = r.ID
+		}
+		return m
+	}
+	counted := ids(load(false, nil))
+	if len(counted) != 5 { // three lines, two defaults
+		t.Fatalf("rules: %v", counted)
+	}
+	for k, id := range ids(load(true, nil)) {
+		if id != "" {
+			t.Errorf("render only: %s has ID %q", k, id)
+		}
+	}
+	omitted := ids(load(true, map[string]bool{counted["legacy.conf:4: Allow from 10.0.0.0/8"]: true}))
+	if _, ok := omitted["legacy.conf:4: Allow from 10.0.0.0/8"]; ok || len(omitted) != 4 {
+		t.Errorf("render only with the Allow omitted: %v", omitted)
+	}
+	for k, id := range omitted {
+		if id != counted[k] {
+			t.Errorf("render only with Omit: %s has ID %q, %q otherwise", k, id, counted[k])
+		}
+	}
+}
