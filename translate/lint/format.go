@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,10 +15,9 @@ import (
 //
 //	file:line:col: ID severity: directive: change; fix
 func WriteText(w io.Writer, r *Report) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var b []byte
-	for _, f := range r.Findings {
-		b = append(b[:0], f.Pos.File...)
+	return writeChunked(w, len(r.Findings), func(b []byte, i int) []byte {
+		f := &r.Findings[i]
+		b = append(b, f.Pos.File...)
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(f.Pos.Line), 10)
 		b = append(b, ':')
@@ -34,12 +32,63 @@ func WriteText(w io.Writer, r *Report) error {
 		b = appendOneLine(b, f.Change)
 		b = append(b, "; "...)
 		b = appendOneLine(b, f.Fix)
-		b = append(b, '\n')
-		if _, err := bw.Write(b); err != nil {
-			return err
+		return append(b, '\n')
+	})
+}
+
+// chunkSize is how much output writeChunked formats before writing it;
+// its buffers have room for a record more.
+const chunkSize, chunkRoom = 256 << 10, 16 << 10
+
+// writeChunked writes n records, each appended to a buffer by add, to w in
+// order, a chunk of about chunkSize bytes at a time. Output of more than
+// one chunk is written by another goroutine while the next chunk is
+// formatted: a big report is megabytes, and writing them to a file costs
+// about as much as formatting them. After a failed write the rest is
+// formatted but not written, and the error returned.
+func writeChunked(w io.Writer, n int, add func(b []byte, i int) []byte) error {
+	buf := make([]byte, 0, chunkSize+chunkRoom)
+	var full, free chan []byte
+	var done chan error
+	for i := range n {
+		buf = add(buf, i)
+		if len(buf) < chunkSize {
+			continue
+		}
+		if full == nil {
+			// At most four buffers: the one being filled, two waiting
+			// and the one being written; free holds all that come back.
+			full, free, done = make(chan []byte, 2), make(chan []byte, 4), make(chan error, 1)
+			go func() {
+				var err error
+				for b := range full {
+					if err == nil {
+						_, err = w.Write(b)
+					}
+					free <- b[:0]
+				}
+				done <- err
+			}()
+		}
+		full <- buf
+		select {
+		case buf = <-free:
+		default:
+			buf = make([]byte, 0, chunkSize+chunkRoom)
 		}
 	}
-	return bw.Flush()
+	if full == nil {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := w.Write(buf)
+		return err
+	}
+	if len(buf) > 0 {
+		full <- buf
+	}
+	close(full)
+	return <-done
 }
 
 // appendOneLine appends s with every run of white space made one space
@@ -69,17 +118,45 @@ func appendOneLine(b []byte, s string) []byte {
 // white space is single spaces between words, as in most texts of a
 // report, which are then copied whole rather than byte by byte. Other
 // control characters take the slow path too: it keeps them.
+//
+// A report's texts are hundreds of bytes, checked for every finding:
+// they are read eight bytes at a time.
 func isOneLine(s string) bool {
 	if s == "" {
 		return true
 	}
-	if s[0] <= ' ' || s[len(s)-1] <= ' ' {
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
 		return false
 	}
-	// s[i+1] exists for every i where s[i] <= ' ': the last byte is not.
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; c <= ' ' && (c != ' ' || s[i+1] <= ' ') {
+	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
+	var after uint64 // 0x80 when the byte before the word is a space
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// A byte below ' ' borrows into its high bit when ' ' is taken
+		// from it, and had that bit clear (bytes from 0x80 have it set);
+		// a borrow can flag a byte above too, but only above a true one.
+		if (x-' '*ones)&^x&highs != 0 {
 			return false
+		}
+		// The high bit of each space, exactly: a byte of y is zero.
+		y := x ^ ' '*ones
+		sp := ^((y&lows + lows) | y) & highs
+		if sp&(sp<<8|after) != 0 {
+			return false
+		}
+		after = sp >> 56
+	}
+	space := after != 0
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < ' ':
+			return false
+		case c == ' ' && space:
+			return false
+		default:
+			space = c == ' '
 		}
 	}
 	return true

@@ -1,6 +1,9 @@
 package lint
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -48,4 +51,92 @@ func TestAppendOneLine(t *testing.T) {
 		}
 		check(s)
 	}
+}
+
+// TestIsOneLine checks the eight-bytes-at-a-time isOneLine against its
+// definition: for every byte value at every position of texts of every
+// length up to 24, over a background of the bytes nearest the bounds; and
+// for a space at every pair of positions.
+func TestIsOneLine(t *testing.T) {
+	isSpace := func(r rune) bool { return strings.ContainsRune(" \t\n\r\v\f", r) }
+	want := func(b []byte) bool {
+		if bytes.ContainsFunc(b, func(r rune) bool { return r < ' ' }) {
+			return false
+		}
+		return string(b) == strings.Join(strings.FieldsFunc(string(b), isSpace), " ")
+	}
+	check := func(b []byte) {
+		t.Helper()
+		if got := isOneLine(string(b)); got != want(b) {
+			t.Fatalf("isOneLine(%q) = %v", b, got)
+		}
+	}
+	for _, bg := range []byte{'a', ' ', 0x7f, 0x80, 0xff} {
+		for n := 1; n <= 24; n++ {
+			for at := range n {
+				for c := range 256 {
+					b := bytes.Repeat([]byte{bg}, n)
+					b[at] = byte(c)
+					check(b)
+				}
+			}
+		}
+	}
+	for n := 1; n <= 24; n++ {
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[i], b[j] = ' ', ' '
+				check(b)
+			}
+		}
+	}
+}
+
+// TestWriteChunked writes records of every size, from none to several
+// chunks' worth, and checks they come out whole and in order, in as few
+// writes as chunks; and that a failed write is reported, the writes after
+// it not made, and nothing left waiting.
+func TestWriteChunked(t *testing.T) {
+	rec := func(b []byte, i int) []byte {
+		return append(append(b, strings.Repeat("x", i%5000)...), fmt.Sprintf(" %d\n", i)...)
+	}
+	for _, n := range []int{0, 1, 10, 200, 1000, 3000} {
+		var want []byte
+		for i := range n {
+			want = rec(want, i)
+		}
+		var w countWriter
+		if err := writeChunked(&w, n, rec); err != nil {
+			t.Fatalf("%d records: %v", n, err)
+		}
+		if !bytes.Equal(w.buf.Bytes(), want) {
+			t.Errorf("%d records: wrote %d bytes, want %d, or not the same", n, w.buf.Len(), len(want))
+		}
+		if most := len(want)/chunkSize + 1; w.writes > most || n == 0 && w.writes != 0 {
+			t.Errorf("%d records (%d bytes): %d writes, want at most %d", n, len(want), w.writes, most)
+		}
+	}
+	for _, failAt := range []int{1, 2, 5} {
+		w := countWriter{failAt: failAt}
+		err := writeChunked(&w, 3000, rec)
+		if err == nil || w.writes != failAt {
+			t.Errorf("a writer failing at write %d: error %v after %d writes", failAt, err, w.writes)
+		}
+	}
+}
+
+// countWriter counts its writes; with failAt set, that write fails, and
+// any after it is counted as made.
+type countWriter struct {
+	buf            bytes.Buffer
+	writes, failAt int
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.failAt > 0 && w.writes >= w.failAt {
+		return 0, errors.New("disk full")
+	}
+	return w.buf.Write(p)
 }
