@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"os"
 	"path"
 	"path/filepath"
@@ -177,6 +178,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	texts := make([]string, len(loaded))
 	have := map[string]bool{}
 	lastLoader := -1
+	var lastLoads moduleLines
 	for i, f := range loaded {
 		src := top
 		if f != files[0] || src == nil {
@@ -187,13 +189,13 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		text, n := renameLines(applyEdits(src, byFile[f], opt.KeepCompat))
 		conv.Renamed += n
 		texts[i] = text
-		if loadsModules(text, have) {
-			lastLoader = i
+		if ml := loadsModules(text, have); ml.end > 0 {
+			lastLoader, lastLoads = i, ml
 		}
 	}
 	for i, f := range loaded {
 		if i == lastLoader {
-			texts[i] = addModules(texts[i], have, texts)
+			texts[i] = addModules(texts[i], lastLoads, have, texts)
 		}
 		conv.Files[f] = []byte(texts[i])
 	}
@@ -1080,14 +1082,53 @@ func anyFold(texts []string, substr string) bool {
 }
 
 // containsFold reports whether s contains substr, a lower-case ASCII
-// word, in any case.
+// word, in any case. It looks at a whole file, often for a word that is
+// not there: seven places at a time are tested for the word's first two
+// letters, and only where both are found is the rest compared.
 func containsFold[T string | []byte](s T, substr string) bool {
-	for i := 0; i+len(substr) <= len(s); i++ {
-		if s[i]|0x20 == substr[0] && strings.EqualFold(string(s[i:i+len(substr)]), substr) {
+	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
+	n, i := len(substr), 0
+	if n >= 2 {
+		c0, c1 := uint64(substr[0])*ones, uint64(substr[1])*ones
+		for ; i+8 <= len(s); i += 7 {
+			x := (uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56) | 0x20*ones
+			// The high bit of each byte equal to the first letter, and
+			// of each equal to the second (exactly: a zero byte of x^c).
+			y0, y1 := x^c0, x^c1
+			m0 := ^((y0&lows + lows) | y0) & highs
+			m1 := ^((y1&lows + lows) | y1) & highs
+			// Places 0 to 6 of the word where both letters follow on.
+			for m := m0 & (m1 >> 8) & (highs >> 8); m != 0; m &= m - 1 {
+				if foldAt(s, i+bits.TrailingZeros64(m)/8, substr) {
+					return true
+				}
+			}
+		}
+	}
+	for ; i <= len(s)-n; i++ {
+		if foldAt(s, i, substr) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldAt reports whether s holds substr at i, in any ASCII case.
+func foldAt[T string | []byte](s T, i int, substr string) bool {
+	if i+len(substr) > len(s) {
+		return false
+	}
+	for j := range len(substr) {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != substr[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // authTypeSet reports whether an AuthType (not None) is in force in s.
@@ -1174,15 +1215,23 @@ func renameLines(text string) (string, int) {
 	b.Grow(len(text) + 1024)
 	n := 0
 	var buf [4]string
+	lower := make([]byte, 0, 32)
 	for l := range strings.Lines(text) {
+		// Most lines are none of those changed, as their first word says.
+		if w, ok := firstWord(l); ok && !renamed(w) {
+			b.WriteString(l)
+			continue
+		}
 		f := fields(l, &buf)
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			b.WriteString(l)
 			continue
 		}
 		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
-		name := strings.ToLower(f[0])
-		if r, ok := renames[name]; ok {
+		// The name in lower case, in a buffer: looked up and compared,
+		// never kept, so not allocated for every line.
+		lower = appendLower(lower[:0], f[0])
+		if r, ok := renames[string(lower)]; ok {
 			n++
 			if r.to != "" {
 				b.WriteString(indent + "# orderly " + r.id + ": " + f[0] + " renamed " + r.to + "\n")
@@ -1192,7 +1241,7 @@ func renameLines(text string) (string, int) {
 			b.WriteString(indent + "# orderly " + r.id + ": " + r.why + ": " + strings.TrimLeft(l, " \t"))
 			continue
 		}
-		if name == "keepalive" && len(f) == 2 && !strings.EqualFold(f[1], "on") && !strings.EqualFold(f[1], "off") {
+		if string(lower) == "keepalive" && len(f) == 2 && !strings.EqualFold(f[1], "on") && !strings.EqualFold(f[1], "off") {
 			n++
 			v := "On"
 			if f[1] == "0" {
@@ -1202,7 +1251,7 @@ func renameLines(text string) (string, int) {
 			b.WriteString(indent + "KeepAlive " + v + "\n")
 			continue
 		}
-		if name == "loadmodule" && len(f) >= 2 {
+		if string(lower) == "loadmodule" && len(f) >= 2 {
 			if to, ok := goneModules[f[1]]; ok {
 				n++
 				b.WriteString(indent + "# orderly BLD-02: " + f[1] + " is not part of 2.4: " + strings.TrimLeft(l, " \t"))
@@ -1220,6 +1269,49 @@ func renameLines(text string) (string, int) {
 		b.WriteString(l)
 	}
 	return b.String(), n
+}
+
+// firstWord returns the first word of l, as fields would, when l's blanks
+// before it and after it are ASCII: ok is false where fields must decide
+// (a byte from 0x80, which may be Unicode white space).
+func firstWord(l string) (w string, ok bool) {
+	i := 0
+	for i < len(l) && asciiSpace(l[i]) {
+		i++
+	}
+	j := i
+	for j < len(l) && !asciiSpace(l[j]) {
+		if l[j] >= utf8.RuneSelf {
+			return "", false
+		}
+		j++
+	}
+	return l[i:j], true
+}
+
+// renamed reports whether renameLines may change a line whose first word
+// is w: a name of renames, KeepAlive or LoadModule, in any case.
+func renamed(w string) bool {
+	var lower [32]byte
+	if len(w) > len(lower) {
+		return false // longer than every name (TestRenamed)
+	}
+	l := appendLower(lower[:0], w)
+	_, ok := renames[string(l)]
+	return ok || string(l) == "keepalive" || string(l) == "loadmodule"
+}
+
+// appendLower appends s in lower case (ASCII letters only, as httpd
+// compares directive names).
+func appendLower(dst []byte, s string) []byte {
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // userOrGroup reports whether text has a User or Group line (Unix only in
@@ -1247,24 +1339,13 @@ func userOrGroup(text string) bool {
 // addModules adds the LoadModule lines 2.4 needs where a configuration
 // that loads its modules lacks them: the core authorization and
 // authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
-// compiled in). They go after the last LoadModule line, with the path of
-// the lines before them.
-func addModules(text string, have map[string]bool, all []string) string {
-	lines := strings.SplitAfter(text, "\n")
-	last, dir := -1, "modules/"
-	var buf [4]string
-	for i, l := range lines {
-		f := fields(l, &buf)
-		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
-			last = i
-			if j := strings.LastIndexByte(f[2], '/'); j >= 0 {
-				dir = strings.Trim(f[2][:j+1], `"`)
-			}
-		}
-	}
-	if last < 0 {
+// compiled in). They go after the last LoadModule line of text (ml, from
+// loadsModules), with the path of the lines before them.
+func addModules(text string, ml moduleLines, have map[string]bool, all []string) string {
+	if ml.end == 0 {
 		return text
 	}
+	dir := ml.dir
 	var add []string
 	mpm := false
 	for m := range have {
@@ -1277,17 +1358,17 @@ func addModules(text string, have map[string]bool, all []string) string {
 	}
 	for _, m := range []struct {
 		id, file, why string
-		need          bool
+		need          func() bool
 	}{
-		{"authz_core_module", "mod_authz_core.so", "ERR-02: needed by 2.4's Require and Auth* directives", true},
-		{"authz_host_module", "mod_authz_host.so", "AUTH-01: needed by 2.4's Require ip and Require host", true},
-		{"authn_core_module", "mod_authn_core.so", "ERR-04: needed by 2.4's Auth* directives", true},
-		{"lbmethod_byrequests_module", "mod_lbmethod_byrequests.so", "ERR-03: 2.4's balancer methods are modules of their own", have["proxy_balancer_module"]},
-		{"slotmem_shm_module", "mod_slotmem_shm.so", "ERR-03: 2.4's mod_proxy_balancer needs a slotmem provider", have["proxy_balancer_module"]},
-		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", anyFold(all, "shmcb")},
-		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", anyFold(all, "addoutputfilterbytype")},
+		{"authz_core_module", "mod_authz_core.so", "ERR-02: needed by 2.4's Require and Auth* directives", nil},
+		{"authz_host_module", "mod_authz_host.so", "AUTH-01: needed by 2.4's Require ip and Require host", nil},
+		{"authn_core_module", "mod_authn_core.so", "ERR-04: needed by 2.4's Auth* directives", nil},
+		{"lbmethod_byrequests_module", "mod_lbmethod_byrequests.so", "ERR-03: 2.4's balancer methods are modules of their own", func() bool { return have["proxy_balancer_module"] }},
+		{"slotmem_shm_module", "mod_slotmem_shm.so", "ERR-03: 2.4's mod_proxy_balancer needs a slotmem provider", func() bool { return have["proxy_balancer_module"] }},
+		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", func() bool { return anyFold(all, "shmcb") }},
+		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", func() bool { return anyFold(all, "addoutputfilterbytype") }},
 	} {
-		if m.need && !have[m.id] {
+		if !have[m.id] && (m.need == nil || m.need()) {
 			add = append(add, "# orderly "+m.why+"\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
 		}
 	}
@@ -1301,23 +1382,41 @@ func addModules(text string, have map[string]bool, all []string) string {
 	if len(add) == 0 {
 		return text
 	}
-	out := append(append(append([]string(nil), lines[:last+1]...), add...), lines[last+1:]...)
-	return strings.Join(out, "")
+	head := text[:ml.end]
+	if !strings.HasSuffix(head, "\n") {
+		head += "\n" // the last line of a file without a newline at its end
+	}
+	return head + strings.Join(add, "") + text[ml.end:]
 }
 
-// loadsModules adds the modules text loads to have and reports whether
-// it loads any.
-func loadsModules(text string, have map[string]bool) bool {
-	any := false
+// moduleLines is where a text loads modules: end is the offset just past
+// its last LoadModule line (0: it has none), and dir the directory part of
+// the last such line that names one ("modules/" if none does).
+type moduleLines struct {
+	end int
+	dir string
+}
+
+// loadsModules adds the modules text loads to have and reports where.
+func loadsModules(text string, have map[string]bool) moduleLines {
+	ml := moduleLines{dir: "modules/"}
 	var buf [4]string
+	at := 0
 	for l := range strings.Lines(text) {
+		at += len(l)
+		if w, ok := firstWord(l); ok && !strings.EqualFold(w, "LoadModule") {
+			continue
+		}
 		f := fields(l, &buf)
 		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
 			have[f[1]] = true
-			any = true
+			ml.end = at
+			if j := strings.LastIndexByte(f[2], '/'); j >= 0 {
+				ml.dir = strings.Trim(f[2][:j+1], `"`)
+			}
 		}
 	}
-	return any
+	return ml
 }
 
 // satisfiesAny reports whether a section sets Satisfy Any for some method

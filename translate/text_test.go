@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,8 +15,9 @@ var textCases = []string{
 	"LoadModule access_compat_module modules/mod_access_compat.so\n",
 }
 
-// FuzzFields holds fields to strings.Fields' answer, and userOrGroup to
-// the regular expression it replaced.
+// FuzzFields holds fields to strings.Fields' answer (and firstWord, where
+// it answers, too), userOrGroup to the regular expression it replaced,
+// and containsFold to strings.Contains of the text in lower case.
 func FuzzFields(f *testing.F) {
 	for _, c := range textCases {
 		f.Add(c)
@@ -27,6 +29,9 @@ func FuzzFields(f *testing.F) {
 		want = want[:min(len(want), 4)]
 		if got := fields(l, &buf); !slices.Equal(got, want) {
 			t.Fatalf("fields(%q) = %q, want %q", l, got, want)
+		}
+		if w, ok := firstWord(l); ok && (len(want) == 0 && w != "" || len(want) > 0 && w != want[0]) {
+			t.Fatalf("firstWord(%q) = %q, fields %q", l, w, want)
 		}
 		if got, want := userOrGroup(l), userGroup.MatchString(l); got != want {
 			t.Fatalf("userOrGroup(%q) = %v, want %v", l, got, want)
@@ -76,5 +81,103 @@ func TestApplyEdits(t *testing.T) {
 	}
 	if got := applyEdits([]byte("LoadModule access_compat_module m.so\n"), nil, true); got != "LoadModule access_compat_module m.so\n" {
 		t.Errorf("keepCompat: %q", got)
+	}
+}
+
+// TestContainsFold plants words in texts of every length up to 40, at
+// every place and in mixed case, among letters that start them and bytes
+// that fold onto letters only with 0x20 set; containsFold must find them
+// exactly where strings.Contains finds them in the text in lower case.
+func TestContainsFold(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	fill := []byte("sShHaA@`\x80\xe0 \nz")
+	for _, w := range []string{"shmcb", "fileetag", "addoutputfilterbytype", "sh", "x"} {
+		for n := 0; n <= 40; n++ {
+			for range 200 {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = fill[rng.IntN(len(fill))]
+				}
+				if at := rng.IntN(n + 2); at+len(w) <= n {
+					for j := range len(w) {
+						c := w[j]
+						if rng.IntN(2) == 0 && 'a' <= c && c <= 'z' {
+							c -= 'a' - 'A'
+						}
+						b[at+j] = c
+					}
+				}
+				want := strings.Contains(asciiLower(string(b)), w)
+				if got := containsFold(string(b), w); got != want {
+					t.Fatalf("containsFold(%q, %q) = %v, want %v", b, w, got, want)
+				}
+				if got := containsFold(b, w); got != want {
+					t.Fatalf("containsFold([]byte(%q), %q) = %v, want %v", b, w, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestAddModules checks where the modules 2.4 needs are added: after the
+// last LoadModule line of the file that loads modules, with its
+// directory, only those not loaded and only those needed.
+func TestAddModules(t *testing.T) {
+	tests := []struct {
+		name, text string
+		others     []string // other files of the configuration
+		want       string
+	}{
+		{"none loaded", "ServerName x\n", nil, "ServerName x\n"},
+		{"after the last", "LoadModule a_module lib/mod_a.so\nLoadModule mpm_event_module \"/usr/lib/m/mod_mpm_event.so\"\nUser www\n", nil,
+			"LoadModule a_module lib/mod_a.so\nLoadModule mpm_event_module \"/usr/lib/m/mod_mpm_event.so\"\n" +
+				"# orderly ERR-02: needed by 2.4's Require and Auth* directives\nLoadModule authz_core_module /usr/lib/m/mod_authz_core.so\n" +
+				"# orderly AUTH-01: needed by 2.4's Require ip and Require host\nLoadModule authz_host_module /usr/lib/m/mod_authz_host.so\n" +
+				"# orderly ERR-04: needed by 2.4's Auth* directives\nLoadModule authn_core_module /usr/lib/m/mod_authn_core.so\n" +
+				"# orderly ERR-01: 2.4's User and Group are mod_unixd's\n<IfModule !unixd_module>\n    LoadModule unixd_module /usr/lib/m/mod_unixd.so\n</IfModule>\n" +
+				"User www\n"},
+		{"no newline at the end, shmcb elsewhere", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so", []string{"SSLSessionCache SHMCB:/x"},
+			"LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n" +
+				"# orderly ERR-03: 2.4's shmcb session cache is a module of its own\nLoadModule socache_shmcb_module m/mod_socache_shmcb.so\n"},
+		{"all there", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n", nil,
+			"LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			have := map[string]bool{}
+			ml := loadsModules(tt.text, have)
+			if got := addModules(tt.text, ml, have, append([]string{tt.text}, tt.others...)); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRenamed holds renamed, renameLines' quick test of a line's first
+// word, to the names renameLines acts on, in any case; and firstWord to
+// fields where it answers.
+func TestRenamed(t *testing.T) {
+	names := []string{"keepalive", "loadmodule"}
+	for n := range renames {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		for _, w := range []string{n, strings.ToUpper(n), strings.ToUpper(n[:1]) + n[1:]} {
+			if !renamed(w) {
+				t.Errorf("renamed(%q) = false", w)
+			}
+		}
+	}
+	for _, w := range []string{"", "Allow", "KeepAliveTimeout", "LoadFile", "lockfil", strings.Repeat("x", 40)} {
+		if renamed(w) {
+			t.Errorf("renamed(%q) = true", w)
+		}
+	}
+	for _, l := range append(textCases, "\u00a0KeepAlive 5\n", "Keep\u00a0Alive", "  MaxClients 5 # x\n") {
+		var buf [4]string
+		f := fields(l, &buf)
+		if w, ok := firstWord(l); ok && (len(f) == 0 && w != "" || len(f) > 0 && w != f[0]) {
+			t.Errorf("firstWord(%q) = %q, fields say %q", l, w, f)
+		}
 	}
 }
