@@ -214,11 +214,7 @@ func (b *builder) relFile(f string) string {
 // enclosing sections, the normalised directive and its ordinal among
 // identical siblings (design.md, "Rule IDs").
 func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
-	text := d.Name
-	if d.Raw != "" {
-		text += " " + d.Raw
-	}
-	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: text}
+	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: d.Text()}
 	if b.noIDs() {
 		// written out, never counted
 	} else if b.apart {

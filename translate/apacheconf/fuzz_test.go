@@ -48,6 +48,9 @@ func FuzzParse(f *testing.F) {
 			if d.LowerName() != strings.ToLower(d.Name) {
 				t.Fatalf("%q: LowerName() = %q", d.Name, d.LowerName())
 			}
+			if want := strings.TrimSuffix(d.Name+" "+d.Raw, " "); d.Text() != want {
+				t.Fatalf("%q %q: Text() = %q, want %q", d.Name, d.Raw, d.Text(), want)
+			}
 			if d.IsSection() != (d.Block != nil) {
 				t.Fatalf("%s: IsSection() = %v with Block %v", d.Name, d.IsSection(), d.Block)
 			}

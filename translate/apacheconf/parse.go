@@ -40,6 +40,20 @@ type Directive struct {
 	EndLine int
 
 	lower string // Name in lower case, when parsed; see LowerName
+	line  string // the line it was parsed from, trimmed, when Text is that
+}
+
+// Text returns a plain directive as written: its name, a space and Raw
+// (the name alone when Raw is empty). For one parsed from a line written
+// so, it is that line, not a copy.
+func (d *Directive) Text() string {
+	if d.line != "" || d.Raw == "" && d.Name == "" {
+		return d.line
+	}
+	if d.Raw == "" {
+		return d.Name
+	}
+	return d.Name + " " + d.Raw
 }
 
 // LowerName returns the name in lower case. For a parsed directive it is
@@ -204,7 +218,12 @@ func (p *parser) parse(src []byte) {
 		case name[0] == '<':
 			p.openSection(pos, name, rest, endLine)
 		default:
-			p.add(p.directive(Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine}))
+			d := Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine}
+			if written := len(name) + min(len(rest), 1) + len(rest); len(text) == written && text[:len(name)] == name &&
+				(rest == "" || text[len(name)] == ' ' && text[len(name)+1:] == rest) {
+				d.line = text
+			}
+			p.add(p.directive(d))
 		}
 	}
 	for i := len(p.open) - 1; i >= 0; i-- {

@@ -643,10 +643,7 @@ func written(d *dir) string {
 		}
 		return "<" + d.Name + " " + d.Raw + ">"
 	}
-	if d.Raw == "" {
-		return d.Name
-	}
-	return d.Name + " " + d.Raw
+	return d.Text()
 }
 
 // hasWildcard reports whether a path has fnmatch wildcards.
