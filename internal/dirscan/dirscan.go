@@ -80,7 +80,6 @@ func Find(roots []Root, maxDirs int) Result {
 type scan struct {
 	want  map[string]bool // the names any root looks for
 	limit int
-	kinds fsKinds
 
 	mu        sync.Mutex
 	cond      *sync.Cond          // signalled when todo grows or busy falls
@@ -102,8 +101,16 @@ func (s *scan) push(dir string) {
 }
 
 // work lists directories until none is left to list and none is being
-// listed (whose subdirectories would be).
+// listed (whose subdirectories would be). It takes several at a time when
+// many wait, so that the workers do not queue for the lock at every one.
 func (s *scan) work() {
+	var kinds fsKinds // this worker's: no lock to ask it
+	var batch []string
+	type done struct {
+		dir string
+		l   listing
+	}
+	var results []done
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -111,28 +118,45 @@ func (s *scan) work() {
 			s.cond.Wait()
 		}
 		if len(s.todo) == 0 {
-			s.cond.Broadcast()
-			return
+			return // and busy is 0: every worker finds the same
 		}
-		dir := s.todo[len(s.todo)-1]
-		s.todo = s.todo[:len(s.todo)-1]
-		if s.limit > 0 && s.listed >= s.limit {
-			s.truncated = true
-			continue
+		n := min(len(s.todo), max(1, len(s.todo)/(2*workers)))
+		if s.limit > 0 {
+			n = min(n, s.limit-s.listed)
+			if n <= 0 {
+				s.truncated = true
+				s.todo = s.todo[:0]
+				if s.busy == 0 {
+					s.cond.Broadcast()
+				}
+				continue
+			}
 		}
-		s.listed++
+		batch = append(batch[:0], s.todo[len(s.todo)-n:]...)
+		s.todo = s.todo[:len(s.todo)-n]
+		s.listed += n
 		s.busy++
 		s.mu.Unlock()
-		dirs, files, ok := readDir(dir, s.want, &s.kinds)
-		slices.Sort(dirs)
-		slices.Sort(files)
+		results = results[:0]
+		for _, dir := range batch {
+			dirs, files, ok := readDir(dir, s.want, &kinds)
+			slices.Sort(dirs)
+			slices.Sort(files)
+			results = append(results, done{dir, listing{dirs: dirs, files: files, ok: ok}})
+		}
 		s.mu.Lock()
-		*s.seen[dir] = listing{dirs: dirs, files: files, ok: ok}
-		for _, d := range dirs {
-			s.push(join(dir, d))
+		pushed := len(s.todo)
+		for _, r := range results {
+			*s.seen[r.dir] = r.l
+			for _, d := range r.l.dirs {
+				s.push(join(r.dir, d))
+			}
 		}
 		s.busy--
-		s.cond.Broadcast()
+		// Waiting workers wait for more to list, or for the end.
+		if len(s.todo) > pushed || s.busy == 0 {
+			s.cond.Broadcast()
+		}
 	}
 }
 

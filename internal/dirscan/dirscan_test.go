@@ -10,7 +10,7 @@ import (
 
 // tree makes files (and, for names ending in "/", directories) under a
 // new directory and returns it.
-func tree(t *testing.T, paths ...string) string {
+func tree(t testing.TB, paths ...string) string {
 	t.Helper()
 	root := t.TempDir()
 	for _, p := range paths {
@@ -140,6 +140,26 @@ func TestFindWide(t *testing.T) {
 	for i := range 600 {
 		if want := []string{paths[i]}; len(got.Files[i]) != 1 || got.Files[i][0] != filepath.Join(root, want[0]) {
 			t.Fatalf("root %d: %q", i, got.Files[i])
+		}
+	}
+}
+
+// BenchmarkFindRoots searches 1,000 document roots, each a directory with
+// no subdirectory and no .htaccess file, as make bench-translate's
+// configuration has.
+func BenchmarkFindRoots(b *testing.B) {
+	var paths []string
+	for i := range 1000 {
+		paths = append(paths, fmt.Sprintf("www/vh%d/index.html", i))
+	}
+	root := tree(b, paths...)
+	var roots []Root
+	for i := range 1000 {
+		roots = append(roots, Root{fmt.Sprintf("%s/www/vh%d", root, i), []string{".htaccess"}})
+	}
+	for b.Loop() {
+		if got := Find(roots, 0); got.Dirs != 1000 {
+			b.Fatalf("%d directories listed", got.Dirs)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package dirscan
 
 import (
 	"encoding/binary"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,15 +14,12 @@ import (
 var countingFS = map[int64]bool{unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true}
 
 // fsKinds remembers, by device, whether the link counts of its
-// directories count their subdirectories.
+// directories count their subdirectories. Each worker has its own.
 type fsKinds struct {
-	mu     sync.Mutex
 	counts map[uint64]bool
 }
 
 func (k *fsKinds) countsSubdirs(dir string, dev uint64) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	counts, ok := k.counts[dev]
 	if !ok {
 		var fs unix.Statfs_t
