@@ -144,8 +144,16 @@ func (l *linter) buildScopes() {
 		}
 		return nil
 	}
-	for _, n := range l.nodes {
-		n.scope = inner(n)
+	// The directives of a block share their parents (model), and so
+	// their scope: it is looked up once per block.
+	var lastParents []*dir
+	var lastHt *htFile
+	var last *scope
+	for i, n := range l.nodes {
+		if i == 0 || n.ht != lastHt || !sameSlice(n.parents, lastParents) {
+			last, lastParents, lastHt = inner(n), n.parents, n.ht
+		}
+		n.scope = last
 		if n.scope != nil {
 			n.scope.own = append(n.scope.own, n)
 		}
@@ -198,6 +206,11 @@ func (l *linter) buildScopes() {
 	for _, s := range l.scopes {
 		l.summarise(s)
 	}
+}
+
+// sameSlice reports whether a and b are the same slice (not only equal).
+func sameSlice(a, b []*dir) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // mapURI returns the file-system path a URI maps to, through Alias or the

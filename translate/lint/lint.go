@@ -106,8 +106,7 @@ type linter struct {
 	tree      []*dir
 	nodes     []*node
 	byName    map[string][]*node
-	lower     map[string]string // directive names as written -> lower case, each made once
-	loaded    map[string]*dir   // module identifier -> LoadModule (nil for Options.Modules)
+	loaded    map[string]*dir // module identifier -> LoadModule (nil for Options.Modules)
 	loadLines []*dir
 	fragment  bool
 	docRoot   string
@@ -164,7 +163,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if len(files) == 0 {
 		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
 	}
-	l := &linter{opt: opt, byName: map[string][]*node{}, lower: map[string]string{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
+	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
 	}
@@ -303,40 +302,57 @@ func (l *linter) model() {
 	nodes := make([]node, 0, count)
 	l.nodes = make([]*node, 0, count)
 	var shared []*dir
+	var vh *vhost // the innermost <VirtualHost> of shared
+	top := true   // whether shared are all <VirtualHost>
+	lastFile := ""
 	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
-		l.addFile(d.Pos.File)
+		if d.Pos.File != lastFile {
+			l.addFile(d.Pos.File)
+			lastFile = d.Pos.File
+		}
 		if !slices.Equal(parents, shared) {
 			shared = slices.Clip(slices.Clone(parents))
+			vh, top = nil, true
+			for _, p := range parents {
+				if p.LowerName() == "virtualhost" {
+					vh = l.vhostOf(p)
+				} else {
+					top = false
+				}
+			}
 		}
-		nodes = append(nodes, node{d: d, parents: shared})
+		nodes = append(nodes, node{d: d, parents: shared, vh: vh})
 		n := &nodes[len(nodes)-1]
-		for _, p := range parents {
-			if p.Is("VirtualHost") {
-				n.vh = l.vhostOf(p)
-			}
-		}
-		if d.Is("VirtualHost") && d.IsSection() {
-			l.vhostOf(d)
-		}
 		l.add(n)
-		top := n.topLevel()
-		switch {
-		case d.Is("ServerRoot") && len(parents) == 0 && len(d.Args) == 1:
-			l.root = l.abs(d.Args[0])
-		case d.Is("LoadModule") && len(d.Args) == 2:
-			l.loadLines = append(l.loadLines, d)
-			l.loaded[d.Args[0]] = d
-		case d.Is("DocumentRoot") && top && len(d.Args) == 1:
-			if n.vh != nil {
-				n.vh.docRoot, n.vh.docRootD = l.abs(d.Args[0]), d
-			} else {
-				l.docRoot, l.docRootD = l.abs(d.Args[0]), d
+		switch n.name {
+		case "virtualhost":
+			if d.IsSection() {
+				l.vhostOf(d)
 			}
-		case d.Is("AccessFileName") && top && len(d.Args) > 0:
-			if n.vh != nil {
-				n.vh.accessFile = d.Args
-			} else {
-				l.access = d.Args
+		case "serverroot":
+			if len(parents) == 0 && len(d.Args) == 1 {
+				l.root = l.abs(d.Args[0])
+			}
+		case "loadmodule":
+			if len(d.Args) == 2 {
+				l.loadLines = append(l.loadLines, d)
+				l.loaded[d.Args[0]] = d
+			}
+		case "documentroot":
+			if top && len(d.Args) == 1 {
+				if vh != nil {
+					vh.docRoot, vh.docRootD = l.abs(d.Args[0]), d
+				} else {
+					l.docRoot, l.docRootD = l.abs(d.Args[0]), d
+				}
+			}
+		case "accessfilename":
+			if top && len(d.Args) > 0 {
+				if vh != nil {
+					vh.accessFile = d.Args
+				} else {
+					l.access = d.Args
+				}
 			}
 		}
 		return nil
@@ -364,20 +380,9 @@ func (l *linter) model() {
 }
 
 func (l *linter) add(n *node) {
-	n.name = l.lowerName(n.d.Name)
+	n.name = n.d.LowerName()
 	l.nodes = append(l.nodes, n)
 	l.byName[n.name] = append(l.byName[n.name], n)
-}
-
-// lowerName returns name in lower case. A configuration writes a few
-// dozen names many times over: each is lowered once, not at every use.
-func (l *linter) lowerName(name string) string {
-	low, ok := l.lower[name]
-	if !ok {
-		low = strings.ToLower(name)
-		l.lower[name] = low
-	}
-	return low
 }
 
 // vhostOf returns the virtual host of the <VirtualHost> d, made the
@@ -543,6 +548,7 @@ func (l *linter) findHtaccess() {
 		at[i] = n
 	}
 	found := dirscan.Find(search, l.maxDirs)
+	above := map[string]bool{} // levels above document roots, with the names read there
 	for i, r := range roots {
 		if !found.Listed[at[i]] {
 			if r.doc {
@@ -556,8 +562,14 @@ func (l *linter) findHtaccess() {
 			continue
 		}
 		// The levels above a document root: httpd's directory walk
-		// starts at "/".
+		// starts at "/". Document roots are often siblings: a level is
+		// read for its names once (and then those above it too).
 		for p := filepath.Dir(r.path); r.doc; p = filepath.Dir(p) {
+			key := p + "\x00" + strings.Join(r.names, "\x00")
+			if above[key] {
+				break
+			}
+			above[key] = true
 			for _, name := range r.names {
 				readHt(filepath.Join(p, name))
 			}
