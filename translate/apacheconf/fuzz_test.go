@@ -2,6 +2,7 @@ package apacheconf
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -60,6 +61,16 @@ func FuzzParse(f *testing.F) {
 			top := slices.ContainsFunc(ds, func(d *Directive) bool { return d.Is("LoadModule") })
 			if got := HasTopLevel(src, "LoadModule"); got != top {
 				t.Fatalf("HasTopLevel = %v, but the parsed tree says %v", got, top)
+			}
+		}
+		// Lexed in parts (as a big file is, on several cores), the file
+		// gives the same tree and errors as read line after line.
+		for _, n := range []int{1, 2, 3, 7} {
+			q := &parser{file: "f.conf"}
+			q.parseParts(src, n)
+			q.errs.sort()
+			if got, want := dumpTree(q.top)+errString(q.errs.Err()), dumpTree(ds)+errString(err); got != want {
+				t.Fatalf("lexed in %d parts:\n%s\nline after line:\n%s", n, got, want)
 			}
 		}
 		checkRoundTrip(t, ds)
@@ -153,4 +164,14 @@ func unpack(archive []byte) fstest.MapFS {
 	}
 	flush()
 	return fsys
+}
+
+// dumpTree writes out everything parsing sets in a tree, to compare trees.
+func dumpTree(ds []*Directive) string {
+	var b strings.Builder
+	Walk(ds, func(d *Directive, parents []*Directive) error {
+		fmt.Fprintf(&b, "%d %q %q %q %v %d %q %q %v\n", len(parents), d.Name, d.Args, d.Raw, d.Pos, d.EndLine, d.Text(), d.LowerName(), d.Block != nil)
+		return nil
+	})
+	return b.String()
 }

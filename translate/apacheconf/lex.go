@@ -1,9 +1,6 @@
 package apacheconf
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // isSpace reports whether c is white space in the C locale, as httpd's
 // apr_isspace does. Unlike strings.TrimSpace it knows nothing of Unicode.
@@ -128,9 +125,10 @@ type lineReader struct {
 	segs []segment
 }
 
-func newLineReader(src []byte) *lineReader {
-	r := &lineReader{src: string(src)}
-	if bytes.HasPrefix(src, []byte("\xEF\xBB\xBF")) {
+// newLineReader reads src, whose first line is line lines+1 of its file.
+func newLineReader(src string, lines int) *lineReader {
+	r := &lineReader{src: src, line: lines}
+	if strings.HasPrefix(src, "\xEF\xBB\xBF") {
 		r.off = 3
 	}
 	return r

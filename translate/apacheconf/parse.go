@@ -2,9 +2,12 @@ package apacheconf
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/orderly-proxy/orderly/internal/par"
 )
 
 // Pos is a position in a configuration file. Line and Col are 1-based; Col
@@ -161,6 +164,9 @@ type parser struct {
 	slab []Directive // directives are allocated from it, many at a time
 	// lower maps each spelling of a name met to its lower case.
 	lower map[string]string
+	// A part of a file lexed apart (parse): its lines, in order.
+	events []event
+	closes []closeTag
 }
 
 // directive returns a new Directive set to d.
@@ -193,8 +199,106 @@ func (p *parser) add(d *Directive) {
 	}
 }
 
+// parallelParse is the size from which a file is split and its parts
+// lexed on several cores: a generated configuration of thousands of
+// virtual hosts is megabytes of lines, each lexed on its own.
+const parallelParse = 256 << 10
+
 func (p *parser) parse(src []byte) {
-	r := newLineReader(src)
+	p.parseParts(src, min(runtime.GOMAXPROCS(0), len(src)/(parallelParse/2)))
+}
+
+// parseParts parses src lexed in (up to) n parts, on as many cores.
+func (p *parser) parseParts(src []byte, n int) {
+	text := string(src) // once: lines, names and words are slices of it
+	starts := splitLines(text, n)
+	if len(starts) == 1 {
+		p.lex(newLineReader(text, 0), p)
+	} else {
+		// Each part is lexed apart into its lines' directives, sections
+		// opened and tags closed; the tree is then put together from
+		// them in order, as if lexed one line after another.
+		parts := make([]parser, len(starts))
+		par.Do(len(starts), func(i int) {
+			end := len(text)
+			if i+1 < len(starts) {
+				end = starts[i+1]
+			}
+			q := &parts[i]
+			q.file = p.file
+			r := newLineReader(text[:end], strings.Count(text[:starts[i]], "\n"))
+			r.off = max(r.off, starts[i])
+			q.lex(r, nil)
+		})
+		for i := range parts {
+			q := &parts[i]
+			p.errs = append(p.errs, q.errs...)
+			for _, e := range q.events {
+				if e.d == nil {
+					c := q.closes[e.close]
+					p.closeSection(c.pos, c.tag, c.endLine)
+					continue
+				}
+				p.add(e.d)
+				if e.d.Block != nil {
+					p.open = append(p.open, e.d)
+				}
+			}
+		}
+	}
+	for i := len(p.open) - 1; i >= 0; i-- {
+		d := p.open[i]
+		p.errorf(d.Pos, "<"+d.Name+"> was not closed.")
+	}
+}
+
+// splitLines returns where n parts of text of about the same size start,
+// each at the start of a logical line: after a newline ending a physical
+// line that does not continue (neither empty, whose continuation depends
+// on the lines before it, nor ending in a backslash). It returns fewer
+// where text has no such newline; always at least [0].
+func splitLines(text string, n int) []int {
+	starts := []int{0}
+	for i := 1; i < n; i++ {
+		at := max(i*len(text)/n, starts[len(starts)-1])
+		for {
+			nl := strings.IndexByte(text[at:], '\n')
+			if nl < 0 {
+				return starts
+			}
+			at += nl
+			line := text[strings.LastIndexByte(text[:at], '\n')+1 : at]
+			line = strings.TrimSuffix(line, "\r")
+			at++
+			if line != "" && line[len(line)-1] != '\\' {
+				break
+			}
+		}
+		if at < len(text) && at > starts[len(starts)-1] {
+			starts = append(starts, at)
+		}
+	}
+	return starts
+}
+
+// An event is a line lexed apart from the tree (parse, on several cores):
+// a directive or an opened section (d), or a closing tag (closes[close]).
+type event struct {
+	d     *Directive
+	close int
+}
+
+// A closeTag is a closing tag's line, as closeSection takes it.
+type closeTag struct {
+	pos     Pos
+	tag     string
+	endLine int
+}
+
+// lex reads r's lines into directives. With a tree (the parser itself,
+// reading a file alone) each goes into it at once; without, they are kept
+// in order as events, for the tree to take later.
+func (p *parser) lex(r *lineReader, tree *parser) {
 	for {
 		l, ok := r.next()
 		if !ok {
@@ -214,26 +318,38 @@ func (p *parser) parse(src []byte) {
 		case name == "":
 			// An empty quoted name: httpd ignores the line.
 		case strings.HasPrefix(name, "</"):
-			p.closeSection(pos, name, endLine)
+			if tree != nil {
+				tree.closeSection(pos, name, endLine)
+			} else {
+				p.events = append(p.events, event{close: len(p.closes)})
+				p.closes = append(p.closes, closeTag{pos, name, endLine})
+			}
 		case name[0] == '<':
-			p.openSection(pos, name, rest, endLine)
+			d := p.openSection(pos, name, rest, endLine)
+			if tree != nil {
+				tree.add(d)
+				tree.open = append(tree.open, d)
+			} else {
+				p.events = append(p.events, event{d: d})
+			}
 		default:
-			d := Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine}
+			d := p.directive(Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine})
 			if written := len(name) + min(len(rest), 1) + len(rest); len(text) == written && text[:len(name)] == name &&
 				(rest == "" || text[len(name)] == ' ' && text[len(name)+1:] == rest) {
 				d.line = text
 			}
-			p.add(p.directive(d))
+			if tree != nil {
+				tree.add(d)
+			} else {
+				p.events = append(p.events, event{d: d})
+			}
 		}
-	}
-	for i := len(p.open) - 1; i >= 0; i-- {
-		d := p.open[i]
-		p.errorf(d.Pos, "<"+d.Name+"> was not closed.")
 	}
 }
 
-// openSection handles a line whose first word is name and starts with '<'.
-func (p *parser) openSection(pos Pos, name, rest string, endLine int) {
+// openSection makes the section of a line whose first word is name and
+// starts with '<'.
+func (p *parser) openSection(pos Pos, name, rest string, endLine int) *Directive {
 	// As ap_build_config_sub: one '>' is cut off the first word, and a
 	// line with nothing after the first word has no arguments.
 	name = strings.TrimSuffix(name, ">")[1:]
@@ -247,9 +363,7 @@ func (p *parser) openSection(pos Pos, name, rest string, endLine int) {
 			raw = rest
 		}
 	}
-	d := p.directive(Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
-	p.add(d)
-	p.open = append(p.open, d)
+	return p.directive(Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
 }
 
 // closeSection handles a line whose first word is tag and starts with "</".
@@ -287,7 +401,7 @@ func (p *parser) closeSection(pos Pos, tag string, endLine int) {
 // reads no further than the first one, and builds no tree. On a file that
 // parses without errors it agrees with [Parse].
 func HasTopLevel(src []byte, name string) bool {
-	r := newLineReader(src)
+	r := newLineReader(string(src), 0)
 	depth := 0
 	for {
 		l, ok := r.next()
