@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // WriteText writes one finding a line:
 //
 //	file:line:col: ID severity: directive: change; fix
 func WriteText(w io.Writer, r *Report) error {
+	var seen oneLineMemo
 	return writeChunked(w, len(r.Findings), func(b []byte, i int) []byte {
 		f := &r.Findings[i]
 		b = append(b, f.Pos.File...)
@@ -27,11 +29,11 @@ func WriteText(w io.Writer, r *Report) error {
 		b = append(b, ' ')
 		b = append(b, f.Severity...)
 		b = append(b, ": "...)
-		b = appendOneLine(b, f.Directive)
+		b = seen.append(b, f.Directive)
 		b = append(b, ": "...)
-		b = appendOneLine(b, f.Change)
+		b = seen.append(b, f.Change)
 		b = append(b, "; "...)
-		b = appendOneLine(b, f.Fix)
+		b = seen.append(b, f.Fix)
 		return append(b, '\n')
 	})
 }
@@ -89,6 +91,33 @@ func writeChunked(w io.Writer, n int, add func(b []byte, i int) []byte) error {
 	}
 	close(full)
 	return <-done
+}
+
+// A oneLineMemo remembers which of the long texts of a report are on one
+// line already. Most are shared by many findings (a rule's fix, a
+// scope's translation): it knows them by where they are in memory, which
+// for texts that all stay alive (those of one report) says which they are.
+type oneLineMemo [256]struct {
+	p  *byte
+	n  int
+	ok bool
+}
+
+// append is appendOneLine, with isOneLine's answer for a text seen before
+// taken from the memo.
+func (m *oneLineMemo) append(b []byte, s string) []byte {
+	if len(s) < 64 {
+		return appendOneLine(b, s)
+	}
+	p := unsafe.StringData(s)
+	e := &m[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(s)))%uintptr(len(m))]
+	if e.p != p || e.n != len(s) {
+		e.p, e.n, e.ok = p, len(s), isOneLine(s)
+	}
+	if e.ok {
+		return append(b, s...)
+	}
+	return appendOneLine(b, s)
 }
 
 // appendOneLine appends s with every run of white space made one space

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // TestAppendOneLine checks appendOneLine, whose fast path copies a text
@@ -139,4 +141,30 @@ func (w *countWriter) Write(p []byte) (int, error) {
 		return 0, errors.New("disk full")
 	}
 	return w.buf.Write(p)
+}
+
+// TestWriteTextShared writes findings that share long texts, on one line
+// and not, as most of a big report's do, and holds each line to the
+// texts made one line on their own.
+func TestWriteTextShared(t *testing.T) {
+	long := func(s string) string { return strings.Repeat(s, 10) }
+	texts := []string{long("one line of text "), long("two\tlines\nof  text "), long("x") + " ", "short  one", ""}
+	var r Report
+	var want strings.Builder
+	for i := range 2000 {
+		f := Finding{ID: "DIR-10", Severity: "warning", Pos: apacheconf.Pos{File: "f", Line: i + 1, Col: 1},
+			Directive: texts[i%len(texts)], Change: texts[(i/2)%len(texts)], Fix: texts[(i/3)%len(texts)]}
+		if i%7 == 0 {
+			f.Fix = long(fmt.Sprint(" own  text ", i)) // not shared
+		}
+		r.Findings = append(r.Findings, f)
+		fmt.Fprintf(&want, "f:%d:1: DIR-10 warning: %s: %s; %s\n", i+1, oneLine(f.Directive), oneLine(f.Change), oneLine(f.Fix))
+	}
+	var got strings.Builder
+	if err := WriteText(&got, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("WriteText differs from each text made one line on its own")
+	}
 }
