@@ -1680,7 +1680,7 @@ func groupFirst(ds []*apacheconf.Directive) bool {
 	pos := map[string]int{}
 	n := 0
 	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-		if strings.EqualFold(d.Name, "LoadModule") && len(d.Args) > 0 {
+		if d.LowerName() == "loadmodule" && len(d.Args) > 0 {
 			if _, ok := pos[d.Args[0]]; !ok {
 				pos[d.Args[0]] = n
 				n++

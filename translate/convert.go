@@ -1293,13 +1293,22 @@ func firstWord(l string) (w string, ok bool) {
 // is w: a name of renames, KeepAlive or LoadModule, in any case.
 func renamed(w string) bool {
 	var lower [32]byte
-	if len(w) > len(lower) {
-		return false // longer than every name (TestRenamed)
+	if len(w) > len(lower) || renamedLens&(1<<len(w)) == 0 {
+		return false // no name is that long (TestRenamed)
 	}
 	l := appendLower(lower[:0], w)
 	_, ok := renames[string(l)]
 	return ok || string(l) == "keepalive" || string(l) == "loadmodule"
 }
+
+// renamedLens has bit n set when a name renameLines acts on is n long.
+var renamedLens = func() uint64 {
+	lens := uint64(1)<<len("keepalive") | 1<<len("loadmodule")
+	for n := range renames {
+		lens |= 1 << len(n)
+	}
+	return lens
+}()
 
 // appendLower appends s in lower case (ASCII letters only, as httpd
 // compares directive names).

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -73,7 +72,7 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 			continue
 		}
 		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if strings.EqualFold(d.Name, "LoadModule") && len(d.Args) > 0 {
+			if d.LowerName() == "loadmodule" && len(d.Args) > 0 {
 				loaded[d.Args[0]] = true
 			}
 			return nil
@@ -118,7 +117,7 @@ func hasLoadModule(f string) bool {
 	found := false
 	ds, _ := apacheconf.Load(f, apacheconf.Options{})
 	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-		if strings.EqualFold(d.Name, "LoadModule") {
+		if d.LowerName() == "loadmodule" {
 			found = true
 		}
 		return nil

@@ -233,8 +233,8 @@ func (l *loader) expand(ds []*Directive, trail []Pos, inSection bool) []*Directi
 			break
 		}
 		d.Trail = trail
-		switch {
-		case d.Is("IfModule") || d.Is("IfDefine"):
+		switch n := d.LowerName(); {
+		case n == "ifmodule" || n == "ifdefine":
 			if !d.IsSection() {
 				l.errorf(d.Pos, trail, "Invalid command '"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
 				break
@@ -242,7 +242,7 @@ func (l *loader) expand(ds []*Directive, trail []Pos, inSection bool) []*Directi
 			if l.holds(d) {
 				out = append(out, l.expand(d.Block, trail, inSection)...)
 			}
-		case d.Is("Include") || d.Is("IncludeOptional"):
+		case n == "include" || n == "includeoptional":
 			if d.IsSection() {
 				l.errorf(d.Pos, trail, "Invalid command '<"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
 				break
@@ -270,7 +270,7 @@ func (l *loader) holds(d *Directive) bool {
 		return false
 	}
 	set := l.defines
-	if d.Is("IfModule") {
+	if d.LowerName() == "ifmodule" {
 		set = l.modules
 	}
 	return set[name] != not
@@ -279,8 +279,8 @@ func (l *loader) holds(d *Directive) bool {
 // exec executes the plain directives that change how the rest is read.
 func (l *loader) exec(d *Directive, inSection bool) {
 	bad := func(msg string) { l.errorf(d.Pos, d.Trail, msg) }
-	switch {
-	case d.Is("LoadModule"):
+	switch d.LowerName() {
+	case "loadmodule":
 		if len(d.Args) != 2 || d.Args[0] == "" || d.Args[1] == "" {
 			bad("LoadModule takes two arguments, a module name and the name of a shared object file to load it from")
 			return
@@ -289,7 +289,7 @@ func (l *loader) exec(d *Directive, inSection bool) {
 		if s := sourceName(d.Args[0], d.Args[1]); s != "" {
 			l.modules[s] = true
 		}
-	case d.Is("ServerRoot"):
+	case "serverroot":
 		if inSection {
 			return // httpd refuses it there; that is for the caller to say
 		}
@@ -298,7 +298,7 @@ func (l *loader) exec(d *Directive, inSection bool) {
 			return
 		}
 		l.root = l.resolve(d.Args[0])
-	case d.Is("Define"):
+	case "define":
 		if len(d.Args) < 1 || len(d.Args) > 2 || d.Args[0] == "" {
 			bad("Define takes 1-2 arguments, Define a variable, optionally to a value.  Same as passing -D to the command line.")
 			return
@@ -308,7 +308,7 @@ func (l *loader) exec(d *Directive, inSection bool) {
 			return
 		}
 		l.defines[d.Args[0]] = true
-	case d.Is("UnDefine"):
+	case "undefine":
 		if len(d.Args) != 1 || d.Args[0] == "" {
 			bad("UnDefine takes one argument, Undefine the existence of a variable. Undo a Define.")
 			return

@@ -162,8 +162,10 @@ type parser struct {
 	open []*Directive // open sections, outermost first
 	errs ErrorList
 	slab []Directive // directives are allocated from it, many at a time
-	// lower maps each spelling of a name met to its lower case.
-	lower map[string]string
+	// lower maps each spelling of a name met to its lower case; the last
+	// one looked up is kept apart (a block often repeats a name).
+	lower               map[string]string
+	lastName, lastLower string
 	// A part of a file lexed apart (parse): its lines, in order.
 	events []event
 	closes []closeTag
@@ -174,15 +176,18 @@ func (p *parser) directive(d Directive) *Directive {
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]Directive, 0, 128)
 	}
-	l, ok := p.lower[d.Name]
-	if !ok {
-		if p.lower == nil {
-			p.lower = map[string]string{}
+	if d.Name != p.lastName {
+		l, ok := p.lower[d.Name]
+		if !ok {
+			if p.lower == nil {
+				p.lower = map[string]string{}
+			}
+			l = strings.ToLower(d.Name)
+			p.lower[d.Name] = l
 		}
-		l = strings.ToLower(d.Name)
-		p.lower[d.Name] = l
+		p.lastName, p.lastLower = d.Name, l
 	}
-	d.lower = l
+	d.lower = p.lastLower
 	p.slab = append(p.slab, d)
 	return &p.slab[len(p.slab)-1]
 }

@@ -103,6 +103,7 @@ type htFile struct {
 type linter struct {
 	opt       Options
 	root      string // server root
+	lastRule  *Rule  // of the last finding reported
 	tree      []*dir
 	nodes     []*node
 	byName    map[string][]*node
@@ -621,9 +622,14 @@ func (l *linter) flatten(ds []*dir) []*dir {
 // report adds a finding of rule id. Empty change or fix texts take the
 // rule's.
 func (l *linter) report(id string, pos apacheconf.Pos, directive, change, fix string) {
-	r, ok := RuleByID(id)
-	if !ok {
-		panic("lint: unknown rule " + id)
+	r := l.lastRule
+	if r == nil || r.ID != id {
+		i, ok := ruleIndex[id]
+		if !ok {
+			panic("lint: unknown rule " + id)
+		}
+		r = &rules[i]
+		l.lastRule = r // findings come in runs of one rule
 	}
 	if change == "" {
 		change = r.Change
