@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -68,7 +69,7 @@ func (a *adminPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Nothing from elsewhere, ever: the page's own inline style and script only.
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := adminTemplate.Execute(w, d); err != nil {
+	if err := adminTemplate().Execute(w, d); err != nil {
 		a.rl.logger.Error("admin page", "err", err)
 	}
 }
@@ -118,32 +119,36 @@ func unixSeconds(t time.Time) int64 {
 	return t.Unix()
 }
 
-var adminTemplate = template.Must(template.New("admin").Funcs(template.FuncMap{
-	"pct": func(f float64) string {
-		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + "%"
-	},
-	"join": func(s []string) string { return strings.Join(s, "\n") },
-	"or":   func(s, d string) string { return cmpOr(s, d) },
-	"sorted": func(rs []adminRule) []adminRule {
-		// Retirement candidates first, then by file and line.
-		out := slices.Clone(rs)
-		rank := func(v string) int {
-			switch {
-			case strings.HasPrefix(v, "delete"):
-				return 0
-			case v == "demoted":
-				return 1
-			case v == "not fired":
-				return 2
-			case v == "never decisive":
-				return 3
+// adminTemplate is the admin page's template, parsed when first needed:
+// not by every command at start-up.
+var adminTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("admin").Funcs(template.FuncMap{
+		"pct": func(f float64) string {
+			return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + "%"
+		},
+		"join": func(s []string) string { return strings.Join(s, "\n") },
+		"or":   func(s, d string) string { return cmpOr(s, d) },
+		"sorted": func(rs []adminRule) []adminRule {
+			// Retirement candidates first, then by file and line.
+			out := slices.Clone(rs)
+			rank := func(v string) int {
+				switch {
+				case strings.HasPrefix(v, "delete"):
+					return 0
+				case v == "demoted":
+					return 1
+				case v == "not fired":
+					return 2
+				case v == "never decisive":
+					return 3
+				}
+				return 4
 			}
-			return 4
-		}
-		slices.SortStableFunc(out, func(a, b adminRule) int { return rank(a.Verdict) - rank(b.Verdict) })
-		return out
-	},
-}).Parse(adminHTML))
+			slices.SortStableFunc(out, func(a, b adminRule) int { return rank(a.Verdict) - rank(b.Verdict) })
+			return out
+		},
+	}).Parse(adminHTML))
+})
 
 func cmpOr(s, d string) string {
 	if s == "" {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -531,7 +532,7 @@ func ssiEnables(n *node) bool {
 	return false
 }
 
-var dnRe = regexp.MustCompile(`SSL_(CLIENT|SERVER)_[SI]_DN([^_A-Za-z0-9]|$)`)
+var dnRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`SSL_(CLIENT|SERVER)_[SI]_DN([^_A-Za-z0-9]|$)`) })
 
 // checkSSL: DIR-21, DIR-22, DIR-23, BEH-06, ORD-12.
 func (l *linter) checkSSL() {
@@ -562,7 +563,7 @@ func (l *linter) checkSSL() {
 				}
 				continue
 			}
-			if dnRe.MatchString(n.d.Raw) {
+			if dnRe().MatchString(n.d.Raw) {
 				l.at("DIR-22", n.d, "", "")
 			}
 		}
@@ -610,7 +611,9 @@ func (l *linter) checkSSL() {
 	}
 }
 
-var shellSyntax = regexp.MustCompile("[;&|<>$`*?(){}~'\"\\\\]|^\\s*[A-Za-z_][A-Za-z0-9_]*=|^\\s*(exec|cd|export)\\s")
+var shellSyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("[;&|<>$`*?(){}~'\"\\\\]|^\\s*[A-Za-z_][A-Za-z0-9_]*=|^\\s*(exec|cd|export)\\s")
+})
 
 // checkBehaviour: BEH-01..05, BEH-07..09.
 func (l *linter) checkBehaviour() {
@@ -661,7 +664,7 @@ func (l *linter) checkBehaviour() {
 				return
 			}
 			cmd := strings.TrimSpace(a[1:])
-			if !shellSyntax.MatchString(cmd) {
+			if !shellSyntax().MatchString(cmd) {
 				return
 			}
 			rest := ""
@@ -706,7 +709,7 @@ func (l *linter) checkBehaviour() {
 	})
 }
 
-var desRe = regexp.MustCompile(`^[./0-9A-Za-z]{13}$`)
+var desRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[./0-9A-Za-z]{13}$`) })
 
 // countCrypt counts the crypt(3) DES entries of a password file.
 func countCrypt(p string) (des, total int, err error) {
@@ -726,7 +729,7 @@ func countCrypt(p string) (des, total int, err error) {
 			continue
 		}
 		total++
-		if desRe.MatchString(hash) {
+		if desRe().MatchString(hash) {
 			des++
 		}
 	}
