@@ -57,7 +57,7 @@ var accessNames = map[string]bool{
 func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	lo := opt.LoadOptions
 	lo.RenderOnly = true // written out, never decided on
-	cfg, plain, err := load(files, lo)
+	cfg, plain, srcs, err := load(files, lo)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			}
 		}
 	}
-	top, _ := os.ReadFile(files[0])
+	top := srcs[0] // as read by load
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(top, len(hts) > 0))
 	}

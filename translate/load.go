@@ -30,29 +30,41 @@ var FragmentModules = []string{
 // Load reads the legacy files (each with everything it includes) and
 // builds the access model. Errors are an apacheconf.ErrorList.
 func Load(files []string, opt LoadOptions) (*Config, error) {
-	cfg, _, err := load(files, opt)
+	cfg, _, _, err := load(files, opt)
 	return cfg, err
 }
 
 // load is Load, returning also each file's directives as read, or nil
 // for a file read with modules assumed loaded (a fragment, or
 // LoadOptions.Modules): those are not what apacheconf.Load with no
-// modules would read.
-func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, error) {
+// modules would read; and each file's text (nil if it could not be read).
+func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, [][]byte, error) {
 	if len(files) == 0 {
-		return nil, nil, apacheconf.ErrorList{{Msg: "no legacy files given"}}
+		return nil, nil, nil, apacheconf.ErrorList{{Msg: "no legacy files given"}}
 	}
+	srcs := make([][]byte, len(files))
 	var all []*apacheconf.Directive
 	var plain [][]*apacheconf.Directive
 	var errs apacheconf.ErrorList
 	loaded := map[string]bool{}
 	fragment := true
-	for _, f := range files {
+	for i, f := range files {
 		mods := map[string]bool{}
 		for _, m := range opt.Modules {
 			mods[m] = true
 		}
-		if !hasLoadModule(f) {
+		// The file is read once, for the question and the loading.
+		src, rerr := os.ReadFile(f)
+		srcs[i] = src
+		readFile := func(name string) ([]byte, error) {
+			if name == f && rerr == nil && src != nil {
+				b := src
+				src = nil // later reads (an Include of itself) read again
+				return b, nil
+			}
+			return os.ReadFile(name)
+		}
+		if !hasLoadModule(f, src) {
 			if len(opt.Modules) == 0 {
 				for _, m := range FragmentModules {
 					mods[m] = true
@@ -61,7 +73,7 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		} else {
 			fragment = false
 		}
-		ds, err := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: mods})
+		ds, err := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: mods, ReadFile: readFile})
 		if err != nil {
 			var el apacheconf.ErrorList
 			if errors.As(err, &el) {
@@ -85,7 +97,7 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		}
 	}
 	if len(errs) > 0 {
-		return nil, nil, errs
+		return nil, nil, nil, errs
 	}
 	for _, m := range opt.Modules {
 		loaded[m] = true
@@ -103,15 +115,15 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		opt.BaseDir = filepath.Dir(files[0])
 	}
 	cfg, err := Build(all, opt.Options)
-	return cfg, plain, err
+	return cfg, plain, srcs, err
 }
 
-// hasLoadModule reports whether the file, with its includes, loads any
-// module itself. A full configuration says so in its own first lines,
+// hasLoadModule reports whether the file f, whose text is src (nil if it
+// could not be read), with its includes, loads any module itself. A full configuration says so in its own first lines,
 // outside any section; only a file that does not is read with its
 // includes.
-func hasLoadModule(f string) bool {
-	if src, err := os.ReadFile(f); err == nil && apacheconf.HasTopLevel(src, "LoadModule") {
+func hasLoadModule(f string, src []byte) bool {
+	if src != nil && apacheconf.HasTopLevel(src, "LoadModule") {
 		return true
 	}
 	found := false

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/orderly-proxy/orderly/internal/par"
 )
@@ -406,7 +407,8 @@ func (p *parser) closeSection(pos Pos, tag string, endLine int) {
 // reads no further than the first one, and builds no tree. On a file that
 // parses without errors it agrees with [Parse].
 func HasTopLevel(src []byte, name string) bool {
-	r := newLineReader(string(src), 0)
+	// The text is looked at, not kept: a string over src, not a copy.
+	r := newLineReader(unsafe.String(unsafe.SliceData(src), len(src)), 0)
 	depth := 0
 	for {
 		l, ok := r.next()
