@@ -3,8 +3,12 @@ package lint
 import (
 	"cmp"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/orderly-proxy/orderly/internal/par"
 )
 
 // A findingList collects findings in blocks that are never moved: a big
@@ -80,10 +84,14 @@ func (fl *findingList) sorted(files []string) []Finding {
 		for i := range all {
 			packed[i] = p.pack(key(i))
 		}
-		slices.Sort(packed)
-		for i, k := range packed {
-			out[i] = *all[k&p.seqMask]
-		}
+		sortKeys(packed, bits.Len(uint(runtime.GOMAXPROCS(0)-1)))
+		// A big report is megabytes of findings: copied on every core.
+		const part = 4096
+		par.Do((len(packed)+part-1)/part, func(c int) {
+			for i := c * part; i < min((c+1)*part, len(packed)); i++ {
+				out[i] = *all[packed[i]&p.seqMask]
+			}
+		})
 		return out
 	}
 	keys := make([]findingKey, len(all))
@@ -105,6 +113,32 @@ func (fl *findingList) sorted(files []string) []Finding {
 		out[i] = *all[k.seq]
 	}
 	return out
+}
+
+// sortKeys sorts keys, its halves apart on two cores, theirs on two more,
+// and so on down levels deep, for a report of tens of thousands of
+// findings; then merges them.
+func sortKeys(keys []uint64, levels int) {
+	if levels <= 0 || len(keys) < 1<<13 {
+		slices.Sort(keys)
+		return
+	}
+	half := len(keys) / 2
+	var wg sync.WaitGroup
+	wg.Go(func() { sortKeys(keys[:half], levels-1) })
+	sortKeys(keys[half:], levels-1)
+	wg.Wait()
+	merged := make([]uint64, 0, len(keys))
+	a, b := keys[:half], keys[half:]
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			merged, a = append(merged, a[0]), a[1:]
+		} else {
+			merged, b = append(merged, b[0]), b[1:]
+		}
+	}
+	merged = append(append(merged, a...), b...)
+	copy(keys, merged)
 }
 
 // A keyPacking lays the fields of a findingKey out in one integer, most

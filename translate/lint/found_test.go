@@ -61,3 +61,22 @@ func TestFindingListSorted(t *testing.T) {
 		t.Errorf("no findings: %v, want nil", got)
 	}
 }
+
+// TestSortKeys holds sortKeys, on any number of levels of cores, to
+// slices.Sort, on keys with many ties.
+func TestSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 8191, 8192, 8193, 40000} {
+		for levels := range 4 {
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = rng.Uint64N(uint64(n/3 + 1))
+			}
+			want := slices.Sorted(slices.Values(keys))
+			sortKeys(keys, levels)
+			if !slices.Equal(keys, want) {
+				t.Fatalf("%d keys on %d levels: not sorted", n, levels)
+			}
+		}
+	}
+}
