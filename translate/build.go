@@ -1460,12 +1460,12 @@ func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
 	}
 	hosts, custom := 0, false
 	for _, d := range ds {
-		if !d.Is("VirtualHost") {
+		if d.LowerName() != "virtualhost" {
 			continue
 		}
 		hosts++
 		apacheconf.Walk(d.Block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if x.Is("Limit") || x.Is("LimitExcept") {
+			if n := x.LowerName(); n == "limit" || n == "limitexcept" {
 				for _, m := range x.Args {
 					custom = custom || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
 				}

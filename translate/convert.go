@@ -297,10 +297,14 @@ func loadedFiles(files []string, opt LoadOptions, plain [][]*apacheconf.Directiv
 			ds, _ = apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
 		}
 		raw = append(raw, ds)
+		last := ""
 		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if !seen[d.Pos.File] {
-				seen[d.Pos.File] = true
-				out = append(out, d.Pos.File)
+			if f := d.Pos.File; f != last { // a file's directives come in runs
+				last = f
+				if !seen[f] {
+					seen[f] = true
+					out = append(out, f)
+				}
 			}
 			return nil
 		})
