@@ -9,7 +9,8 @@
 #   apache2 -t  Debian's Apache 2.4 checking the translated configuration
 #               (no mod_access_compat: translate dropped it)
 # and prints each round, the medians and their ratio (target: orderly
-# faster than apache2 -t, ratio < 1). bin/orderly is built first.
+# faster than apache2 -t, ratio < 1). bin/orderly is built first, as
+# make build builds it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/usr/local/go/bin"
@@ -23,7 +24,9 @@ if [ ! -x "$APACHE" ]; then
   apt-get update -q >/dev/null 2>&1 || true
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends apache2 >/dev/null
 fi
-go build -o bin/orderly ./cmd/orderly
+# The binary users run, built as make build and the Dockerfile build it
+# (static, stripped).
+make -s build
 
 rm -rf "$B"; mkdir -p "$B/legacy" "$B/www" "$B/logs"
 chmod 755 "$B"
