@@ -232,6 +232,7 @@ func (p *parser) parseParts(src []byte, n int) {
 			}
 			q := &parts[i]
 			q.file = p.file
+			q.events = make([]event, 0, strings.Count(text[starts[i]:end], "\n")+1) // at most a line each
 			r := newLineReader(text[:end], strings.Count(text[:starts[i]], "\n"))
 			r.off = max(r.off, starts[i])
 			q.lex(r, nil)

@@ -120,18 +120,25 @@ func components(p string) int {
 	return strings.Count(strings.Trim(p, "/"), "/") + 1
 }
 
-// buildScopes makes the scopes and gives each directive its scope.
-func (l *linter) buildScopes() {
-	secScope := map[*dir]*scope{}
+// buildScopes makes the scopes of nodes and gives each its scope: first
+// for those of the configuration, then (htaccess) for those of the
+// .htaccess files read, whose own scopes come before all others.
+func (l *linter) buildScopes(nodes []*node, htaccess bool) {
+	if l.secScope == nil {
+		l.secScope = map[*dir]*scope{}
+	}
+	secScope := l.secScope
 	htScope := map[*htFile]*scope{}
-	order := 0
-	for _, h := range l.hts {
-		s := &scope{ht: h, kind: "htaccess", header: h.path, pos: posAtStart(h.path), path: h.dir, phase: 0, depth: 2*components(h.dir) + 1, order: 1 << 30}
-		if len(h.ds) > 0 {
-			s.pos = posOf(h.ds[0])
+	var hts, made []*scope
+	if htaccess {
+		for _, h := range l.hts {
+			s := &scope{ht: h, kind: "htaccess", header: h.path, pos: posAtStart(h.path), path: h.dir, phase: 0, depth: 2*components(h.dir) + 1, order: 1 << 30}
+			if len(h.ds) > 0 {
+				s.pos = posOf(h.ds[0])
+			}
+			htScope[h] = s
+			hts = append(hts, s)
 		}
-		htScope[h] = s
-		l.scopes = append(l.scopes, s)
 	}
 	inner := func(n *node) *scope {
 		for i := len(n.parents) - 1; i >= 0; i-- {
@@ -149,7 +156,7 @@ func (l *linter) buildScopes() {
 	var lastParents []*dir
 	var lastHt *htFile
 	var last *scope
-	for i, n := range l.nodes {
+	for i, n := range nodes {
 		if i == 0 || n.ht != lastHt || !sameSlice(n.parents, lastParents) {
 			last, lastParents, lastHt = inner(n), n.parents, n.ht
 		}
@@ -161,8 +168,8 @@ func (l *linter) buildScopes() {
 			continue
 		}
 		d := n.d
-		s := &scope{sec: d, kind: n.name, header: written(d), pos: posOf(d), vh: n.vh, parent: n.scope, order: order}
-		order++
+		s := &scope{sec: d, kind: n.name, header: written(d), pos: posOf(d), vh: n.vh, parent: n.scope, order: l.order}
+		l.order++
 		regex := len(d.Args) > 0 && d.Args[0] == "~"
 		arg := ""
 		if len(d.Args) > 0 {
@@ -201,9 +208,15 @@ func (l *linter) buildScopes() {
 			s.vh = s.parent.vh
 		}
 		secScope[d] = s
-		l.scopes = append(l.scopes, s)
+		made = append(made, s)
 	}
-	for _, s := range l.scopes {
+	l.scopes = append(append(hts, l.scopes...), made...)
+	// A scope's directives are all its own once its nodes are done:
+	// those of the configuration before the .htaccess files are read.
+	for _, s := range hts {
+		l.summarise(s)
+	}
+	for _, s := range made {
 		l.summarise(s)
 	}
 }

@@ -102,8 +102,10 @@ type htFile struct {
 
 type linter struct {
 	opt       Options
-	root      string // server root
-	lastRule  *Rule  // of the last finding reported
+	root      string          // server root
+	lastRule  *Rule           // of the last finding reported
+	secScope  map[*dir]*scope // each section's scope (buildScopes)
+	order     int             // scopes of sections made so far (buildScopes)
 	tree      []*dir
 	nodes     []*node
 	byName    map[string][]*node
@@ -176,8 +178,11 @@ func Lint(files []string, opt Options) (*Report, error) {
 		l.root = filepath.Dir(files[0])
 	}
 	l.model()
-	l.findHtaccess()
-	l.buildScopes()
+	search := l.startHtaccess()
+	config := len(l.nodes)
+	l.buildScopes(l.nodes[:config], false)
+	l.readHtaccess(search)
+	l.buildScopes(l.nodes[config:], true)
 	l.check()
 	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
 }
@@ -453,16 +458,28 @@ func (l *linter) written24() bool {
 	return false
 }
 
-// findHtaccess reads the .htaccess files under every document root and
-// every <Directory> that exists on disk, and above them (httpd looks for
-// one at every level from the root down where overrides are allowed).
-func (l *linter) findHtaccess() {
-	type root struct {
-		path  string
-		names []string
-		at    *dir // the DocumentRoot or <Directory>; nil for Options.DocumentRoot
-		doc   bool // a document root
-	}
+// An htRoot is a directory searched for .htaccess files.
+type htRoot struct {
+	path  string
+	names []string
+	at    *dir // the DocumentRoot or <Directory>; nil for Options.DocumentRoot
+	doc   bool // a document root
+}
+
+// An htSearch is the search for .htaccess files under the roots, under
+// way: each directory is listed once, several at a time, while the
+// linter goes on (startHtaccess), and the files found are read after
+// (readHtaccess).
+type htSearch struct {
+	roots []htRoot
+	at    []int // each root's index in the search
+	found chan dirscan.Result
+}
+
+// startHtaccess starts the search for the .htaccess files under every
+// document root and every <Directory> that exists on disk.
+func (l *linter) startHtaccess() *htSearch {
+	type root = htRoot
 	var roots []root
 	if l.docRoot != "" {
 		roots = append(roots, root{l.docRoot, l.access, l.docRootD, true})
@@ -502,6 +519,27 @@ func (l *linter) findHtaccess() {
 		}
 		roots = append(roots, root{p, names, n.d, false})
 	}
+	var search []dirscan.Root
+	hs := &htSearch{roots: roots, at: make([]int, len(roots)), found: make(chan dirscan.Result, 1)}
+	walked := map[string]int{}
+	for i, r := range roots {
+		n, ok := walked[r.path]
+		if !ok {
+			n = len(search)
+			walked[r.path] = n
+			search = append(search, dirscan.Root{Dir: r.path, Names: r.names})
+		}
+		hs.at[i] = n
+	}
+	go func() { hs.found <- dirscan.Find(search, l.maxDirs) }()
+	return hs
+}
+
+// readHtaccess reads the .htaccess files the search found, and those above
+// each document root (httpd looks for one at every level from the root
+// down where overrides are allowed).
+func (l *linter) readHtaccess(hs *htSearch) {
+	roots, at, found := hs.roots, hs.at, <-hs.found
 	seen := map[string]bool{}
 	readHt := func(p string) {
 		if seen[p] {
@@ -535,20 +573,6 @@ func (l *linter) findHtaccess() {
 			return nil
 		})
 	}
-	// Each directory under the roots is listed once, several at a time.
-	var search []dirscan.Root
-	at := make([]int, len(roots)) // each root's index in search
-	walked := map[string]int{}
-	for i, r := range roots {
-		n, ok := walked[r.path]
-		if !ok {
-			n = len(search)
-			walked[r.path] = n
-			search = append(search, dirscan.Root{Dir: r.path, Names: r.names})
-		}
-		at[i] = n
-	}
-	found := dirscan.Find(search, l.maxDirs)
 	above := map[string]bool{} // levels above document roots, with the names read there
 	for i, r := range roots {
 		if !found.Listed[at[i]] {
