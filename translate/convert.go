@@ -61,6 +61,9 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The search for .htaccess files is system calls: the configuration
+	// is translated meanwhile.
+	search := startHtaccess(cfg)
 	conv := &Conversion{Files: map[string][]byte{}}
 	byFile := map[string][]edit{}
 	// Every section once, with the configuration it is seen in: a virtual
@@ -114,9 +117,12 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		byFile[s.Pos.File] = append(byFile[s.Pos.File], results[i].es...)
 		conv.Changes++
 	}
+	// Neither needs the .htaccess files: worked out while they are sought.
+	loaded, raw := loadedFiles(files, opt.LoadOptions, plain)
+	pe, pr := convertProxies(cfg, raw)
 	// .htaccess files: each is a section merged after its directory's
 	// <Directory> sections, below those of the directories above it.
-	hts, htReviews := findHtaccess(cfg)
+	hts, htReviews := findHtaccess(search)
 	conv.Reviews = append(conv.Reviews, htReviews...)
 	conv.Changes += len(htReviews)
 	for _, h := range hts {
@@ -167,8 +173,6 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(top, len(hts) > 0))
 	}
-	loaded, raw := loadedFiles(files, opt.LoadOptions, plain)
-	pe, pr := convertProxies(cfg, raw)
 	for f, es := range pe {
 		byFile[f] = append(byFile[f], es...)
 		conv.Changes += len(es)
@@ -1459,11 +1463,27 @@ type htFile struct {
 // AuthConfig that Require needs could change that; one with access rules
 // in a nested section; one below a wildcard or regex <Directory>
 // section; one that servers with different sections reach.
-func findHtaccess(cfg *Config) ([]htFile, []Difference) {
-	type root struct {
-		dir string
-		cfg *Config
-	}
+// An htSearch is the search for a configuration's .htaccess files, under
+// way (startHtaccess) while the rest is translated, until the files found
+// are read (findHtaccess).
+type htSearch struct {
+	cfg    *Config
+	roots  []htRoot
+	search []dirscan.Root
+	found  chan dirscan.Result
+}
+
+// An htRoot is a directory searched for .htaccess files, and the
+// configuration it is served by.
+type htRoot struct {
+	dir string
+	cfg *Config
+}
+
+// startHtaccess starts the search for the .htaccess files under the
+// document roots, Alias targets and UserDir directories of cfg.
+func startHtaccess(cfg *Config) *htSearch {
+	type root = htRoot
 	roots := []root{{cfg.DocumentRoot, cfg}}
 	addAliases := func(c *Config) {
 		for _, a := range c.Aliases {
@@ -1493,14 +1513,20 @@ func findHtaccess(cfg *Config) ([]htFile, []Difference) {
 		addAliases(v.Config)
 		addUserDirs(v.Config)
 	}
-	// Every file with the configurations that reach it.
-	var search []dirscan.Root
+	hs := &htSearch{cfg: cfg, roots: roots, found: make(chan dirscan.Result, 1)}
 	for _, r := range roots {
 		if r.dir != "" {
-			search = append(search, dirscan.Root{Dir: r.dir, Names: cfg.AccessFileNames})
+			hs.search = append(hs.search, dirscan.Root{Dir: r.dir, Names: cfg.AccessFileNames})
 		}
 	}
-	res := dirscan.Find(search, maxHtaccessDirs)
+	go func() { hs.found <- dirscan.Find(hs.search, maxHtaccessDirs) }()
+	return hs
+}
+
+// findHtaccess reads the .htaccess files the search found, each with the
+// configurations that reach it.
+func findHtaccess(hs *htSearch) ([]htFile, []Difference) {
+	cfg, roots, search, res := hs.cfg, hs.roots, hs.search, <-hs.found
 	var reviews []Difference
 	if res.Truncated {
 		reviews = append(reviews, Difference{Pos: apacheconf.Pos{File: search[0].Dir},
