@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"sort"
-	"strings"
-)
+import "sort"
 
 // Render writes a Require tree as Apache 2.4 configuration lines, each
 // prefixed with indent. The root is the implicit <RequireAny> of a
@@ -28,7 +25,7 @@ func Render(root *Node, indent string) []string {
 
 func renderNode(n *Node, indent string) []string {
 	if n.Kind == Leaf {
-		return []string{indent + leafText(n)}
+		return []string{leafText(indent, n)}
 	}
 	name := "RequireAny"
 	switch {
@@ -49,34 +46,45 @@ func renderNode(n *Node, indent string) []string {
 	return append(out, indent+"</"+name+">")
 }
 
-func leafText(n *Node) string {
-	var b strings.Builder
-	b.WriteString("Require ")
+// leafText is the Require line of a leaf, after indent.
+func leafText(indent string, n *Node) string {
+	b := make([]byte, 0, 64)
+	b = append(b, indent...)
+	b = append(b, "Require "...)
 	if n.Negate {
-		b.WriteString("not ")
+		b = append(b, "not "...)
+	}
+	words := func(name string, args []string) { // as name + " " + strings.Join(args, " ")
+		b = append(append(b, name...), ' ')
+		for i, a := range args {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, a...)
+		}
 	}
 	switch n.Provider {
 	case ProvAllGranted:
-		b.WriteString("all granted")
+		b = append(b, "all granted"...)
 	case ProvAllDenied:
-		b.WriteString("all denied")
+		b = append(b, "all denied"...)
 	case ProvIP:
-		b.WriteString("ip")
+		b = append(b, "ip"...)
 		for _, s := range n.Subnets {
-			b.WriteString(" " + s.String())
+			b = s.AppendTo(append(b, ' '))
 		}
 	case ProvHost:
-		b.WriteString("host " + strings.Join(n.Args, " "))
+		words("host", n.Args)
 	case ProvEnv:
-		b.WriteString("env " + strings.Join(n.Args, " "))
+		words("env", n.Args)
 	case ProvLocal:
-		b.WriteString("local")
+		b = append(b, "local"...)
 	case ProvUser:
-		b.WriteString("user " + strings.Join(n.Args, " "))
+		words("user", n.Args)
 	case ProvValidUser:
-		b.WriteString("valid-user")
+		b = append(b, "valid-user"...)
 	case ProvGroup:
-		b.WriteString("group " + strings.Join(n.Args, " "))
+		words("group", n.Args)
 	case ProvMethod:
 		var names []string
 		for name, num := range builtinMethods {
@@ -85,9 +93,9 @@ func leafText(n *Node) string {
 			}
 		}
 		sort.Strings(names)
-		b.WriteString("method " + strings.Join(names, " "))
+		words("method", names)
 	}
-	return b.String()
+	return string(b)
 }
 
 // packIP merges consecutive non-negated Require ip leaves into one line of

@@ -142,11 +142,16 @@ func (s Subnet) Prefix() (netip.Prefix, bool) {
 }
 
 // String renders the subnet as address/mask (CIDR bits when contiguous).
-func (s Subnet) String() string {
+func (s Subnet) String() string { return string(s.AppendTo(nil)) }
+
+// AppendTo appends the subnet as String renders it.
+func (s Subnet) AppendTo(b []byte) []byte {
 	if p, ok := s.Prefix(); ok {
-		return p.String()
+		return p.AppendTo(b)
 	}
-	return netip.AddrFrom4([4]byte(s.sub[:4])).String() + "/" + netip.AddrFrom4([4]byte(s.mask[:4])).String()
+	b = netip.AddrFrom4([4]byte(s.sub[:4])).AppendTo(b)
+	b = append(b, '/')
+	return netip.AddrFrom4([4]byte(s.mask[:4])).AppendTo(b)
 }
 
 // looksLikeIP is APR's looks_like_ip: non-empty, and either holds a ':' or
