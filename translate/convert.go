@@ -94,6 +94,10 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	for _, v := range cfg.VHosts {
 		add(v.Config)
 	}
+	// The methods every translation names, worked out once per server.
+	for _, c := range serverConfigs(cfg) {
+		c.methodNames = methodNames(c.Methods)
+	}
 	// Sections translate independently of each other: on every core,
 	// gathered in order.
 	type converted struct {
@@ -204,6 +208,16 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		conv.Files[f] = []byte(texts[i])
 	}
 	return conv, nil
+}
+
+// serverConfigs returns the main server's configuration and each virtual
+// host's.
+func serverConfigs(cfg *Config) []*Config {
+	out := []*Config{cfg}
+	for _, v := range cfg.VHosts {
+		out = append(out, v.Config)
+	}
+	return out
 }
 
 func hasAccess(c *DirConf) bool {
@@ -688,17 +702,10 @@ type methodClass struct {
 
 // methodClasses groups the methods that the layers treat alike.
 func methodClasses(cfg *Config, compat, authz *layers) []methodClass {
-	names := []string{"GET", "PUT", "POST", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND", "PROPPATCH",
-		"MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "VERSION-CONTROL", "CHECKOUT", "UNCHECKOUT", "CHECKIN", "UPDATE",
-		"LABEL", "REPORT", "MKWORKSPACE", "MKACTIVITY", "BASELINE-CONTROL", "MERGE"}
-	// Then the registered ones, by number.
-	registered := cfg.Methods.Registered()
-	custom := make([]string, 0, len(registered))
-	for name := range registered {
-		custom = append(custom, name)
+	names := cfg.methodNames
+	if names == nil {
+		names = methodNames(cfg.Methods)
 	}
-	slices.SortFunc(custom, func(a, b string) int { return registered[a] - registered[b] })
-	names = append(names, custom...)
 	if uniformMethods(compat, authz) {
 		// No <Limit> anywhere in the layers: one class, every method.
 		return []methodClass{{rep: policy.MethodInvalid, rest: true, names: names}}
@@ -726,6 +733,21 @@ func methodClasses(cfg *Config, compat, authz *layers) []methodClass {
 		classes[0].except = append(classes[0].except, c.names...)
 	}
 	return append(classes[1:], classes[0])
+}
+
+// methodNames are the methods a translation names, in its order: the
+// built-in ones, then the registered ones, by number.
+func methodNames(ms *policy.Methods) []string {
+	names := []string{"GET", "PUT", "POST", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PROPFIND", "PROPPATCH",
+		"MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "VERSION-CONTROL", "CHECKOUT", "UNCHECKOUT", "CHECKIN", "UPDATE",
+		"LABEL", "REPORT", "MKWORKSPACE", "MKACTIVITY", "BASELINE-CONTROL", "MERGE"}
+	registered := ms.Registered()
+	custom := make([]string, 0, len(registered))
+	for name := range registered {
+		custom = append(custom, name)
+	}
+	slices.SortFunc(custom, func(a, b string) int { return registered[a] - registered[b] })
+	return slices.Clip(append(names, custom...))
 }
 
 // uniformMethods reports whether the layers decide every method alike:

@@ -164,6 +164,7 @@ type Config struct {
 	Defaults     *DirConf   // per-directory directives outside any section
 	ServerEnv    []*EnvRule // server-level SetEnvIf, run before any section applies
 	Methods      *policy.Methods
+	methodNames  []string // set by Convert: what methodClasses names
 
 	MergeSlashes        bool
 	AllowEncodedSlashes EncodedSlashes
