@@ -178,6 +178,8 @@ func Lint(files []string, opt Options) (*Report, error) {
 		l.root = filepath.Dir(files[0])
 	}
 	l.model()
+	// The search for .htaccess files is system calls: the scopes of the
+	// configuration are made meanwhile, theirs once they are read.
 	search := l.startHtaccess()
 	config := len(l.nodes)
 	l.buildScopes(l.nodes[:config], false)
