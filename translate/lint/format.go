@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -16,81 +18,97 @@ import (
 //
 //	file:line:col: ID severity: directive: change; fix
 func WriteText(w io.Writer, r *Report) error {
-	var seen oneLineMemo
-	return writeChunked(w, len(r.Findings), func(b []byte, i int) []byte {
-		f := &r.Findings[i]
-		b = append(b, f.Pos.File...)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(f.Pos.Line), 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(f.Pos.Col), 10)
-		b = append(b, ": "...)
-		b = append(b, f.ID...)
-		b = append(b, ' ')
-		b = append(b, f.Severity...)
-		b = append(b, ": "...)
-		b = seen.append(b, f.Directive)
-		b = append(b, ": "...)
-		b = seen.append(b, f.Change)
-		b = append(b, "; "...)
-		b = seen.append(b, f.Fix)
-		return append(b, '\n')
+	return writeChunked(w, len(r.Findings), func() func([]byte, int) []byte {
+		var seen oneLineMemo
+		return func(b []byte, i int) []byte {
+			f := &r.Findings[i]
+			b = append(b, f.Pos.File...)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(f.Pos.Line), 10)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(f.Pos.Col), 10)
+			b = append(b, ": "...)
+			b = append(b, f.ID...)
+			b = append(b, ' ')
+			b = append(b, f.Severity...)
+			b = append(b, ": "...)
+			b = seen.append(b, f.Directive)
+			b = append(b, ": "...)
+			b = seen.append(b, f.Change)
+			b = append(b, "; "...)
+			b = seen.append(b, f.Fix)
+			return append(b, '\n')
+		}
 	})
 }
 
-// chunkSize is how much output writeChunked formats before writing it;
-// its buffers have room for a record more.
-const chunkSize, chunkRoom = 256 << 10, 16 << 10
+// chunkRecords is how many records writeChunked formats at a time.
+const chunkRecords = 512
 
-// writeChunked writes n records, each appended to a buffer by add, to w in
-// order, a chunk of about chunkSize bytes at a time. Output of more than
-// one chunk is written by another goroutine while the next chunk is
-// formatted: a big report is megabytes, and writing them to a file costs
-// about as much as formatting them. After a failed write the rest is
-// formatted but not written, and the error returned.
-func writeChunked(w io.Writer, n int, add func(b []byte, i int) []byte) error {
-	buf := make([]byte, 0, chunkSize+chunkRoom)
-	var full, free chan []byte
-	var done chan error
-	for i := range n {
-		buf = add(buf, i)
-		if len(buf) < chunkSize {
-			continue
+// writeChunked writes n records to w in order, each appended to a buffer
+// by a function newAdd makes: one for each goroutine, so that it need not
+// be safe for concurrent use. Output of more than one chunk of
+// chunkRecords is formatted on every core, a chunk at a time, while the
+// chunks done are written in order: a big report is megabytes, and
+// writing them to a file costs about as much as formatting them. After a
+// failed write the rest is neither formatted nor written, and the error
+// is returned.
+func writeChunked(w io.Writer, n int, newAdd func() func(b []byte, i int) []byte) error {
+	chunks := (n + chunkRecords - 1) / chunkRecords
+	if chunks <= 1 {
+		add := newAdd()
+		var b []byte
+		for i := range n {
+			b = add(b, i)
 		}
-		if full == nil {
-			// At most four buffers: the one being filled, two waiting
-			// and the one being written; free holds all that come back.
-			full, free, done = make(chan []byte, 2), make(chan []byte, 4), make(chan error, 1)
-			go func() {
-				var err error
-				for b := range full {
-					if err == nil {
-						_, err = w.Write(b)
-					}
-					free <- b[:0]
-				}
-				done <- err
-			}()
-		}
-		full <- buf
-		select {
-		case buf = <-free:
-		default:
-			buf = make([]byte, 0, chunkSize+chunkRoom)
-		}
-	}
-	if full == nil {
-		if len(buf) == 0 {
+		if len(b) == 0 {
 			return nil
 		}
-		_, err := w.Write(buf)
+		_, err := w.Write(b)
 		return err
 	}
-	if len(buf) > 0 {
-		full <- buf
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	// The buffers: one being filled by each worker, and as many done or
+	// being written. A worker takes a buffer before it takes a chunk, so
+	// the chunk the writer waits for always has one.
+	free := make(chan []byte, 2*workers)
+	for range 2 * workers {
+		free <- nil
 	}
-	close(full)
-	return <-done
+	done := make([]chan []byte, chunks)
+	for i := range done {
+		done[i] = make(chan []byte, 1)
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	for range workers {
+		go func() {
+			add := newAdd()
+			for {
+				b := (<-free)[:0]
+				i := int(next.Add(1) - 1)
+				if i >= chunks {
+					free <- b
+					return
+				}
+				for j := i * chunkRecords; j < min((i+1)*chunkRecords, n) && !failed.Load(); j++ {
+					b = add(b, j)
+				}
+				done[i] <- b
+			}
+		}()
+	}
+	var err error
+	for i := range chunks {
+		b := <-done[i]
+		if err == nil {
+			if _, err = w.Write(b); err != nil {
+				failed.Store(true)
+			}
+		}
+		free <- b
+	}
+	return err
 }
 
 // A oneLineMemo remembers which of the long texts of a report are on one

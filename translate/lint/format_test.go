@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -95,35 +97,53 @@ func TestIsOneLine(t *testing.T) {
 	}
 }
 
-// TestWriteChunked writes records of every size, from none to several
-// chunks' worth, and checks they come out whole and in order, in as few
-// writes as chunks; and that a failed write is reported, the writes after
-// it not made, and nothing left waiting.
+// TestWriteChunked writes records of every size, from none to many
+// chunks' worth, and checks they come out whole and in order, a write per
+// chunk; that each goroutine formats with its own function; and that a
+// failed write is reported, the writes after it not made, and nothing left
+// waiting.
 func TestWriteChunked(t *testing.T) {
 	rec := func(b []byte, i int) []byte {
-		return append(append(b, strings.Repeat("x", i%5000)...), fmt.Sprintf(" %d\n", i)...)
+		return append(append(b, strings.Repeat("x", i%300)...), fmt.Sprintf(" %d\n", i)...)
 	}
-	for _, n := range []int{0, 1, 10, 200, 1000, 3000} {
+	newRec := func() func([]byte, int) []byte {
+		busy := false // a function used by two goroutines at once would see it set
+		return func(b []byte, i int) []byte {
+			if busy {
+				panic("a record function used by two goroutines at once")
+			}
+			busy = true
+			defer func() { busy = false }()
+			return rec(b, i)
+		}
+	}
+	for _, n := range []int{0, 1, 10, chunkRecords, chunkRecords + 1, 3000, 20000} {
 		var want []byte
 		for i := range n {
 			want = rec(want, i)
 		}
 		var w countWriter
-		if err := writeChunked(&w, n, rec); err != nil {
+		if err := writeChunked(&w, n, newRec); err != nil {
 			t.Fatalf("%d records: %v", n, err)
 		}
 		if !bytes.Equal(w.buf.Bytes(), want) {
 			t.Errorf("%d records: wrote %d bytes, want %d, or not the same", n, w.buf.Len(), len(want))
 		}
-		if most := len(want)/chunkSize + 1; w.writes > most || n == 0 && w.writes != 0 {
-			t.Errorf("%d records (%d bytes): %d writes, want at most %d", n, len(want), w.writes, most)
+		if chunks := (n + chunkRecords - 1) / chunkRecords; w.writes != chunks {
+			t.Errorf("%d records: %d writes, want %d", n, w.writes, chunks)
 		}
 	}
+	before := runtime.NumGoroutine()
 	for _, failAt := range []int{1, 2, 5} {
 		w := countWriter{failAt: failAt}
-		err := writeChunked(&w, 3000, rec)
+		err := writeChunked(&w, 20000, newRec)
 		if err == nil || w.writes != failAt {
 			t.Errorf("a writer failing at write %d: error %v after %d writes", failAt, err, w.writes)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines left running", runtime.NumGoroutine()-before)
 		}
 	}
 }
