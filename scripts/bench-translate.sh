@@ -116,6 +116,9 @@ print(f"generated {b}/legacy/httpd.conf: {vhosts} virtual hosts, {n} access dire
       f"{sum(1 for _ in open(f'{b}/legacy/httpd.conf'))} lines")
 PY
 chmod -R a+rX "$B"
+# What was just written (the binary, the configuration, a thousand
+# directories) goes to disk before the timing, not in the middle of it.
+sync
 
 now() { date +%s.%N; }
 declare -a tor tap
