@@ -214,10 +214,11 @@ func (b *builder) relFile(f string) string {
 // enclosing sections, the normalised directive and its ordinal among
 // identical siblings (design.md, "Rule IDs").
 func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
-	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: d.Text()}
 	if b.noIDs() {
-		// written out, never counted
-	} else if b.apart {
+		return renderRule
+	}
+	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: d.Text()}
+	if b.apart {
 		b.pending = append(b.pending, pendingID{r: r, key: string(b.ruleKey(d, scope))})
 	} else {
 		r.ID = b.ruleID(d, scope, true)
@@ -595,6 +596,9 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 // decisions no directive made there. Its ID hashes the scope the way a
 // directive's does, with "(default)" for the directive.
 func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.Rule {
+	if b.noIDs() {
+		return renderRule
+	}
 	file, line, text := "", 0, "(default) server"
 	if d != nil {
 		file, line = b.relFile(d.Pos.File), d.Pos.Line
@@ -605,9 +609,6 @@ func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.
 	}
 	r := &policy.Rule{File: file, Line: line, Text: text, Default: true}
 	b.defaults = append(b.defaults, r)
-	if b.noIDs() {
-		return r
-	}
 	key := file + "\x00" + strings.Join(scope, "\x00") + "\x00(default)"
 	if b.apart {
 		b.pending = append(b.pending, pendingID{r: r, key: key})
@@ -620,8 +621,13 @@ func (b *builder) defaultRule(d *apacheconf.Directive, scope ...string) *policy.
 }
 
 // noIDs reports whether rules go without IDs: in a model only written out
-// (Options.RenderOnly), where no rule is counted or omitted.
+// (Options.RenderOnly), where no rule is counted or omitted. Its lines
+// then share renderRule, and Config.Rules is empty.
 func (b *builder) noIDs() bool { return b.opt.RenderOnly && len(b.opt.Omit) == 0 }
+
+// renderRule is the Rule of every line of a model only written out: one
+// that is never counted, and never changed.
+var renderRule = &policy.Rule{Text: "(written out)"}
 
 // dirCtx is the state of a walk inside one section: the <Limit> mask in
 // force and the Require container being filled.
@@ -916,7 +922,10 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 	c := b.compat(ctx.conf)
 	r := b.rule(d, ctx.scope)
 	for _, w := range d.Args[1:] {
-		a := policy.AccessRule{Methods: ctx.limited, Word: w, Rule: r, Part: r.NewPart(w)}
+		a := policy.AccessRule{Methods: ctx.limited, Word: w, Rule: r}
+		if r != renderRule {
+			a.Part = r.NewPart(w)
+		}
 		lw := strings.ToLower(w)
 		switch {
 		case strings.HasPrefix(lw, "env=!"):
