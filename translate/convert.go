@@ -95,8 +95,12 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		add(v.Config)
 	}
 	// The methods every translation names, worked out once per server.
+	names := map[*policy.Methods][]string{} // servers often share theirs
 	for _, c := range serverConfigs(cfg) {
-		c.methodNames = methodNames(c.Methods)
+		if names[c.Methods] == nil {
+			names[c.Methods] = methodNames(c.Methods)
+		}
+		c.methodNames = names[c.Methods]
 	}
 	// Sections translate independently of each other: on every core,
 	// gathered in order.
@@ -110,6 +114,13 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			results[i].es, results[i].review = convertSection(all[i].cfg, s)
 		}
 	})
+	edits := map[string]int{} // each file's, to make its list once
+	for i, sc := range all {
+		edits[sc.s.Pos.File] += len(results[i].es)
+	}
+	for f, n := range edits {
+		byFile[f] = make([]edit, 0, n)
+	}
 	for i, sc := range all {
 		s := sc.s
 		if !hasAccess(s.Conf) || s.directive == nil {
