@@ -1,6 +1,9 @@
 package apacheconf
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // isSpace reports whether c is white space in the C locale, as httpd's
 // apr_isspace does. Unlike strings.TrimSpace it knows nothing of Unicode.
@@ -85,18 +88,23 @@ func unescape(s string, q byte) string {
 
 // words splits s into words with getWord.
 func words(s string) []string {
+	return appendWords(nil, s)
+}
+
+// appendWords appends the words of s to ws, which it grows at most once:
+// to as many words as s has runs of non-blanks (quotes may join some).
+func appendWords(ws []string, s string) []string {
 	s = trimLeft(s)
 	if s == "" {
-		return nil
+		return ws
 	}
-	// At most one word per run of non-blanks (quotes may join some).
 	n := 1
 	for i := 1; i < len(s); i++ {
 		if isSpace(s[i-1]) && !isSpace(s[i]) {
 			n++
 		}
 	}
-	ws := make([]string, 0, n)
+	ws = slices.Grow(ws, n)
 	for {
 		s = trimLeft(s)
 		if s == "" {

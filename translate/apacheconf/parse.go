@@ -167,6 +167,7 @@ type parser struct {
 	// one looked up is kept apart (a block often repeats a name).
 	lower               map[string]string
 	lastName, lastLower string
+	argSlab             []string // the directives' arguments are allocated from it
 	// A part of a file lexed apart (parse): its lines, in order.
 	events []event
 	closes []closeTag
@@ -191,6 +192,24 @@ func (p *parser) directive(d Directive) *Directive {
 	d.lower = p.lastLower
 	p.slab = append(p.slab, d)
 	return &p.slab[len(p.slab)-1]
+}
+
+// args returns the words of s (words), in the parser's slab of them: a
+// big configuration has tens of thousands of directives, whose arguments
+// are not each allocated. Each directive's are capped at their length, so
+// that appending to them copies them rather than overwriting the next's.
+func (p *parser) args(s string) []string {
+	// s has at most a word for every two bytes: room for them all, so
+	// that the slab is never copied as it grows.
+	if most := (len(s) + 1) / 2; cap(p.argSlab)-len(p.argSlab) < most {
+		p.argSlab = make([]string, 0, max(1024, most))
+	}
+	start := len(p.argSlab)
+	p.argSlab = appendWords(p.argSlab, s)
+	if len(p.argSlab) == start {
+		return nil
+	}
+	return p.argSlab[start:len(p.argSlab):len(p.argSlab)]
 }
 
 func (p *parser) errorf(pos Pos, msg string) {
@@ -340,7 +359,7 @@ func (p *parser) lex(r *lineReader, tree *parser) {
 				p.events = append(p.events, event{d: d})
 			}
 		default:
-			d := p.directive(Directive{Name: name, Args: words(rest), Raw: rest, Pos: pos, EndLine: endLine})
+			d := p.directive(Directive{Name: name, Args: p.args(rest), Raw: rest, Pos: pos, EndLine: endLine})
 			if written := len(name) + min(len(rest), 1) + len(rest); len(text) == written && text[:len(name)] == name &&
 				(rest == "" || text[len(name)] == ' ' && text[len(name)+1:] == rest) {
 				d.line = text
@@ -370,7 +389,7 @@ func (p *parser) openSection(pos Pos, name, rest string, endLine int) *Directive
 			raw = rest
 		}
 	}
-	return p.directive(Directive{Name: name, Args: words(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
+	return p.directive(Directive{Name: name, Args: p.args(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
 }
 
 // closeSection handles a line whose first word is tag and starts with "</".

@@ -42,8 +42,9 @@ func WriteText(w io.Writer, r *Report) error {
 	})
 }
 
-// chunkRecords is how many records writeChunked formats at a time.
-const chunkRecords = 512
+// chunkRecords is how many records writeChunked formats at a time, in a
+// buffer made chunkBytes long (the size of 512 findings of a big report).
+const chunkRecords, chunkBytes = 512, 256 << 10
 
 // writeChunked writes n records to w in order, each appended to a buffer
 // by a function newAdd makes: one for each goroutine, so that it need not
@@ -86,6 +87,9 @@ func writeChunked(w io.Writer, n int, newAdd func() func(b []byte, i int) []byte
 			add := newAdd()
 			for {
 				b := (<-free)[:0]
+				if b == nil {
+					b = make([]byte, 0, chunkBytes)
+				}
 				i := int(next.Add(1) - 1)
 				if i >= chunks {
 					free <- b
