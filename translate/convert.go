@@ -532,10 +532,9 @@ func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
 		if c.Requires22 != nil {
 			l.req22 = c.Requires22
 		}
-		for i := range l.sat22 {
-			if c.Satisfy22Set&(1<<uint(i)) != 0 {
-				l.sat22[i] = c.Satisfy22[i]
-			}
+		for set := c.Satisfy22Set; set != 0; set &= set - 1 {
+			i := bits.TrailingZeros64(uint64(set))
+			l.sat22[i] = c.Satisfy22[i]
 		}
 		l.satSet |= c.Satisfy22Set
 	}
@@ -782,7 +781,7 @@ func uniformMethods(compat, authz *layers) bool {
 			}
 		}
 	}
-	for m := 1; m < policy.MaxMethods; m++ {
+	for m := 1; m < policy.MaxMethods && compat.satSet != 0; m++ { // unset: all alike
 		if compat.sat22[m] != compat.sat22[0] {
 			return false
 		}
