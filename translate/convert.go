@@ -214,9 +214,10 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	}
 	for i, f := range loaded {
 		if i == lastLoader {
-			texts[i] = addModules(texts[i], lastLoads, have, texts)
+			conv.Files[f] = addModules(texts[i], lastLoads, have, texts)
+		} else {
+			conv.Files[f] = []byte(texts[i])
 		}
-		conv.Files[f] = []byte(texts[i])
 	}
 	return conv, nil
 }
@@ -1385,14 +1386,14 @@ func userOrGroup(text string) bool {
 	return false
 }
 
-// addModules adds the LoadModule lines 2.4 needs where a configuration
-// that loads its modules lacks them: the core authorization and
-// authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
+// addModules returns text with the LoadModule lines 2.4 needs where a
+// configuration that loads its modules lacks them: the core authorization
+// and authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
 // compiled in). They go after the last LoadModule line of text (ml, from
 // loadsModules), with the path of the lines before them.
-func addModules(text string, ml moduleLines, have map[string]bool, all []string) string {
+func addModules(text string, ml moduleLines, have map[string]bool, all []string) []byte {
 	if ml.end == 0 {
-		return text
+		return []byte(text)
 	}
 	dir := ml.dir
 	var add []string
@@ -1429,13 +1430,22 @@ func addModules(text string, ml moduleLines, have map[string]bool, all []string)
 			"<IfModule !unixd_module>\n", "    LoadModule unixd_module "+dir+"mod_unixd.so\n", "</IfModule>\n")
 	}
 	if len(add) == 0 {
-		return text
+		return []byte(text)
 	}
-	head := text[:ml.end]
-	if !strings.HasSuffix(head, "\n") {
-		head += "\n" // the last line of a file without a newline at its end
+	// The file's text is copied once, with the lines added.
+	size := len(text) + 1
+	for _, a := range add {
+		size += len(a)
 	}
-	return head + strings.Join(add, "") + text[ml.end:]
+	out := make([]byte, 0, size)
+	out = append(out, text[:ml.end]...)
+	if !strings.HasSuffix(text[:ml.end], "\n") {
+		out = append(out, '\n') // the last line of a file without a newline at its end
+	}
+	for _, a := range add {
+		out = append(out, a...)
+	}
+	return append(out, text[ml.end:]...)
 }
 
 // moduleLines is where a text loads modules: end is the offset just past

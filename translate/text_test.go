@@ -146,7 +146,7 @@ func TestAddModules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			have := map[string]bool{}
 			ml := loadsModules(tt.text, have)
-			if got := addModules(tt.text, ml, have, append([]string{tt.text}, tt.others...)); got != tt.want {
+			if got := string(addModules(tt.text, ml, have, append([]string{tt.text}, tt.others...))); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
 		})
