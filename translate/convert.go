@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"github.com/orderly-proxy/orderly/internal/par"
@@ -156,7 +157,8 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		if err != nil {
 			return nil, err
 		}
-		conv.Files[h.sec.Path] = []byte(applyEdits(src, es, true))
+		text, _ := applyEdits(src, es, true, false)
+		conv.Files[h.sec.Path] = []byte(text)
 		conv.Changes++
 	}
 	if len(hts) > 0 {
@@ -205,7 +207,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 				return nil, err
 			}
 		}
-		text, n := renameLines(applyEdits(src, byFile[f], opt.KeepCompat))
+		text, n := applyEdits(src, byFile[f], opt.KeepCompat, true)
 		conv.Renamed += n
 		texts[i] = text
 		if ml := loadsModules(text, have); ml.end > 0 {
@@ -1016,11 +1018,14 @@ func require22Tree(cfg *Config, reqs []policy.Require22, m int) *policy.Node {
 	return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: pick}
 }
 
-// applyEdits rewrites a file's text.
 // atEnd as an edit's from and to appends its text to the file.
 const atEnd = 1 << 30
 
-func applyEdits(src []byte, es []edit, keepCompat bool) string {
+// applyEdits rewrites a file's text: the edits es made, the LoadModule
+// line of mod_access_compat commented out unless keepCompat, and with
+// rename the catalogue's renames and removals (renameLine) made in the
+// same pass, whose number it returns.
+func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
 	// starts[k] is where line k+1 begins; the text after the last
 	// newline, even empty, is a line too.
 	starts := make([]int, 1, bytes.Count(src, []byte("\n"))+2)
@@ -1038,8 +1043,44 @@ func applyEdits(src []byte, es []edit, keepCompat bool) string {
 			size += len(t) + 1
 		}
 	}
+	// The source is looked at and copied, never kept: a string over it,
+	// not a copy of it.
+	text := unsafe.String(unsafe.SliceData(src), len(src))
 	var b strings.Builder
-	b.Grow(size + 1)
+	b.Grow(size + 1024)
+	// Every line is written through line, unless nothing is to be done to
+	// any: then the file is copied a stretch at a time.
+	renamed := 0
+	perLine := rename || !keepCompat
+	line := func(l string) {
+		if !keepCompat && loadsAccessCompat(l) {
+			b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: ")
+			b.WriteString(l)
+			return
+		}
+		if rename && renameLine(&b, l) {
+			renamed++
+		} else if !rename {
+			b.WriteString(l)
+		}
+	}
+	copyLines := func(text string) {
+		if !perLine {
+			b.WriteString(text)
+			return
+		}
+		for l := range strings.Lines(text) {
+			line(l)
+		}
+	}
+	writeText := func(t string) {
+		if perLine {
+			copyLines(t + "\n")
+			return
+		}
+		b.WriteString(t)
+		b.WriteByte('\n')
+	}
 	next := 1 // the first line not yet copied
 	for _, e := range es {
 		if e.from == atEnd {
@@ -1048,15 +1089,14 @@ func applyEdits(src []byte, es []edit, keepCompat bool) string {
 		if e.from < next || e.to > lines {
 			continue // overlaps an edit already made, or past the end
 		}
-		b.Write(src[starts[next-1]:starts[e.from-1]])
+		copyLines(text[starts[next-1]:starts[e.from-1]])
 		for _, t := range e.text {
-			b.WriteString(t)
-			b.WriteByte('\n')
+			writeText(t)
 		}
 		next = e.to + 1
 	}
 	if next <= lines {
-		b.Write(src[starts[next-1]:])
+		copyLines(text[starts[next-1]:])
 	}
 	for _, e := range es {
 		if e.from != atEnd {
@@ -1066,24 +1106,20 @@ func applyEdits(src []byte, es []edit, keepCompat bool) string {
 			b.WriteByte('\n')
 		}
 		for _, t := range e.text {
-			b.WriteString(t)
-			b.WriteByte('\n')
+			writeText(t)
 		}
 	}
-	text := b.String()
-	if !keepCompat && strings.Contains(text, "access_compat_module") {
-		var b strings.Builder
-		b.Grow(len(text) + 128)
-		var buf [4]string
-		for l := range strings.Lines(text) {
-			if t := fields(l, &buf); len(t) >= 2 && strings.EqualFold(t[0], "LoadModule") && t[1] == "access_compat_module" {
-				b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: ")
-			}
-			b.WriteString(l)
-		}
-		text = b.String()
+	return b.String(), renamed
+}
+
+// loadsAccessCompat reports whether the line l loads mod_access_compat.
+func loadsAccessCompat(l string) bool {
+	if w, ok := firstWord(l); ok && !strings.EqualFold(w, "LoadModule") {
+		return false
 	}
-	return text
+	var buf [4]string
+	t := fields(l, &buf)
+	return len(t) >= 2 && strings.EqualFold(t[0], "LoadModule") && t[1] == "access_compat_module"
 }
 
 // fields returns the first (up to four) words of the line l, as
@@ -1249,67 +1285,62 @@ func modulePath(file string) string {
 	return ""
 }
 
-// renameLines applies the catalogue's renames and removals to a file's
-// lines, each marked with a comment naming its ID.
-func renameLines(text string) (string, int) {
-	var b strings.Builder
-	b.Grow(len(text) + 1024)
-	n := 0
-	var buf [4]string
-	lower := make([]byte, 0, 32)
-	for l := range strings.Lines(text) {
-		// Most lines are none of those changed, as their first word says.
-		if w, ok := firstWord(l); ok && !renamed(w) {
-			b.WriteString(l)
-			continue
-		}
-		f := fields(l, &buf)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			b.WriteString(l)
-			continue
-		}
-		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
-		// The name in lower case, in a buffer: looked up and compared,
-		// never kept, so not allocated for every line.
-		lower = appendLower(lower[:0], f[0])
-		if r, ok := renames[string(lower)]; ok {
-			n++
-			if r.to != "" {
-				b.WriteString(indent + "# orderly " + r.id + ": " + f[0] + " renamed " + r.to + "\n")
-				b.WriteString(indent + r.to + strings.TrimPrefix(strings.TrimLeft(l, " \t"), f[0]))
-				continue
-			}
-			b.WriteString(indent + "# orderly " + r.id + ": " + r.why + ": " + strings.TrimLeft(l, " \t"))
-			continue
-		}
-		if string(lower) == "keepalive" && len(f) == 2 && !strings.EqualFold(f[1], "on") && !strings.EqualFold(f[1], "off") {
-			n++
-			v := "On"
-			if f[1] == "0" {
-				v = "Off"
-			}
-			b.WriteString(indent + "# orderly DIR-07: KeepAlive takes only On or Off (2.2 read " + f[1] + " as " + v + ")\n")
-			b.WriteString(indent + "KeepAlive " + v + "\n")
-			continue
-		}
-		if string(lower) == "loadmodule" && len(f) >= 2 {
-			if to, ok := goneModules[f[1]]; ok {
-				n++
-				b.WriteString(indent + "# orderly BLD-02: " + f[1] + " is not part of 2.4: " + strings.TrimLeft(l, " \t"))
-				if to != "" {
-					id, file, _ := strings.Cut(to, " ")
-					dir := ""
-					if len(f) >= 3 {
-						dir = modulePath(f[2])
-					}
-					b.WriteString(indent + "LoadModule " + id + " " + dir + file + "\n")
-				}
-				continue
-			}
-		}
+// renameLine writes the line l (with its newline) to b, renamed or
+// removed if the catalogue says so, and reports whether it was.
+func renameLine(b *strings.Builder, l string) bool {
+	// Most lines are none of those changed, as their first word says.
+	if w, ok := firstWord(l); ok && !renamed(w) {
 		b.WriteString(l)
+		return false
 	}
-	return b.String(), n
+	var buf [4]string
+	f := fields(l, &buf)
+	if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+		b.WriteString(l)
+		return false
+	}
+	indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	// The name in lower case, in a buffer: looked up and compared, never
+	// kept, so not allocated.
+	var lb [32]byte
+	lower := appendLower(lb[:0], f[0])
+	if r, ok := renames[string(lower)]; ok {
+		if r.to != "" {
+			b.WriteString(indent + "# orderly " + r.id + ": " + f[0] + " renamed " + r.to + "\n")
+			b.WriteString(indent + r.to + strings.TrimPrefix(strings.TrimLeft(l, " \t"), f[0]))
+			return true
+		}
+		b.WriteString(indent + "# orderly " + r.id + ": " + r.why + ": " + strings.TrimLeft(l, " \t"))
+		return true
+	}
+	if string(lower) == "keepalive" && len(f) == 2 && !strings.EqualFold(f[1], "on") && !strings.EqualFold(f[1], "off") {
+		v := "On"
+		if f[1] == "0" {
+			v = "Off"
+		}
+		b.WriteString(indent + "# orderly DIR-07: KeepAlive takes only On or Off (2.2 read " + f[1] + " as " + v + ")\n")
+		b.WriteString(indent + "KeepAlive " + v + "\n")
+		return true
+	}
+	if string(lower) == "loadmodule" && len(f) >= 2 {
+		if to, ok := goneModules[f[1]]; ok {
+			b.WriteString(indent + "# orderly BLD-02: " + f[1] + " is not part of 2.4: " + strings.TrimLeft(l, " \t"))
+			if to != "" {
+				if !strings.HasSuffix(l, "\n") {
+					b.WriteByte('\n') // the last line, with none at its end
+				}
+				id, file, _ := strings.Cut(to, " ")
+				dir := ""
+				if len(f) >= 3 {
+					dir = modulePath(f[2])
+				}
+				b.WriteString(indent + "LoadModule " + id + " " + dir + file + "\n")
+			}
+			return true
+		}
+	}
+	b.WriteString(l)
+	return false
 }
 
 // firstWord returns the first word of l, as fields would, when l's blanks
@@ -1330,7 +1361,7 @@ func firstWord(l string) (w string, ok bool) {
 	return l[i:j], true
 }
 
-// renamed reports whether renameLines may change a line whose first word
+// renamed reports whether renameLine may change a line whose first word
 // is w: a name of renames, KeepAlive or LoadModule, in any case.
 func renamed(w string) bool {
 	var lower [32]byte
@@ -1342,7 +1373,7 @@ func renamed(w string) bool {
 	return ok || string(l) == "keepalive" || string(l) == "loadmodule"
 }
 
-// renamedLens has bit n set when a name renameLines acts on is n long.
+// renamedLens has bit n set when a name renameLine acts on is n long.
 var renamedLens = func() uint64 {
 	lens := uint64(1)<<len("keepalive") | 1<<len("loadmodule")
 	for n := range renames {

@@ -75,11 +75,11 @@ func TestApplyEdits(t *testing.T) {
 		{"compat module", "LoadModule access_compat_module m.so\nx\n", nil, "# orderly DIR-10: mod_access_compat no longer needed: LoadModule access_compat_module m.so\nx\n"},
 	}
 	for _, tt := range tests {
-		if got := applyEdits([]byte(tt.src), tt.es, false); got != tt.want {
+		if got, _ := applyEdits([]byte(tt.src), tt.es, false, false); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	if got := applyEdits([]byte("LoadModule access_compat_module m.so\n"), nil, true); got != "LoadModule access_compat_module m.so\n" {
+	if got, _ := applyEdits([]byte("LoadModule access_compat_module m.so\n"), nil, true, false); got != "LoadModule access_compat_module m.so\n" {
 		t.Errorf("keepCompat: %q", got)
 	}
 }
@@ -153,8 +153,8 @@ func TestAddModules(t *testing.T) {
 	}
 }
 
-// TestRenamed holds renamed, renameLines' quick test of a line's first
-// word, to the names renameLines acts on, in any case; and firstWord to
+// TestRenamed holds renamed, renameLine's quick test of a line's first
+// word, to the names renameLine acts on, in any case; and firstWord to
 // fields where it answers.
 func TestRenamed(t *testing.T) {
 	names := []string{"keepalive", "loadmodule"}
@@ -179,5 +179,25 @@ func TestRenamed(t *testing.T) {
 		if w, ok := firstWord(l); ok && (len(f) == 0 && w != "" || len(f) > 0 && w != f[0]) {
 			t.Errorf("firstWord(%q) = %q, fields say %q", l, w, f)
 		}
+	}
+}
+
+// TestApplyEditsRename checks the renames made in the same pass as the
+// edits: on the lines kept, not on those an edit replaces, with
+// mod_access_compat's line commented out and a file without a newline at
+// its end.
+func TestApplyEditsRename(t *testing.T) {
+	src := "MaxClients 150\nLoadModule access_compat_module m/a.so\n  KeepAlive 5\n<Directory />\n  Order deny,allow\n  MaxClients 3\n</Directory>\nLoadModule authn_alias_module m/mod_authn_alias.so"
+	es := []edit{{from: 5, to: 6, text: []string{"  Require all granted"}}, {from: atEnd, to: atEnd, text: []string{"EnableSendfile On"}}}
+	want := "# orderly DIR-02: MaxClients renamed MaxRequestWorkers\nMaxRequestWorkers 150\n" +
+		"# orderly DIR-10: mod_access_compat no longer needed: LoadModule access_compat_module m/a.so\n" +
+		"  # orderly DIR-07: KeepAlive takes only On or Off (2.2 read 5 as On)\n  KeepAlive On\n" +
+		"<Directory />\n  Require all granted\n</Directory>\n" +
+		"# orderly BLD-02: authn_alias_module is not part of 2.4: LoadModule authn_alias_module m/mod_authn_alias.so\n" +
+		"LoadModule authn_core_module m/mod_authn_core.so\n" +
+		"EnableSendfile On\n"
+	got, n := applyEdits([]byte(src), es, false, true)
+	if got != want || n != 3 {
+		t.Errorf("got %d renames and\n%s\nwant 3 and\n%s", n, got, want)
 	}
 }
