@@ -67,7 +67,7 @@ func FuzzParse(f *testing.F) {
 		// gives the same tree and errors as read line after line.
 		for _, n := range []int{1, 2, 3, 7} {
 			q := &parser{file: "f.conf"}
-			q.parseParts(src, n)
+			q.parseParts(string(src), n)
 			q.errs.sort()
 			if got, want := dumpTree(q.top)+errString(q.errs.Err()), dumpTree(ds)+errString(err); got != want {
 				t.Fatalf("lexed in %d parts:\n%s\nline after line:\n%s", n, got, want)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 )
 
 // Options configures [Load].
@@ -28,7 +29,9 @@ type Options struct {
 	// each is derived.
 	Modules map[string]bool
 
-	// ReadFile reads a configuration file; nil means os.ReadFile.
+	// ReadFile reads a configuration file; nil means os.ReadFile. The
+	// loader keeps the bytes it returns (the directives' words are
+	// slices of them): they must not be changed afterwards.
 	ReadFile func(name string) ([]byte, error)
 	// Glob expands one wildcard path component (its directory part has its
 	// wildcard characters escaped); nil means filepath.Glob.
@@ -535,7 +538,8 @@ func (c *inclusion) file(path string) {
 		l.errorf(Pos{}, nil, "too much configuration to read (more than "+strconv.Itoa(maxBytes>>20)+" MiB); is there an Include loop?")
 		return
 	}
-	ds, err := Parse(path, src)
+	// The bytes are the loader's (Options.ReadFile): parsed in place.
+	ds, err := parseOwned(path, unsafe.String(unsafe.SliceData(src), len(src)))
 	if err != nil {
 		for _, e := range err.(ErrorList) {
 			e.Trail = trail

@@ -151,8 +151,13 @@ func (l ErrorList) sort() {
 // unclosed section ends at the end of the file, and a closing tag that
 // matches no open section is dropped.
 func Parse(filename string, src []byte) ([]*Directive, error) {
+	return parseOwned(filename, string(src)) // a copy: the tree keeps slices of it
+}
+
+// parseOwned is Parse of a text the tree may keep slices of.
+func parseOwned(filename, text string) ([]*Directive, error) {
 	p := &parser{file: filename}
-	p.parse(src)
+	p.parse(text)
 	p.errs.sort()
 	return p.top, p.errs.Err()
 }
@@ -229,13 +234,13 @@ func (p *parser) add(d *Directive) {
 // virtual hosts is megabytes of lines, each lexed on its own.
 const parallelParse = 256 << 10
 
-func (p *parser) parse(src []byte) {
-	p.parseParts(src, min(runtime.GOMAXPROCS(0), len(src)/(parallelParse/2)))
+func (p *parser) parse(text string) {
+	p.parseParts(text, min(runtime.GOMAXPROCS(0), len(text)/(parallelParse/2)))
 }
 
-// parseParts parses src lexed in (up to) n parts, on as many cores.
-func (p *parser) parseParts(src []byte, n int) {
-	text := string(src) // once: lines, names and words are slices of it
+// parseParts parses text lexed in (up to) n parts, on as many cores. The
+// tree's lines, names and words are slices of text.
+func (p *parser) parseParts(text string, n int) {
 	starts := splitLines(text, n)
 	if len(starts) == 1 {
 		p.lex(newLineReader(text, 0), p)
