@@ -105,6 +105,7 @@ func (s *scan) push(dir string) {
 // many wait, so that the workers do not queue for the lock at every one.
 func (s *scan) work() {
 	var kinds fsKinds // this worker's: no lock to ask it
+	defer kinds.close()
 	var batch []string
 	type done struct {
 		dir string

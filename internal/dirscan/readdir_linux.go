@@ -2,6 +2,7 @@ package dirscan
 
 import (
 	"encoding/binary"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,9 +15,48 @@ import (
 var countingFS = map[int64]bool{unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true}
 
 // fsKinds remembers, by device, whether the link counts of its
-// directories count their subdirectories. Each worker has its own.
+// directories count their subdirectories; and holds the parent
+// directories of those listed open, for looking names up from them
+// rather than from "/" (a thousand document roots are often siblings).
+// Each worker has its own.
 type fsKinds struct {
-	counts map[uint64]bool
+	counts  map[uint64]bool
+	parents map[string]int // directory -> an O_PATH descriptor, or -1
+}
+
+// at returns a descriptor to look dir up from and the name to look up:
+// its parent's, and its last element, or AT_FDCWD and dir itself.
+func (k *fsKinds) at(dir string) (int, string) {
+	i := strings.LastIndexByte(dir, '/')
+	if i <= 0 || i == len(dir)-1 {
+		return unix.AT_FDCWD, dir
+	}
+	parent, name := dir[:i], dir[i+1:]
+	fd, ok := k.parents[parent]
+	if !ok {
+		var err error
+		fd, err = unix.Open(parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fd = -1
+		}
+		if k.parents == nil {
+			k.parents = map[string]int{}
+		}
+		k.parents[parent] = fd
+	}
+	if fd < 0 {
+		return unix.AT_FDCWD, dir
+	}
+	return fd, name
+}
+
+// close closes the parents' descriptors.
+func (k *fsKinds) close() {
+	for _, fd := range k.parents {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
 }
 
 func (k *fsKinds) countsSubdirs(dir string, dev uint64) bool {
@@ -39,22 +79,23 @@ func (k *fsKinds) countsSubdirs(dir string, dev uint64) bool {
 // takes four. Otherwise it is listed with getdents64 into one buffer:
 // os.ReadDir without an os.File, a DirEntry per entry, or sorting.
 func readDir(dir string, want map[string]bool, kinds *fsKinds) (dirs, files []string, ok bool) {
+	at, rel := kinds.at(dir)
 	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if err := unix.Fstatat(at, rel, &st, 0); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil, nil, false
 	}
 	if st.Nlink == 2 && kinds.countsSubdirs(dir, st.Dev) {
 		for name := range want {
 			var f unix.Stat_t
-			if unix.Lstat(dir+"/"+name, &f) == nil && f.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if unix.Fstatat(at, rel+"/"+name, &f, unix.AT_SYMLINK_NOFOLLOW) == nil && f.Mode&unix.S_IFMT != unix.S_IFDIR {
 				files = append(files, name)
 			}
 		}
 		return nil, files, true
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(at, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
-		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(at, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
 		return nil, nil, false

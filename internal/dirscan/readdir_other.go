@@ -7,6 +7,8 @@ import "os"
 // fsKinds is used on Linux only.
 type fsKinds struct{}
 
+func (*fsKinds) close() {}
+
 // readDir lists dir: the names of its subdirectories, and of its other
 // entries those in want.
 func readDir(dir string, want map[string]bool, _ *fsKinds) (dirs, files []string, ok bool) {
