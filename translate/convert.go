@@ -394,7 +394,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		text = append(text, indent+"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require")
 		text = append(text, renderScope(cfg, compat, authz, indent)...)
 	}
-	var es []edit
+	es := make([]edit, 0, len(access))
 	for i, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
 		if i == 0 {
