@@ -679,7 +679,10 @@ func keyword[T any](b *builder, d *apacheconf.Directive, values map[string]T, ba
 func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*policy.Rule, v T, r *policy.Rule, limited policy.MethodMask) {
 	for i := range vals {
 		if limited&(1<<uint(i)) != 0 {
-			vals[i], rules[i] = v, r
+			vals[i] = v
+			if rules != nil {
+				rules[i] = r
+			}
 		}
 	}
 }
@@ -715,7 +718,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		}
 		if b.cfg.Semantics == Legacy22 {
 			// 2.2: core keeps Satisfy; Order/Allow/Deny are untouched.
-			setPerMethod(&conf.Satisfy22, &conf.Satisfy22Rule, v, r, ctx.limited)
+			if conf.Satisfy22Rule == nil && r != renderRule {
+				conf.Satisfy22Rule = new([policy.MaxMethods]*policy.Rule)
+			}
+			setPerMethod(&conf.Satisfy22, conf.Satisfy22Rule, v, r, ctx.limited)
 			conf.Satisfy22Set |= ctx.limited
 			return
 		}

@@ -132,8 +132,11 @@ type DirConf struct {
 
 	// Apache 2.2 only: Satisfy kept in core, per method (Satisfy22Set
 	// marks the methods this section set), and the Require lines.
-	Satisfy22     [policy.MaxMethods]policy.Satisfy
-	Satisfy22Rule [policy.MaxMethods]*policy.Rule
+	Satisfy22 [policy.MaxMethods]policy.Satisfy
+	// Satisfy22Rule names the directive that set each method's Satisfy:
+	// nil where none did, and for a model only written out
+	// (Options.RenderOnly), which names none.
+	Satisfy22Rule *[policy.MaxMethods]*policy.Rule
 	Satisfy22Set  policy.MethodMask
 	Requires22    []policy.Require22 // nil: none here (inherits)
 	// UserAuthoritative and GroupAuthoritative are AuthzUserAuthoritative

@@ -552,13 +552,17 @@ type accum struct {
 }
 
 func fromConf(c *translate.DirConf) accum {
-	return accum{
+	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
-		dirIndex: c.DirIndex, satisfy22: c.Satisfy22, satisfy22Rule: c.Satisfy22Rule,
+		dirIndex: c.DirIndex, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative,
 	}
+	if c.Satisfy22Rule != nil {
+		a.satisfy22Rule = *c.Satisfy22Rule
+	}
+	return a
 }
 
 // merge merges o over m, each module by its own rule.
