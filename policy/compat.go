@@ -98,12 +98,21 @@ type Compat struct {
 	Denys   []AccessRule
 
 	// OrderRule and SatisfyRule name the directive that set each method's
-	// value, nil for the default.
-	OrderRule   [MaxMethods]*Rule
-	SatisfyRule [MaxMethods]*Rule
+	// value, nil for the default; nil as a whole where none is named (a
+	// configuration only written out names none).
+	OrderRule   *[MaxMethods]*Rule
+	SatisfyRule *[MaxMethods]*Rule
 
 	allows, denys accessList
 	compiled      bool
+}
+
+// ruleOf returns the rule of method m in rules, nil if there are none.
+func ruleOf(rules *[MaxMethods]*Rule, m int) *Rule {
+	if rules == nil {
+		return nil
+	}
+	return rules[m]
 }
 
 // DefaultCompat is the configuration in force where no section names a
@@ -270,7 +279,7 @@ func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
 		panic("policy: unknown order")
 	}
 	if trace {
-		tr.Trace(Event{Layer: LayerCompat, Rule: c.OrderRule[m], Text: "Order", Result: c.Order[m].String()})
+		tr.Trace(Event{Layer: LayerCompat, Rule: ruleOf(c.OrderRule, m), Text: "Order", Result: c.Order[m].String()})
 		if c.Order[m] == DenyAllow {
 			c.trace(tr, "Deny", c.Denys, r)
 			c.trace(tr, "Allow", c.Allows, r)
@@ -295,7 +304,7 @@ func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
 		d.Part.hit(r)
 	}
 	if decisive == nil {
-		decisive = c.OrderRule[m]
+		decisive = ruleOf(c.OrderRule, m)
 	}
 	return ok, decisive
 }

@@ -210,7 +210,7 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	sat := c.Satisfy[r.Method]
 	ok, rule := c.Check(r, tr)
 	if tr != nil && tr.Enabled() {
-		tr.Trace(Event{Layer: LayerCompat, Rule: c.SatisfyRule[r.Method], Text: "Satisfy", Result: sat.String()})
+		tr.Trace(Event{Layer: LayerCompat, Rule: ruleOf(c.SatisfyRule, r.Method), Text: "Satisfy", Result: sat.String()})
 	}
 	d.Layer, d.Rule = LayerCompat, rule
 	if !ok {

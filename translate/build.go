@@ -703,7 +703,11 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			return
 		}
 		c := b.compat(conf)
-		setPerMethod(&c.Order, &c.OrderRule, o, b.rule(d, ctx.scope), ctx.limited)
+		r := b.rule(d, ctx.scope)
+		if c.OrderRule == nil && r != renderRule {
+			c.OrderRule = new([policy.MaxMethods]*policy.Rule)
+		}
+		setPerMethod(&c.Order, c.OrderRule, o, r, ctx.limited)
 	case "satisfy":
 		v, ok := keyword(b, d, satisfies, "Satisfy either 'any' or 'all'.")
 		if !ok {
@@ -726,7 +730,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			return
 		}
 		c := b.compat(conf)
-		setPerMethod(&c.Satisfy, &c.SatisfyRule, v, r, ctx.limited)
+		if c.SatisfyRule == nil && r != renderRule {
+			c.SatisfyRule = new([policy.MaxMethods]*policy.Rule)
+		}
+		setPerMethod(&c.Satisfy, c.SatisfyRule, v, r, ctx.limited)
 	case "allow", "deny":
 		b.allowDeny(d, ctx, name == "allow")
 	case "require":
