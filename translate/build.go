@@ -296,6 +296,15 @@ func sectionHeader(d *apacheconf.Directive) string {
 	return "<" + d.LowerName() + " " + strings.Join(d.Args, " ") + ">"
 }
 
+// within returns scope with the section d inside it, for the keys of the
+// rules of d's directives; nothing where rules have no IDs.
+func (b *builder) within(scope []string, d *apacheconf.Directive) []string {
+	if b.noIDs() {
+		return nil
+	}
+	return append(append([]string(nil), scope...), sectionHeader(d))
+}
+
 // accessDirectives are the directives whose placement decides access.
 var accessDirectives = map[string]bool{
 	"order": true, "allow": true, "deny": true, "satisfy": true, "require": true,
@@ -577,7 +586,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		}
 		s.Fnmatch = strings.ContainsAny(s.Path, "*?[")
 	}
-	scope = append(append([]string(nil), scope...), sectionHeader(d))
+	scope = b.within(scope, d)
 	s.block = d.Block
 	s.directive = d
 	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
@@ -917,7 +926,7 @@ func (b *builder) limit(d *apacheconf.Directive, ctx *dirCtx, except bool) {
 	}
 	inner := *ctx
 	inner.limited = ctx.limited & mask
-	inner.scope = append(append([]string(nil), ctx.scope...), sectionHeader(d))
+	inner.scope = b.within(ctx.scope, d)
 	for _, c := range d.Block {
 		b.dirDirective(c, &inner)
 	}
@@ -1122,7 +1131,7 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 	inner := *ctx
 	inner.container = sec
 	inner.inRequire = d.Name
-	inner.scope = append(append([]string(nil), ctx.scope...), sectionHeader(d))
+	inner.scope = b.within(ctx.scope, d)
 	inner.limited = ctx.limited &^ (1 << (policy.MaxMethods - 1))
 	for _, c := range d.Block {
 		switch c.LowerName() {
@@ -1450,7 +1459,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 		return
 	}
 	vb := &builder{
-		vhost: v, scope: []string{sectionHeader(d)}, set: map[string]bool{},
+		vhost: v, scope: b.within(nil, d), set: map[string]bool{},
 		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b,
 		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
