@@ -15,6 +15,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"github.com/orderly-proxy/orderly/internal/par"
+	"github.com/orderly-proxy/orderly/internal/swar"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -1163,20 +1164,16 @@ func anyFold(texts []string, substr string) bool {
 // not there: seven places at a time are tested for the word's first two
 // letters, and only where both are found is the rest compared.
 func containsFold[T string | []byte](s T, substr string) bool {
-	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	n, i := len(substr), 0
 	if n >= 2 {
-		c0, c1 := uint64(substr[0])*ones, uint64(substr[1])*ones
+		c0, c1 := uint64(substr[0])*swar.Ones, uint64(substr[1])*swar.Ones
 		for ; i+8 <= len(s); i += 7 {
-			x := (uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56) | 0x20*ones
+			x := swar.Load(s, i) | 0x20*swar.Ones // letters in lower case
 			// The high bit of each byte equal to the first letter, and
-			// of each equal to the second (exactly: a zero byte of x^c).
-			y0, y1 := x^c0, x^c1
-			m0 := ^((y0&lows + lows) | y0) & highs
-			m1 := ^((y1&lows + lows) | y1) & highs
+			// of each equal to the second.
+			m0, m1 := swar.Zero(x^c0), swar.Zero(x^c1)
 			// Places 0 to 6 of the word where both letters follow on.
-			for m := m0 & (m1 >> 8) & (highs >> 8); m != 0; m &= m - 1 {
+			for m := m0 & (m1 >> 8) & ((0x80 * swar.Ones) >> 8); m != 0; m &= m - 1 {
 				if foldAt(s, i+bits.TrailingZeros64(m)/8, substr) {
 					return true
 				}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/orderly-proxy/orderly/internal/swar"
 )
 
 // WriteText writes one finding a line:
@@ -179,21 +181,14 @@ func isOneLine(s string) bool {
 	if s[0] == ' ' || s[len(s)-1] == ' ' {
 		return false
 	}
-	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	var after uint64 // 0x80 when the byte before the word is a space
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		// A byte below ' ' borrows into its high bit when ' ' is taken
-		// from it, and had that bit clear (bytes from 0x80 have it set);
-		// a borrow can flag a byte above too, but only above a true one.
-		if (x-' '*ones)&^x&highs != 0 {
+		x := swar.Load(s, i)
+		if swar.HasLess(x, ' ') {
 			return false
 		}
-		// The high bit of each space, exactly: a byte of y is zero.
-		y := x ^ ' '*ones
-		sp := ^((y&lows + lows) | y) & highs
+		sp := swar.Zero(x ^ ' '*swar.Ones) // the high bit of each space
 		if sp&(sp<<8|after) != 0 {
 			return false
 		}
