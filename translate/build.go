@@ -18,6 +18,7 @@ import (
 	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
 )
 
 // Options tune Build.
@@ -326,6 +327,14 @@ func mentionsAccess(d *apacheconf.Directive) bool {
 }
 
 func (b *builder) topLevel(d *apacheconf.Directive) {
+	parent := ""
+	if b.vhost != nil {
+		parent = "VirtualHost"
+	}
+	info := b.admit(d, directive.Server, parent)
+	if info == nil {
+		return
+	}
 	name := d.LowerName()
 	switch name {
 	case "serverroot":
@@ -400,20 +409,20 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			}
 		}
 	case "if", "elseif", "else":
-		if mentionsAccess(d) {
-			b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
-		}
+		b.ifSection(d)
+	case "proxy", "proxymatch":
+		// Applied to proxied requests only, which orderly refuses
+		// (ProxyPass, ProxyRequests): their contents must be known.
+		b.opaque(d, "", false)
 	case "loadmodule":
 		if len(d.Args) > 0 && !stockModules[d.Args[0]] && !strings.HasPrefix(d.Args[0], "mpm_") {
 			b.notFaithful(d, "third-party module "+d.Args[0]+": orderly cannot know its access or mapping hooks")
 		}
+	case "error":
+		// core's Error: Apache stops reading with this message.
+		b.errorf(d, "%s", strings.Join(d.Args, " "))
 	default:
-		if accessDirectives[name] {
-			b.errorf(d, "%s not allowed here", d.Name)
-		}
-		if why := unfaithful[name]; why != "" && !offArg(d) {
-			b.notFaithful(d, why)
-		}
+		b.unevaluated(d, info)
 		if name == "userdir" && !offArg(d) {
 			for _, a := range d.Args {
 				if strings.HasPrefix(a, "/") {
@@ -589,7 +598,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	scope = b.within(scope, d)
 	s.block = d.Block
 	s.directive = d
-	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope}
+	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope, parent: d.Name}
 	for _, c := range d.Block {
 		b.dirDirective(c, ctx)
 	}
@@ -647,6 +656,7 @@ type dirCtx struct {
 	scope     []string
 	container *policy.Node // current <RequireAll/Any/None>, nil at section level
 	inRequire string       // name of the innermost Require container
+	parent    string       // the enclosing section as written, "" at the top of an .htaccess file
 }
 
 func (b *builder) compat(c *DirConf) *policy.Compat {
@@ -699,7 +709,8 @@ func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*
 func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	name := d.LowerName()
 	conf := ctx.conf
-	if b.htaccess != nil && !b.htaccess.allowed(b, d, name) {
+	info := b.admit(d, ctxOf(b), ctx.parent)
+	if info == nil {
 		return
 	}
 	if b.omitted(d, name, ctx.scope) {
@@ -870,13 +881,11 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			b.errorf(d, "AllowOverrideList cannot be evaluated by orderly yet; refusing to load rather than ignore .htaccess rules")
 		}
 	case "if", "elseif", "else":
-		if mentionsAccess(d) {
-			b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
-		}
+		b.ifSection(d)
+	case "error":
+		b.errorf(d, "%s", strings.Join(d.Args, " "))
 	default:
-		if why := unfaithful[name]; why != "" && !offArg(d) {
-			b.notFaithful(d, why)
-		}
+		b.unevaluated(d, info)
 		if name == "userdir" && !offArg(d) {
 			for _, a := range d.Args {
 				if strings.HasPrefix(a, "/") {
@@ -927,6 +936,7 @@ func (b *builder) limit(d *apacheconf.Directive, ctx *dirCtx, except bool) {
 	inner := *ctx
 	inner.limited = ctx.limited & mask
 	inner.scope = b.within(ctx.scope, d)
+	inner.parent = d.Name
 	for _, c := range d.Block {
 		b.dirDirective(c, &inner)
 	}
@@ -1131,6 +1141,7 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 	inner := *ctx
 	inner.container = sec
 	inner.inRequire = d.Name
+	inner.parent = d.Name
 	inner.scope = b.within(ctx.scope, d)
 	inner.limited = ctx.limited &^ (1 << (policy.MaxMethods - 1))
 	for _, c := range d.Block {
@@ -1367,39 +1378,6 @@ func parseOverride(args []string) (v, nonfatal uint16, err string) {
 type htaccessMode struct {
 	override, nonfatal uint16
 	modules            map[string]bool
-}
-
-// modules22 are the directives whose module was another in 2.2: the
-// access rules were mod_authz_host's, Require, Satisfy, AuthType and
-// AuthName the core's ("").
-var modules22 = map[string]string{
-	"order": "authz_host_module", "allow": "authz_host_module", "deny": "authz_host_module",
-	"satisfy": "", "require": "", "authtype": "", "authname": "",
-}
-
-func (h *htaccessMode) allowed(b *builder, d *apacheconf.Directive, name string) bool {
-	info, known := directives[name]
-	if m, ok := modules22[name]; ok && known && b.cfg.Semantics == Legacy22 {
-		info.module = m
-	}
-	if known && info.module != "" && h.modules != nil && !h.modules[info.module] {
-		known = false
-	}
-	if !known {
-		if h.nonfatal&2 != 0 {
-			return false
-		}
-		b.errorf(d, "Invalid command '%s', perhaps misspelled or defined by a module not included in the server configuration", d.Name)
-		return false
-	}
-	if info.override&h.override&OrAll == 0 {
-		if h.nonfatal&1 != 0 {
-			return false
-		}
-		b.errorf(d, "%s not allowed here", d.Name)
-		return false
-	}
-	return true
 }
 
 // htaccessOrder numbers .htaccess sections apart from the configuration's,

@@ -207,7 +207,8 @@ UserDir "`+dir+`/home/*/public_html"
     Require valid-user
 </Location>
 `)
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root, ForwardUnfaithful: true}}})
+	mods := append([]string{"proxy_module", "userdir_module"}, FragmentModules...)
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root, ForwardUnfaithful: true}, Modules: mods}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ UserDir "`+dir+`/home/*/public_html"
 
 	// One <Proxy> section with access rules in all: translated.
 	write(conf, "<Proxy *>\n    Order deny,allow\n    Allow from all\n</Proxy>\n")
-	conv, err = Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}}})
+	conv, err = Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}, Modules: mods}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,3 +108,15 @@ func cmdLint(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// set returns the names as a set, nil if there are none.
+func (f listFlag) set() map[string]bool {
+	if len(f) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(f))
+	for _, v := range f {
+		m[v] = true
+	}
+	return m
+}

@@ -22,6 +22,9 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	sem := fs.String("semantics", string(translate.Legacy22), `what the legacy rules mean: "2.2" or "2.4-compat"`)
 	serverRoot := fs.String("server-root", "", "ServerRoot for relative paths")
 	docRoot := fs.String("document-root", "", "DocumentRoot when the files set none")
+	var modules, defines listFlag
+	fs.Var(&modules, "module", "a module to treat as loaded, by identifier (rewrite_module); repeatable. A configuration without LoadModule lines is otherwise read with Debian's default modules")
+	fs.Var(&defines, "D", "a -D name for <IfDefine>; repeatable")
 	guard := addGuardFlags(fs) // guard.go
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -60,7 +63,8 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 		dr = "/var/www/html"
 	}
 	conv, err := translate.Convert(files, translate.ConvertOptions{
-		LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: s, ServerRoot: *serverRoot, DocumentRoot: dr, ForwardUnfaithful: true}},
+		LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: s, ServerRoot: *serverRoot, DocumentRoot: dr, ForwardUnfaithful: true},
+			Modules: modules, Defines: defines.set()},
 		KeepCompat:  *keep,
 	})
 	if err != nil {

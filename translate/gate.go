@@ -1,0 +1,230 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
+)
+
+// The gate: every directive the builder meets passes through admit first,
+// which looks it up in the directive table (translate/directive) as
+// Apache's configuration reader does before it runs a directive
+// (server/config.c ap_walk_config_sub and invoke_cmd). A name the version
+// does not know, or of a module the configuration does not load, is
+// "Invalid command"; one whose req_override the context does not allow is
+// "not allowed here". Then, in the builder's default cases, a directive
+// orderly does not evaluate and that can refuse, redirect, limit or
+// change a request is refused (notFaithful), never ignored.
+
+// tableVersion is the directive table's version for the semantics.
+func (b *builder) tableVersion() directive.Version {
+	if b.cfg.Semantics == Legacy22 {
+		return directive.V22
+	}
+	return directive.V24
+}
+
+// loaded reports whether the module with identifier m is loaded. Without
+// a list of modules (a model built from directives alone) every module
+// counts as loaded; the names are still checked.
+func (b *builder) loaded(m string) bool {
+	mods := b.opt.Modules
+	if b.htaccess != nil {
+		mods = b.htaccess.modules
+	}
+	if mods == nil {
+		return true
+	}
+	if mods[m] {
+		return true
+	}
+	if b.cfg.Semantics == Legacy22 {
+		// A 2.2 configuration read as a fragment names the modules by
+		// their 2.4 identifiers (FragmentModules): authz_host provided
+		// Order, Allow and Deny in 2.2, access_compat in 2.4.
+		return m == "authz_host_module" && mods["access_compat_module"]
+	}
+	return false
+}
+
+// admit looks d up in the directive table for the context where it was
+// met (parent is the enclosing section as written, "" at the top level
+// of a file) and reports what Apache would: it returns the row, or nil
+// after reporting the error (or, where the .htaccess file's
+// AllowOverride says Nonfatal, after skipping the directive as Apache
+// does with a warning).
+func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent string) *directive.Info {
+	name := d.Name
+	if d.IsSection() {
+		name = "<" + d.Name
+	}
+	info, known := directive.Find(name, b.tableVersion(), b.loaded)
+	if info == nil {
+		if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 {
+			return nil // AH02296: Unknown directive ... (a warning)
+		}
+		msg := directive.InvalidCommand(name)
+		other, otherName := directive.V24, "2.4"
+		if b.tableVersion() == directive.V24 {
+			other, otherName = directive.V22, "2.2"
+		}
+		switch {
+		case !known && len(directive.Lookup(name, other)) > 0 && other == directive.V24:
+			msg += " (orderly: " + displayName(d) + " is an Apache 2.4 directive, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\")"
+		case !known && len(directive.Lookup(name, other)) > 0:
+			msg += " (orderly: " + displayName(d) + " is an Apache " + otherName + " directive that 2.4 removed; with semantics \"2.4-compat\" the configuration must be valid 2.4)"
+		case known:
+			msg += " (orderly: its module is not loaded"
+			if b.fragment() {
+				msg += "; a configuration without LoadModule lines is read with Debian's default modules, and legacy.modules names others"
+			}
+			msg += ")"
+		}
+		b.errorf(d, "%s", msg)
+		return nil
+	}
+	var allowed directive.Override
+	if b.htaccess != nil {
+		allowed = directive.Override(b.htaccess.override)
+	}
+	if !info.Where.Allows(where, allowed) {
+		if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 {
+			return nil // AH02295: ... in .htaccess forbidden by AllowOverride
+		}
+		if parent != "" && b.cfg.Semantics != Legacy22 {
+			b.errorf(d, "%s not allowed in <%s> context", info.Name, parent)
+		} else {
+			b.errorf(d, "%s not allowed here", info.Name)
+		}
+		return nil
+	}
+	return info
+}
+
+// fragment reports whether the configuration was read as a fragment,
+// with the default modules assumed (no LoadModule line of its own).
+func (b *builder) fragment() bool {
+	mods := b.opt.Modules
+	return mods != nil && mods["access_compat_module"] && mods["remoteip_module"] && mods["reqtimeout_module"]
+}
+
+// effectWhy says what a directive of effect e can do that orderly does
+// not evaluate.
+var effectWhy = map[directive.Effect]string{
+	directive.Decides: "it takes part in the access decision",
+	directive.Maps:    "it changes which file a URL maps to, or answers with a redirect or an error",
+	directive.Limits:  "it refuses requests by their size, form or method",
+	directive.Changes: "it changes what access control sees of a request",
+}
+
+// unevaluated handles a directive that no case of the builder evaluates:
+// inert ones are left to the backend; one that can refuse, redirect,
+// limit or change a request is refused (notFaithful), with the reason
+// unfaithful gives for it, or its effect's.
+func (b *builder) unevaluated(d *apacheconf.Directive, info *directive.Info) {
+	if info == nil {
+		return
+	}
+	name := d.LowerName()
+	if why := unfaithful[name]; why != "" {
+		if !offArg(d) {
+			b.notFaithful(d, why)
+		}
+		return
+	}
+	switch info.Effect {
+	case directive.Inert, directive.Scope:
+		return
+	case directive.Reads:
+		b.errorf(d, "%s: orderly cannot evaluate it here as Apache does while it reads its configuration", displayName(d))
+		return
+	}
+	if harmless(d, name) {
+		return
+	}
+	b.notFaithful(d, "orderly does not evaluate it, and "+effectWhy[info.Effect])
+}
+
+// displayName is the directive's name as written, a section's with "<".
+func displayName(d *apacheconf.Directive) string {
+	if d.IsSection() {
+		return "<" + d.Name
+	}
+	return d.Name
+}
+
+// harmless reports the arguments with which a directive that can change
+// a request does nothing orderly must evaluate: switched off, or set to
+// the value Apache has when it is not set at all.
+func harmless(d *apacheconf.Directive, name string) bool {
+	arg := ""
+	if len(d.Args) == 1 {
+		arg = strings.ToLower(d.Args[0])
+	}
+	switch name {
+	case "rewriteengine", "rewritebase", "rewriteoptions":
+		// Nothing without rules: RewriteRule (refused) is what rewrites.
+		return true
+	case "checkspelling", "checkcaseonly", "proxyrequests", "proxyexpressenable", "hostnamelookups":
+		return arg == "off"
+	case "traceenable":
+		return arg == "on" || arg == "extended" // the default: TRACE is answered, as the backend does
+	case "regexdefaultoptions":
+		return arg == "dollar_endonly" // 2.4's default
+	case "directoryslash":
+		return arg == "on"
+	case "acceptpathinfo":
+		return arg == "default" || arg == "on" // Off refuses path info (404); On and Default leave it to the handler, as the backend does
+	case "errordocument":
+		// A local document or a message changes the body of a refusal,
+		// not its status; a full URL turns it into a redirect.
+		return len(d.Args) == 2 && !strings.Contains(d.Args[1], "://")
+	}
+	return false
+}
+
+// opaque checks the contents of a section orderly does not model (<If>,
+// <Proxy>): every directive in it must be one Apache knows there, and
+// none may refuse, redirect, limit or change a request unless the
+// section can never apply to a request orderly decides (applies false).
+func (b *builder) opaque(d *apacheconf.Directive, why string, applies bool) {
+	refused := false
+	var walk func(ds []*apacheconf.Directive, parent string)
+	walk = func(ds []*apacheconf.Directive, parent string) {
+		for _, c := range ds {
+			info := b.admit(c, ctxOf(b), parent)
+			if info == nil {
+				continue
+			}
+			if applies && !refused && info.Effect >= directive.Decides && !harmless(c, c.LowerName()) {
+				refused = true
+				b.notFaithful(d, why+" ("+displayName(c)+" at "+c.Pos.String()+")")
+			}
+			if c.IsSection() {
+				walk(c.Block, c.Name)
+			}
+		}
+	}
+	walk(d.Block, d.Name)
+}
+
+// ctxOf is the directive context inside a section of b.
+func ctxOf(b *builder) directive.Context {
+	if b.htaccess != nil {
+		return directive.Htaccess
+	}
+	return directive.Dir
+}
+
+// ifSection handles <If>, <ElseIf> and <Else>, whose expressions orderly
+// does not evaluate: access rules in them are errors (forwarding would
+// drop them), and any other directive that can refuse, redirect, limit or
+// change a request is refused as not faithful.
+func (b *builder) ifSection(d *apacheconf.Directive) {
+	if mentionsAccess(d) {
+		b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
+		return
+	}
+	b.opaque(d, "<"+d.Name+"> expressions are not evaluated by orderly, and a directive inside can refuse, redirect, limit or change a request", true)
+}
