@@ -65,7 +65,7 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	conv, err := translate.Convert(files, translate.ConvertOptions{
 		LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: s, ServerRoot: *serverRoot, DocumentRoot: dr, ForwardUnfaithful: true},
 			Modules: modules, Defines: defines.set()},
-		KeepCompat:  *keep,
+		KeepCompat: *keep,
 	})
 	if err != nil {
 		printErrs(stderr, err)
