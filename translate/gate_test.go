@@ -1,0 +1,190 @@
+package translate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// fragmentModules is FragmentModules as a set, as Load passes them for a
+// configuration with no LoadModule line.
+func fragmentModules(extra ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range append(append([]string(nil), FragmentModules...), extra...) {
+		m[n] = true
+	}
+	for _, n := range builtinModules {
+		m[n] = true
+	}
+	return m
+}
+
+func buildText(t *testing.T, text string, opt Options) (*Config, error) {
+	t.Helper()
+	ds, err := apacheconf.Parse("legacy.conf", []byte(text))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if opt.DocumentRoot == "" {
+		opt.DocumentRoot = "/srv/www"
+	}
+	return Build(ds, opt)
+}
+
+// The gate refuses what Apache refuses, in Apache's words, with file:line.
+func TestGateRefusesAsApache(t *testing.T) {
+	tests := []struct {
+		name string
+		sem  Semantics
+		mods map[string]bool // nil: fragmentModules()
+		conf string
+		want string // "" for no error
+	}{
+		{"misspelt Deny", Compat24, nil, "<Directory /srv/www>\nDney from all\n</Directory>\n",
+			"legacy.conf:2: Invalid command 'Dney', perhaps misspelled or defined by a module not included in the server configuration"},
+		{"misspelt Require", Legacy22, nil, "<Location />\nRequre valid-user\n</Location>\n",
+			"legacy.conf:2: Invalid command 'Requre', perhaps misspelled"},
+		{"unknown section", Compat24, nil, "<Directry /srv>\n</Directry>\n",
+			"legacy.conf:1: Invalid command '<Directry', perhaps misspelled"},
+		{"third-party directive", Compat24, nil, "DOSHashTableSize 3097\n",
+			"legacy.conf:1: Invalid command 'DOSHashTableSize'"},
+		{"module not loaded", Compat24, nil, "ExpiresActive On\n",
+			"legacy.conf:1: Invalid command 'ExpiresActive', perhaps misspelled or defined by a module not included in the server configuration (orderly: its module is not loaded"},
+		{"module loaded", Compat24, fragmentModules("expires_module"), "ExpiresActive On\n", ""},
+		{"access_compat not loaded under 2.4", Compat24, map[string]bool{"authz_core_module": true}, "<Directory /srv/www>\nOrder deny,allow\n</Directory>\n",
+			"legacy.conf:2: Invalid command 'Order'"},
+		{"2.2 Order is mod_authz_host's", Legacy22, map[string]bool{"authz_host_module": true}, "<Directory /srv/www>\nOrder deny,allow\n</Directory>\n", ""},
+		{"2.2 Require is the core's", Legacy22, map[string]bool{}, "<Directory /srv/www>\nRequire valid-user\n</Directory>\n", ""},
+		{"2.4 Require needs authz_core", Compat24, map[string]bool{}, "<Directory /srv/www>\nRequire valid-user\n</Directory>\n",
+			"legacy.conf:2: Invalid command 'Require'"},
+		{"2.4 directive under 2.2", Legacy22, nil, "<Directory /srv/www>\nAuthMerging And\n</Directory>\n",
+			"(orderly: AuthMerging is an Apache 2.4 directive, unknown to 2.2"},
+		{"2.2 directive under 2.4", Compat24, nil, "<Directory /srv/www>\nAuthzUserAuthoritative Off\n</Directory>\n",
+			"(orderly: AuthzUserAuthoritative is an Apache 2.2 directive that 2.4 removed"},
+		{"2.4: Deny at the top", Compat24, nil, "Deny from all\n", "legacy.conf:1: deny not allowed here"},
+		{"2.2: Deny at the top", Legacy22, nil, "Deny from all\n", "legacy.conf:1: deny not allowed here"},
+		{"2.4: Require in a virtual host", Compat24, nil, "<VirtualHost *:80>\nRequire all granted\n</VirtualHost>\n",
+			"legacy.conf:2: Require not allowed in <VirtualHost> context"},
+		{"2.2: Require in a virtual host", Legacy22, nil, "<VirtualHost *:80>\nRequire valid-user\n</VirtualHost>\n",
+			"legacy.conf:2: Require not allowed here"},
+		{"2.4: Listen in a directory", Compat24, nil, "<Directory /srv/www>\nListen 80\n</Directory>\n",
+			"legacy.conf:2: Listen not allowed in <Directory> context"},
+		{"2.4: AllowOverride in a location", Compat24, nil, "<Location />\nAllowOverride None\n</Location>\n", ""},
+		{"2.4: AllowOverride at the top", Compat24, nil, "AllowOverride None\n", "legacy.conf:1: AllowOverride not allowed here"},
+		{"Error", Compat24, nil, "<IfModule !foo_module>\n</IfModule>\nError \"this configuration needs mod_foo\"\n",
+			"legacy.conf:3: this configuration needs mod_foo"},
+		{"unknown inside <If>", Compat24, nil, "<Directory /srv/www>\n<If \"true\">\nBogus x\n</If>\n</Directory>\n",
+			"legacy.conf:3: Invalid command 'Bogus'"},
+		{"unknown inside <Proxy>", Compat24, fragmentModules("proxy_module"), "<Proxy *>\nBogus x\n</Proxy>\n",
+			"legacy.conf:2: Invalid command 'Bogus'"},
+		{"inert directives load", Compat24, nil, "AddType text/plain .txt\nLogLevel warn\n<Directory /srv/www>\nAddDefaultCharset UTF-8\nDirectoryIndex index.html\n</Directory>\n", ""},
+	}
+	for _, tt := range tests {
+		mods := tt.mods
+		if mods == nil {
+			mods = fragmentModules()
+		}
+		_, err := buildText(t, tt.conf, Options{Semantics: tt.sem, Modules: mods})
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.want != "" && err == nil:
+			t.Errorf("%s: loaded, want %q", tt.name, tt.want)
+		case tt.want != "" && !strings.Contains(err.Error(), tt.want):
+			t.Errorf("%s:\n got %v\nwant %s", tt.name, err, tt.want)
+		}
+	}
+}
+
+// What can refuse, redirect, limit or change a request and is not
+// evaluated is refused at load; legacy.forward_unfaithful loads it and
+// lists it; its harmless settings load.
+func TestGateFailsClosed(t *testing.T) {
+	mods := fragmentModules("rewrite_module", "ssl_module", "headers_module", "allowmethods_module", "speling_module")
+	tests := []struct {
+		conf     string
+		refused  bool
+		contains string
+	}{
+		{"<Directory /srv/www>\nSSLRequireSSL\n</Directory>\n", true, "SSLRequireSSL: orderly does not evaluate it, and it takes part in the access decision"},
+		{"<Directory /srv/www>\nAllowMethods GET\n</Directory>\n", true, "AllowMethods"},
+		{"LimitRequestBody 1000\n", true, "LimitRequestBody: orderly does not evaluate it, and it refuses requests by their size, form or method"},
+		{"TraceEnable Off\n", true, "TraceEnable"},
+		{"TraceEnable On\n", false, ""},
+		{"Redirect gone /old\n", true, "Redirect: orderly does not evaluate it, and it changes which file a URL maps to"},
+		{"RequestHeader set X-A b early\n", true, "RequestHeader"},
+		{"RewriteEngine On\n", false, ""},
+		{"RewriteRule ^/a - [F]\n", true, "RewriteRule: mod_rewrite"},
+		{"CheckSpelling Off\n", false, ""},
+		{"CheckSpelling On\n", true, "CheckSpelling"},
+		{"ErrorDocument 403 /forbidden.html\n", false, ""},
+		{"ErrorDocument 403 \"Go away\"\n", false, ""},
+		{"ErrorDocument 403 http://example.com/denied\n", true, "ErrorDocument"},
+		{"<Directory /srv/www>\nAcceptPathInfo Off\n</Directory>\n", true, "AcceptPathInfo"},
+		{"<Directory /srv/www>\nAcceptPathInfo On\n</Directory>\n", false, ""},
+		{"<Directory /srv/www>\n<If \"%{HTTPS} != 'on'\">\nRedirect /x /y\n</If>\n</Directory>\n", true, "<If> expressions are not evaluated by orderly"},
+		{"<Directory /srv/www>\n<If \"true\">\nAddType text/plain .txt\n</If>\n</Directory>\n", false, ""},
+		{"<Directory /srv/www>\n<If \"true\">\nDeny from all\n</If>\n</Directory>\n", true, "access rules inside <If> cannot be evaluated"},
+	}
+	for _, tt := range tests {
+		_, err := buildText(t, tt.conf, Options{Semantics: Compat24, Modules: mods})
+		if !tt.refused {
+			if err != nil {
+				t.Errorf("%q: %v", tt.conf, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.contains) {
+			t.Errorf("%q: got %v, want an error with %q", tt.conf, err, tt.contains)
+			continue
+		}
+		if strings.Contains(tt.contains, "access rules inside") {
+			continue // an error whatever forward_unfaithful says
+		}
+		cfg, err := buildText(t, tt.conf, Options{Semantics: Compat24, Modules: mods, ForwardUnfaithful: true})
+		if err != nil {
+			t.Errorf("%q with forward_unfaithful: %v", tt.conf, err)
+			continue
+		}
+		if len(cfg.Unfaithful) == 0 {
+			t.Errorf("%q with forward_unfaithful: not listed as unfaithful", tt.conf)
+		}
+	}
+}
+
+// In an .htaccess file the gate answers as Apache's ap_parse_htaccess
+// does: an error (500 for the directory) unless AllowOverride's
+// Nonfatal skips the line; forward_unfaithful covers .htaccess files too.
+func TestGateHtaccess(t *testing.T) {
+	cfg, err := buildText(t, "<Directory /srv/www>\nAllowOverride All\n</Directory>\n", Options{Semantics: Compat24, Modules: fragmentModules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		text               string
+		override, nonfatal uint16
+		forward            bool
+		want               string // "" for no error
+	}{
+		{"Dney from all\n", OrAll, 0, false, ".htaccess:1: Invalid command 'Dney'"},
+		{"Dney from all\n", OrAll, 2, false, ""},
+		{"Order deny,allow\n", OrAuthCfg, 0, false, ".htaccess:1: order not allowed here"},
+		{"Order deny,allow\n", OrAuthCfg, 1, false, ""},
+		{"<Files x>\nOrder deny,allow\n</Files>\n", OrAuthCfg, 0, false, ".htaccess:2: order not allowed in <Files> context"},
+		{"ExpiresActive On\n", OrAll, 0, false, "Invalid command 'ExpiresActive'"},
+		{"LimitRequestBody 10\n", OrAll, 0, false, ".htaccess:1: LimitRequestBody: orderly does not evaluate it"},
+		{"LimitRequestBody 10\n", OrAll, 0, true, ""},
+		{"AddType text/plain .txt\n", OrFileInfo, 0, false, ""},
+	}
+	for _, tt := range tests {
+		cfg.ForwardUnfaithful = tt.forward
+		_, err := cfg.ParseHtaccess("/srv/www/.htaccess", []byte(tt.text), tt.override, tt.nonfatal, "/srv")
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q (override %d, nonfatal %d): %v", tt.text, tt.override, tt.nonfatal, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q (override %d, nonfatal %d): got %v, want %q", tt.text, tt.override, tt.nonfatal, err, tt.want)
+		}
+	}
+}
