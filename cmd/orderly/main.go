@@ -41,6 +41,7 @@ const usage = `usage: orderly <command> [flags]
 commands:
   serve    -config orderly.hcl               run the proxy
   explain  -config orderly.hcl -ip ADDR URL  decide one request and show why
+  check    -config orderly.hcl               load everything serve would and report every refusal (exit 0 or 2)
   lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
                                              every rule of the 2.2 -> 2.4 upgrade catalogue that applies
   translate [-o DIR] [-keep-compat] httpd.conf  write the 2.4 configuration
@@ -79,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdServe(args[1:], stdout, stderr)
 	case "explain":
 		return cmdExplain(args[1:], stdout, stderr)
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
 	case "lint":
 		return cmdLint(args[1:], stdout, stderr)
 	case "retire":

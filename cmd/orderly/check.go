@@ -1,0 +1,71 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/orderly-proxy/orderly/translate/walk"
+)
+
+// checkDirLimit bounds the directories check visits under each
+// configuration's roots in search of .htaccess files.
+const checkDirLimit = 200000
+
+// cmdCheck loads everything serve would load (the HCL file, the legacy
+// and native configurations, the document roots) and reads every
+// .htaccess file below the roots as a request would, reporting each
+// refusal as file:line: message: exit 0 when serve would start and no
+// .htaccess file answers 500, 2 otherwise. For pipelines.
+func cmdCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "orderly.hcl", "configuration file")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "orderly check: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	rc, pols, ok := setup(*configPath, stderr)
+	if !ok {
+		fmt.Fprintf(stderr, "orderly check: %s: serve would refuse to start\n", *configPath)
+		return 2
+	}
+	bad := 0
+	for _, e := range []*walk.Engine{pols.Legacy, pols.Native} {
+		if e == nil {
+			continue
+		}
+		roots := e.Roots()
+		errs, truncated := e.CheckHtaccess(roots, checkDirLimit)
+		seen := map[string]bool{}
+		for _, err := range errs {
+			line := err.Error()
+			if seen[line] {
+				continue
+			}
+			seen[line] = true
+			bad++
+			fmt.Fprintf(stderr, "%s (.htaccess: Apache answers 500 for this directory and below)\n", line)
+		}
+		if truncated {
+			fmt.Fprintf(stderr, "orderly check: stopped after %d directories under %v; the .htaccess files beyond were not read\n", checkDirLimit, roots)
+			bad++
+		}
+		for _, u := range e.Config().Unfaithful {
+			fmt.Fprintf(stdout, "forwarded, not evaluated: %s: %s (legacy.forward_unfaithful)\n", u.Pos, u.Text)
+		}
+	}
+	_ = rc
+	if bad > 0 {
+		fmt.Fprintf(stderr, "orderly check: %s: %d refusal(s)\n", *configPath, bad)
+		return 2
+	}
+	fmt.Fprintf(stdout, "orderly check: %s: serve would start; every .htaccess file below the document roots loads\n", *configPath)
+	return 0
+}

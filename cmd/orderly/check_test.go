@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// orderly check: exit 0 when serve would start and every .htaccess file
+// below the document roots loads; 2 with every refusal as file:line:
+// message otherwise.
+func TestCheck(t *testing.T) {
+	legacy := "<Directory @DIR@/docroot>\nAllowOverride All\n</Directory>\n"
+	tests := []struct {
+		name  string
+		conf  string
+		files map[string]string
+		code  int
+		want  []string
+	}{
+		{"clean", legacy, map[string]string{"docroot/a/.htaccess": "Order deny,allow\nDeny from all\n"}, 0,
+			[]string{"serve would start"}},
+		{"misspelt in the configuration", legacy + "<Location /x>\nDney from all\n</Location>\n", nil, 2,
+			[]string{"legacy.conf:5: Invalid command 'Dney', perhaps misspelled", "serve would refuse to start"}},
+		{"misspelt in an .htaccess file", legacy, map[string]string{"docroot/a/b/.htaccess": "Order deny,allow\nDney from all\n"}, 2,
+			[]string{"docroot/a/b/.htaccess:2: Invalid command 'Dney'", "Apache answers 500", "1 refusal(s)"}},
+		{"not allowed by AllowOverride", legacy + "<Directory @DIR@/docroot/ro>\nAllowOverride AuthConfig\n</Directory>\n",
+			map[string]string{"docroot/ro/.htaccess": "Deny from all\n"}, 2,
+			[]string{"docroot/ro/.htaccess:1: deny not allowed here"}},
+		{"refused, not evaluated", legacy, map[string]string{"docroot/up/.htaccess": "LimitRequestBody 1024\n"}, 2,
+			[]string{"docroot/up/.htaccess:1: LimitRequestBody: orderly does not evaluate it"}},
+	}
+	for _, tt := range tests {
+		files := map[string]string{"orderly.hcl": goodHCL, "legacy.conf": tt.conf, "docroot/index.html": "x"}
+		for k, v := range tt.files {
+			files[k] = v
+		}
+		dir := writeFiles(t, files)
+		var out, errb bytes.Buffer
+		code := run([]string{"check", "-config", filepath.Join(dir, "orderly.hcl")}, &out, &errb)
+		all := out.String() + errb.String()
+		if code != tt.code {
+			t.Errorf("%s: exit %d, want %d\n%s", tt.name, code, tt.code, all)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, all)
+			}
+		}
+	}
+}
