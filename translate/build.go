@@ -363,6 +363,16 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
 			b.set["mergeslashes"] = true
 		}
+	case "traceenable":
+		v := ""
+		if len(d.Args) == 1 {
+			v = strings.ToLower(d.Args[0])
+		}
+		if v != "on" && v != "off" && v != "extended" {
+			b.errorf(d, "TraceEnable must be one of 'on', 'off', or 'extended'")
+			return
+		}
+		b.cfg.TraceEnable = v
 	case "allowencodedslashes":
 		b.set["allowencodedslashes"] = true
 		if len(d.Args) >= 1 {
@@ -1607,6 +1617,11 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	}
 	if set["mergeslashes"] {
 		c.MergeSlashes = own.MergeSlashes
+	}
+	// merge_core_server_configs: a host's own TraceEnable, else the main
+	// server's.
+	if own.TraceEnable != "" {
+		c.TraceEnable = own.TraceEnable
 	}
 	// merge_core_dir_configs copies the host's own AllowEncodedSlashes,
 	// set or not: a virtual host does not inherit the main server's.

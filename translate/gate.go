@@ -168,8 +168,6 @@ func harmless(d *apacheconf.Directive, name string) bool {
 		return true
 	case "checkspelling", "checkcaseonly", "proxyrequests", "proxyexpressenable", "hostnamelookups":
 		return arg == "off"
-	case "traceenable":
-		return arg == "on" || arg == "extended" // the default: TRACE is answered, as the backend does
 	case "regexdefaultoptions":
 		return arg == "dollar_endonly" // 2.4's default
 	case "directoryslash":

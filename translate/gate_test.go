@@ -110,8 +110,8 @@ func TestGateFailsClosed(t *testing.T) {
 		{"<Directory /srv/www>\nSSLRequireSSL\n</Directory>\n", true, "SSLRequireSSL: orderly does not evaluate it, and it takes part in the access decision"},
 		{"<Directory /srv/www>\nAllowMethods GET\n</Directory>\n", true, "AllowMethods"},
 		{"LimitRequestBody 1000\n", true, "LimitRequestBody: orderly does not evaluate it, and it refuses requests by their size, form or method"},
-		{"TraceEnable Off\n", true, "TraceEnable"},
-		{"TraceEnable On\n", false, ""},
+		{"LimitRequestFields 10\n", true, "LimitRequestFields"},
+		{"TraceEnable Off\n", false, ""}, // evaluated: 405 for TRACE
 		{"Redirect gone /old\n", true, "Redirect: orderly does not evaluate it, and it changes which file a URL maps to"},
 		{"RequestHeader set X-A b early\n", true, "RequestHeader"},
 		{"RewriteEngine On\n", false, ""},

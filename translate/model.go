@@ -171,6 +171,10 @@ type Config struct {
 
 	MergeSlashes        bool
 	AllowEncodedSlashes EncodedSlashes
+	// TraceEnable is core's TraceEnable: "off" answers TRACE with 405
+	// before any access control, and anything else lets Apache echo the
+	// request (map_to_storage, before the section walk); "" is unset.
+	TraceEnable string
 
 	// AccessFileNames are the .htaccess names (AccessFileName), tried in order.
 	AccessFileNames []string

@@ -255,6 +255,15 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return h.Decide(req, tr)
 	}
 	var res Result
+	if req.Method == "TRACE" {
+		// http_core's map_to_storage hook (ap_send_http_trace) answers
+		// TRACE before the section walk and access control: 405 under
+		// TraceEnable Off, the echoed request otherwise.
+		if e.cfg.TraceEnable == "off" {
+			res.Status, res.Layer = http.StatusMethodNotAllowed, policy.LayerRequest
+		}
+		return res
+	}
 	raw, uri, st := e.target(req.Target)
 	if st != 0 {
 		res.Status, res.Layer = st, policy.LayerRequest
