@@ -87,6 +87,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		b.topLevel(d)
 	}
 	b.buildHosts()
+	b.nameBased()
 	if b.cfg.DocumentRoot == "" {
 		b.cfg.DocumentRoot = opt.DocumentRoot
 	}
@@ -156,6 +157,15 @@ type builder struct {
 	// apartOK.
 	later   []*laterHost
 	apartOK bool
+
+	// nameVHosts are the addresses of NameVirtualHost directives (2.2).
+	nameVHosts []nameVHost
+}
+
+// A nameVHost is one address of a NameVirtualHost directive.
+type nameVHost struct {
+	addr VHostAddr
+	d    *apacheconf.Directive
 }
 
 // A pendingID is a rule whose ID waits for the ordinal of its key.
@@ -362,6 +372,22 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		if len(d.Args) == 1 {
 			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
 			b.set["mergeslashes"] = true
+		}
+	case "namevirtualhost":
+		if b.cfg.Semantics != Legacy22 {
+			return // AH00548: NameVirtualHost has no effect in 2.4
+		}
+		if b.vhost != nil {
+			b.errorf(d, "NameVirtualHost cannot occur within <VirtualHost> section")
+			return
+		}
+		for _, a := range d.Args {
+			va, err := parseVHostAddr(a)
+			if err != "" {
+				b.errorf(d, "%s", strings.Replace(err, "<VirtualHost>", "NameVirtualHost", 1))
+				return
+			}
+			b.nameVHosts = append(b.nameVHosts, nameVHost{addr: va, d: d})
 		}
 	case "traceenable":
 		v := ""

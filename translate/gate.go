@@ -137,7 +137,17 @@ func (b *builder) unevaluated(d *apacheconf.Directive, info *directive.Info) {
 	case directive.Inert, directive.Scope:
 		return
 	case directive.Reads:
-		b.errorf(d, "%s: orderly cannot evaluate it here as Apache does while it reads its configuration", displayName(d))
+		switch name {
+		case "define", "undefine", "loadfile", "undefmacro":
+			// Executed by the loader as it read them (LoadFile loads a
+			// library, and nothing else).
+		case "port":
+			b.errorf(d, "Port was replaced with Listen in Apache 2.0")
+		default:
+			// A preprocessor section or a Use the loader could not
+			// evaluate.
+			b.errorf(d, "%s: orderly cannot evaluate it here as Apache does while it reads its configuration", displayName(d))
+		}
 		return
 	}
 	if harmless(d, name) {
@@ -225,4 +235,32 @@ func (b *builder) ifSection(d *apacheconf.Directive) {
 		return
 	}
 	b.opaque(d, "<"+d.Name+"> expressions are not evaluated by orderly, and a directive inside can refuse, redirect, limit or change a request", true)
+}
+
+// nameBased marks the virtual hosts chosen by the Host header. In 2.4
+// every address shared by several hosts is name-based. In 2.2 only the
+// addresses NameVirtualHost names are (server/vhost.c): an address:port
+// of several hosts that no NameVirtualHost names is served by its first
+// host whatever the Host header says. A host whose address matches a
+// NameVirtualHost address only in part (the same address with another
+// port form), where 2.2 warns that the results are undefined, is refused.
+func (b *builder) nameBased() {
+	for _, vb := range b.vhosts {
+		v := vb.vhost
+		if b.cfg.Semantics != Legacy22 {
+			v.NameBased = true
+			continue
+		}
+		for _, a := range v.Addrs {
+			for _, n := range b.nameVHosts {
+				sameHost := a.Wildcard == n.addr.Wildcard && a.IP == n.addr.IP
+				switch {
+				case sameHost && a.Port == n.addr.Port:
+					v.NameBased = true
+				case sameHost:
+					b.notFaithful(vb.directive, "its address and the NameVirtualHost at "+n.d.Pos.String()+" differ only in their port form, for which Apache 2.2 says the results are undefined")
+				}
+			}
+		}
+	}
 }

@@ -229,7 +229,12 @@ type VHost struct {
 	Addrs   []VHostAddr
 	Name    string   // ServerName
 	Aliases []string // ServerAlias patterns
-	Pos     apacheconf.Pos
+	// NameBased says whether the host is chosen among the others of its
+	// address by the Host header: always in 2.4; in 2.2 only where a
+	// NameVirtualHost directive names its address (otherwise the first
+	// host of the address serves every request for it).
+	NameBased bool
+	Pos       apacheconf.Pos
 	Config  *Config
 }
 

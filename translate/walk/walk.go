@@ -145,6 +145,9 @@ func (e *Engine) host(hostHeader string) *Engine {
 	if len(set) == 0 {
 		return e
 	}
+	if !set[0].v.NameBased {
+		return set[0].e // 2.2, no NameVirtualHost for the address: the first host
+	}
 	name := strings.ToLower(strings.TrimSuffix(stripPort(hostHeader), "."))
 	if name != "" {
 		for _, h := range set {

@@ -826,3 +826,37 @@ func TestTraceEnable(t *testing.T) {
 		}
 	}
 }
+
+// Apache 2.2 chooses among the virtual hosts of an address by the Host
+// header only where NameVirtualHost names the address (server/vhost.c of
+// 2.2.34, ap_fini_vhost_config: "VirtualHost %s:%u overlaps with
+// VirtualHost %s:%u, the first has precedence, perhaps you need a
+// NameVirtualHost directive"); 2.4 always does (NameVirtualHost has no
+// effect, AH00548).
+func TestNameVirtualHost22(t *testing.T) {
+	hosts := "<VirtualHost *:80>\nServerName open.test\n</VirtualHost>\n<VirtualHost *:80>\nServerName closed.test\n<Location />\nOrder allow,deny\nDeny from all\n</Location>\n</VirtualHost>\n"
+	for _, tt := range []struct {
+		sem  translate.Semantics
+		conf string
+		want int // for Host: closed.test
+	}{
+		{translate.Legacy22, hosts, 0},                              // the first host serves closed.test too
+		{translate.Legacy22, "NameVirtualHost *:80\n" + hosts, 403}, // name-based
+		{translate.Compat24, hosts, 403},                            // always name-based
+		{translate.Compat24, "NameVirtualHost *:80\n" + hosts, 403},
+	} {
+		e, _ := engineWith(t, tt.sem, tt.conf, "index.html")
+		r := &Request{Method: "GET", Target: "/index.html", Host: "closed.test", Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("8.8.8.8")}
+		if res := e.Decide(r, nil); res.Status != tt.want {
+			t.Errorf("%s %q: %d, want %d", tt.sem, tt.conf, res.Status, tt.want)
+		}
+	}
+	// A NameVirtualHost address that differs from the host's in its port
+	// form: undefined in 2.2, refused.
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("NameVirtualHost *\n"+hosts), 0o644)
+	if _, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Legacy22, DocumentRoot: dir}}); err == nil || !strings.Contains(err.Error(), "differ only in their port form") {
+		t.Errorf("NameVirtualHost * with *:80 hosts: %v", err)
+	}
+}

@@ -1,0 +1,186 @@
+package translate
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
+)
+
+var updateDocs = flag.Bool("update", false, "rewrite docs/directives.md from the directive table")
+
+// verdict is what orderly does with a directive, found by building a
+// configuration that holds it.
+type verdict int
+
+const (
+	verdictInert     verdict = iota // loaded and left to the backend
+	verdictEvaluated                // decided by orderly as Apache does
+	verdictRefused                  // refused at load unless legacy.forward_unfaithful
+)
+
+// probe builds a configuration with the directive alone, in the first
+// context its override allows, and reports what the builder made of it.
+func probe(r *directive.Info, sem Semantics) verdict {
+	if r.Effect == directive.Inert {
+		return verdictInert
+	}
+	if r.Effect == directive.Reads && readByLoader[strings.ToLower(r.Name)] {
+		return verdictEvaluated
+	}
+	if r.Name == "Port" {
+		return verdictRefused // Apache 2.2 refuses it too
+	}
+	mods := map[string]bool{r.Module: true, "authz_core_module": true, "access_compat_module": true, "authz_host_module": true}
+	name := strings.TrimPrefix(r.Name, "<")
+	line := name + " x"
+	if r.Section() {
+		line = "<" + name + " x>\n</" + name + ">"
+	}
+	text := line + "\n"
+	if !r.Where.Allows(directive.Server, 0) {
+		text = "<Directory /srv/www>\n" + line + "\n</Directory>\n"
+	}
+	ds, err := apacheconf.Parse("probe.conf", []byte(text))
+	if err != nil {
+		return verdictEvaluated
+	}
+	cfg, err := Build(ds, Options{Semantics: sem, Modules: mods, ForwardUnfaithful: true, DocumentRoot: "/srv/www"})
+	if cfg != nil && len(cfg.Unfaithful) > 0 {
+		return verdictRefused
+	}
+	if err != nil && strings.Contains(err.Error(), "orderly cannot evaluate") {
+		return verdictRefused
+	}
+	return verdictEvaluated
+}
+
+// readByLoader are what translate/apacheconf evaluates while it reads
+// the configuration, as Apache does: none reaches the builder.
+var readByLoader = map[string]bool{
+	"<ifmodule": true, "<ifdefine": true, "include": true, "includeoptional": true,
+	"<ifversion": true, "<iffile": true, "<ifdirective": true, "<ifsection": true,
+	"<macro": true, "use": true, "undefmacro": true, "define": true, "undefine": true,
+	"loadmodule": true, "loadfile": true, "serverroot": true,
+}
+
+// notes say more about a directive orderly refuses only with some
+// settings, or evaluates in part (the harmless settings of gate.go).
+var docNotes = map[string]string{
+	"AcceptPathInfo":    "On and Default load; Off is refused",
+	"ErrorDocument":     "a local document or a message loads; a full URL (a redirect) is refused",
+	"RewriteEngine":     "loads: RewriteRule is what rewrites, and it is refused",
+	"RewriteBase":       "loads: RewriteRule is what rewrites, and it is refused",
+	"RewriteOptions":    "loads: RewriteRule is what rewrites, and it is refused",
+	"CheckSpelling":     "Off loads",
+	"CheckCaseOnly":     "Off loads",
+	"HostnameLookups":   "Off loads",
+	"ProxyRequests":     "Off loads",
+	"UserDir":           "disabled loads",
+	"AuthBasicProvider": "file only",
+	"TraceEnable":       "Off answers TRACE with 405 before access control; On lets it through to be echoed",
+	"<If>":              "refused when it holds access rules or a directive orderly refuses",
+	"<ElseIf>":          "refused when it holds access rules or a directive orderly refuses",
+	"<Else>":            "refused when it holds access rules or a directive orderly refuses",
+	"<Proxy>":           "applies to proxied requests only, which orderly refuses (ProxyPass): its directives are checked",
+	"<ProxyMatch>":      "applies to proxied requests only, which orderly refuses (ProxyPass): its directives are checked",
+	"NameVirtualHost":   "2.2: the addresses it names are chosen by Host; the others serve every request with their first host",
+	"LoadModule":        "a module Apache does not ship is refused: orderly cannot know its hooks",
+	"Port":              "Apache 2.2 refuses it too: replaced with Listen",
+	"<IfVersion>":       "evaluated against legacy.version",
+}
+
+// TestDirectiveDocs keeps docs/directives.md, the list of what orderly
+// evaluates, refuses and leaves to the backend, true to the table and to
+// the builder (go test ./translate -run TestDirectiveDocs -update).
+func TestDirectiveDocs(t *testing.T) {
+	type row struct {
+		name, module, in, effect, v22, v24 string
+	}
+	var rows []row
+	counts := map[string]int{}
+	for i := range directive.All() {
+		r := &directive.All()[i]
+		rw := row{name: r.Name, module: r.Module, in: r.In.String(), effect: r.Effect.String()}
+		for _, v := range []struct {
+			bit directive.Version
+			sem Semantics
+			out *string
+		}{{directive.V22, Legacy22, &rw.v22}, {directive.V24, Compat24, &rw.v24}} {
+			if r.In&v.bit == 0 {
+				continue
+			}
+			switch probe(r, v.sem) {
+			case verdictInert:
+				*v.out = "inert"
+			case verdictEvaluated:
+				*v.out = "evaluated"
+			default:
+				*v.out = "refused"
+			}
+			counts[string(v.sem)+" "+*v.out]++
+		}
+		rows = append(rows, rw)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		return strings.ToLower(strings.TrimPrefix(rows[i].name, "<")) < strings.ToLower(strings.TrimPrefix(rows[j].name, "<"))
+	})
+	var b strings.Builder
+	b.WriteString("# Directives: what orderly evaluates, refuses and leaves to the backend\n\n")
+	b.WriteString("Generated from the directive table (`translate/directive`) and the access model by\n")
+	b.WriteString("`go test ./translate -run TestDirectiveDocs -update`; the test fails when this file is out of date.\n\n")
+	b.WriteString("Every directive and section of Apache httpd 2.2 and 2.4 (core and the modules Apache ships for\n")
+	b.WriteString("Unix) is in the table, with its module and the AllowOverride class it needs in `.htaccess`.\n")
+	b.WriteString("A name that is not, or whose module the configuration does not load, is refused as Apache\n")
+	b.WriteString("refuses it (`Invalid command '...', perhaps misspelled or defined by a module not included in\n")
+	b.WriteString("the server configuration`), at load for the configuration files and with a 500 for the\n")
+	b.WriteString("directory of an `.htaccess` file. For the others, by semantics:\n\n")
+	b.WriteString("- **evaluated**: orderly decides it as Apache does (an access rule, a section, a mapping it models);\n")
+	b.WriteString("- **refused**: it can refuse, redirect, limit or change a request and orderly does not evaluate it:\n")
+	b.WriteString("  `serve` and `check` refuse the configuration with `file:line` (an `.htaccess` file answers 500),\n")
+	b.WriteString("  unless `legacy.forward_unfaithful = true`, which loads it, says so, and leaves it to the backend;\n")
+	b.WriteString("- **inert**: it cannot refuse, redirect, limit or change a request (logging, content, caching, TLS\n")
+	b.WriteString("  and MPM tuning): loaded and left to the backend.\n\n")
+	fmt.Fprintf(&b, "| semantics | evaluated | refused | inert |\n|---|---|---|---|\n")
+	for _, s := range []Semantics{Legacy22, Compat24} {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", s, counts[string(s)+" evaluated"], counts[string(s)+" refused"], counts[string(s)+" inert"])
+	}
+	b.WriteString("\nEffect is what the directive can do to a request: decides (access), maps (URL to file,\n")
+	b.WriteString("redirects), limits (size, form, method), changes (what access control sees), reads (read\n")
+	b.WriteString("while the configuration is read), scope (sections), inert.\n\n")
+	b.WriteString("| directive | module | versions | effect | 2.2 | 2.4-compat | note |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		name := r.name
+		if strings.HasPrefix(name, "<") {
+			name += ">"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", name, r.module, r.in, r.effect, dash(r.v22), dash(r.v24), docNotes[r.name])
+	}
+	got := b.String()
+	const path = "../docs/directives.md"
+	if *updateDocs {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./translate -run TestDirectiveDocs -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s is out of date: run go test ./translate -run TestDirectiveDocs -update and review the diff", path)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
