@@ -39,12 +39,6 @@ func (b *builder) loaded(m string) bool {
 	if mods[m] {
 		return true
 	}
-	if b.cfg.Semantics == Legacy22 {
-		// A 2.2 configuration read as a fragment names the modules by
-		// their 2.4 identifiers (FragmentModules): authz_host provided
-		// Order, Allow and Deny in 2.2, access_compat in 2.4.
-		return m == "authz_host_module" && mods["access_compat_module"]
-	}
 	return false
 }
 
@@ -106,7 +100,7 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 // with the default modules assumed (no LoadModule line of its own).
 func (b *builder) fragment() bool {
 	mods := b.opt.Modules
-	return mods != nil && mods["access_compat_module"] && mods["remoteip_module"] && mods["reqtimeout_module"]
+	return mods != nil && mods["reqtimeout_module"] && mods["status_module"] && mods["negotiation_module"]
 }
 
 // effectWhy says what a directive of effect e can do that orderly does

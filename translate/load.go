@@ -27,6 +27,30 @@ var FragmentModules = []string{
 	"reqtimeout_module", "status_module", "autoindex_module",
 }
 
+// FragmentModules22 are the modules a fragment is assumed to run under
+// with semantics "2.2": those Debian's Apache 2.2 enabled by default
+// (apache2.2-common's mods-enabled), plus mod_version, which the
+// <IfVersion> blocks of packaged configuration files need. There is no
+// mod_authz_core, mod_authn_core or mod_access_compat in 2.2: the
+// <IfModule mod_authz_core.c> branch of a dual 2.2/2.4 block is the 2.4
+// one.
+var FragmentModules22 = []string{
+	"alias_module", "auth_basic_module", "authn_file_module", "authz_default_module",
+	"authz_groupfile_module", "authz_host_module", "authz_user_module", "autoindex_module",
+	"cgi_module", "deflate_module", "dir_module", "env_module", "mime_module",
+	"negotiation_module", "reqtimeout_module", "setenvif_module", "status_module",
+	"version_module",
+}
+
+// fragmentModulesFor are the modules assumed for a fragment read with the
+// semantics s.
+func fragmentModulesFor(s Semantics) []string {
+	if s == Legacy22 {
+		return FragmentModules22
+	}
+	return FragmentModules
+}
+
 // Load reads the legacy files (each with everything it includes) and
 // builds the access model. Errors are an apacheconf.ErrorList.
 func Load(files []string, opt LoadOptions) (*Config, error) {
@@ -66,7 +90,7 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		}
 		if !hasLoadModule(f, src) {
 			if len(opt.Modules) == 0 {
-				for _, m := range FragmentModules {
+				for _, m := range fragmentModulesFor(opt.Semantics) {
 					mods[m] = true
 				}
 			}
@@ -106,7 +130,7 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		loaded[m] = true
 	}
 	if fragment && len(opt.Modules) == 0 {
-		for _, m := range FragmentModules {
+		for _, m := range fragmentModulesFor(opt.Semantics) {
 			loaded[m] = true
 		}
 	}

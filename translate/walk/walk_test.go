@@ -860,3 +860,18 @@ func TestNameVirtualHost22(t *testing.T) {
 		t.Errorf("NameVirtualHost * with *:80 hosts: %v", err)
 	}
 }
+
+// The dual 2.2/2.4 blocks packaged configuration files ship: a fragment
+// read with semantics 2.2 is assumed to run under 2.2's default modules,
+// where there is no mod_authz_core, so the !mod_authz_core.c branch holds;
+// read with 2.4-compat, the mod_authz_core.c branch does.
+func TestDualBlocks(t *testing.T) {
+	conf := "<Directory @DOCROOT@>\n<IfModule mod_authz_core.c>\nRequire all denied\n</IfModule>\n<IfModule !mod_authz_core.c>\nOrder deny,allow\nDeny from all\n</IfModule>\n</Directory>\n"
+	for sem, want := range map[translate.Semantics]string{translate.Legacy22: "Deny from all", translate.Compat24: "Require all denied"} {
+		e, _ := engineWith(t, sem, conf)
+		res := decide(e, req{target: "/index.html", ip: "8.8.8.8"})
+		if res.Status != 403 || res.Rule == nil || res.Rule.Text != want {
+			t.Errorf("%s: %d by %v, want 403 by %q", sem, res.Status, res.Rule, want)
+		}
+	}
+}
