@@ -1428,7 +1428,7 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 	if err != nil {
 		return nil, err
 	}
-	if ds, err = apacheconf.Conditionals(ds, c.Modules, nil); err != nil {
+	if ds, err = apacheconf.Conditionals(ds, apacheconf.Options{Modules: c.Modules}); err != nil {
 		return nil, err
 	}
 	b := &builder{

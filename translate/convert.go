@@ -1633,7 +1633,14 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference) {
 		}
 		ds, err := apacheconf.Parse(p, data)
 		if err == nil {
-			ds, err = apacheconf.Conditionals(ds, c0(found[p]).Modules, nil)
+			// An <IfVersion> may hold on 2.2 and not on the 2.4 the file is
+			// translated for: left unevaluated, so that the access rules in
+			// one are reviewed (nestedAccess).
+			mods := map[string]bool{"version_module": false}
+			for m, ok := range c0(found[p]).Modules {
+				mods[m] = ok && m != "version_module"
+			}
+			ds, err = apacheconf.Conditionals(ds, apacheconf.Options{Modules: mods})
 		}
 		if err != nil || !anyAccess(ds) {
 			continue

@@ -2,13 +2,27 @@
 //
 // It owns the syntax of a configuration and nothing else: it splits a file
 // into directives the way httpd 2.4 does, nests sections, and follows what
-// httpd executes while it reads (Include, IncludeOptional, <IfModule>,
-// <IfDefine>). What a directive means, access control included, is for the
-// callers to decide.
+// httpd executes while it reads, as the version it is read as has it
+// (Options.Version, 2.2 or 2.4): Include and IncludeOptional; the
+// conditional sections <IfModule>, <IfDefine>, <IfVersion>, <IfFile>,
+// <IfDirective> and <IfSection>; Define and UnDefine; ${VAR} references;
+// mod_macro's <Macro>, Use and UndefMacro. What a directive means, access
+// control included, is for the callers to decide, and so is refusing what
+// the version does not know: what does not exist for it (<IfFile> in 2.2,
+// <Macro> without mod_macro, ...) is left in the tree as written.
 //
 // [Parse] reads one file. [Load] reads a file and everything it includes and
-// returns the flattened tree that httpd would go on to process. [Walk] visits
-// a tree and [Render] prints one back as configuration text.
+// returns the flattened tree that httpd would go on to process; [LoadState]
+// returns also what the configuration leaves in force (variables, modules,
+// macros), with which [Conditionals] evaluates an .htaccess file as httpd
+// reads one while serving. [Walk] visits a tree and [Render] prints one
+// back as configuration text.
+//
+// The sources followed are httpd's: server/config.c, server/core.c,
+// server/util.c, modules/metadata/mod_version.c and modules/core/mod_macro.c,
+// of the 2.2.x and 2.4.x branches; the tests that hold the code to them are
+// in load_test.go and preprocess_test.go, the cases marked "checked" there
+// run on Debian's apache2 2.4.71 too.
 //
 // # Syntax
 //
@@ -43,5 +57,10 @@
 // An argument that is an empty quoted string ("") is kept as an empty
 // argument.
 //
-// Parse does not expand ${VAR} references; they are left in the arguments.
+// Parse does not expand ${VAR} references; they are left in the arguments,
+// for Load and Conditionals to resolve, in the order of reading, as httpd
+// does (see [Load]).
+//
+// The package imports only the standard library and orderly's internal
+// helpers; it knows nothing of access control.
 package apacheconf

@@ -68,3 +68,39 @@ func ExampleRender() {
 	//     Header set X-Note 'say "hi"'
 	// </Files>
 }
+
+func ExampleLoad_preprocessing() {
+	conf := `LoadModule macro_module modules/mod_macro.so
+Define NET "10.0.0.0/8 192.168.0.0/16"
+<Macro Private $dir>
+    <Directory $dir>
+        Require ip ${NET}
+    </Directory>
+</Macro>
+<IfVersion >= 2.4>
+    Use Private /srv/intranet
+</IfVersion>
+ErrorLog ${APACHE_LOG_DIR}/error.log
+`
+	ds, err := apacheconf.Load("/etc/apache2/apache2.conf", apacheconf.Options{
+		Version:  "2.4.71",
+		ReadFile: func(string) ([]byte, error) { return []byte(conf), nil },
+		Getenv:   func(string) (string, bool) { return "", false }, // an empty environment
+		Warn:     func(e *apacheconf.Error) { fmt.Println("warning:", e) },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	apacheconf.Walk(ds, func(d *apacheconf.Directive, parents []*apacheconf.Directive) error {
+		fmt.Printf("%s: %s%s %q, used at %v\n", d.Pos, strings.Repeat("  ", len(parents)), d.Name, d.Args, d.Trail)
+		return nil
+	})
+	// Output:
+	// warning: /etc/apache2/apache2.conf:11: AH00111: Config variable ${APACHE_LOG_DIR} is not defined
+	// /etc/apache2/apache2.conf:1: LoadModule ["macro_module" "modules/mod_macro.so"], used at []
+	// /etc/apache2/apache2.conf:2: Define ["NET" "10.0.0.0/8 192.168.0.0/16"], used at []
+	// /etc/apache2/apache2.conf:4: Directory ["/srv/intranet"], used at [/etc/apache2/apache2.conf:9]
+	// /etc/apache2/apache2.conf:5:   Require ["ip" "10.0.0.0/8" "192.168.0.0/16"], used at [/etc/apache2/apache2.conf:9]
+	// /etc/apache2/apache2.conf:11: ErrorLog ["${APACHE_LOG_DIR}/error.log"], used at []
+}

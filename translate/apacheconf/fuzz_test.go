@@ -115,7 +115,9 @@ func FuzzLoad(f *testing.F) {
 		opt := fsOptions(fsys)
 		opt.Defines = map[string]bool{"SSL": true}
 		opt.Modules = map[string]bool{"mod_headers.c": true}
-		ds, err := Load("/httpd.conf", opt)
+		env := map[string]string{"E": "a b", "EMPTY": "", "TAG": "<Directory /x>"}
+		opt.Getenv = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+		ds, st, err := LoadState("/httpd.conf", opt)
 		if err != nil {
 			list, ok := err.(ErrorList)
 			if !ok || len(list) == 0 {
@@ -128,17 +130,44 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 		Walk(ds, func(d *Directive, _ []*Directive) error {
-			for _, name := range []string{"Include", "IncludeOptional", "IfModule", "IfDefine"} {
+			// In 2.4 (mod_version built in) these are always evaluated.
+			for _, name := range []string{"Include", "IncludeOptional", "IfModule", "IfDefine", "IfVersion", "IfFile"} {
 				if d.Is(name) {
 					t.Fatalf("%s: %s left in the tree", d.Pos, d.Name)
 				}
 			}
-			if d.Pos.File == "" || d.Pos.Line < 1 || len(d.Trail) > maxIncludeDepth {
-				t.Fatalf("%s: bad position %+v or trail %v", d.Name, d.Pos, d.Trail)
+			if d.Pos.File == "" || d.Pos.Line < 1 || d.Pos.Col < 1 {
+				t.Fatalf("%s: bad position %+v", d.Name, d.Pos)
+			}
+			for _, p := range d.Trail {
+				if p.File == "" || p.Line < 1 || strings.HasPrefix(p.File, "macro '") {
+					t.Fatalf("%s at %s: bad trail %v", d.Name, d.Pos, d.Trail)
+				}
 			}
 			return nil
 		})
 		checkRoundTrip(t, ds)
+
+		// What only 2.4 evaluates aside, 2.2 reads the same.
+		if lower := strings.ToLower(string(archive)); !strings.Contains(lower, "${") && !strings.Contains(lower, "if") &&
+			!strings.Contains(lower, "macro") && !strings.Contains(lower, "define") && !strings.Contains(lower, "includeoptional") {
+			opt.Version = "2.2.34"
+			ds22, err22 := Load("/httpd.conf", opt)
+			if got, want := dumpTree(ds22)+errString(err22), dumpTree(ds)+errString(err); got != want {
+				t.Fatalf("read as 2.2:\n%s\nas 2.4:\n%s", got, want)
+			}
+		}
+
+		// The top file read as an .htaccess file with the state it left:
+		// its tree is not changed.
+		if src, err := fs.ReadFile(fsys, "httpd.conf"); err == nil {
+			hds, _ := Parse("/httpd.conf", src)
+			before := dumpTree(hds)
+			Conditionals(hds, Options{State: st, Stat: opt.Stat, Getenv: opt.Getenv})
+			if after := dumpTree(hds); after != before {
+				t.Fatalf("Conditionals changed its input:\n%s\nwas:\n%s", after, before)
+			}
+		}
 	})
 }
 

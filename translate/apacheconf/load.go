@@ -26,8 +26,43 @@ type Options struct {
 
 	// Modules are extra modules to treat as loaded for <IfModule>, by either
 	// of their names: "mod_rewrite.c" or "rewrite_module". The other name of
-	// each is derived.
+	// each is derived. The modules built into Debian's apache2 are loaded
+	// too (for 2.2: core, http_core, mod_so, mod_log_config, mod_logio;
+	// its MPM, prefork.c or worker.c, was built in too: name it here),
+	// but for those set to false here: {"version_module": false} reads
+	// as if mod_version were not there, <IfVersion> unevaluated.
 	Modules map[string]bool
+
+	// Version is the httpd version the configuration is read as:
+	// MAJOR.MINOR.PATCH, such as "2.2.34" or "2.4.71", optionally
+	// followed by a tag such as "-dev"; "" means "2.4.71". Only 2.2 and
+	// 2.4 are known. It decides what is evaluated (see [Load]) and is
+	// what <IfVersion> compares with.
+	Version string
+
+	// Known reports whether the server knows the directive name, or with
+	// section the section <name> (name without the '<'), for
+	// <IfDirective> and <IfSection>. It is asked while the configuration
+	// is read, with no word of the modules loaded so far. nil leaves
+	// those sections unevaluated: kept as sections, as an unknown
+	// section is, for the caller to refuse.
+	Known func(name string, section bool) bool
+
+	// Getenv looks a variable up in the environment httpd runs with,
+	// for ${NAME}; nil means os.LookupEnv.
+	Getenv func(name string) (string, bool)
+
+	// Warn, if not nil, is called with each warning httpd would log
+	// while reading (the AH number leads the message: AH00111 for a
+	// ${NAME} that is not defined, mod_macro's AH02798 to AH02803 and
+	// AH02989), in the order of reading, once the reading is done.
+	Warn func(*Error)
+
+	// State, if not nil, is the state reading starts from, in place of
+	// ServerRoot, Defines and Modules: for the .htaccess files of a
+	// configuration read by [LoadState], give its State to
+	// [Conditionals]. It is not changed.
+	State *State
 
 	// ReadFile reads a configuration file; nil means os.ReadFile. The
 	// loader keeps the bytes it returns (the directives' words are
@@ -60,6 +95,14 @@ var builtinModules = []string{
 	"mod_log_config.c", "mod_logio.c", "mod_version.c", "mod_unixd.c",
 	"core_module", "so_module", "watchdog_module", "http_module",
 	"log_config_module", "logio_module", "version_module", "unixd_module",
+}
+
+// builtinModules22 are those of Debian's apache2 2.2, but for its MPM
+// (apache2-mpm-prefork and apache2-mpm-worker were two builds): no
+// mod_version, which was loaded as a module.
+var builtinModules22 = []string{
+	"core.c", "mod_so.c", "http_core.c", "mod_log_config.c", "mod_logio.c",
+	"core_module", "so_module", "http_module", "log_config_module", "logio_module",
 }
 
 // sourceNames are the source names of the modules shipped with httpd 2.4
@@ -106,21 +149,69 @@ func moduleID(src string) string {
 	return ""
 }
 
-// Load reads filename and everything it includes, evaluating <IfDefine>,
-// <IfModule>, Include and IncludeOptional as httpd does while it reads its
-// configuration, in the order of the text, and returns the flattened tree:
+// Load reads filename and everything it includes and evaluates, in the
+// order of the text, what httpd executes while it reads its configuration
+// (the directives it runs as it reads them, EXEC_ON_READ), and returns the
+// flattened tree:
 //
 //   - an Include or IncludeOptional is replaced by the directives of the
 //     files it names, each keeping its own Pos and with a Trail of the
 //     Include directives that brought its file in;
-//   - an <IfModule> or <IfDefine> whose condition holds is replaced by its
-//     contents, and one whose condition does not hold is dropped;
+//   - an <IfModule>, <IfDefine>, <IfVersion>, <IfFile>, <IfDirective> or
+//     <IfSection> whose condition holds is replaced by its contents, and
+//     one whose condition does not hold is dropped;
+//   - a <Macro> section is taken as a definition and dropped, an
+//     UndefMacro drops one, and a Use is replaced by the directives of
+//     the macro's lines with its arguments substituted, each at its
+//     line in the <Macro> body and with the Use at the end of its Trail;
+//   - the ${NAME} references of every line read are resolved, before the
+//     line is split into words (see below);
 //   - every other section (<Directory>, <VirtualHost>, <Location>, <Limit>,
 //     <Files>, ...) is kept as a section.
 //
-// So no Include, IncludeOptional, IfModule or IfDefine is left in the result.
-// The directives that change what follows stay in it: LoadModule (whose
-// module counts as loaded from then on), ServerRoot, Define and UnDefine.
+// The directives that change what follows stay in the tree: LoadModule
+// (whose module counts as loaded from then on), ServerRoot, Define and
+// UnDefine.
+//
+// What exists depends on Options.Version, and on the modules loaded when
+// it is read; what does not exist is not evaluated and stays in the tree
+// as written, for the caller to refuse as httpd does ("Invalid command"):
+//
+//   - <IfVersion> needs mod_version (built into Debian's 2.4; a module to
+//     load in 2.2);
+//   - Define, UnDefine and IncludeOptional are 2.4's;
+//   - <IfFile>, <IfDirective> and <IfSection> are 2.4.34's, and the last
+//     two are evaluated only with Options.Known;
+//   - <Macro>, Use and UndefMacro need mod_macro (2.4).
+//
+// Before 2.4.35, the argument of <IfModule>, <IfDefine> (and <IfFile>,
+// <IfDirective>, <IfSection>) is one word cut at its last '>'; from
+// 2.4.35 it is the first word before the last '>' of the line, so that
+// it may be quoted. <IfVersion> is mod_version's: the operators =, ==, <,
+// <=, >, >=, ~ (a regular expression, also written /re/ after = or ==),
+// each negated by a leading '!', and a version of one to three numbers.
+// <IfFile> holds when its path, relative to the server root, exists.
+//
+// A ${NAME} reference is resolved as httpd's ap_resolve_env does, on the
+// whole line before it is split into words (so a value with spaces makes
+// several words, and may make the directive's name), in the order of the
+// text: in 2.4 by the value of the last Define that gave NAME one (Define
+// NAME alone gives none; names are case-insensitive here), then by the
+// environment (Options.Getenv); in 2.2 by the environment only. A
+// reference to nothing stays as written, with a warning in 2.4 (AH00111,
+// to Options.Warn). The lines of a section whose condition does not hold
+// are not resolved, nor those of a <Macro> body until a Use. A directive
+// made by a resolved line keeps the Pos of the line. Sections are nested
+// as written: a line that a ${} reference turns into a section tag, or
+// out of one, is refused.
+//
+// A macro is mod_macro's: its parameters are replaced in its lines
+// wherever they appear, left to right, the longest name first at a place,
+// a value for a parameter starting with '@' in double quotes; the lines
+// are then read as configuration (resolved, evaluated); names are
+// case-insensitive; a Use within the expansion of the same macro is an
+// error. A <Macro> body's sections must be balanced (httpd would only
+// warn; here the tree would not parse).
 //
 // Like httpd 2.4, Load treats filename itself as an Include would (it may be
 // a directory or a wildcard), except that a relative filename is relative to
@@ -133,16 +224,46 @@ func moduleID(src string) string {
 // a time; a directory, named or matched, stands for every entry in it, dot
 // files too, recursively, in lexical order. Include fails when a wildcard
 // matches nothing or a file cannot be read; IncludeOptional ignores what is
-// missing.
+// missing. (2.2's Include, which has wildcards in the last component only,
+// is read as 2.4's.)
 //
 // Include cycles are errors, and so is nesting more than 128 Includes or
 // directories deep, as in httpd. To stay bounded on any input, Load also
-// stops after reading 10000 files and directories or 64 MiB.
+// stops after reading 10000 files and directories or 64 MiB (macro
+// expansions counted).
 //
-// Load returns the tree and, if anything went wrong, an [ErrorList] with all
-// the errors it found; the tree then holds what could be read.
+// Errors are httpd's, in its words. Load returns the tree and, if anything
+// went wrong, an [ErrorList] with all the errors it found; the tree then
+// holds what could be read.
 func Load(filename string, opt Options) ([]*Directive, error) {
-	l := &loader{opt: opt, root: opt.ServerRoot, defines: map[string]bool{}, modules: map[string]bool{}}
+	ds, _, err := LoadState(filename, opt)
+	return ds, err
+}
+
+// LoadState is [Load], and returns also the [State] the configuration
+// leaves in force, for its .htaccess files.
+func LoadState(filename string, opt Options) ([]*Directive, *State, error) {
+	l, err := newLoader(opt, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.root == "" {
+		l.root = filepath.Dir(filename)
+	}
+	inc := &inclusion{l: l}
+	inc.run(filename)
+	l.finish()
+	return inc.out, l.state(), l.errs.Err()
+}
+
+// newLoader returns a loader for opt; htaccess says whether it reads
+// an .htaccess file.
+func newLoader(opt Options, htaccess bool) (*loader, error) {
+	v, err := parseVersion(opt.Version)
+	if err != nil {
+		return nil, ErrorList{{Msg: err.Error()}}
+	}
+	l := &loader{opt: opt, ver: v, htaccess: htaccess}
 	if l.opt.ReadFile == nil {
 		l.opt.ReadFile = os.ReadFile
 	}
@@ -155,15 +276,34 @@ func Load(filename string, opt Options) ([]*Directive, error) {
 	if l.opt.ReadDir == nil {
 		l.opt.ReadDir = os.ReadDir
 	}
-	if l.root == "" {
-		l.root = filepath.Dir(filename)
+	if l.opt.Getenv == nil {
+		l.opt.Getenv = os.LookupEnv
 	}
+	if s := opt.State; s != nil {
+		l.root, l.defines, l.vars, l.modules = s.root, clone(s.defines), clone(s.vars), clone(s.modules)
+		// Since 2.4.30 the macros of the configuration are those of its
+		// .htaccess files (PR 57525).
+		if !htaccess || v.atLeast(2, 4, 30) {
+			l.macros, l.anyMacro = clone(s.macros), s.anyMacro
+		} else {
+			l.macros = map[string]*macro{}
+		}
+		return l, nil
+	}
+	l.root = opt.ServerRoot
+	l.defines, l.vars, l.modules, l.macros = map[string]bool{}, map[string]string{}, map[string]bool{}, map[string]*macro{}
 	l.init(opt.Modules, opt.Defines)
+	return l, nil
+}
 
-	inc := &inclusion{l: l}
-	inc.run(filename)
+// finish sorts the errors and hands the warnings over.
+func (l *loader) finish() {
 	l.errs.sort()
-	return inc.out, l.errs.Err()
+	if l.opt.Warn != nil {
+		for _, w := range l.warns {
+			l.opt.Warn(w)
+		}
+	}
 }
 
 // init sets the -D names and the loaded modules: the built-in ones and
@@ -174,36 +314,56 @@ func (l *loader) init(modules, defines map[string]bool) {
 			l.defines[name] = true
 		}
 	}
-	for _, name := range builtinModules {
+	builtin := builtinModules
+	if l.ver.is22() {
+		builtin = builtinModules22
+	}
+	for _, name := range builtin {
 		l.modules[name] = true
 	}
 	for name, ok := range modules {
+		if ok {
+			l.modules[name] = true
+			if other := otherName(name); other != "" {
+				l.modules[other] = true
+			}
+		}
+	}
+	for name, ok := range modules {
 		if !ok {
-			continue
-		}
-		l.modules[name] = true
-		other := moduleID(name)
-		if !strings.HasSuffix(name, ".c") {
-			other = sourceName(name, "")
-		}
-		if other != "" {
-			l.modules[other] = true
+			delete(l.modules, name)
+			delete(l.modules, otherName(name))
 		}
 	}
 }
 
+// otherName returns the identifier of the module with source name name,
+// or the source name of the module with identifier name ("" if unknown).
+func otherName(name string) string {
+	if strings.HasSuffix(name, ".c") {
+		return moduleID(name)
+	}
+	return sourceName(name, "")
+}
+
 // A loader holds the state of one Load.
 type loader struct {
-	opt     Options
-	root    string          // the server root
-	defines map[string]bool // -D names and Define directives
-	modules map[string]bool // loaded modules, by both names
-	errs    ErrorList
-	files   []string // keys of the files being read, outermost first
-	names   []string // their names
-	reads   int      // files and directories read
-	bytes   int      // bytes of files read
-	abort   bool     // too much to read; stop
+	opt      Options
+	ver      version
+	htaccess bool              // reading an .htaccess file (Conditionals): nothing is included or defined, and the tree is not changed
+	root     string            // the server root
+	defines  map[string]bool   // -D names and Define directives
+	vars     map[string]string // values of Define directives, by name in lower case
+	modules  map[string]bool   // loaded modules, by both names
+	macros   map[string]*macro // by name in lower case
+	anyMacro bool              // a <Macro> was read
+	errs     ErrorList
+	warns    []*Error
+	files    []string // keys of the files being read, outermost first
+	names    []string // their names
+	reads    int      // files and directories read
+	bytes    int      // bytes of files read
+	abort    bool     // too much to read; stop
 }
 
 func (l *loader) errorf(pos Pos, trail []Pos, msg string) {
@@ -225,58 +385,95 @@ func (l *loader) read() bool {
 	return true
 }
 
+// A frame is where directives are read.
+type frame struct {
+	trail     []Pos // the Include (and Use) chain
+	inSection bool  // inside a section other than the conditional ones
+	// file is httpd's name of the file being read (config_file->name):
+	// its path, or for a macro's expansion "macro 'NAME' (defined on
+	// line N of "FILE") used on line M of "FILE"", by which mod_macro
+	// tells recursion.
+	file string
+}
+
 // expand evaluates what httpd executes while reading (see Load) in ds, the
-// directives of one file read with the given trail, and returns the result.
-// inSection says whether ds is inside a section other than IfModule and
-// IfDefine.
-func (l *loader) expand(ds []*Directive, trail []Pos, inSection bool) []*Directive {
+// directives of one file read in frame f, and returns the result. In
+// Load, ds is the loader's to change; in Conditionals, it is not changed.
+func (l *loader) expand(ds []*Directive, f frame) []*Directive {
 	out := make([]*Directive, 0, len(ds))
 	for _, d := range ds {
 		if l.abort {
 			break
 		}
-		d.Trail = trail
-		switch n := d.LowerName(); {
-		case n == "ifmodule" || n == "ifdefine":
-			if !d.IsSection() {
-				l.errorf(d.Pos, trail, "Invalid command '"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
-				break
-			}
-			if l.holds(d) {
-				out = append(out, l.expand(d.Block, trail, inSection)...)
-			}
-		case n == "include" || n == "includeoptional":
-			if d.IsSection() {
-				l.errorf(d.Pos, trail, "Invalid command '<"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
-				break
-			}
-			out = append(out, l.include(d, inSection)...)
-		case d.IsSection():
-			d.Block = l.expand(d.Block, trail, true)
-			out = append(out, d)
-		default:
-			l.exec(d, inSection)
-			out = append(out, d)
+		if !l.htaccess {
+			d.Trail = f.trail
+		}
+		if d = l.expandVars(d); d != nil {
+			out = l.directive(d, f, out)
 		}
 	}
 	return out
 }
 
-// holds evaluates the condition of the <IfModule> or <IfDefine> d, as
-// httpd's start_cond_section: a '!' right at the start negates, and the
-// first word after it is the name.
-func (l *loader) holds(d *Directive) bool {
-	arg, not := strings.CutPrefix(d.Raw, "!")
-	name, _ := getWord(arg)
-	if name == "" {
-		l.errorf(d.Pos, d.Trail, "<"+d.Name+"> directive requires additional arguments")
-		return false
+// directive evaluates d, its line resolved, and appends the result to out.
+func (l *loader) directive(d *Directive, f frame, out []*Directive) []*Directive {
+	invalid := func(name string) {
+		l.errorf(d.Pos, d.Trail, "Invalid command '"+name+"', perhaps misspelled or defined by a module not included in the server configuration")
 	}
-	set := l.defines
-	if d.LowerName() == "ifmodule" {
-		set = l.modules
+	switch n := d.LowerName(); {
+	case (n == "ifmodule" || n == "ifdefine" || n == "ifversion" || n == "iffile" || n == "ifdirective" || n == "ifsection") && l.evaluates(n):
+		if !d.IsSection() {
+			invalid(d.Name)
+			break
+		}
+		ok, msg := l.holds(d, n)
+		if msg != "" {
+			// A line with no '>' at all: the parser said so.
+			if !strings.HasSuffix(msg, "> directive missing closing '>'") || strings.Contains(sectionArgs(d), ">") {
+				l.errorf(d.Pos, d.Trail, msg)
+			}
+		} else if ok {
+			out = append(out, l.expand(d.Block, f)...)
+			l.checkClose(d, n)
+		}
+	case n == "macro" && l.evaluates(n):
+		if !d.IsSection() {
+			invalid(d.Name)
+			break
+		}
+		l.defineMacro(d, f)
+	case (n == "use" || n == "undefmacro") && l.evaluates(n):
+		if d.IsSection() {
+			invalid("<" + d.Name)
+			break
+		}
+		if n == "use" {
+			out = append(out, l.useMacro(d, f)...)
+		} else {
+			l.undefMacro(d)
+		}
+	case (n == "include" || n == "includeoptional" && !l.ver.is22()) && !l.htaccess:
+		if d.IsSection() {
+			invalid("<" + d.Name)
+			break
+		}
+		out = append(out, l.include(d, f)...)
+	case d.IsSection():
+		if l.htaccess {
+			c := *d
+			d = &c
+		}
+		g := f
+		g.inSection = true
+		d.Block = l.expand(d.Block, g)
+		out = append(out, d)
+	default:
+		if !l.htaccess {
+			l.exec(d, f.inSection)
+		}
+		out = append(out, d)
 	}
-	return set[name] != not
+	return out
 }
 
 // exec executes the plain directives that change how the rest is read.
@@ -302,6 +499,9 @@ func (l *loader) exec(d *Directive, inSection bool) {
 		}
 		l.root = l.resolve(d.Args[0])
 	case "define":
+		if l.ver.is22() {
+			return
+		}
 		if len(d.Args) < 1 || len(d.Args) > 2 || d.Args[0] == "" {
 			bad("Define takes 1-2 arguments, Define a variable, optionally to a value.  Same as passing -D to the command line.")
 			return
@@ -311,7 +511,13 @@ func (l *loader) exec(d *Directive, inSection bool) {
 			return
 		}
 		l.defines[d.Args[0]] = true
+		if len(d.Args) == 2 && d.Args[1] != "" { // TAKE12 passes "" as no value
+			l.vars[lowerASCII(d.Args[0])] = d.Args[1]
+		}
 	case "undefine":
+		if l.ver.is22() {
+			return
+		}
 		if len(d.Args) != 1 || d.Args[0] == "" {
 			bad("UnDefine takes one argument, Undefine the existence of a variable. Undo a Define.")
 			return
@@ -320,7 +526,9 @@ func (l *loader) exec(d *Directive, inSection bool) {
 			bad("Variable name must not contain ':'")
 			return
 		}
+		// The name as written; the value by any case (an APR table).
 		delete(l.defines, d.Args[0])
+		delete(l.vars, lowerASCII(d.Args[0]))
 	}
 }
 
@@ -334,7 +542,7 @@ func (l *loader) resolve(path string) string {
 
 // include returns the directives of the files named by the Include or
 // IncludeOptional d.
-func (l *loader) include(d *Directive, inSection bool) []*Directive {
+func (l *loader) include(d *Directive, f frame) []*Directive {
 	if len(d.Args) != 1 || d.Args[0] == "" {
 		if d.Is("Include") {
 			l.errorf(d.Pos, d.Trail, "Include takes one argument, Name(s) of the config file(s) to be included; fails if the wildcard does not match at least one file")
@@ -343,7 +551,7 @@ func (l *loader) include(d *Directive, inSection bool) []*Directive {
 		}
 		return nil
 	}
-	inc := &inclusion{l: l, at: d, optional: d.Is("IncludeOptional"), inSection: inSection}
+	inc := &inclusion{l: l, at: d, optional: d.Is("IncludeOptional"), inSection: f.inSection}
 	path := l.resolve(d.Args[0])
 	if strings.HasSuffix(d.Args[0], "/") && !strings.HasSuffix(path, "/") {
 		path += "/" // "dir*/" matches directories only
@@ -548,7 +756,7 @@ func (c *inclusion) file(path string) {
 	}
 	l.files = append(l.files, key)
 	l.names = append(l.names, path)
-	c.out = append(c.out, l.expand(ds, trail, c.inSection)...)
+	c.out = append(c.out, l.expand(ds, frame{trail: trail, inSection: c.inSection, file: path})...)
 	l.files = l.files[:len(l.files)-1]
 	l.names = l.names[:len(l.names)-1]
 }
@@ -650,39 +858,29 @@ func errText(err error) string {
 	return s
 }
 
-// Conditionals evaluates the <IfModule> and <IfDefine> sections of ds,
-// directives read while serving (an .htaccess file), as Load does: one
-// whose condition holds is replaced by its contents, one whose condition
-// does not hold is dropped. modules are the modules loaded (by either
-// name; the other is derived, and the built-in ones are added), defines
-// the -D names. ds itself is not changed.
-func Conditionals(ds []*Directive, modules, defines map[string]bool) ([]*Directive, error) {
-	l := &loader{defines: map[string]bool{}, modules: map[string]bool{}}
-	l.init(modules, defines)
-	out := l.conditionals(ds)
-	l.errs.sort()
-	return out, l.errs.Err()
-}
-
-func (l *loader) conditionals(ds []*Directive) []*Directive {
-	out := make([]*Directive, 0, len(ds))
-	for _, d := range ds {
-		switch {
-		case d.Is("IfModule") || d.Is("IfDefine"):
-			if !d.IsSection() {
-				l.errorf(d.Pos, d.Trail, "Invalid command '"+d.Name+"', perhaps misspelled or defined by a module not included in the server configuration")
-				continue
-			}
-			if l.holds(d) {
-				out = append(out, l.conditionals(d.Block)...)
-			}
-		case d.IsSection():
-			c := *d
-			c.Block = l.conditionals(d.Block)
-			out = append(out, &c)
-		default:
-			out = append(out, d)
-		}
+// Conditionals evaluates what httpd executes while it reads ds, the
+// directives of a file it reads while serving (an .htaccess file), as Load
+// does: the conditional sections (<IfModule>, <IfDefine>, <IfVersion>,
+// <IfFile>, <IfDirective>, <IfSection>), ${NAME} references (httpd reads
+// .htaccess files with the same code as its configuration), <Macro>, Use
+// and UndefMacro, each where opt.Version and the modules have it. What an
+// .htaccess file may not hold (Include, Define, LoadModule, ...) is left
+// as it is, for the caller to refuse. opt.State, from [LoadState], gives
+// what the configuration left in force: the server root, the defined
+// names and values, the modules loaded and (from 2.4.30) the macros;
+// without it, opt.ServerRoot, Defines and Modules (the modules loaded,
+// by either name; the built-in ones are added) do. ReadFile, Glob and
+// ReadDir are not used. ds itself is not changed.
+func Conditionals(ds []*Directive, opt Options) ([]*Directive, error) {
+	l, err := newLoader(opt, true)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	file := ""
+	if len(ds) > 0 {
+		file = ds[0].Pos.File
+	}
+	out := l.expand(ds, frame{file: file})
+	l.finish()
+	return out, l.errs.Err()
 }

@@ -44,20 +44,46 @@ type Directive struct {
 	EndLine int
 
 	lower string // Name in lower case, when parsed; see LowerName
-	line  string // the line it was parsed from, trimmed, when Text is that
+	line  string // the line it was parsed from, trimmed (see source)
 }
 
 // Text returns a plain directive as written: its name, a space and Raw
 // (the name alone when Raw is empty). For one parsed from a line written
 // so, it is that line, not a copy.
 func (d *Directive) Text() string {
-	if d.line != "" || d.Raw == "" && d.Name == "" {
+	if d.Block == nil && d.line != "" && written(d.line, d.Name, d.Raw) {
 		return d.line
 	}
 	if d.Raw == "" {
 		return d.Name
 	}
 	return d.Name + " " + d.Raw
+}
+
+// source returns the line d was read from, trimmed (its logical line:
+// continuation lines joined), as httpd resolves ${VAR} references in it and
+// splits it into words. For a directive made rather than read, it is the
+// line that reads as d.
+func (d *Directive) source() string {
+	switch {
+	case d.line != "" && d.Block != nil:
+		line, _, _ := strings.Cut(d.line, "\n")
+		return line
+	case d.line != "":
+		return d.line
+	case d.IsSection() && d.Raw == "":
+		return "<" + d.Name + ">"
+	case d.IsSection():
+		return "<" + d.Name + " " + d.Raw + ">"
+	}
+	return d.Text()
+}
+
+// closeLine returns the line that closed the section d, trimmed, when it
+// was other than "</Name>" (in any case) or had a '$'; "" otherwise.
+func (d *Directive) closeLine() string {
+	_, line, _ := strings.Cut(d.line, "\n")
+	return line
 }
 
 // LowerName returns the name in lower case. For a parsed directive it is
@@ -267,7 +293,7 @@ func (p *parser) parseParts(text string, n int) {
 			for _, e := range q.events {
 				if e.d == nil {
 					c := q.closes[e.close]
-					p.closeSection(c.pos, c.tag, c.endLine)
+					p.closeSection(c.pos, c.tag, c.text, c.endLine)
 					continue
 				}
 				p.add(e.d)
@@ -323,6 +349,7 @@ type event struct {
 type closeTag struct {
 	pos     Pos
 	tag     string
+	text    string // the line, trimmed
 	endLine int
 }
 
@@ -350,13 +377,14 @@ func (p *parser) lex(r *lineReader, tree *parser) {
 			// An empty quoted name: httpd ignores the line.
 		case strings.HasPrefix(name, "</"):
 			if tree != nil {
-				tree.closeSection(pos, name, endLine)
+				tree.closeSection(pos, name, text, endLine)
 			} else {
 				p.events = append(p.events, event{close: len(p.closes)})
-				p.closes = append(p.closes, closeTag{pos, name, endLine})
+				p.closes = append(p.closes, closeTag{pos, name, text, endLine})
 			}
 		case name[0] == '<':
 			d := p.openSection(pos, name, rest, endLine)
+			d.line = text
 			if tree != nil {
 				tree.add(d)
 				tree.open = append(tree.open, d)
@@ -365,10 +393,7 @@ func (p *parser) lex(r *lineReader, tree *parser) {
 			}
 		default:
 			d := p.directive(Directive{Name: name, Args: p.args(rest), Raw: rest, Pos: pos, EndLine: endLine})
-			if written := len(name) + min(len(rest), 1) + len(rest); len(text) == written && text[:len(name)] == name &&
-				(rest == "" || text[len(name)] == ' ' && text[len(name)+1:] == rest) {
-				d.line = text
-			}
+			d.line = text
 			if tree != nil {
 				tree.add(d)
 			} else {
@@ -381,25 +406,45 @@ func (p *parser) lex(r *lineReader, tree *parser) {
 // openSection makes the section of a line whose first word is name and
 // starts with '<'.
 func (p *parser) openSection(pos Pos, name, rest string, endLine int) *Directive {
-	// As ap_build_config_sub: one '>' is cut off the first word, and a
-	// line with nothing after the first word has no arguments.
-	name = strings.TrimSuffix(name, ">")[1:]
-	raw := ""
-	if rest != "" {
-		// As the section handlers: the arguments end at the last '>'.
-		if i := strings.LastIndexByte(rest, '>'); i >= 0 {
-			raw = trimRight(rest[:i])
-		} else {
-			p.errorf(pos, "<"+name+"> directive missing closing '>'")
-			raw = rest
-		}
+	name, raw, ok := sectionHeader(name, rest)
+	if !ok {
+		p.errorf(pos, "<"+name+"> directive missing closing '>'")
 	}
 	return p.directive(Directive{Name: name, Args: p.args(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
 }
 
-// closeSection handles a line whose first word is tag and starts with "</".
-// Text after the first word is ignored, as httpd does.
-func (p *parser) closeSection(pos Pos, tag string, endLine int) {
+// sectionHeader returns the name and the arguments of a section whose line
+// has first word name (starting with '<') and rest after it. ok is false
+// when rest does not end in '>'; raw is then all of rest.
+func sectionHeader(name, rest string) (sname, raw string, ok bool) {
+	// As ap_build_config_sub: one '>' is cut off the first word, and a
+	// line with nothing after the first word has no arguments.
+	sname = strings.TrimSuffix(name, ">")[1:]
+	if rest == "" {
+		return sname, "", true
+	}
+	// As the section handlers: the arguments end at the last '>'.
+	if i := strings.LastIndexByte(rest, '>'); i >= 0 {
+		return sname, trimRight(rest[:i]), true
+	}
+	return sname, rest, false
+}
+
+// written reports whether line is name, a space and rest (name alone when
+// rest is empty): whether a plain directive's Text is the line it was read
+// from. Name and Raw are most often slices of the line, where the
+// comparisons stop at their pointers.
+func written(line, name, rest string) bool {
+	return len(line) == len(name)+min(len(rest), 1)+len(rest) && line[:len(name)] == name &&
+		(rest == "" || line[len(name)] == ' ' && line[len(name)+1:] == rest)
+}
+
+// closeSection handles a line, text, whose first word is tag and starts
+// with "</". Text after the first word is ignored, as httpd does for the
+// sections it nests; the sections it evaluates as it reads want the line
+// to be the closing tag alone (see closeLine): a closing line other than
+// "</Name>" is kept after the section's own line, for them.
+func (p *parser) closeSection(pos Pos, tag, text string, endLine int) {
 	name, closed := strings.CutSuffix(tag[2:], ">")
 	if len(p.open) == 0 {
 		p.errorf(pos, "</"+name+"> without matching <"+name+"> section")
@@ -411,6 +456,10 @@ func (p *parser) closeSection(pos Pos, tag string, endLine int) {
 	inner := p.open[len(p.open)-1]
 	if inner.Is(name) {
 		inner.EndLine = endLine
+		if len(text) != len(inner.Name)+3 || !strings.EqualFold(text[2:len(text)-1], inner.Name) || text[len(text)-1] != '>' ||
+			strings.IndexByte(text, '$') >= 0 { // the name may be made by a ${} reference
+			inner.line += "\n" + text
+		}
 		p.open = p.open[:len(p.open)-1]
 		return
 	}
