@@ -66,7 +66,7 @@ type Layers struct {
 type LogLine struct {
 	Module  string // "access_compat", "authz_core", "auth_basic", ...
 	Code    string // "AH01797"
-	User    string
+	User    string // the user; for AH01276, the DirectoryIndex names tried
 	Subject string // the file name, URI or file the message is about
 	URIForm bool   // Subject is a URI: "uri " precedes it where Apache says so
 }
@@ -105,6 +105,10 @@ func (l LogLine) Message() string {
 		return "No authentication done but request not allowed without authentication for " + l.Subject + ". Authentication not configured?"
 	case "AH02430":
 		return "Response header 'WWW-Authenticate' value of 'Basic realm=\"" + l.Subject + "\"' contains invalid characters, aborting request"
+	case "AH00037", "AH00032":
+		return "Symbolic link not allowed or link target not accessible: " + l.Subject
+	case "AH01276":
+		return "Cannot serve directory " + l.Subject + ": No matching DirectoryIndex (" + l.User + ") found, and server-generated directory index forbidden by Options directive"
 	}
 	return l.Subject
 }

@@ -41,6 +41,7 @@ func TestSlowCheckWhileServing(t *testing.T) {
 	dir := t.TempDir()
 	cf := filepath.Join(dir, "legacy.conf")
 	os.WriteFile(cf, []byte("<Directory "+dir+">\nOrder allow,deny\nAllow from all\n</Directory>\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "index.html"), nil, 0o644) // "/" is served, not refused by Options (no Indexes)
 	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}})
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,7 @@ func TestGuardHeaderForwarded(t *testing.T) {
 	defer backend.Close()
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "docroot"), 0o755)
+	os.WriteFile(filepath.Join(dir, "docroot", "index.html"), nil, 0o644) // "/" is served, not refused by Options (no Indexes)
 	cf := filepath.Join(dir, "legacy.conf")
 	os.WriteFile(cf, []byte("# no rules: everything is forwarded\n"), 0o644)
 	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: filepath.Join(dir, "docroot")}})

@@ -77,6 +77,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	default:
 		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is unknown (use %q or %q)", opt.Semantics, Legacy22, Compat24)}}
 	}
+	b.cfg.Defaults.Options = defaultOptions(opt.Semantics)
 	b.cfg.GroupFirst = groupFirst(ds)
 	b.serverRoot = opt.ServerRoot
 	b.cfg.ServerRoot = opt.ServerRoot
@@ -428,6 +429,11 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		b.cfg.ServerEnv = b.setEnvIf(d, b.scope, b.cfg.ServerEnv)
 	case "directoryindex":
 		b.cfg.Defaults.DirIndex = addIndex(b.cfg.Defaults.DirIndex, d)
+	case "options":
+		b.options(d, b.cfg.Defaults)
+	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
+		b.cgiHandler(d, name)
+		b.unevaluated(d, info)
 	case "virtualhost":
 		if b.vhost != nil {
 			b.errorf(d, "<VirtualHost> cannot occur within <VirtualHost> section")
@@ -749,6 +755,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	if info == nil {
 		return
 	}
+	if conf.Options == nil && ctx.sec.Kind == KindHtaccess && info.Module == "core_module" {
+		// The file now has a core configuration, whose options merge.
+		conf.Options = &CoreOptions{Opts: OptUnset}
+	}
 	if b.omitted(d, name, ctx.scope) {
 		return
 	}
@@ -901,6 +911,11 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		conf.SetEnv = b.setEnvIf(d, ctx.scope, conf.SetEnv)
 	case "directoryindex":
 		conf.DirIndex = addIndex(conf.DirIndex, d)
+	case "options":
+		b.options(d, conf)
+	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
+		b.cgiHandler(d, name)
+		b.unevaluated(d, info)
 	case "allowoverride":
 		b.markOverride()
 		v, nonfatal, err := parseOverride(d.Args)
@@ -911,6 +926,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if ctx.sec.Kind == KindDirectory {
 			// Elsewhere Apache accepts it and it has no effect (AH00114).
 			conf.Override, conf.NonFatal = &v, nonfatal
+			conf.OverrideOpts = overrideOptions(d.Args)
 		}
 	case "allowoverridelist":
 		if len(d.Args) > 0 && !strings.EqualFold(d.Args[0], "none") {
@@ -1414,6 +1430,7 @@ func parseOverride(args []string) (v, nonfatal uint16, err string) {
 type htaccessMode struct {
 	override, nonfatal uint16
 	modules            map[string]bool
+	overrideOpts       OptionBits // the options Options may set (override_opts)
 }
 
 // htaccessOrder numbers .htaccess sections apart from the configuration's,
@@ -1424,6 +1441,13 @@ var htaccessOrder atomic.Int64
 // data) under the AllowOverride categories in force. Every error is
 // reported; Apache answers 500 for the requests below such a file.
 func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint16, baseDir string) (*Section, error) {
+	return c.ParseHtaccessOpts(path, data, override, nonfatal, OptOverrideDefault, baseDir)
+}
+
+// ParseHtaccessOpts is ParseHtaccess with the options AllowOverride
+// Options=... lets the file set (overrideOpts; OptOverrideDefault where no
+// AllowOverride in force names Options).
+func (c *Config) ParseHtaccessOpts(path string, data []byte, override, nonfatal uint16, overrideOpts OptionBits, baseDir string) (*Section, error) {
 	ds, err := apacheconf.Parse(path, data)
 	if err != nil {
 		return nil, err
@@ -1435,7 +1459,7 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful, Omit: c.Omit},
 		cfg:        c,
 		ordinals:   map[string]int{},
-		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, modules: c.Modules},
+		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, modules: c.Modules, overrideOpts: overrideOpts},
 		serverRoot: c.ServerRoot,
 	}
 	s := &Section{Kind: KindHtaccess, Pattern: path, Path: path, Pos: apacheconf.Pos{File: path, Line: 1},
@@ -1478,6 +1502,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
 	}
+	vb.cfg.Defaults.Options = defaultOptions(b.cfg.Semantics)
 	vb.directive = d
 	b.vhosts = append(b.vhosts, vb)
 	if b.apartOK {
@@ -1636,6 +1661,10 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	d := *main.Defaults
 	if own.Defaults.DirIndex != nil {
 		d.DirIndex = own.Defaults.DirIndex
+	}
+	if main.Defaults.Options != nil && own.Defaults.Options != nil {
+		o := main.Defaults.Options.Merge(*own.Defaults.Options)
+		d.Options = &o
 	}
 	c.Defaults = &d
 	if set["accessfilename"] {

@@ -93,6 +93,12 @@ var docNotes = map[string]string{
 	"LoadModule":        "a module Apache does not ship is refused: orderly cannot know its hooks",
 	"Port":              "Apache 2.2 refuses it too: replaced with Listen",
 	"<IfVersion>":       "evaluated against legacy.version",
+	"Options":           "FollowSymLinks, SymLinksIfOwnerMatch and Indexes evaluated (translate/walk/options.go); MultiViews turned on is refused where mod_negotiation is loaded",
+	"AddHandler":        "cgi-script is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
+	"SetHandler":        "cgi-script is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
+	"AddType":           "application/x-httpd-cgi is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
+	"ForceType":         "application/x-httpd-cgi is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
+	"DefaultType":       "2.2: application/x-httpd-cgi is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
 }
 
 // TestDirectiveDocs keeps docs/directives.md, the list of what orderly

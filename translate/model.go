@@ -129,6 +129,14 @@ type DirConf struct {
 	Override *uint16
 	// NonFatal is AllowOverride Nonfatal=...: violations are skipped.
 	NonFatal uint16
+	// OverrideOpts is what AllowOverride Options=... lets .htaccess files
+	// below set with Options (override_opts); it goes with Override.
+	OverrideOpts OptionBits
+
+	// Options is core's Options: nil where the section has no core
+	// configuration of its own (an .htaccess file with no core directive;
+	// every other section has one, which merges as OptUnset).
+	Options *CoreOptions
 
 	// Apache 2.2 only: Satisfy kept in core, per method (Satisfy22Set
 	// marks the methods this section set), and the Require lines.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,9 +19,14 @@ import (
 const (
 	LegacyFile   = "legacy.conf"
 	RequestsFile = "requests"
-	DocRootDir   = "docroot"
-	AuthDir      = "auth"
-	ExtraDir     = "extra"
+	ModulesFile  = "modules"
+	// SymlinkSuffix ends the name of a file that stands for a symbolic
+	// link: its first line is the target, and a line "owner=USER" gives
+	// the link to USER.
+	SymlinkSuffix = "@symlink"
+	DocRootDir    = "docroot"
+	AuthDir       = "auth"
+	ExtraDir      = "extra"
 
 	DocRootPlaceholder = "@DOCROOT@"
 	AuthPlaceholder    = "@AUTH@"
@@ -41,8 +47,12 @@ type Case struct {
 	Legacy []byte
 	// Files are the files under docroot/, auth/ and extra/, in archive
 	// order, with their placeholders not yet replaced. A name ending in "/"
-	// stands for an empty directory.
+	// stands for an empty directory, one ending in SymlinkSuffix for a
+	// symbolic link.
 	Files []txtar.File
+	// Modules are the modules the case needs loaded beyond the harness's
+	// own, by name ("autoindex"), from its modules file.
+	Modules []string
 	// Requests are the requests to replay, in order.
 	Requests []Request
 	// Hosts is the hosts file, if HasHosts: the /etc/hosts that Apache
@@ -116,6 +126,13 @@ func ParseCase(path string, data []byte) (*Case, error) {
 			c.Legacy, haveLegacy = f.Data, true
 		case f.Name == RequestsFile:
 			requests, haveRequests = f.Data, true
+		case f.Name == ModulesFile:
+			for _, m := range strings.Fields(string(f.Data)) {
+				if strings.ContainsAny(m, "/.\"") || strings.HasSuffix(m, "_module") {
+					return fail("%s: bad module %q: want a name such as autoindex", ModulesFile, m)
+				}
+				c.Modules = append(c.Modules, m)
+			}
 		case f.Name == HostsFile:
 			c.Hosts, c.HasHosts = f.Data, true
 		case f.Name == DNSFile:
@@ -135,6 +152,11 @@ func ParseCase(path string, data []byte) (*Case, error) {
 			}
 			if strings.HasSuffix(f.Name, "/") && len(bytes.TrimSpace(f.Data)) > 0 {
 				return fail("%q names a directory (it ends in /) but has contents", f.Name)
+			}
+			if strings.HasSuffix(f.Name, SymlinkSuffix) {
+				if _, _, err := symlinkSpec(f.Data); err != nil {
+					return fail("%q: %v", f.Name, err)
+				}
 			}
 			c.Files = append(c.Files, f)
 		}
@@ -284,6 +306,8 @@ type Layout struct {
 	Auth    string // Dir/auth, replaces @AUTH@
 	Extra   string // Dir/extra, replaces @EXTRA@
 	Legacy  string // Dir/legacy.conf, with its placeholders replaced
+	// Modules are the case's modules beyond the harness's (Case.Modules).
+	Modules []string
 }
 
 // Expand replaces the placeholders @DOCROOT@, @AUTH@ and @EXTRA@ in data by
@@ -302,6 +326,7 @@ func (l Layout) OracleOptions() Options {
 		Include:      []string{l.Legacy},
 		RemoteIP:     true,
 		AccessCompat: true,
+		Modules:      l.Modules,
 	}
 }
 
@@ -322,6 +347,7 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 		Auth:    filepath.Join(dir, AuthDir),
 		Extra:   filepath.Join(dir, ExtraDir),
 		Legacy:  filepath.Join(dir, LegacyFile),
+		Modules: c.Modules,
 	}
 	mkdir := func(d string) error {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -354,9 +380,12 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 				return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
 			}
 		}
-		if strings.HasSuffix(f.Name, "/") {
+		switch {
+		case strings.HasSuffix(f.Name, "/"):
 			err = mkdir(name)
-		} else {
+		case strings.HasSuffix(f.Name, SymlinkSuffix):
+			err = symlink(strings.TrimSuffix(name, SymlinkSuffix), l.Expand(f.Data))
+		default:
 			err = write(name, l.Expand(f.Data))
 		}
 		if err != nil {
@@ -367,4 +396,50 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 		return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
 	}
 	return l, nil
+}
+
+// symlinkSpec reads a symbolic link's file: the target on its first line,
+// then optionally "owner=USER".
+func symlinkSpec(data []byte) (target, owner string, err error) {
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	target = strings.TrimSpace(lines[0])
+	if target == "" {
+		return "", "", errors.New("a symbolic link needs its target on its first line")
+	}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "":
+		case strings.HasPrefix(l, "owner=") && owner == "" && len(l) > len("owner="):
+			owner = l[len("owner="):]
+		default:
+			return "", "", fmt.Errorf("unexpected %q after the target: want owner=USER", l)
+		}
+	}
+	return target, owner, nil
+}
+
+// symlink makes name a symbolic link as its file (data, placeholders
+// replaced) says; giving it an owner needs root.
+func symlink(name string, data []byte) error {
+	target, owner, err := symlinkSpec(data)
+	if err != nil {
+		return err
+	}
+	if err := os.Symlink(target, name); err != nil {
+		return err
+	}
+	if owner == "" {
+		return nil
+	}
+	u, err := user.Lookup(owner)
+	if err != nil {
+		return err
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Lchown(name, uid, gid); err != nil {
+		return fmt.Errorf("giving %s to %s (which needs root): %v", name, owner, err)
+	}
+	return nil
 }

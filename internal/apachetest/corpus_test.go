@@ -3,7 +3,9 @@ package apachetest
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -84,7 +86,7 @@ func TestMaterialize(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Layout{Dir: dir, DocRoot: dir + "/docroot", Auth: dir + "/auth", Extra: dir + "/extra", Legacy: dir + "/legacy.conf"}
-	if l != want {
+	if !reflect.DeepEqual(l, want) {
 		t.Errorf("layout %+v, want %+v", l, want)
 	}
 	files := map[string]string{
@@ -204,5 +206,65 @@ func TestCorpusOracleWants(t *testing.T) {
 				t.Logf("error log of the oracle:\n%s", logTail(s.errPath(), off))
 			}
 		})
+	}
+}
+
+// A case's modules file and its symbolic links (NAME@symlink: the target,
+// then optionally owner=USER).
+func TestMaterializeSymlinksModules(t *testing.T) {
+	const text = `Links.
+-- legacy.conf --
+-- modules --
+autoindex
+negotiation
+-- docroot/link.html@symlink --
+@EXTRA@/secret.html
+-- docroot/rel@symlink --
+index.html
+-- docroot/other.html@symlink --
+@EXTRA@/secret.html
+owner=nobody
+-- extra/secret.html --
+s
+-- requests --
+GET /link.html 8.8.8.8
+`
+	c, err := ParseCase("links.txtar", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"autoindex", "negotiation"}; !reflect.DeepEqual(c.Modules, want) {
+		t.Errorf("modules %v, want %v", c.Modules, want)
+	}
+	l, err := c.Materialize(filepath.Join(t.TempDir(), "case"))
+	if err != nil {
+		if os.Geteuid() != 0 && strings.Contains(err.Error(), "needs root") {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	if got := l.OracleOptions().LoadedModules(); !strings.HasSuffix(strings.Join(got, " "), "remoteip_module autoindex_module negotiation_module") {
+		t.Errorf("oracle modules %v", got)
+	}
+	for name, target := range map[string]string{"link.html": l.Extra + "/secret.html", "rel": "index.html", "other.html": l.Extra + "/secret.html"} {
+		got, err := os.Readlink(filepath.Join(l.DocRoot, name))
+		if err != nil || got != target {
+			t.Errorf("%s -> %q (%v), want %q", name, got, err, target)
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(l.DocRoot, "other.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid == uint32(os.Geteuid()) {
+		t.Errorf("other.html is owned by %d, not nobody", uid)
+	}
+	for _, bad := range []string{"-- docroot/x@symlink --\n\n", "-- docroot/x@symlink --\na\nowner\n"} {
+		if _, err := ParseCase("bad.txtar", []byte(strings.Replace(text, "-- extra/secret.html --", bad+"-- extra/secret.html --", 1))); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if _, err := ParseCase("bad.txtar", []byte(strings.Replace(text, "autoindex\n", "autoindex_module\n", 1))); err == nil || !strings.Contains(err.Error(), "bad module") {
+		t.Errorf("modules autoindex_module: %v", err)
 	}
 }

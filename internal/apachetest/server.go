@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,6 +49,41 @@ type Options struct {
 	// to that URL (mod_proxy, mod_proxy_http; ProxyPass / URL/ nocanon). The
 	// URL must point to a loopback address.
 	ProxyTo string
+	// Modules are more modules to load, by name ("autoindex" loads
+	// autoindex_module from mod_autoindex.so), after the others.
+	Modules []string
+}
+
+// LoadedModules lists the modules the configuration for o loads, by
+// identifier ("authz_core_module"), in LoadModule order: what an orderly
+// in front of the same configuration must be told is loaded.
+func (o Options) LoadedModules() []string {
+	var ids []string
+	for _, m := range o.modules() {
+		ids = append(ids, m+"_module")
+	}
+	return ids
+}
+
+// modules are the names of the modules o loads, in order.
+func (o Options) modules() []string {
+	mods := []string{"mpm_event", "authz_core", "authz_host", "authn_core", "authn_file", "auth_basic", "authz_user", "authz_groupfile"}
+	if o.AccessCompat {
+		mods = append(mods, "access_compat")
+	}
+	mods = append(mods, "setenvif", "env", "alias", "dir", "mime")
+	if o.RemoteIP {
+		mods = append(mods, "remoteip")
+	}
+	if o.ProxyTo != "" {
+		mods = append(mods, "proxy", "proxy_http")
+	}
+	for _, m := range o.Modules {
+		if !slices.Contains(mods, m) {
+			mods = append(mods, m)
+		}
+	}
+	return mods
 }
 
 // A Server is an Apache httpd instance running as a child process of the
@@ -516,9 +552,6 @@ func (s *Server) config(opt Options) (string, error) {
 		}
 		return v
 	}
-	mod := func(name, file string) {
-		fmt.Fprintf(&b, "LoadModule %s_module %s\n", name, q(filepath.Join(s.paths.ModulesDir, file)))
-	}
 
 	docroot := opt.DocumentRoot
 	if docroot == "" {
@@ -563,28 +596,11 @@ func (s *Server) config(opt Options) (string, error) {
 	}
 	b.WriteString("\n")
 
-	mod("mpm_event", "mod_mpm_event.so")
-	mod("authz_core", "mod_authz_core.so")
-	mod("authz_host", "mod_authz_host.so")
-	mod("authn_core", "mod_authn_core.so")
-	mod("authn_file", "mod_authn_file.so")
-	mod("auth_basic", "mod_auth_basic.so")
-	mod("authz_user", "mod_authz_user.so")
-	mod("authz_groupfile", "mod_authz_groupfile.so")
-	if opt.AccessCompat {
-		mod("access_compat", "mod_access_compat.so")
-	}
-	mod("setenvif", "mod_setenvif.so")
-	mod("env", "mod_env.so")
-	mod("alias", "mod_alias.so")
-	mod("dir", "mod_dir.so")
-	mod("mime", "mod_mime.so")
-	if opt.RemoteIP {
-		mod("remoteip", "mod_remoteip.so")
-	}
-	if opt.ProxyTo != "" {
-		mod("proxy", "mod_proxy.so")
-		mod("proxy_http", "mod_proxy_http.so")
+	for _, m := range opt.modules() {
+		if strings.ContainsAny(m, "/. \t\"") || m == "" {
+			return "", fmt.Errorf("apachetest: bad module name %q: want a name such as autoindex", m)
+		}
+		fmt.Fprintf(&b, "LoadModule %s_module %s\n", m, q(filepath.Join(s.paths.ModulesDir, "mod_"+m+".so")))
 	}
 	b.WriteString("\n")
 

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,7 +83,7 @@ func (f *apacheFront) errorLog(apachetest.Layout) func() string { return f.srv.E
 
 // accessCodes are the error-log codes of access control that orderly
 // writes as Apache does (design.md, "Responses").
-var accessCodes = regexp.MustCompile(`\b(AH01797|AH01630|AH01617|AH01618|AH01614|AH01627|AH00027|AH00028|AH01615|AH01619|AH01620|AH01629|AH01631|AH01665|AH02430|AH01796): `)
+var accessCodes = regexp.MustCompile(`\b(AH01797|AH01630|AH01617|AH01618|AH01614|AH01627|AH00027|AH00028|AH01615|AH01619|AH01620|AH01629|AH01631|AH01665|AH02430|AH01796|AH00037|AH00032|AH01276): `)
 
 // logCodes lists the access-control codes in a piece of error log, sorted.
 func logCodes(log string) string {
@@ -139,19 +140,27 @@ func (f orderlyFront) config(l apachetest.Layout, backend, addr string) string {
 	if f.backend != "" {
 		block = f.backend
 	}
+	// orderly is told the modules the oracle loads: those decide what
+	// <IfModule> reads and what some directives do (mod_autoindex
+	// answers for Options Indexes, mod_negotiation for MultiViews).
+	var mods []string
+	for _, m := range l.OracleOptions().LoadedModules() {
+		mods = append(mods, strconv.Quote(m))
+	}
 	hcl := fmt.Sprintf(`listen = %q
 %s
 legacy {
   files         = [%q]
   document_root = %q
   semantics     = "2.4-compat"
+  modules       = [%s]
 }
 client_ip {
   trusted_proxies = ["127.0.0.1/32"]
 }
 mode      = %q
 error_log = %q
-`, addr, block, legacy, l.DocRoot, mode, filepath.Join(l.Dir, "orderly-error.log"))
+`, addr, block, legacy, l.DocRoot, strings.Join(mods, ", "), mode, filepath.Join(l.Dir, "orderly-error.log"))
 	if f.metrics != "" {
 		hcl += fmt.Sprintf("metrics {\n  listen = %q\n}\n", f.metrics)
 	}
@@ -540,6 +549,10 @@ func TestControlApacheFront(t *testing.T) {
 // document root and no access rules, and no .htaccess files either, as a
 // backend behind orderly is set up (the legacy .htaccess rules are
 // orderly's to enforce).
+//
+// It loads the case's modules too, lists directories and follows every
+// symbolic link: what the legacy Options refuse is orderly's to refuse.
 func backendOptions(l apachetest.Layout) apachetest.Options {
-	return apachetest.Options{DocumentRoot: l.DocRoot, Extra: "<Directory />\n    AllowOverride None\n</Directory>\n"}
+	return apachetest.Options{DocumentRoot: l.DocRoot, Modules: l.Modules,
+		Extra: "<Directory />\n    AllowOverride None\n    Options Indexes FollowSymLinks\n</Directory>\n"}
 }

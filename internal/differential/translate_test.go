@@ -76,7 +76,7 @@ func TestTranslatedCorpus(t *testing.T) {
 		if hasHtaccess(l.DocRoot) {
 			nHt++
 		}
-		topt := apachetest.Options{DocumentRoot: l.DocRoot, Include: []string{out}, RemoteIP: true}
+		topt := apachetest.Options{DocumentRoot: l.DocRoot, Include: []string{out}, RemoteIP: true, Modules: l.Modules}
 		if err := startOrReload(t, &translated, topt); err != nil {
 			b, _ := os.ReadFile(out)
 			t.Errorf("%s: Apache 2.4 without mod_access_compat refuses the translation: %v\n%s", c.Path, err, b)

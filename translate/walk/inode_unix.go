@@ -13,3 +13,11 @@ func inode(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// owner is the user who owns the file, when the file system says.
+func owner(fi fs.FileInfo) (uint32, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid, true
+	}
+	return 0, false
+}

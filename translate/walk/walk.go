@@ -242,6 +242,10 @@ type Result struct {
 	SlashesKept bool
 
 	dirN int // how many of Sections the directory walk found
+	// dirOpts are the options the directory walk left in force, with
+	// <DirectoryMatch> sections merged (a DirectoryIndex subrequest's walk
+	// tests its index file with them).
+	dirOpts translate.OptionBits
 	// matchEnv are the MATCH_<NAME> variables named groups of matching
 	// regex sections set (name, value, ...).
 	matchEnv []string
@@ -385,8 +389,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		if strings.HasPrefix(name, "/") {
 			suburi = name
 		}
-		sm, sw, ok := e.indexWalk(&res, name, suburi, &sub)
-		st := 0
+		sm, sw, st, ok := e.indexWalk(&res, name, suburi, &sub)
 		if !ok {
 			sub = Result{}
 			sm, sw, st = e.walk(suburi, &sub)
@@ -394,7 +397,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		sub.URI = suburi
 		sub.Env = res.Env
 		if st != 0 {
-			sub.Decision = policy.Decision{Status: st, Layer: policy.LayerConfig}
+			sub.Status, sub.Layer = st, policy.LayerConfig // with what the walk logged
 		} else if sm == m {
 			// The same merged configuration as the main request: Apache
 			// skips access control and copies the user
@@ -436,6 +439,9 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		return errRes
 	}
 	res.SetLogs(logs.Logs())
+	if e.autoindexForbids(m, methodNum) {
+		autoindexRefuse(&res, m)
+	}
 	return res
 }
 
@@ -452,6 +458,7 @@ type merged struct {
 	layers                *policy.Layers
 	setEnv                []*translate.EnvRule
 	dirIndex              []string
+	options               translate.OptionBits // core's Options in force
 }
 
 // walked is what the walk found on the file system.
@@ -483,12 +490,13 @@ func (e *Engine) merge(sections []*translate.Section) *merged {
 
 func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	a := fromConf(e.cfg.Defaults)
+	a.opts, a.hasOpts = e.serverOptions(), true
 	for i := 0; i < len(sections); {
 		phase := walkPhase(sections[i])
-		walked := fromConf(sections[i].Conf)
+		walked := fromSection(sections[i])
 		j := i + 1
 		for ; j < len(sections) && walkPhase(sections[j]) == phase; j++ {
-			c := fromConf(sections[j].Conf)
+			c := fromSection(sections[j])
 			walked.merge(&c)
 		}
 		a.merge(&walked)
@@ -507,7 +515,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 			authzFrom = s
 		}
 	}
-	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, compatFrom: compatFrom, authzFrom: authzFrom}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
 		l.Authz = a.authz.Root.Compile()
@@ -553,6 +561,8 @@ type accum struct {
 	basicAuth    *bool
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
+	opts         translate.CoreOptions // core: Options, when hasOpts
+	hasOpts      bool
 
 	// Apache 2.2's core fields.
 	satisfy22     [policy.MaxMethods]policy.Satisfy
@@ -606,6 +616,7 @@ func (m *accum) merge(o *accum) {
 	if o.dirIndex != nil {
 		m.dirIndex = o.dirIndex
 	}
+	m.mergeOpts(o)
 	for i := range m.satisfy22 {
 		if o.satisfy22Set&(1<<uint(i)) != 0 {
 			m.satisfy22[i], m.satisfy22Rule[i] = o.satisfy22[i], o.satisfy22Rule[i]
@@ -685,7 +696,7 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	if res.Sections == nil {
 		res.Sections = make([]*translate.Section, 0, 8)
 	}
-	fname, pathInfo, isDir, isReg, st := e.dirWalk(filename, res)
+	fname, pathInfo, isDir, isReg, opts, st := e.dirWalk(filename, res)
 	if st != 0 {
 		return nil, w, st
 	}
@@ -694,8 +705,10 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	for _, s := range cfg.DirMatches {
 		if matchRegex(s, fname, res) {
 			res.Sections = append(res.Sections, s)
+			opts = mergeOptions(opts, s)
 		}
 	}
+	res.dirOpts = opts.Opts
 	res.dirN = len(res.Sections)
 	return e.fileAndLocation(uri, fname, res), w, 0
 }
@@ -704,19 +717,22 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 // exists: Apache reuses the directory walk of the main request, whose
 // directory is the file's (the walk cache of server/request.c), so only
 // <Files> and <Location> are walked again.
-func (e *Engine) indexWalk(main *Result, name, uri string, sub *Result) (*merged, walked, bool) {
+func (e *Engine) indexWalk(main *Result, name, uri string, sub *Result) (*merged, walked, int, bool) {
 	fname := main.Filename + name
 	if strings.Contains(name, "/") || !strings.HasSuffix(main.Filename, "/") {
-		return nil, walked{}, false
+		return nil, walked{}, 0, false
 	}
 	fi, err := e.fs.Stat(fname)
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, walked{}, false
+		return nil, walked{}, 0, false
+	}
+	sub.Filename = fname
+	if st := e.indexSymlink(main, fname, sub); st != 0 {
+		return nil, walked{}, st, true
 	}
 	sub.Sections = append(make([]*translate.Section, 0, 8), main.Sections[:main.dirN]...)
-	sub.dirN = main.dirN
-	sub.Filename = fname
-	return e.fileAndLocation(uri, fname, sub), walked{isReg: true}, true
+	sub.dirN, sub.dirOpts = main.dirN, main.dirOpts
+	return e.fileAndLocation(uri, fname, sub), walked{isReg: true}, 0, true
 }
 
 // fileAndLocation adds the <Files> sections (top-level ones, then those
@@ -873,10 +889,14 @@ func cleanFilename(p string) string {
 // <Directory> sections of each directory from "/" down, stops at the
 // first component that is a regular file or does not exist, and returns
 // r->filename, path_info and the type of what was found.
-func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, isDir, isReg bool, status int) {
+func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, isDir, isReg bool, opts translate.CoreOptions, status int) {
 	dirs := e.cfg.Dirs
 	idx := 0
 	override, nonfatal := e.cfg.DefaultOverride, uint16(0)
+	overrideOpts := translate.OptOverrideDefault
+	// The options merged so far (core_opts_merge): each component is
+	// tested with those of the directory that holds it (options.go).
+	opts = e.serverOptions()
 	apply := func(prefix string, depth int) int {
 		for ; idx < len(dirs); idx++ {
 			s := dirs[idx]
@@ -887,22 +907,25 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 				continue
 			}
 			res.Sections = append(res.Sections, s)
+			opts = mergeOptions(opts, s)
 			if s.Conf.Override != nil {
-				override, nonfatal = *s.Conf.Override, s.Conf.NonFatal
+				override, nonfatal, overrideOpts = *s.Conf.Override, s.Conf.NonFatal, s.Conf.OverrideOpts
 			}
 		}
 		// The directory's .htaccess, after its <Directory> sections.
 		if override == 0 {
 			return 0
 		}
-		sec, st := e.htaccess(prefix, override, nonfatal)
+		sec, st := e.htaccess(prefix, override, nonfatal, overrideOpts)
 		if sec != nil {
 			res.Sections = append(res.Sections, sec)
+			opts = mergeOptions(opts, sec)
 		}
 		return st
 	}
-	// The whole path exists: Apache skips the per-component lstat and
-	// treats every component as a directory (FollowSymLinks in force).
+	// The whole path exists: where FollowSymLinks (without
+	// SymLinksIfOwnerMatch) is in force, Apache skips the component's
+	// lstat and treats it as a directory.
 	whole, err := e.fs.Stat(filename)
 	wholeOK := err == nil && (whole.IsDir() || !strings.HasSuffix(filename, "/"))
 
@@ -911,7 +934,7 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 	// walk stops here).
 	depth := 1
 	if st := apply("/", 0); st != 0 {
-		return "/", filename, false, false, st
+		return "/", filename, false, false, opts, st
 	}
 	for start := 1; start < len(filename); {
 		segEnd := len(filename)
@@ -926,44 +949,45 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 			return next + "/"
 		}
 		start = segEnd + 1
-		if wholeOK {
+		if wholeOK && opts.Opts&(translate.OptSymOwner|translate.OptSymLinks) == translate.OptSymLinks {
 			depth++
 			if st := apply(dirPrefix(), depth); st != 0 {
-				return next, rest, false, false, st
+				return next, rest, false, false, opts, st
 			}
 			continue
 		}
 		fi, err := e.fs.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return next, rest, false, false, 0
+				return next, rest, false, false, opts, 0
 			}
 			// EACCES (AH00035), ENOTDIR and the rest (AH00036): 403.
-			return next, rest, false, false, 403
+			return next, rest, false, false, opts, 403
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			fi, err = e.fs.Stat(next)
-			if err != nil {
-				return next, rest, false, false, 403
+			var ok bool
+			if fi, ok = e.symlinkOK(next, fi, opts.Opts); !ok {
+				symlinkRefused(res, "AH00037", next)
+				return next, rest, false, false, opts, 403
 			}
 		}
 		switch {
 		case fi.Mode().IsRegular():
-			return next, rest, false, true, 0
+			return next, rest, false, true, opts, 0
 		case fi.IsDir():
 			depth++
 			if st := apply(dirPrefix(), depth); st != 0 {
-				return next, rest, false, false, st
+				return next, rest, false, false, opts, st
 			}
 		default:
-			return next, rest, false, false, 403
+			return next, rest, false, false, opts, 403
 		}
 	}
 	// Every component was consumed.
 	if wholeOK {
-		return filename, "", whole.IsDir(), whole.Mode().IsRegular(), 0
+		return filename, "", whole.IsDir(), whole.Mode().IsRegular(), opts, 0
 	}
-	return filename, "", true, false, 0
+	return filename, "", true, false, opts, 0
 }
 
 // fnmatch is apr_fnmatch with APR_FNM_PATHNAME: "*", "?" and "[...]" never
@@ -989,7 +1013,7 @@ type htEntry struct {
 // for everything below, a file that exists but cannot be read 403. It is
 // looked at on every request, as Apache does, and parsed again when it
 // changes, so edits take effect without a restart.
-func (e *Engine) htaccess(prefix string, override, nonfatal uint16) (*translate.Section, int) {
+func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts translate.OptionBits) (*translate.Section, int) {
 	for _, name := range e.cfg.AccessFileNames {
 		p := prefix + name
 		fi, err := e.fs.Stat(p)
@@ -1002,7 +1026,7 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16) (*translate.
 		if !fi.Mode().IsRegular() {
 			return nil, 403
 		}
-		key := p + "\x00" + strconv.Itoa(int(override)) + "\x00" + strconv.Itoa(int(nonfatal))
+		key := p + "\x00" + strconv.Itoa(int(override)) + "\x00" + strconv.Itoa(int(nonfatal)) + "\x00" + strconv.Itoa(int(overrideOpts))
 		mod, size, ino := fi.ModTime().UnixNano(), fi.Size(), inode(fi)
 		if v, ok := e.ht.Load(key); ok {
 			h := v.(*htEntry)
@@ -1016,7 +1040,7 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16) (*translate.
 		if err != nil {
 			return nil, 403
 		}
-		sec, err := e.cfg.ParseHtaccess(p, data, override, nonfatal, e.cfg.BaseDir)
+		sec, err := e.cfg.ParseHtaccessOpts(p, data, override, nonfatal, overrideOpts, e.cfg.BaseDir)
 		if sec != nil {
 			// Counters of rules that did not change survive the edit,
 			// and a reload.

@@ -197,14 +197,14 @@ Deny from all
 </Directory>
 <Location /sub>
 Satisfy Any
-</Location>`, []string{"sub/"}, []req{{target: "/sub/", ip: "8.8.8.8"}, {target: "/", ip: "8.8.8.8", want: 403}}},
+</Location>`, []string{"sub/index.html"}, []req{{target: "/sub/", ip: "8.8.8.8"}, {target: "/", ip: "8.8.8.8", want: 403}}},
 		{"Location lone Allow opens", `<Directory @DOCROOT@>
 Order deny,allow
 Deny from all
 </Directory>
 <Location /sub>
 Allow from 10.1
-</Location>`, []string{"sub/"}, []req{{target: "/sub/", ip: "8.8.8.8"}}},
+</Location>`, []string{"sub/index.html"}, []req{{target: "/sub/", ip: "8.8.8.8"}}},
 		{"compat deny beats child Require (5.3a)", `<Directory @DOCROOT@>
 Order deny,allow
 Deny from all
@@ -289,10 +289,10 @@ Require all denied
 </Files>`, []string{"secret.txt"}, []req{{target: "/secret.txt", ip: "1.1.1.1", want: 403}, {target: "/index.html/secret.txt", ip: "1.1.1.1"}}},
 		{"DirectoryMatch matches files (2.4)", `<DirectoryMatch "/docroot/fo">
 Require all denied
-</DirectoryMatch>`, []string{"foo.txt", "sub/"}, []req{{target: "/foo.txt", ip: "1.1.1.1", want: 403}, {target: "/sub/", ip: "1.1.1.1"}}},
+</DirectoryMatch>`, []string{"foo.txt", "sub/index.html"}, []req{{target: "/foo.txt", ip: "1.1.1.1", want: 403}, {target: "/sub/", ip: "1.1.1.1"}}},
 		{"Location boundaries", `<Location /sub>
 Require all denied
-</Location>`, []string{"sub/", "subx/"}, []req{
+</Location>`, []string{"sub/index.html", "subx/index.html"}, []req{
 			{target: "/sub", ip: "1.1.1.1", want: 403}, {target: "/sub/", ip: "1.1.1.1", want: 403}, {target: "/subx/", ip: "1.1.1.1"},
 			{target: "/%73ub/", ip: "1.1.1.1", want: 403}, {target: "//sub/", ip: "1.1.1.1", want: 403}, {target: "/x/../sub/", ip: "1.1.1.1", want: 403},
 			{target: "/SUB/", ip: "1.1.1.1"}, {target: "/sub%2ffile", ip: "1.1.1.1", want: 404}, {target: "/%2e%2e/sub", ip: "1.1.1.1", want: 400}}},

@@ -1,0 +1,249 @@
+package walk
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// tree lays out a document root: "d/" a directory, "f" a file, "l -> t" a
+// symbolic link to t (@DOCROOT@ and @OUT@, a directory outside the
+// document root, replaced), "l -> t @other" a link owned by another user;
+// "@OUT@/x" a file outside. It returns the document root.
+func tree(t *testing.T, entries ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	root, out := filepath.Join(dir, "docroot"), filepath.Join(dir, "out")
+	for _, d := range []string{root, out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := strings.NewReplacer("@DOCROOT@", root, "@OUT@", out)
+	for _, e := range entries {
+		e = r.Replace(e)
+		name, target, link := strings.Cut(e, " -> ")
+		isDir := strings.HasSuffix(name, "/")
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(root, name)
+		}
+		os.MkdirAll(filepath.Dir(name), 0o755)
+		switch {
+		case link:
+			target, other := strings.CutSuffix(target, " @other")
+			if err := os.Symlink(target, name); err != nil {
+				t.Fatal(err)
+			}
+			if other {
+				if os.Geteuid() != 0 {
+					t.Skip("SymLinksIfOwnerMatch cases need root to give a link another owner")
+				}
+				if err := os.Lchown(name, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case isDir:
+			if err := os.MkdirAll(name, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if err := os.WriteFile(name, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// optEngine loads conf over root with the given semantics and modules
+// (nil: a fragment's defaults, autoindex included).
+func optEngine(t *testing.T, sem translate.Semantics, root, conf string, mods []string) *Engine {
+	t.Helper()
+	cf := filepath.Join(filepath.Dir(root), "legacy.conf")
+	if err := os.WriteFile(cf, []byte(strings.ReplaceAll(conf, "@DOCROOT@", root)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: sem, DocumentRoot: root}, Modules: mods})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return New(cfg, OS, users{})
+}
+
+type optReq struct {
+	method, target string
+	want           int
+	log            string // a log line the decision must hold ("AH00037: ...@DOCROOT@/l")
+}
+
+func checkReqs(t *testing.T, e *Engine, root string, reqs []optReq) {
+	t.Helper()
+	for _, r := range reqs {
+		res := decide(e, req{method: r.method, target: r.target, ip: "10.1.2.3"})
+		if res.Status != r.want {
+			t.Errorf("%s %s: status %d (layer %s), want %d; logs %v", r.method, r.target, res.Status, res.Layer, r.want, res.Logs())
+			continue
+		}
+		if r.log == "" {
+			continue
+		}
+		want := strings.ReplaceAll(r.log, "@DOCROOT@", root)
+		found := false
+		for _, l := range res.Logs() {
+			found = found || l.Code+": "+l.Message() == want
+		}
+		if !found {
+			t.Errorf("%s %s: logs %v, want %q", r.method, r.target, res.Logs(), want)
+		}
+	}
+}
+
+// FollowSymLinks and SymLinksIfOwnerMatch as ap_directory_walk tests
+// them: each component with the options of the directory that holds it.
+func TestSymlinkOptions(t *testing.T) {
+	files := []string{"index.html", "pub/", "pub/page.html", "@OUT@/secret.html", "@OUT@/dir/", "@OUT@/dir/index.html",
+		"link.html -> @OUT@/secret.html", "other.html -> @OUT@/secret.html @other", "dangling.html -> @OUT@/nothing",
+		"linkdir -> @OUT@/dir", "pub/link.html -> @DOCROOT@/pub/page.html", "sub/", "sub/link.html -> @OUT@/secret.html",
+		"rel.html -> index.html"}
+	const refused = "AH00037: Symbolic link not allowed or link target not accessible: @DOCROOT@/"
+	tests := []struct {
+		name string
+		sem  translate.Semantics
+		conf string
+		reqs []optReq
+	}{
+		{"2.4 default follows", translate.Compat24, "", []optReq{
+			{"GET", "/link.html", 0, ""}, {"GET", "/other.html", 0, ""}, {"GET", "/linkdir/", 0, ""},
+			{"GET", "/dangling.html", 403, refused + "dangling.html"}, // a link whose target is missing: 403, not 404
+		}},
+		{"2.2 default (All) follows", translate.Legacy22, "", []optReq{{"GET", "/link.html", 0, ""}, {"GET", "/linkdir/index.html", 0, ""}}},
+		{"-FollowSymLinks", translate.Compat24, "<Directory @DOCROOT@>\nOptions -FollowSymLinks\n</Directory>", []optReq{
+			{"GET", "/link.html", 403, refused + "link.html"}, {"GET", "/linkdir/", 403, refused + "linkdir"},
+			{"GET", "/linkdir", 403, ""}, {"GET", "/linkdir/index.html", 403, refused + "linkdir"},
+			{"GET", "/pub/link.html", 403, refused + "pub/link.html"}, {"GET", "/pub/page.html", 0, ""},
+			{"GET", "/index.html", 0, ""}, {"GET", "/missing.html", 0, ""}, {"GET", "/rel.html", 403, ""},
+		}},
+		{"None", translate.Compat24, "<Directory @DOCROOT@>\nOptions None\n</Directory>", []optReq{{"GET", "/link.html", 403, ""}, {"GET", "/", 0, ""}}},
+		{"SymLinksIfOwnerMatch", translate.Compat24, "<Directory @DOCROOT@>\nOptions SymLinksIfOwnerMatch\n</Directory>", []optReq{
+			{"GET", "/link.html", 0, ""}, {"GET", "/other.html", 403, refused + "other.html"}, {"GET", "/linkdir/", 0, ""},
+			{"GET", "/dangling.html", 403, ""},
+		}},
+		{"FollowSymLinks with SymLinksIfOwnerMatch checks the owner", translate.Compat24,
+			"<Directory @DOCROOT@>\nOptions FollowSymLinks SymLinksIfOwnerMatch\n</Directory>", []optReq{
+				{"GET", "/link.html", 0, ""}, {"GET", "/other.html", 403, refused + "other.html"}}},
+		{"parent follows, child does not", translate.Compat24,
+			"<Directory @DOCROOT@>\nOptions FollowSymLinks\n</Directory>\n<Directory @DOCROOT@/sub>\nOptions -FollowSymLinks\n</Directory>", []optReq{
+				{"GET", "/link.html", 0, ""}, {"GET", "/sub/link.html", 403, refused + "sub/link.html"}}},
+		{"parent does not, child does", translate.Compat24,
+			"<Directory @DOCROOT@>\nOptions None\n</Directory>\n<Directory @DOCROOT@/sub>\nOptions +FollowSymLinks\n</Directory>", []optReq{
+				{"GET", "/link.html", 403, ""}, {"GET", "/sub/link.html", 0, ""}}},
+		{"a link's own section applies after it is tested", translate.Compat24,
+			"<Directory @DOCROOT@>\nOptions None\n</Directory>\n<Directory @DOCROOT@/linkdir>\nOptions FollowSymLinks\n</Directory>", []optReq{
+				{"GET", "/linkdir/", 403, refused + "linkdir"}}},
+		{"<Files> and <Location> do not change the walk", translate.Compat24,
+			"<Directory @DOCROOT@>\nOptions None\n</Directory>\n<Files link.html>\nOptions FollowSymLinks\n</Files>\n<Location />\nOptions FollowSymLinks\n</Location>", []optReq{
+				{"GET", "/link.html", 403, ""}}},
+		{"<DirectoryMatch> merges after the walk", translate.Compat24,
+			"<Directory @DOCROOT@>\nOptions None\n</Directory>\n<DirectoryMatch \"/docroot\">\nOptions FollowSymLinks\n</DirectoryMatch>", []optReq{
+				{"GET", "/link.html", 403, ""}}},
+		{".htaccess turns it off", translate.Compat24,
+			"<Directory @DOCROOT@>\nAllowOverride Options\n</Directory>", []optReq{
+				{"GET", "/sub/link.html", 403, ""}, {"GET", "/link.html", 0, ""}}},
+		{".htaccess may not", translate.Compat24,
+			"<Directory @DOCROOT@>\nAllowOverride Options=Indexes\n</Directory>", []optReq{
+				{"GET", "/sub/link.html", 500, ""}, {"GET", "/link.html", 0, ""}}},
+		{"a server's Options", translate.Compat24, "Options SymLinksIfOwnerMatch", []optReq{
+			{"GET", "/link.html", 0, ""}, {"GET", "/other.html", 403, ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := tree(t, files...)
+			if strings.Contains(tt.name, ".htaccess") {
+				os.WriteFile(filepath.Join(root, "sub", ".htaccess"), []byte("Options -FollowSymLinks\n"), 0o644)
+			}
+			e := optEngine(t, tt.sem, root, tt.conf, nil)
+			checkReqs(t, e, root, tt.reqs)
+		})
+	}
+}
+
+// A DirectoryIndex file that is a link is tested by the subrequest with
+// the directory's options, and only when they lack FollowSymLinks (the
+// walk cache's familiar path): AH00032.
+func TestIndexSymlink(t *testing.T) {
+	files := []string{"@OUT@/page.html", "d/", "d/index.html -> @OUT@/page.html", "o/", "o/index.html -> @OUT@/page.html @other"}
+	tests := []struct {
+		conf string
+		reqs []optReq
+	}{
+		{"", []optReq{{"GET", "/d/", 0, ""}, {"GET", "/o/", 0, ""}}},
+		{"<Directory @DOCROOT@>\nOptions -FollowSymLinks\n</Directory>", []optReq{
+			{"GET", "/d/", 403, "AH00032: Symbolic link not allowed or link target not accessible: @DOCROOT@/d/index.html"},
+			{"GET", "/d/index.html", 403, "AH00037: Symbolic link not allowed or link target not accessible: @DOCROOT@/d/index.html"}}},
+		{"<Directory @DOCROOT@>\nOptions SymLinksIfOwnerMatch\n</Directory>", []optReq{{"GET", "/d/", 0, ""}, {"GET", "/o/", 403, ""}}},
+		// FollowSymLinks with SymLinksIfOwnerMatch: the familiar path
+		// looks at FollowSymLinks only, the full walk at the owner.
+		{"<Directory @DOCROOT@>\nOptions FollowSymLinks SymLinksIfOwnerMatch\n</Directory>", []optReq{{"GET", "/o/", 0, ""}, {"GET", "/o/index.html", 403, ""}}},
+	}
+	for _, tt := range tests {
+		root := tree(t, files...)
+		checkReqs(t, optEngine(t, translate.Compat24, root, tt.conf, nil), root, tt.reqs)
+	}
+}
+
+// Indexes: mod_autoindex refuses a GET (or HEAD) for a directory without a
+// DirectoryIndex file where the request's options lack it; without
+// mod_autoindex there is nothing to refuse (the default handler's 404).
+func TestIndexesOption(t *testing.T) {
+	files := []string{"index.html", "empty/", "withindex/", "withindex/index.html", "other/", "other/home.html"}
+	noAutoindex := []string{"authz_core_module", "authz_host_module", "access_compat_module", "dir_module", "alias_module"}
+	const forbidden = "AH01276: Cannot serve directory @DOCROOT@/empty/: No matching DirectoryIndex (index.html) found, and server-generated directory index forbidden by Options directive"
+	tests := []struct {
+		name string
+		sem  translate.Semantics
+		conf string
+		mods []string
+		reqs []optReq
+	}{
+		{"2.4 default: no Indexes", translate.Compat24, "", nil, []optReq{
+			{"GET", "/empty/", 403, forbidden}, {"HEAD", "/empty/", 403, ""}, {"POST", "/empty/", 0, ""}, {"OPTIONS", "/empty/", 0, ""},
+			{"GET", "/empty", 0, ""}, {"GET", "/withindex/", 0, ""}, {"GET", "/missing/", 0, ""}}},
+		{"without mod_autoindex", translate.Compat24, "", noAutoindex, []optReq{{"GET", "/empty/", 0, ""}}},
+		{"2.2 default: All", translate.Legacy22, "", nil, []optReq{{"GET", "/empty/", 0, ""}}},
+		{"2.2 -Indexes", translate.Legacy22, "<Directory @DOCROOT@>\nOptions -Indexes\n</Directory>", nil, []optReq{{"GET", "/empty/", 403, forbidden}}},
+		{"+Indexes", translate.Compat24, "<Directory @DOCROOT@>\nOptions +Indexes\n</Directory>", nil, []optReq{{"GET", "/empty/", 0, ""}}},
+		{"Indexes in a parent, -Indexes in a child", translate.Compat24,
+			"<Directory @DOCROOT@>\nOptions Indexes\n</Directory>\n<Directory @DOCROOT@/empty>\nOptions -Indexes\n</Directory>", nil, []optReq{
+				{"GET", "/empty/", 403, ""}, {"GET", "/other/", 0, ""}}},
+		{"<Location> Options apply", translate.Compat24, "<Location /empty>\nOptions +Indexes\n</Location>", nil, []optReq{
+			{"GET", "/empty/", 0, ""}, {"GET", "/other/", 403, ""}}},
+		{"DirectoryIndex names", translate.Compat24, "DirectoryIndex home.html start.html", nil, []optReq{
+			{"GET", "/other/", 0, ""},
+			{"GET", "/withindex/", 403, "AH01276: Cannot serve directory @DOCROOT@/withindex/: No matching DirectoryIndex (home.html,start.html) found, and server-generated directory index forbidden by Options directive"}}},
+		{"a refused index is the answer", translate.Compat24, "<Files index.html>\nRequire all denied\n</Files>", nil, []optReq{
+			{"GET", "/withindex/", 403, "AH01630: client denied by server configuration: @DOCROOT@/withindex/index.html"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := tree(t, files...)
+			checkReqs(t, optEngine(t, tt.sem, root, tt.conf, tt.mods), root, tt.reqs)
+		})
+	}
+}
+
+// The refusals of Options are the configuration's, with no rule.
+func TestOptionsRefusalLayer(t *testing.T) {
+	root := tree(t, "index.html", "empty/")
+	e := optEngine(t, translate.Compat24, root, "<Directory @DOCROOT@>\nRequire ip 10.0.0.0/8\n</Directory>", nil)
+	res := decide(e, req{target: "/empty/", ip: "10.1.2.3"})
+	if res.Status != 403 || res.Layer != policy.LayerConfig || res.Rule != nil {
+		t.Errorf("got status %d layer %s rule %v", res.Status, res.Layer, res.Rule)
+	}
+	if res := decide(e, req{target: "/empty/", ip: "8.8.8.8"}); res.Status != 403 || res.Layer != policy.LayerAuthz {
+		t.Errorf("refused client: status %d layer %s, want access control's 403", res.Status, res.Layer)
+	}
+}
