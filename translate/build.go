@@ -1452,7 +1452,7 @@ func (c *Config) ParseHtaccessOpts(path string, data []byte, override, nonfatal 
 	if err != nil {
 		return nil, err
 	}
-	if ds, err = apacheconf.Conditionals(ds, apacheconf.Options{Modules: c.Modules}); err != nil {
+	if ds, err = apacheconf.Conditionals(ds, apacheconf.Options{Modules: c.Modules, Version: c.Version, State: c.ReadState}); err != nil {
 		return nil, err
 	}
 	b := &builder{

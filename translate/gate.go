@@ -251,7 +251,7 @@ func (b *builder) nameBased() {
 				switch {
 				case sameHost && a.Port == n.addr.Port:
 					v.NameBased = true
-				case sameHost:
+				case sameHost && (a.Port == 0) != (n.addr.Port == 0):
 					b.notFaithful(vb.directive, "its address and the NameVirtualHost at "+n.d.Pos.String()+" differ only in their port form, for which Apache 2.2 says the results are undefined")
 				}
 			}

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
 )
 
 // LoadOptions say how to read legacy files.
@@ -13,6 +15,20 @@ type LoadOptions struct {
 	Options
 	Defines map[string]bool // -D names for <IfDefine>
 	Modules []string        // modules to treat as loaded for <IfModule>, beyond LoadModule lines
+	// Version is the legacy server's version, for <IfVersion> and for
+	// what the reader evaluates ("2.2.34"); "" is DefaultVersion of the
+	// semantics.
+	Version string
+}
+
+// DefaultVersion is the version a configuration is read as when
+// legacy.version is not set: the last 2.2 release for semantics "2.2",
+// Debian's 2.4 for "2.4-compat".
+func DefaultVersion(s Semantics) string {
+	if s == Legacy22 {
+		return "2.2.34"
+	}
+	return "2.4.71"
 }
 
 // FragmentModules are the modules a conf.d-style fragment (a file with no
@@ -72,6 +88,11 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 	var errs apacheconf.ErrorList
 	loaded := map[string]bool{}
 	fragment := true
+	version := opt.Version
+	if version == "" {
+		version = DefaultVersion(opt.Semantics)
+	}
+	var state *apacheconf.State
 	for i, f := range files {
 		mods := map[string]bool{}
 		for _, m := range opt.Modules {
@@ -97,7 +118,15 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		} else {
 			fragment = false
 		}
-		ds, err := apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: mods, ReadFile: readFile})
+		aopt := apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines, Modules: mods, ReadFile: readFile, Version: version}
+		if len(mods) > 0 {
+			// <IfDirective>/<IfSection> ask the directive table, with the
+			// modules assumed; a configuration that loads its own leaves
+			// them for the builder to refuse.
+			aopt.Known = knownIn(tableVersion(opt.Semantics), mods)
+		}
+		ds, st, err := apacheconf.LoadState(f, aopt)
+		state = st
 		if err != nil {
 			var el apacheconf.ErrorList
 			if errors.As(err, &el) {
@@ -139,7 +168,34 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		opt.BaseDir = filepath.Dir(files[0])
 	}
 	cfg, err := Build(all, opt.Options)
+	if cfg != nil {
+		// .htaccess files are read with what the configuration defined.
+		cfg.Version, cfg.ReadState = version, state
+		for _, v := range cfg.VHosts {
+			v.Config.Version, v.Config.ReadState = version, state
+		}
+	}
 	return cfg, plain, srcs, err
+}
+
+// knownIn answers <IfDirective> and <IfSection> from the directive table:
+// whether the version knows the name from a module of mods or the core.
+func knownIn(v directive.Version, mods map[string]bool) func(string, bool) bool {
+	return func(name string, section bool) bool {
+		if section {
+			name = "<" + name
+		}
+		info, _ := directive.Find(name, v, func(m string) bool { return mods[m] || mods[strings.TrimSuffix(m, "_module")+".c"] })
+		return info != nil
+	}
+}
+
+// tableVersion is the directive table's version for semantics s.
+func tableVersion(s Semantics) directive.Version {
+	if s == Legacy22 {
+		return directive.V22
+	}
+	return directive.V24
 }
 
 // hasLoadModule reports whether the file f, whose text is src (nil if it

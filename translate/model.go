@@ -183,6 +183,11 @@ type Config struct {
 	// before any access control, and anything else lets Apache echo the
 	// request (map_to_storage, before the section walk); "" is unset.
 	TraceEnable string
+	// Version is the version the configuration was read as, and
+	// ReadState what it defined (Define, <Macro>), for .htaccess files;
+	// nil when the model was built from directives alone.
+	Version   string
+	ReadState *apacheconf.State
 
 	// AccessFileNames are the .htaccess names (AccessFileName), tried in order.
 	AccessFileNames []string
@@ -243,7 +248,7 @@ type VHost struct {
 	// host of the address serves every request for it).
 	NameBased bool
 	Pos       apacheconf.Pos
-	Config  *Config
+	Config    *Config
 }
 
 // VHostAddr is one address of a <VirtualHost>: an IP or a wildcard ("*",

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +86,9 @@ type healthBlock struct {
 	TimeoutRange  hcl.Range `hcl:"timeout,attr_range"`
 }
 
+// legacyVersion is the form of legacy.version.
+var legacyVersion = regexp.MustCompile(`^2\.[24]\.[0-9]{1,3}$`)
+
 type legacyBlock struct {
 	Files        []string          `hcl:"files"`
 	ServerRoot   *string           `hcl:"server_root,optional"`
@@ -95,6 +99,7 @@ type legacyBlock struct {
 	Address      *string           `hcl:"address,optional"`
 	Forward      *bool             `hcl:"forward_unfaithful,optional"`
 	Modules      []string          `hcl:"modules,optional"`
+	Version      *string           `hcl:"version,optional"`
 	// Demote lists rule IDs demoted to shadow-only: still evaluated and
 	// counted, no longer enforced.
 	Demote []string `hcl:"demote,optional"`
@@ -105,6 +110,7 @@ type legacyBlock struct {
 	SemanticsRange hcl.Range `hcl:"semantics,attr_range"`
 	PathMapRange   hcl.Range `hcl:"path_map,attr_range"`
 	AddressRange   hcl.Range `hcl:"address,attr_range"`
+	VersionRange   hcl.Range `hcl:"version,attr_range"`
 }
 
 // nativeBlock is the site's own 2.4 configuration, the policy scopes
@@ -362,6 +368,17 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		default:
 			diags = append(diags, diag("Unknown semantics",
 				fmt.Sprintf("semantics %q is not \"2.2\" (what Apache 2.2 did with the rules, the default) or \"2.4-compat\" (what Apache 2.4 does with them under mod_access_compat).", sem), l.SemanticsRange))
+		}
+		if l.Version != nil {
+			want := "2.4"
+			if opt.Semantics == translate.Legacy22 {
+				want = "2.2"
+			}
+			if !legacyVersion.MatchString(*l.Version) || !strings.HasPrefix(*l.Version, want+".") {
+				diags = append(diags, diag("Invalid legacy version",
+					fmt.Sprintf("version %q is not a %s.x release (the version of the server whose rules these are, for <IfVersion>; semantics %q).", *l.Version, want, opt.Semantics), l.VersionRange))
+			}
+			opt.Version = *l.Version
 		}
 		for k, v := range l.PathMap {
 			if !filepath.IsAbs(k) {

@@ -49,6 +49,7 @@ func cmdLint(args []string, stdout, stderr io.Writer) int {
 	serverRoot := fs.String("server-root", "", "server root for relative paths when the configuration sets no ServerRoot (default: the directory of the first file)")
 	docRoot := fs.String("document-root", "", "the main server's document root when the configuration sets none")
 	srcRoot := fs.String("srcroot", ".", "SARIF: the directory artifact URIs are relative to (uriBaseId SRCROOT)")
+	sem := fs.String("semantics", "auto", `how orderly serve is to read the rules, for what it would refuse (ORD-14): "2.2", "2.4-compat", or "auto" (2.4-compat when the configuration is written for 2.4)`)
 	var defines, modules listFlag
 	fs.Var(&defines, "D", "a -D name for <IfDefine> (repeatable)")
 	fs.Var(&modules, "module", "a module to treat as loaded beyond the LoadModule lines, e.g. rewrite_module (repeatable)")
@@ -62,6 +63,14 @@ func cmdLint(args []string, stdout, stderr io.Writer) int {
 	case "text", "json", "sarif":
 	default:
 		fmt.Fprintf(stderr, "orderly lint: unknown -format %q (want text, json or sarif)\n", *format)
+		return 2
+	}
+	switch *sem {
+	case "auto":
+		*sem = ""
+	case "2.2", "2.4-compat":
+	default:
+		fmt.Fprintf(stderr, "orderly lint: -semantics %q: want 2.2, 2.4-compat or auto\n", *sem)
 		return 2
 	}
 	fail, err := lint.ParseSeverity(*failOn)
@@ -79,6 +88,7 @@ func cmdLint(args []string, stdout, stderr io.Writer) int {
 		DocumentRoot: *docRoot,
 		Defines:      defines,
 		Modules:      modules,
+		Semantics:    *sem,
 	})
 	if err != nil {
 		var el apacheconf.ErrorList

@@ -195,3 +195,28 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("example read as %+v", rc)
 	}
 }
+
+// legacy.version must be a release of the semantics' version.
+func TestLegacyVersion(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		ok      bool
+	}{{"2.2.22", false}, {"2.4.1", true}, {"2.4", false}, {"3.0.1", false}} {
+		hcl := strings.Replace(goodHCL, "semantics     = \"2.4-compat\"", "semantics     = \"2.4-compat\"\n  version       = \""+tt.version+"\"", 1)
+		dir := writeFiles(t, map[string]string{"orderly.hcl": hcl, "legacy.conf": "<IfVersion >= 2.4.5>\nError \"too new\"\n</IfVersion>\n", "docroot/index.html": "x"})
+		var out, errb bytes.Buffer
+		code := run([]string{"check", "-config", filepath.Join(dir, "orderly.hcl")}, &out, &errb)
+		switch {
+		case !tt.ok && (code != 2 || !strings.Contains(errb.String(), "Invalid legacy version")):
+			t.Errorf("version %q: exit %d, %s", tt.version, code, errb.String())
+		case tt.ok && code != 0:
+			t.Errorf("version %q: exit %d, %s", tt.version, code, errb.String())
+		}
+	}
+	// The default 2.4 version is past 2.4.5: the Error directive stops the load.
+	dir := writeFiles(t, map[string]string{"orderly.hcl": goodHCL, "legacy.conf": "<IfVersion >= 2.4.5>\nError \"too new\"\n</IfVersion>\n", "docroot/index.html": "x"})
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", "-config", filepath.Join(dir, "orderly.hcl")}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "legacy.conf:2: too new") {
+		t.Errorf("default version: exit %d, %s", code, errb.String())
+	}
+}

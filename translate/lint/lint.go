@@ -31,6 +31,10 @@ type Options struct {
 	// MaxDirs bounds the directories walked looking for .htaccess files
 	// (0: 100000).
 	MaxDirs int
+	// Semantics are what orderly serve is to read the rules as, for the
+	// refusals it would make (ORD-14): "2.2" (the default) or
+	// "2.4-compat".
+	Semantics string
 }
 
 // Finding is one occurrence of a rule.
@@ -178,6 +182,14 @@ func Lint(files []string, opt Options) (*Report, error) {
 		l.root = filepath.Dir(files[0])
 	}
 	l.model()
+	// What orderly serve would refuse, from its own model, on another
+	// core meanwhile.
+	refusals := make(chan apacheconf.ErrorList, 1)
+	serveOpt := opt
+	if serveOpt.Semantics == "" {
+		serveOpt.Semantics = l.semantics()
+	}
+	go func() { refusals <- serveRefusals(files, serveOpt) }()
 	// The search for .htaccess files is system calls: the scopes of the
 	// configuration are made meanwhile, theirs once they are read.
 	search := l.startHtaccess()
@@ -186,6 +198,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 	l.readHtaccess(search)
 	l.buildScopes(l.nodes[config:], true)
 	l.check()
+	l.reportRefusals(<-refusals)
 	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
 }
 

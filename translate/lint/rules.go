@@ -248,6 +248,9 @@ var rules = []Rule{
 	{"ORD-13", Info, "PathNotReadable", "A document root or directory is not readable here",
 		"The tool reads .htaccess files from the disk; this path does not exist or cannot be read on this machine, so .htaccess files under it (and DIR-04 for them) could not be checked.",
 		"Run the lint where the document roots are, or check the .htaccess files by hand.", "orderly"},
+	{"ORD-14", Error, "ServeRefuses", "orderly serve refuses this directive",
+		"orderly serve (and orderly check) refuse it, in Apache's words where Apache refuses it too: a name Apache does not know or whose module is not loaded, a directive outside its contexts, a bad argument, or a directive that can refuse, redirect, limit or change a request and that orderly does not evaluate. In an .htaccess file, orderly answers 500 for its directory and below.",
+		"Fix the directive; for one orderly does not evaluate, let the backend enforce it with legacy.forward_unfaithful = true, or remove it.", "orderly check"},
 }
 
 // Rules returns every rule orderly lint knows, in table order.
