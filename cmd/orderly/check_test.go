@@ -50,3 +50,26 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// An IP-based <VirtualHost> is chosen by the address a request reaches
+// the legacy server on: without legacy.address orderly would decide with
+// the main server's rules, so it refuses to start.
+func TestIPVirtualHostNeedsAddress(t *testing.T) {
+	conf := "<VirtualHost 127.0.0.1:80>\nServerName ip.test\n<Location />\nOrder allow,deny\nDeny from all\n</Location>\n</VirtualHost>\n"
+	for _, tt := range []struct {
+		extra string
+		code  int
+		want  string
+	}{
+		{"", 2, "legacy.conf:1: <VirtualHost 127.0.0.1> is chosen by the address a request reaches the legacy server on: set legacy.address"},
+		{"  address = \"127.0.0.1:80\"\n", 0, "serve would start"},
+	} {
+		hcl := strings.Replace(goodHCL, "  semantics     = \"2.4-compat\"\n", "  semantics     = \"2.4-compat\"\n"+tt.extra, 1)
+		dir := writeFiles(t, map[string]string{"orderly.hcl": hcl, "legacy.conf": conf, "docroot/index.html": "x"})
+		var out, errb bytes.Buffer
+		code := run([]string{"check", "-config", filepath.Join(dir, "orderly.hcl")}, &out, &errb)
+		if code != tt.code || !strings.Contains(out.String()+errb.String(), tt.want) {
+			t.Errorf("%q: exit %d\n%s%s", tt.extra, code, out.String(), errb.String())
+		}
+	}
+}

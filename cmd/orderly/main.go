@@ -177,9 +177,32 @@ func loadEngine(path string, files []string, opt translate.LoadOptions, pathMap 
 		fmt.Fprintf(stderr, "%s: document root %s: %v: orderly must read the files Apache serves to decide as it does\n", path, cfg.DocumentRoot, err)
 		return nil, false
 	}
+	if err := ipHosts(cfg, rc); err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, false
+	}
 	e := walk.New(cfg, fsys, id)
 	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
 	return e, true
+}
+
+// ipHosts refuses a configuration with an IP-based <VirtualHost> when
+// legacy.address does not say which address of the legacy server the
+// traffic stands for: Apache chooses such a host by the address the
+// request came in on, which orderly cannot see behind a proxy, and would
+// otherwise decide with the main server's rules.
+func ipHosts(cfg *translate.Config, rc *runtimeConfig) error {
+	if rc.LegacyIP.IsValid() {
+		return nil
+	}
+	for _, v := range cfg.VHosts {
+		for _, a := range v.Addrs {
+			if !a.Wildcard {
+				return fmt.Errorf("%s: <VirtualHost %s> is chosen by the address a request reaches the legacy server on: set legacy.address to the address (and port) this traffic stands for", v.Pos, a.IP)
+			}
+		}
+	}
+	return nil
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
