@@ -337,8 +337,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		return
 	}
 	defer h.limit.release(client)
-	// The user header is orderly's to set: never pass on a client's copy.
-	r.Header.Del(h.cfg.UserHeader)
+	// The user header is orderly's to set: rewrite never passes on a
+	// client's copy. SetEnvIf still sees it, as Apache did.
 	auth, hasAuth := r.Header.Get("Authorization"), len(r.Header.Values("Authorization")) > 0
 	local := netip.Addr{}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
@@ -352,6 +352,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		Host:       r.Host,
 		Proto:      r.Proto,
 		Header:     r.Header,
+		Headers:    rawHeaders(r, authOnly),
 		ClientAddr: client,
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),

@@ -94,6 +94,30 @@ func (v *Resolver) Verified(addr netip.Addr) (string, bool) {
 	return v.forwardDNS(name, addr)
 }
 
+// Name returns the name of addr without the forward check, lower case:
+// the first name of the hosts file's first line with the address, else
+// the first PTR answer, as glibc's getnameinfo gives it to Apache under
+// HostnameLookups On (ap_get_useragent_host; Remote_Host in SetEnvIf).
+// It implements walk.NameResolver.
+func (v *Resolver) Name(addr netip.Addr) (string, bool) {
+	if v == nil || !addr.IsValid() {
+		return "", false
+	}
+	addr = addr.Unmap()
+	if h := v.hostsTable(); h != nil {
+		if name, ok := h.reverse(addr); ok {
+			return strings.ToLower(name), true
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), v.timeout)
+	defer cancel()
+	names, _ := v.r.LookupAddr(ctx, addr.String())
+	if len(names) == 0 {
+		return "", false
+	}
+	return strings.ToLower(strings.TrimSuffix(names[0], ".")), true
+}
+
 func (v *Resolver) forwardDNS(name string, addr netip.Addr) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), v.timeout)
 	defer cancel()

@@ -427,6 +427,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		}
 	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
 		b.cfg.ServerEnv = b.setEnvIf(d, b.scope, b.cfg.ServerEnv)
+	case "hostnamelookups":
+		b.hostnameLookups(d, b.cfg.Defaults)
 	case "directoryindex":
 		b.cfg.Defaults.DirIndex = addIndex(b.cfg.Defaults.DirIndex, d)
 	case "options":
@@ -909,6 +911,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.errorf(d, "<%s cannot occur within %s section", d.Name, ctx.sec)
 	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
 		conf.SetEnv = b.setEnvIf(d, ctx.scope, conf.SetEnv)
+	case "hostnamelookups":
+		b.hostnameLookups(d, conf)
 	case "directoryindex":
 		conf.DirIndex = addIndex(conf.DirIndex, d)
 	case "options":
@@ -1263,6 +1267,12 @@ func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvR
 	}
 	if e == nil {
 		e = &EnvRule{Name: attr, Pattern: pattern, ICase: icase, Rule: r}
+		for _, o := range list {
+			if equalFoldASCII(o.Name, attr) {
+				e.first = o.nameKey()
+				break
+			}
+		}
 		if s, ok := nonRegexPattern(pattern); ok {
 			e.Substr = s
 		} else {
@@ -1294,8 +1304,13 @@ func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvR
 					b.errorf(d, "%v", err)
 					return list
 				}
-				e.Attr, e.NameRe = AttrHeaderRegex, re
-				b.notFaithful(d, "a SetEnvIf attribute that is a regex over header names: Apache matches the names as the client wrote them, in the order they came, which Go's HTTP server does not keep")
+				e.Attr, e.NameRe, e.NameFold = AttrHeaderRegex, re, re
+				if !icase {
+					// Where the names' spelling is lost (Go's header
+					// map, explain), a match without regard to case
+					// tells whether a name can match at all.
+					e.NameFold, _ = compileRegex(attr, true)
+				}
 			}
 		}
 		list = append(list, e)
@@ -1661,6 +1676,9 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	d := *main.Defaults
 	if own.Defaults.DirIndex != nil {
 		d.DirIndex = own.Defaults.DirIndex
+	}
+	if own.Defaults.HostnameLookups != LookupsUnset {
+		d.HostnameLookups = own.Defaults.HostnameLookups
 	}
 	if main.Defaults.Options != nil && own.Defaults.Options != nil {
 		o := main.Defaults.Options.Merge(*own.Defaults.Options)

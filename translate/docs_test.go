@@ -79,7 +79,7 @@ var docNotes = map[string]string{
 	"RewriteOptions":    "loads: RewriteRule is what rewrites, and it is refused",
 	"CheckSpelling":     "Off loads",
 	"CheckCaseOnly":     "Off loads",
-	"HostnameLookups":   "Off loads",
+	"HostnameLookups":   "what SetEnvIf's Remote_Host is; in <If> and <Proxy>, Off loads",
 	"ProxyRequests":     "Off loads",
 	"UserDir":           "disabled loads",
 	"AuthBasicProvider": "file only",

@@ -120,6 +120,9 @@ type DirConf struct {
 
 	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
+	// HostnameLookups is core's (LookupsUnset inherits): what Remote_Host
+	// is to SetEnvIf.
+	HostnameLookups HostnameLookups
 
 	Files []*Section // <Files> nested in this section: concatenated
 

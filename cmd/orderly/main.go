@@ -384,7 +384,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	defer stopChecks()
 	go pool.Run(checks, transport)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(h.Listener(ln)) }() // SetEnvIf: request heads as sent (proxy/rawhead.go)
 	https.Serve(errc)
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
@@ -531,6 +531,9 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	resolver := proxy.NewResolver(rc.ResolverAddr, rc.ResolverTimeout)
 	hdr := http.Header{}
+	// The fields in the order given, as spelled: SetEnvIf's header-name
+	// regexes read them so (translate.Headers).
+	var fields []translate.HeaderField
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
@@ -538,14 +541,22 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		hdr.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		fields = append(fields, translate.HeaderField{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
 	}
 	cred := policy.Credentials{}
 	if *user != "" {
 		cred = policy.Credentials{Present: true, Basic: true, User: *user, Password: *password}
 		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(*user+":"+*password)))
+		kept := fields[:0]
+		for _, f := range fields {
+			if !strings.EqualFold(f.Name, "Authorization") {
+				kept = append(kept, f)
+			}
+		}
+		fields = append(kept, translate.HeaderField{Name: "Authorization", Value: hdr.Get("Authorization")})
 	}
 	req := &walk.Request{
-		Method: *method, Target: target, Proto: "HTTP/1.1", Header: hdr, Host: hdr.Get("Host"),
+		Method: *method, Target: target, Proto: "HTTP/1.1", Header: hdr, Headers: translate.MergeFields(fields), Host: hdr.Get("Host"),
 		ClientAddr: addr, LocalAddr: netip.MustParseAddr("127.0.0.1"), Auth: cred,
 		Resolver: resolver,
 	}

@@ -65,7 +65,9 @@ func (r Request) String() string {
 // Wire returns the bytes that [Do] sends for r: the request line with the
 // target as written, then Host: 127.0.0.1, Connection: close,
 // X-Forwarded-For (if ClientIP is set), Authorization (if HasAuth) and the
-// extra header fields.
+// extra header fields. A request with a Transfer-Encoding field of
+// "chunked" (any case) gets an empty chunked body ("0" CRLF CRLF), so
+// that the servers need not wait for one.
 func (r Request) Wire() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", r.Method, r.Target)
@@ -86,10 +88,15 @@ func (r Request) Wire() []byte {
 	if r.HasAuth {
 		add("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(r.User+":"+r.Password)))
 	}
+	chunked := false
 	for _, h := range r.Header {
 		fmt.Fprintf(&b, "%s: %s\r\n", h[0], h[1])
+		chunked = chunked || strings.EqualFold(h[0], "Transfer-Encoding") && strings.EqualFold(h[1], "chunked")
 	}
 	b.WriteString("\r\n")
+	if chunked {
+		b.WriteString("0\r\n\r\n")
+	}
 	return []byte(b.String())
 }
 

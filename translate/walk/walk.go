@@ -59,6 +59,12 @@ type Engine struct {
 	localIP   netip.Addr      // the legacy server's address this traffic stands for
 	localPort int
 	prior     map[string]*policy.Rule // Inherit: the replaced engine's rules, by ID
+
+	// wantsRaw: a SetEnvIf rule of the configuration needs headers_in as
+	// the client sent it (translate.EnvRule.WantsRaw); rawSeen: one of an
+	// .htaccess file read since does. Shared by the virtual hosts.
+	wantsRaw bool
+	rawSeen  *atomic.Bool
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -68,10 +74,22 @@ func New(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 		fsys = OS
 	}
 	e := newEngine(cfg, fsys, id)
+	e.wantsRaw, e.rawSeen = cfg.EnvWantsRaw(), new(atomic.Bool)
 	for _, v := range cfg.VHosts {
-		e.hosts = append(e.hosts, hostEngine{v: v, e: newEngine(v.Config, fsys, id)})
+		h := newEngine(v.Config, fsys, id)
+		h.rawSeen = e.rawSeen
+		e.hosts = append(e.hosts, hostEngine{v: v, e: h})
 	}
 	return e
+}
+
+// WantsRawHeaders reports whether a SetEnvIf rule (of the configuration,
+// or of an .htaccess file read so far) needs the request's header fields
+// as the client sent them, in order and as spelled (Request.Headers),
+// where Go's form of the request may not tell what Apache has. Without
+// them such a rule refuses the requests it cannot decide (500).
+func (e *Engine) WantsRawHeaders() bool {
+	return e.wantsRaw || e.rawSeen != nil && e.rawSeen.Load()
 }
 
 func newEngine(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
@@ -192,6 +210,10 @@ type Request struct {
 	Host       string // the Host header, for <VirtualHost> selection
 	Proto      string // "HTTP/1.1"
 	Header     http.Header
+	// Headers, when set, is headers_in as SetEnvIf reads it; nil reads
+	// Header (translate.HeaderMap: exact but for header-name regexes that
+	// more than one name, or a name of unknown spelling, can match).
+	Headers translate.Headers
 	ClientAddr netip.Addr
 	LocalAddr  netip.Addr
 	Auth       policy.Credentials
@@ -205,11 +227,48 @@ type Request struct {
 	hostDone bool
 	host     string
 	hostOK   bool
+
+	// Remote_Host's name: r->useragent_host, once looked up.
+	nameDone bool
+	name     string
 }
 
 // HostResolver finds the double-reverse verified name of an address.
 type HostResolver interface {
 	Verified(netip.Addr) (string, bool)
+}
+
+// NameResolver finds the name of an address (its PTR name, lower case,
+// as apr_getnameinfo gives it) without the forward check, for
+// HostnameLookups On. A HostResolver that is not one gives no name under
+// On.
+type NameResolver interface {
+	Name(netip.Addr) (string, bool)
+}
+
+// RemoteName implements translate.RemoteNamer: SetEnvIf's Remote_Host,
+// as ap_get_useragent_host(r, REMOTE_NAME) gives it. Under HostnameLookups
+// On or Double it looks the name up (Double: kept only when verified),
+// once per request; under Off it looks nothing up, but a name looked up
+// earlier in the request is still given. Without a name it is the
+// client's address.
+func (r *Request) RemoteName(l translate.HostnameLookups) string {
+	if !r.nameDone && (l == translate.LookupsOn || l == translate.LookupsDouble) {
+		r.nameDone = true
+		switch {
+		case r.Resolver == nil:
+		case l == translate.LookupsDouble:
+			r.name, _ = r.VerifiedHost()
+		default:
+			if nr, ok := r.Resolver.(NameResolver); ok {
+				r.name, _ = nr.Name(r.ClientAddr)
+			}
+		}
+	}
+	if r.name != "" {
+		return r.name
+	}
+	return r.ClientAddr.Unmap().String()
 }
 
 // VerifiedHost implements policy.HostNamer: the name is looked up at most
@@ -283,12 +342,16 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	res.URI = uri
 	res.SlashesKept = e.cfg.AllowEncodedSlashes == translate.EncodedSlashesNoDecode ||
 		e.cfg.Semantics == translate.Legacy22 && e.cfg.AllowEncodedSlashes != translate.EncodedSlashesOff
-	// post_read_request: server-level SetEnvIf sees the raw path.
+	// post_read_request: server-level SetEnvIf sees the raw path, under
+	// the server's HostnameLookups.
 	in := translate.EnvInput{
-		Header: req.Header, RemoteAddr: req.ClientAddr, ServerAddr: req.LocalAddr,
-		Method: req.Method, Protocol: req.Proto, URI: raw, Now: req.Now, Dry: req.Dry,
+		Headers: req.Headers, Header: req.Header, RemoteAddr: req.ClientAddr, ServerAddr: req.LocalAddr,
+		Method: req.Method, Protocol: req.Proto, URI: raw, Lookups: e.cfg.Defaults.HostnameLookups,
+		Names: req, Now: req.Now, Dry: req.Dry,
 	}
-	translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env)
+	if r := translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env); r != nil {
+		return unknownEnv(res, r)
+	}
 	in.URI = uri
 
 	methodNum := e.cfg.Methods.Number(req.Method)
@@ -301,8 +364,12 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	for i := 0; i+1 < len(res.matchEnv); i += 2 {
 		res.Env.Set(res.matchEnv[i], res.matchEnv[i+1])
 	}
-	// header_parser: the merged per-directory SetEnvIf list.
-	translate.ApplyEnv(m.setEnv, &in, &res.Env)
+	// header_parser: the merged per-directory SetEnvIf list, under the
+	// merged HostnameLookups.
+	in.Lookups = m.lookups
+	if r := translate.ApplyEnv(m.setEnv, &in, &res.Env); r != nil {
+		return unknownEnv(res, r)
+	}
 	pr := policy.Request{
 		Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
@@ -314,6 +381,15 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	return e.dirIndex(req, m, res, methodNum, tr)
+}
+
+// unknownEnv refuses a request (500) whose SetEnvIf attribute orderly
+// cannot know as Apache has it (a header-name regex without the header
+// fields as sent, Request.Headers): deciding without it could grant what
+// Apache refuses.
+func unknownEnv(res Result, r *translate.EnvRule) Result {
+	res.Status, res.Layer, res.Rule = 500, policy.LayerConfig, r.Rule
+	return res
 }
 
 // Path returns the URL-path a request for target on host is decided on:
@@ -458,6 +534,7 @@ type merged struct {
 	layers                *policy.Layers
 	setEnv                []*translate.EnvRule
 	dirIndex              []string
+	lookups translate.HostnameLookups
 	options               translate.OptionBits // core's Options in force
 }
 
@@ -515,7 +592,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 			authzFrom = s
 		}
 	}
-	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
 		l.Authz = a.authz.Root.Compile()
@@ -561,6 +638,7 @@ type accum struct {
 	basicAuth    *bool
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
+	lookups translate.HostnameLookups // core: HostnameLookups
 	opts         translate.CoreOptions // core: Options, when hasOpts
 	hasOpts      bool
 
@@ -577,7 +655,7 @@ func fromConf(c *translate.DirConf) accum {
 	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
-		dirIndex: c.DirIndex, satisfy22: c.Satisfy22,
+		dirIndex: c.DirIndex, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative,
 	}
@@ -615,6 +693,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.dirIndex != nil {
 		m.dirIndex = o.dirIndex
+	}
+	if o.lookups != translate.LookupsUnset {
+		m.lookups = o.lookups
 	}
 	m.mergeOpts(o)
 	for i := range m.satisfy22 {
@@ -1041,6 +1122,9 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts
 			return nil, 403
 		}
 		sec, err := e.cfg.ParseHtaccessOpts(p, data, override, nonfatal, overrideOpts, e.cfg.BaseDir)
+		if sec != nil && e.rawSeen != nil && translate.SectionWantsRaw(sec) {
+			e.rawSeen.Store(true)
+		}
 		if sec != nil {
 			// Counters of rules that did not change survive the edit,
 			// and a reload.

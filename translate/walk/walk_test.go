@@ -725,16 +725,6 @@ func TestBlindAlias(t *testing.T) {
 	}
 }
 
-func TestUnfaithfulHeaderRegex(t *testing.T) {
-	dir := t.TempDir()
-	cf := filepath.Join(dir, "legacy.conf")
-	os.WriteFile(cf, []byte("SetEnvIf \"^X-(Client|Partner)-Tier$\" \"^gold$\" gold_tier\n"), 0o644)
-	_, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}})
-	if err == nil || !strings.Contains(err.Error(), "legacy.conf:1: SetEnvIf: a SetEnvIf attribute that is a regex over header names") {
-		t.Errorf("header-name regex: %v", err)
-	}
-}
-
 // <IfModule> and <IfDefine> in an .htaccess file are evaluated as Apache
 // does while it reads the file (WordPress wraps its rules in
 // <IfModule mod_rewrite.c>): a section whose module is not loaded is
