@@ -205,15 +205,15 @@ func (e *Engine) Config() *translate.Config { return e.cfg }
 
 // Request is one HTTP request as access control needs it.
 type Request struct {
-	Method     string
-	Target     string // the request-target as sent
-	Host       string // the Host header, for <VirtualHost> selection
-	Proto      string // "HTTP/1.1"
-	Header     http.Header
+	Method string
+	Target string // the request-target as sent
+	Host   string // the Host header, for <VirtualHost> selection
+	Proto  string // "HTTP/1.1"
+	Header http.Header
 	// Headers, when set, is headers_in as SetEnvIf reads it; nil reads
 	// Header (translate.HeaderMap: exact but for header-name regexes that
 	// more than one name, or a name of unknown spelling, can match).
-	Headers translate.Headers
+	Headers    translate.Headers
 	ClientAddr netip.Addr
 	LocalAddr  netip.Addr
 	Auth       policy.Credentials
@@ -534,7 +534,7 @@ type merged struct {
 	layers                *policy.Layers
 	setEnv                []*translate.EnvRule
 	dirIndex              []string
-	lookups translate.HostnameLookups
+	lookups               translate.HostnameLookups
 	options               translate.OptionBits // core's Options in force
 }
 
@@ -638,8 +638,8 @@ type accum struct {
 	basicAuth    *bool
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
-	lookups translate.HostnameLookups // core: HostnameLookups
-	opts         translate.CoreOptions // core: Options, when hasOpts
+	lookups      translate.HostnameLookups // core: HostnameLookups
+	opts         translate.CoreOptions     // core: Options, when hasOpts
 	hasOpts      bool
 
 	// Apache 2.2's core fields.
