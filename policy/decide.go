@@ -65,6 +65,7 @@ type Layers struct {
 // builds strings.
 type LogLine struct {
 	Module  string // "access_compat", "authz_core", "auth_basic", ...
+	Level   string // "error" when empty; "alert" for a broken .htaccess file
 	Code    string // "AH01797"
 	User    string // the user; for AH01276, the DirectoryIndex names tried
 	Subject string // the file name, URI or file the message is about

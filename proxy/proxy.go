@@ -462,8 +462,15 @@ func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.Lo
 	}
 	var b strings.Builder
 	for _, l := range lines {
-		fmt.Fprintf(&b, "[%s] [%s:error] [pid %d:tid %d] [client %s:%s] %s: %s\n",
-			now, l.Module, os.Getpid(), os.Getpid(), client, port, l.Code, l.Message())
+		level, msg := l.Level, l.Message()
+		if level == "" {
+			level = "error"
+		}
+		if l.Code != "" {
+			msg = l.Code + ": " + msg
+		}
+		fmt.Fprintf(&b, "[%s] [%s:%s] [pid %d:tid %d] [client %s:%s] %s\n",
+			now, l.Module, level, os.Getpid(), os.Getpid(), client, port, msg)
 	}
 	if note != "" {
 		fmt.Fprintf(&b, "[%s] [orderly:info] [pid %d:tid %d] [client %s:%s] %s\n",

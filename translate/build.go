@@ -490,7 +490,7 @@ func (b *builder) notFaithful(d *apacheconf.Directive, why string) {
 		// At request time: refuse rather than guess (500), unless the
 		// operator chose to forward.
 		if !b.opt.ForwardUnfaithful {
-			b.errorf(d, "%s; orderly cannot decide as Apache would", u.Text)
+			b.ownErrorf(d, "%s; orderly cannot decide as Apache would", u.Text)
 		}
 		return
 	}
@@ -877,7 +877,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "authbasicprovider":
 		for _, a := range d.Args {
 			if !strings.EqualFold(a, "file") {
-				b.errorf(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
+				b.ownErrorf(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
 			}
 		}
 	case "authzuserauthoritative", "authzgroupfileauthoritative":
@@ -934,7 +934,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		}
 	case "allowoverridelist":
 		if len(d.Args) > 0 && !strings.EqualFold(d.Args[0], "none") {
-			b.errorf(d, "AllowOverrideList cannot be evaluated by orderly yet; refusing to load rather than ignore .htaccess rules")
+			b.ownErrorf(d, "AllowOverrideList cannot be evaluated by orderly yet; refusing to load rather than ignore .htaccess rules")
 		}
 	case "if", "elseif", "else":
 		b.ifSection(d)
@@ -1152,7 +1152,7 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 			return
 		}
 	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "dbd-group":
-		b.errorf(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
+		b.ownErrorf(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 		return
 	default:
 		b.errorf(d, "Unknown Authz provider: %s", prov)
@@ -1485,6 +1485,7 @@ func (c *Config) ParseHtaccessOpts(path string, data []byte, override, nonfatal 
 		b.dirDirective(d, ctx)
 	}
 	if len(b.errs) > 0 {
+		markOwn(b.errs)
 		return nil, b.errs
 	}
 	if s.Conf.Compat != nil {

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -96,6 +97,12 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 	return info
 }
 
+// ownErrorf reports a refusal of orderly's own, where Apache would have
+// gone on (apacheconf.Error.Own).
+func (b *builder) ownErrorf(d *apacheconf.Directive, format string, args ...any) {
+	b.errs = append(b.errs, &apacheconf.Error{Pos: d.Pos, Msg: fmt.Sprintf(format, args...), Own: true})
+}
+
 // fragment reports whether the configuration was read as a fragment,
 // with the default modules assumed (no LoadModule line of its own).
 func (b *builder) fragment() bool {
@@ -140,7 +147,7 @@ func (b *builder) unevaluated(d *apacheconf.Directive, info *directive.Info) {
 		default:
 			// A preprocessor section or a Use the loader could not
 			// evaluate.
-			b.errorf(d, "%s: orderly cannot evaluate it here as Apache does while it reads its configuration", displayName(d))
+			b.ownErrorf(d, "%s: orderly cannot evaluate it here as Apache does while it reads its configuration", displayName(d))
 		}
 		return
 	}
@@ -255,6 +262,17 @@ func (b *builder) nameBased() {
 					b.notFaithful(vb.directive, "its address and the NameVirtualHost at "+n.d.Pos.String()+" differ only in their port form, for which Apache 2.2 says the results are undefined")
 				}
 			}
+		}
+	}
+}
+
+// markOwn marks the errors that are refusals of orderly's own (a message
+// of orderly's that is not an Apache message with orderly's hint): where
+// an .htaccess file fails only for them, Apache would have served.
+func markOwn(errs apacheconf.ErrorList) {
+	for _, e := range errs {
+		if strings.Contains(e.Msg, "orderly") && !strings.Contains(e.Msg, "(orderly: ") {
+			e.Own = true
 		}
 	}
 }

@@ -51,7 +51,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 			}
 			seen[line] = true
 			bad++
-			fmt.Fprintf(stderr, "%s (.htaccess: Apache answers 500 for this directory and below)\n", line)
+			who := "Apache and orderly answer"
+			if err.Own {
+				who = "orderly answers (it does not evaluate this, and fails closed; legacy.forward_unfaithful forwards it)"
+			}
+			fmt.Fprintf(stderr, "%s (.htaccess: %s 500 for this directory and below)\n", line, who)
 		}
 		if truncated {
 			fmt.Fprintf(stderr, "orderly check: stopped after %d directories under %v; the .htaccess files beyond were not read\n", checkDirLimit, roots)

@@ -24,12 +24,12 @@ func TestCheck(t *testing.T) {
 		{"misspelt in the configuration", legacy + "<Location /x>\nDney from all\n</Location>\n", nil, 2,
 			[]string{"legacy.conf:5: Invalid command 'Dney', perhaps misspelled", "serve would refuse to start"}},
 		{"misspelt in an .htaccess file", legacy, map[string]string{"docroot/a/b/.htaccess": "Order deny,allow\nDney from all\n"}, 2,
-			[]string{"docroot/a/b/.htaccess:2: Invalid command 'Dney'", "Apache answers 500", "1 refusal(s)"}},
+			[]string{"docroot/a/b/.htaccess:2: Invalid command 'Dney'", "Apache and orderly answer 500", "1 refusal(s)"}},
 		{"not allowed by AllowOverride", legacy + "<Directory @DIR@/docroot/ro>\nAllowOverride AuthConfig\n</Directory>\n",
 			map[string]string{"docroot/ro/.htaccess": "Deny from all\n"}, 2,
 			[]string{"docroot/ro/.htaccess:1: deny not allowed here"}},
 		{"refused, not evaluated", legacy, map[string]string{"docroot/up/.htaccess": "LimitRequestBody 1024\n"}, 2,
-			[]string{"docroot/up/.htaccess:1: LimitRequestBody: orderly does not evaluate it"}},
+			[]string{"docroot/up/.htaccess:1: LimitRequestBody: orderly does not evaluate it", "orderly answers (it does not evaluate this"}},
 	}
 	for _, tt := range tests {
 		files := map[string]string{"orderly.hcl": goodHCL, "legacy.conf": tt.conf, "docroot/index.html": "x"}

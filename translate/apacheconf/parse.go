@@ -106,6 +106,9 @@ type Error struct {
 	Pos   Pos
 	Msg   string
 	Trail []Pos // the Include chain that led to Pos.File, outermost first
+	// Own marks a refusal of orderly's own, where Apache would have gone
+	// on: a directive orderly does not evaluate (fail closed).
+	Own bool
 }
 
 // Error returns "file:line: msg". If the file was included, the innermost

@@ -997,7 +997,15 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 		if override == 0 {
 			return 0
 		}
-		sec, st := e.htaccess(prefix, override, nonfatal, overrideOpts)
+		sec, st, broken := e.htaccess(prefix, override, nonfatal, overrideOpts)
+		if broken != nil {
+			// Apache's line ([core:alert] FILE: MESSAGE, no code), and
+			// the rule that names the directive behind the 500.
+			res.Rule = broken.rule
+			if broken.alert != "" {
+				res.AddLogs([]policy.LogLine{{Module: "core", Level: "alert", Subject: broken.alert}})
+			}
+		}
 		if sec != nil {
 			res.Sections = append(res.Sections, sec)
 			opts = mergeOptions(opts, sec)
@@ -1086,6 +1094,8 @@ type htEntry struct {
 	ino  uint64
 	sec  *translate.Section
 	err  error
+	// broken stands for the file when it does not load.
+	broken *brokenFile
 }
 
 // htaccess reads the .htaccess file of a directory (prefix ends in "/") as
@@ -1094,7 +1104,7 @@ type htEntry struct {
 // for everything below, a file that exists but cannot be read 403. It is
 // looked at on every request, as Apache does, and parsed again when it
 // changes, so edits take effect without a restart.
-func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts translate.OptionBits) (*translate.Section, int) {
+func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts translate.OptionBits) (*translate.Section, int, *brokenFile) {
 	for _, name := range e.cfg.AccessFileNames {
 		p := prefix + name
 		fi, err := e.fs.Stat(p)
@@ -1102,10 +1112,10 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				continue
 			}
-			return nil, 403 // AH00529: unable to check htaccess file
+			return nil, 403, nil // AH00529: unable to check htaccess file
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, 403
+			return nil, 403, nil
 		}
 		key := p + "\x00" + strconv.Itoa(int(override)) + "\x00" + strconv.Itoa(int(nonfatal)) + "\x00" + strconv.Itoa(int(overrideOpts))
 		mod, size, ino := fi.ModTime().UnixNano(), fi.Size(), inode(fi)
@@ -1114,12 +1124,12 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts
 			// A file changed within the clock's resolution may look the
 			// same: only trust entries older than two seconds.
 			if h.mod == mod && h.size == size && h.ino == ino && time.Since(time.Unix(0, mod)) > 2*time.Second {
-				return h.sec, htStatus(h.err)
+				return h.sec, htStatus(h.err), h.broken
 			}
 		}
 		data, err := e.fs.ReadFile(p)
 		if err != nil {
-			return nil, 403
+			return nil, 403, nil
 		}
 		sec, err := e.cfg.ParseHtaccessOpts(p, data, override, nonfatal, overrideOpts, e.cfg.BaseDir)
 		if sec != nil && e.rawSeen != nil && translate.SectionWantsRaw(sec) {
@@ -1138,10 +1148,19 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts
 				}
 			}
 		}
-		e.ht.Store(key, &htEntry{mod: mod, size: size, ino: ino, sec: sec, err: err})
-		return sec, htStatus(err)
+		h := &htEntry{mod: mod, size: size, ino: ino, sec: sec, err: err}
+		if err != nil {
+			h.broken = newBrokenFile(p, err, e.cfg.BaseDir)
+			if v, ok := e.ht.Load(key); ok && v.(*htEntry).broken != nil {
+				h.broken.rule.Adopt(v.(*htEntry).broken.rule)
+			} else if o := e.prior[h.broken.rule.ID]; o != nil {
+				h.broken.rule.Adopt(o)
+			}
+		}
+		e.ht.Store(key, h)
+		return sec, htStatus(err), h.broken
 	}
-	return nil, 0
+	return nil, 0, nil
 }
 
 func htStatus(err error) int {
@@ -1245,6 +1264,8 @@ func (e *Engine) HtaccessRules() []*policy.Rule {
 	e.ht.Range(func(_, v any) bool {
 		if h := v.(*htEntry); h.sec != nil {
 			out = append(out, h.sec.Rules...)
+		} else if h.broken != nil {
+			out = append(out, h.broken.rule)
 		}
 		return true
 	})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
@@ -863,5 +864,52 @@ func TestDualBlocks(t *testing.T) {
 		if res.Status != 403 || res.Rule == nil || res.Rule.Text != want {
 			t.Errorf("%s: %d by %v, want 403 by %q", sem, res.Status, res.Rule, want)
 		}
+	}
+}
+
+// A 500 for a broken .htaccess file says why: Apache's [core:alert] line
+// ("FILE: MESSAGE"), and a rule standing for the file, with the line and
+// the message of its first error, whose ID does not change when the file
+// is edited.
+func TestBrokenHtaccessSaysWhy(t *testing.T) {
+	e, root := engine(t, "<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n", "a/index.html")
+	p := filepath.Join(root, "a", ".htaccess")
+	os.WriteFile(p, []byte("Order deny,allow\nDney from all\n"), 0o644)
+	res := decide(e, req{target: "/a/index.html", ip: "8.8.8.8"})
+	if res.Status != 500 || res.Rule == nil {
+		t.Fatalf("broken .htaccess: %d by %v", res.Status, res.Rule)
+	}
+	if !strings.HasSuffix(res.Rule.File, "a/.htaccess") || res.Rule.Line != 2 || !strings.Contains(res.Rule.Text, "Invalid command 'Dney'") || len(res.Rule.ID) != 12 {
+		t.Errorf("rule: %+v", res.Rule)
+	}
+	logs := res.Logs()
+	if len(logs) != 1 || logs[0].Module != "core" || logs[0].Level != "alert" || logs[0].Message() != p+": Invalid command 'Dney', perhaps misspelled or defined by a module not included in the server configuration" {
+		t.Errorf("log lines: %+v", logs)
+	}
+	found := false
+	for _, r := range e.Rules() {
+		found = found || r == res.Rule
+	}
+	if !found {
+		t.Errorf("the rule of the broken file is not among the engine's rules")
+	}
+	id := res.Rule.ID
+	time.Sleep(10 * time.Millisecond)
+	os.WriteFile(p, []byte("Dney from all\nOrder deny,allow\n"), 0o644)
+	os.Chtimes(p, time.Now().Add(-time.Minute), time.Now().Add(-time.Minute))
+	if res := decide(e, req{target: "/a/index.html", ip: "8.8.8.8"}); res.Status != 500 || res.Rule == nil || res.Rule.ID != id || res.Rule.Line != 1 {
+		t.Errorf("after an edit: %d by %+v (ID %s before)", res.Status, res.Rule, id)
+	}
+}
+
+// A broken .htaccess file whose only errors are orderly's own refusals
+// (a directive it does not evaluate) writes no Apache line: Apache would
+// have served; orderly's 500 is named by the rule of the file.
+func TestBrokenHtaccessOwnRefusal(t *testing.T) {
+	e, root := engine(t, "<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n", "a/index.html")
+	os.WriteFile(filepath.Join(root, "a", ".htaccess"), []byte("Order deny,allow\nMultiviewsMatch Any\n"), 0o644)
+	res := decide(e, req{target: "/a/index.html", ip: "8.8.8.8"})
+	if res.Status != 500 || res.Rule == nil || !strings.Contains(res.Rule.Text, "orderly") || len(res.Logs()) != 0 {
+		t.Errorf("own refusal: %d by %+v, logs %+v", res.Status, res.Rule, res.Logs())
 	}
 }
