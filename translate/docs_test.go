@@ -168,6 +168,13 @@ func TestDirectiveDocs(t *testing.T) {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", name, r.module, r.in, r.effect, dash(r.v22), dash(r.v24), docNotes[r.name])
 	}
 	got := b.String()
+	// The README shows the counts.
+	var c strings.Builder
+	fmt.Fprintf(&c, "| semantics | evaluated | refused | inert |\n|---|---|---|---|\n")
+	for _, s := range []Semantics{Legacy22, Compat24} {
+		fmt.Fprintf(&c, "| %s | %d | %d | %d |\n", s, counts[string(s)+" evaluated"], counts[string(s)+" refused"], counts[string(s)+" inert"])
+	}
+	checkReadmeCounts(t, c.String())
 	const path = "../docs/directives.md"
 	if *updateDocs {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -189,4 +196,32 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// checkReadmeCounts checks (or, with -update, writes) the counts table
+// between the README's directive-count markers.
+func checkReadmeCounts(t *testing.T, table string) {
+	t.Helper()
+	const readme = "../README.md"
+	const begin, end = "<!-- directive counts: generated, checked by TestDirectiveDocs -->\n", "<!-- end directive counts -->"
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s: no directive-count markers", readme)
+	}
+	cur := text[i+len(begin) : j]
+	if cur == table {
+		return
+	}
+	if !*updateDocs {
+		t.Errorf("%s: the directive counts are out of date: run go test ./translate -run TestDirectiveDocs -update", readme)
+		return
+	}
+	if err := os.WriteFile(readme, []byte(text[:i+len(begin)]+table+text[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
