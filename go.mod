@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/caddyserver/certmagic v0.25.6
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/gaissmai/bart v0.30.0
 	github.com/hashicorp/hcl/v2 v2.24.0
 	github.com/mholt/acmez/v3 v3.1.7

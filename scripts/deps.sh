@@ -14,6 +14,12 @@ command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)   # deploy/c
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)         # deploy/systemd's unit check
 command -v pebble >/dev/null 2>&1 || need+=(pebble)   # ACME CA for the tls tests
 command -v fail2ban-regex >/dev/null 2>&1 || need+=(fail2ban)
+# translate/regex's oracles: libpcre2 (what Apache 2.4 matches with) and
+# APR's apr_fnmatch, built with cc by the tests.
+command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+[ -f /usr/include/pcre2.h ] || need+=(libpcre2-dev)
+[ -f /usr/include/apr-1.0/apr_fnmatch.h ] || need+=(libapr1-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

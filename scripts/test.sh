@@ -44,6 +44,7 @@ fuzz() {
     ./translate:FuzzParseHtaccess \
     ./translate:FuzzFields \
     ./translate/walk:FuzzNormalizePath22 \
+    ./translate/regex:FuzzRegexEngines \
     ./cmd/orderly:FuzzLoadConfig; do
     pkg=${t%%:*}; fn=${t##*:}
     # FUZZ=regexp runs only the targets it matches (make fuzz).
