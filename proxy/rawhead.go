@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"net"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // SetEnvIf reads headers_in (apache-access-semantics.md §7): the header
@@ -362,9 +362,9 @@ func (p *headParser) head() {
 		value = strings.Trim(value, " \t")
 		h.fields = append(h.fields, translate.HeaderField{Name: name, Value: value})
 		switch {
-		case strings.EqualFold(name, "Transfer-Encoding"):
+		case regex.EqualFold(name, "Transfer-Encoding"):
 			te = append(te, value)
-		case strings.EqualFold(name, "Content-Length"):
+		case regex.EqualFold(name, "Content-Length"):
 			cl = append(cl, value)
 		}
 	}
@@ -379,7 +379,7 @@ func (p *headParser) head() {
 	}
 	switch {
 	case len(te) > 0:
-		if len(te) != 1 || !strings.EqualFold(te[0], "chunked") {
+		if len(te) != 1 || !regex.EqualFold(te[0], "chunked") {
 			p.stop() // Go answers 501 and closes
 			return
 		}
@@ -416,7 +416,7 @@ func (p *headParser) head() {
 
 func headerHas(fs []translate.HeaderField, name string) bool {
 	for _, f := range fs {
-		if strings.EqualFold(f.Name, name) {
+		if regex.EqualFold(f.Name, name) {
 			return true
 		}
 	}
@@ -492,11 +492,11 @@ func (h *rawHead) view(r *http.Request) (translate.Headers, bool) {
 	te, cl := -1, -1
 	for i, f := range fields {
 		switch {
-		case strings.EqualFold(f.Name, "Transfer-Encoding"):
+		case regex.EqualFold(f.Name, "Transfer-Encoding"):
 			te = i
-		case strings.EqualFold(f.Name, "Content-Length"):
+		case regex.EqualFold(f.Name, "Content-Length"):
 			cl = i
-		case strings.EqualFold(f.Name, "Host"):
+		case regex.EqualFold(f.Name, "Host"):
 			v.host = i
 		}
 	}
@@ -534,17 +534,21 @@ type rawView struct {
 // Get implements translate.Headers.
 func (v *rawView) Get(name string) (string, bool, translate.Exactness) {
 	val, found, k := v.fields.Get(name)
-	if found && !v.hostOK && strings.EqualFold(name, "Host") {
+	if found && !v.hostOK && regex.EqualFold(name, "Host") {
 		return "", false, translate.Unknown
 	}
 	return val, found, k
 }
 
 // LastMatch implements translate.Headers.
-func (v *rawView) LastMatch(re, _ *regexp.Regexp) (string, bool, translate.Exactness) {
+func (v *rawView) LastMatch(re, _ *regex.Regexp) (string, bool, translate.Exactness) {
 	last := -1
 	for i, f := range v.fields {
-		if re.MatchString(f.Name) {
+		ok, err := re.MatchString(f.Name)
+		if err != nil {
+			return "", false, translate.Unknown // the regex did not finish
+		}
+		if ok {
 			last = i
 		}
 	}
@@ -602,7 +606,7 @@ type goHeaders http.Request
 func (g *goHeaders) Get(name string) (string, bool, translate.Exactness) {
 	r := (*http.Request)(g)
 	switch {
-	case strings.EqualFold(name, "Host"):
+	case regex.EqualFold(name, "Host"):
 		if r.URL == nil || r.URL.Host == "" || strings.HasPrefix(r.RequestURI, "/") {
 			return r.Host, r.Host != "", translate.Exact
 		}
@@ -613,15 +617,15 @@ func (g *goHeaders) Get(name string) (string, bool, translate.Exactness) {
 			return v, true, translate.Exact
 		}
 		return "", false, translate.Unknown
-	case strings.EqualFold(name, "Transfer-Encoding"):
+	case regex.EqualFold(name, "Transfer-Encoding"):
 		if len(r.TransferEncoding) > 0 {
 			return r.TransferEncoding[0], true, translate.ExactFold
 		}
-	case strings.EqualFold(name, "Trailer"):
+	case regex.EqualFold(name, "Trailer"):
 		if r.Trailer != nil {
 			return "", false, translate.Unknown
 		}
-	case strings.EqualFold(name, "Cache-Control"):
+	case regex.EqualFold(name, "Cache-Control"):
 		if maybeAddedCacheControl(r.Header) {
 			return "", false, translate.Unknown
 		}
@@ -638,23 +642,32 @@ func maybeAddedCacheControl(h http.Header) bool {
 
 // LastMatch implements translate.Headers: known only when at most one
 // name can match (and then but for the name's case).
-func (g *goHeaders) LastMatch(_, fold *regexp.Regexp) (string, bool, translate.Exactness) {
+func (g *goHeaders) LastMatch(_, fold *regex.Regexp) (string, bool, translate.Exactness) {
 	r := (*http.Request)(g)
 	n, name := 0, ""
+	failed := false
+	match := func(s string) bool {
+		ok, err := fold.MatchString(s)
+		failed = failed || err != nil
+		return ok
+	}
 	for k := range r.Header {
-		if fold.MatchString(k) {
+		if match(k) {
 			n, name = n+1, k
 		}
 	}
 	// The fields Go's server took out of Request.Header.
-	if _, found, k := g.Get("Host"); (found || k == translate.Unknown) && fold.MatchString("Host") {
+	if _, found, k := g.Get("Host"); (found || k == translate.Unknown) && match("Host") {
 		n, name = n+1, "Host"
 	}
-	if len(r.TransferEncoding) > 0 && fold.MatchString("Transfer-Encoding") {
+	if len(r.TransferEncoding) > 0 && match("Transfer-Encoding") {
 		n, name = n+1, "Transfer-Encoding"
 	}
-	if r.Trailer != nil && fold.MatchString("Trailer") {
+	if r.Trailer != nil && match("Trailer") {
 		n, name = n+1, "Trailer"
+	}
+	if failed {
+		return "", false, translate.Unknown // the regex did not finish
 	}
 	switch n {
 	case 0:
@@ -681,9 +694,9 @@ type frontHeaders http.Request
 func (f *frontHeaders) Get(name string) (string, bool, translate.Exactness) {
 	r := (*http.Request)(f)
 	switch {
-	case strings.EqualFold(name, "Host"):
+	case regex.EqualFold(name, "Host"):
 		return r.Host, r.Host != "", translate.Exact
-	case frontOwn(name), strings.EqualFold(name, "Cache-Control") && maybeAddedCacheControl(r.Header):
+	case frontOwn(name), regex.EqualFold(name, "Cache-Control") && maybeAddedCacheControl(r.Header):
 		return "", false, translate.Unknown
 	}
 	return translate.HeaderMap(r.Header).Get(name)
@@ -693,7 +706,7 @@ func (f *frontHeaders) Get(name string) (string, bool, translate.Exactness) {
 // the client's on.
 func frontOwn(name string) bool {
 	for _, n := range [...]string{"Content-Length", "Transfer-Encoding", "Trailer", "Connection", "Keep-Alive", "TE", "Expect", "Upgrade", "Proxy-Connection"} {
-		if strings.EqualFold(name, n) {
+		if regex.EqualFold(name, n) {
 			return true
 		}
 	}
@@ -701,13 +714,18 @@ func frontOwn(name string) bool {
 }
 
 // LastMatch implements translate.Headers.
-func (f *frontHeaders) LastMatch(_, fold *regexp.Regexp) (string, bool, translate.Exactness) {
+func (f *frontHeaders) LastMatch(_, fold *regex.Regexp) (string, bool, translate.Exactness) {
 	r := (*http.Request)(f)
-	if fold.MatchString("Host") || fold.MatchString("Transfer-Encoding") || fold.MatchString("Content-Length") {
+	// A match, or a regex that did not finish: Unknown either way.
+	match := func(s string) bool {
+		ok, err := fold.MatchString(s)
+		return ok || err != nil
+	}
+	if match("Host") || match("Transfer-Encoding") || match("Content-Length") {
 		return "", false, translate.Unknown
 	}
 	for k := range r.Header {
-		if fold.MatchString(k) {
+		if match(k) {
 			return "", false, translate.Unknown
 		}
 	}

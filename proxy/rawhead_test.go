@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"github.com/orderly-proxy/orderly/translate/regex"
 	"io"
 	"net"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -255,7 +255,7 @@ func TestGoHeaders(t *testing.T) {
 	r := goRequest(t, "POST / HTTP/1.1\r\nHost: x\r\nX-Ro-A: a\r\nX-Ro-B: b\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
 	g := (*goHeaders)(r)
 	last := func(re string) (string, bool, translate.Exactness) {
-		return g.LastMatch(regexp.MustCompile(re), regexp.MustCompile("(?i)"+re))
+		return g.LastMatch(regex.MustCompile(re, regex.Options{}), regex.MustCompile(re, regex.Options{ICase: true}))
 	}
 	if _, _, k := last("^X-Ro"); k != translate.Unknown {
 		t.Errorf("two names match: %d", k)

@@ -7,8 +7,6 @@ import (
 	"net/netip"
 	"path"
 	"path/filepath"
-	"regexp"
-	"regexp/syntax"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/directive"
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // Options tune Build.
@@ -146,6 +145,10 @@ type builder struct {
 
 	overrideSet bool // some <Directory> sets AllowOverride
 	parent      *builder
+
+	// reDefault is RegexDefaultOptions as the configuration has set it so
+	// far (nil: not at all); regexopts.go.
+	reDefault *RegexDefaults
 
 	// A host built apart (buildHosts), on another core: its rules get
 	// their IDs, and its sections their order, only once the hosts
@@ -452,6 +455,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 				b.vhost.Aliases = append(b.vhost.Aliases, strings.ToLower(a))
 			}
 		}
+	case "regexdefaultoptions":
+		b.regexDefaultOptions(d) // regexopts.go
 	case "if", "elseif", "else":
 		b.ifSection(d)
 	case "proxy", "proxymatch":
@@ -524,27 +529,12 @@ func (b *builder) alias(d *apacheconf.Directive, name string) {
 	}
 	a := Alias{Fake: d.Args[0], Real: d.Args[1], Pos: d.Pos}
 	if strings.HasSuffix(name, "match") {
-		re, err := compileRegex(d.Args[0], false)
-		if err != nil {
-			b.errorf(d, "%s: %v", d.Name, err)
+		a.Regex = b.compileRegex(d, d.Args[0], b.regexOpts(false), msgAliasRegex)
+		if a.Regex == nil {
 			return
 		}
-		a.Regex = re
 	}
 	b.cfg.Aliases = append(b.cfg.Aliases, a)
-}
-
-// compileRegex compiles an Apache (PCRE) regex with Go's RE2 engine and
-// refuses what RE2 cannot express faithfully.
-func compileRegex(expr string, icase bool) (*regexp.Regexp, error) {
-	if icase {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, fmt.Errorf("regex %q cannot be evaluated by orderly: %v", expr, err)
-	}
-	return re, nil
 }
 
 // section builds a <Directory>, <Files>, <Location> (or Match) section.
@@ -599,16 +589,16 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		}
 	}
 	if regex {
-		re, err := compileRegex(s.Pattern, false)
-		if err != nil {
-			b.errorf(d, "%v", err)
+		// USE_ICASE is AP_REG_ICASE on Windows only: case counts here.
+		opt := b.regexOpts(false)
+		// 2.2's directory walk matches with AP_REG_NOTEOL (server/request.c,
+		// 2.2.34 line 1114): "$" never matches the end of the name.
+		opt.NotEOL = s.Kind == KindDirectoryMatch && b.cfg.Semantics == Legacy22
+		re := b.compileRegex(d, s.Pattern, opt, msgSectionRegex)
+		if re == nil {
 			return nil
 		}
 		if s.Kind == KindDirectoryMatch && strings.Contains(s.Pattern, "$") {
-			if b.cfg.Semantics == Legacy22 {
-				// 2.2 matches with AP_REG_NOTEOL: "$" never matches.
-				re = noEOL(re)
-			}
 			b.differ(d, "\"$\" in a <DirectoryMatch>: it never matches in Apache 2.2 (AP_REG_NOTEOL); in 2.4 it matches the end of the file name")
 		}
 		s.Regex = re
@@ -637,7 +627,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		default:
 			s.Path = s.Pattern
 		}
-		s.Fnmatch = strings.ContainsAny(s.Path, "*?[")
+		s.Fnmatch = fnmatchTest(s.Path) // apr_fnmatch_test: else strcmp
 	}
 	scope = b.within(scope, d)
 	s.block = d.Block
@@ -1276,12 +1266,10 @@ func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvR
 		if s, ok := nonRegexPattern(pattern); ok {
 			e.Substr = s
 		} else {
-			re, err := compileRegex(pattern, icase)
-			if err != nil {
-				b.errorf(d, "%v", err)
+			e.Re = b.compileRegex(d, pattern, b.regexOpts(icase), setEnvIfNames[name]+" regex could not be compiled.")
+			if e.Re == nil {
 				return list
 			}
-			e.Re = re
 		}
 		switch strings.ToLower(attr) {
 		case "remote_addr":
@@ -1299,17 +1287,16 @@ func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvR
 		default:
 			e.Attr = AttrHeader
 			if !headerNameRE.MatchString(attr) {
-				re, err := compileRegex(attr, icase)
-				if err != nil {
-					b.errorf(d, "%v", err)
+				re := b.compileRegex(d, attr, b.regexOpts(icase), setEnvIfNames[name]+"Header name regex could not be compiled.")
+				if re == nil {
 					return list
 				}
 				e.Attr, e.NameRe, e.NameFold = AttrHeaderRegex, re, re
-				if !icase {
+				if !re.Options().ICase {
 					// Where the names' spelling is lost (Go's header
 					// map, explain), a match without regard to case
 					// tells whether a name can match at all.
-					e.NameFold, _ = compileRegex(attr, true)
+					e.NameFold, _ = regex.Compile(attr, b.regexOpts(true))
 				}
 			}
 		}
@@ -1514,7 +1501,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 	}
 	vb := &builder{
 		vhost: v, scope: b.within(nil, d), set: map[string]bool{},
-		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b,
+		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
 		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
 	}
@@ -1795,31 +1782,6 @@ func groupFirst(ds []*apacheconf.Directive) bool {
 		g = o
 	}
 	return g < u
-}
-
-// noEOL rewrites a regex so that "$" (end of text) never matches, as
-// regexec with AP_REG_NOTEOL behaves.
-func noEOL(re *regexp.Regexp) *regexp.Regexp {
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
-	if err != nil {
-		return re
-	}
-	var walk func(r *syntax.Regexp)
-	walk = func(r *syntax.Regexp) {
-		if r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine {
-			*r = syntax.Regexp{Op: syntax.OpNoMatch}
-			return
-		}
-		for _, s := range r.Sub {
-			walk(s)
-		}
-	}
-	walk(tree)
-	out, err := regexp.Compile(tree.String())
-	if err != nil {
-		return re
-	}
-	return out
 }
 
 // sectionHas reports whether the section that holds d (its block, nested

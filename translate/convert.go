@@ -18,6 +18,7 @@ import (
 	"github.com/orderly-proxy/orderly/internal/swar"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // maxHtaccessDirs bounds the directories searched for .htaccess files, as
@@ -1737,7 +1738,7 @@ func c0(cs []*Config) *Config { return cs[0] }
 func wildApplies(c *Config, dir string) bool {
 	for _, d := range c.DirMatches {
 		for _, p := range dirPrefixes(dir) {
-			if d.Regex != nil && (d.Regex.MatchString(p) || d.Regex.MatchString(strings.TrimSuffix(p, "/"))) {
+			if d.Regex != nil && (mayMatch(d.Regex, p) || mayMatch(d.Regex, strings.TrimSuffix(p, "/"))) {
 				return true
 			}
 		}
@@ -1824,10 +1825,9 @@ func filesOverlap(a, b *Section) bool {
 	matches := func(s *Section, name string) bool {
 		switch {
 		case s.Regex != nil:
-			return s.Regex.MatchString(name)
+			return mayMatch(s.Regex, name)
 		case s.Fnmatch:
-			ok, err := path.Match(strings.ReplaceAll(s.Path, "[!", "[^"), name)
-			return err != nil || ok
+			return regex.Fnmatch(s.Path, name, regex.FnmPathname)
 		}
 		return s.Path == name
 	}

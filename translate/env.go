@@ -8,6 +8,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // EnvAttr is what a SetEnvIf rule tests (mod_setenvif special_type).
@@ -37,16 +38,16 @@ type Feature struct {
 // actions joined; Build does the same.
 type EnvRule struct {
 	Attr    EnvAttr
-	Name    string         // attribute as written (header name)
-	NameRe  *regexp.Regexp // AttrHeaderRegex
-	Pattern string         // as written
+	Name    string        // attribute as written (header name)
+	NameRe  *regex.Regexp // AttrHeaderRegex
+	Pattern string        // as written
 	ICase   bool
-	Substr  string         // plain substring test when Re is nil
-	Re      *regexp.Regexp // the pattern when it has regex metacharacters
+	Substr  string        // plain substring test when Re is nil
+	Re      *regex.Regexp // the pattern when it has regex metacharacters
 	// NameFold is NameRe without regard to case (NameRe itself for the
 	// NoCase forms): what a header-name regex can match when the names'
 	// spelling is not known.
-	NameFold *regexp.Regexp
+	NameFold *regex.Regexp
 	Features []Feature
 	Rule     *policy.Rule
 
@@ -124,8 +125,9 @@ type EnvInput struct {
 // ApplyEnv runs SetEnvIf rules over a request in order, as match_headers
 // in mod_setenvif does: later rules see what earlier ones set. It returns
 // nil, or the first rule whose attribute orderly cannot know as Apache
-// would have it (Headers says so): the caller then refuses the request
-// (500) rather than guess, and the rules after it are not run.
+// would have it (Headers says so), or whose regex did not finish
+// (regex.MatchError): the caller then refuses the request (500) rather
+// than guess, and the rules after it are not run.
 func ApplyEnv(rules []*EnvRule, in *EnvInput, env *policy.Env) *EnvRule {
 	var last *EnvRule
 	var val string
@@ -146,7 +148,10 @@ func ApplyEnv(rules []*EnvRule, in *EnvInput, env *policy.Env) *EnvRule {
 				matched = strings.Contains(val, b.Substr)
 			}
 		} else {
-			m = b.Re.FindStringSubmatchIndex(val)
+			var err error
+			if m, err = b.Re.FindStringSubmatchIndex(val); err != nil {
+				return b
+			}
 			matched = m != nil
 		}
 		if !matched {
@@ -244,7 +249,8 @@ type Headers interface {
 	// of the last field whose name, as spelled, matches re ("" and false
 	// when none does). fold is re without regard to case, for views that
 	// do not know the spelling.
-	LastMatch(re, fold *regexp.Regexp) (value string, found bool, k Exactness)
+	// A regex that does not finish makes it Unknown.
+	LastMatch(re, fold *regex.Regexp) (value string, found bool, k Exactness)
 }
 
 // HeaderField is one field of headers_in.
@@ -266,10 +272,14 @@ func (fs HeaderFields) Get(name string) (string, bool, Exactness) {
 }
 
 // LastMatch implements Headers.
-func (fs HeaderFields) LastMatch(re, _ *regexp.Regexp) (string, bool, Exactness) {
+func (fs HeaderFields) LastMatch(re, _ *regex.Regexp) (string, bool, Exactness) {
 	v, found := "", false
 	for _, f := range fs {
-		if re.MatchString(f.Name) {
+		ok, err := re.MatchString(f.Name)
+		if err != nil {
+			return "", false, Unknown
+		}
+		if ok {
 			v, found = f.Value, true
 		}
 	}
@@ -335,10 +345,14 @@ func (h HeaderMap) Get(name string) (string, bool, Exactness) {
 }
 
 // LastMatch implements Headers.
-func (h HeaderMap) LastMatch(_, fold *regexp.Regexp) (string, bool, Exactness) {
+func (h HeaderMap) LastMatch(_, fold *regex.Regexp) (string, bool, Exactness) {
 	n, name := 0, ""
 	for k := range h {
-		if fold.MatchString(k) {
+		ok, err := fold.MatchString(k)
+		if err != nil {
+			return "", false, Unknown
+		}
+		if ok {
 			n, name = n+1, k
 		}
 	}

@@ -1,10 +1,10 @@
 package translate
 
 import (
+	"github.com/orderly-proxy/orderly/translate/regex"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,7 +46,7 @@ func envFields(kv ...string) Headers {
 type foldView struct{ v string }
 
 func (f foldView) Get(string) (string, bool, Exactness) { return f.v, true, ExactFold }
-func (f foldView) LastMatch(_, _ *regexp.Regexp) (string, bool, Exactness) {
+func (f foldView) LastMatch(_, _ *regex.Regexp) (string, bool, Exactness) {
 	return "", false, Unknown
 }
 

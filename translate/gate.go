@@ -179,8 +179,6 @@ func harmless(d *apacheconf.Directive, name string) bool {
 		return true
 	case "checkspelling", "checkcaseonly", "proxyrequests", "proxyexpressenable", "hostnamelookups":
 		return arg == "off"
-	case "regexdefaultoptions":
-		return arg == "dollar_endonly" // 2.4's default
 	case "directoryslash":
 		return arg == "on"
 	case "acceptpathinfo":

@@ -12,10 +12,10 @@ package translate
 
 import (
 	"net/netip"
-	"regexp"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // Semantics says what the legacy rules mean.
@@ -56,11 +56,11 @@ func (k SectionKind) String() string { return kindNames[k] }
 // <Location> or <LocationMatch> section (the "~" forms are the Match kinds).
 type Section struct {
 	Kind    SectionKind
-	Pattern string         // as written
-	Path    string         // Directory: canonical with a trailing "/"; Files: canonical name; Location: as written
-	Regex   *regexp.Regexp // the Match kinds
-	Fnmatch bool           // the pattern has wildcards
-	Depth   int            // Directory: number of "/" in Path ("/" itself is 0)
+	Pattern string        // as written
+	Path    string        // Directory: canonical with a trailing "/"; Files: canonical name; Location: as written
+	Regex   *regex.Regexp // the Match kinds
+	Fnmatch bool          // the pattern has wildcards
+	Depth   int           // Directory: number of "/" in Path ("/" itself is 0)
 	Pos     apacheconf.Pos
 	Order   int // position in the configuration, for stable sorting
 	Conf    *DirConf
@@ -160,7 +160,7 @@ type DirConf struct {
 type Alias struct {
 	Fake  string
 	Real  string
-	Regex *regexp.Regexp // the Match forms
+	Regex *regex.Regexp // the Match forms
 	Pos   apacheconf.Pos
 }
 
@@ -191,6 +191,10 @@ type Config struct {
 	// nil when the model was built from directives alone.
 	Version   string
 	ReadState *apacheconf.State
+	// RegexDefaults are the regex flags RegexDefaultOptions left, which
+	// .htaccess files compile with; nil: the semantics' defaults
+	// (regexopts.go).
+	RegexDefaults *RegexDefaults
 
 	// AccessFileNames are the .htaccess names (AccessFileName), tried in order.
 	AccessFileNames []string

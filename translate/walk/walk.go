@@ -26,6 +26,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // FS is the file system the directory walk reads. OS is the real one.
@@ -308,6 +309,10 @@ type Result struct {
 	// matchEnv are the MATCH_<NAME> variables named groups of matching
 	// regex sections set (name, value, ...).
 	matchEnv []string
+
+	// RegexErr is a regex whose evaluation did not finish (its timeout):
+	// the request is refused with 500 rather than decided without it.
+	RegexErr error
 
 	// CompatFrom and AuthzFrom are the sections whose Order/Allow/Deny/
 	// Satisfy and Require configurations were in force: the two layers
@@ -791,7 +796,11 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	}
 	res.dirOpts = opts.Opts
 	res.dirN = len(res.Sections)
-	return e.fileAndLocation(uri, fname, res), w, 0
+	m := e.fileAndLocation(uri, fname, res)
+	if res.RegexErr != nil {
+		return nil, w, 500
+	}
+	return m, w, 0
 }
 
 // indexWalk is the walk of a DirectoryIndex subrequest for a file that
@@ -878,7 +887,11 @@ func (e *Engine) fileAndLocation(uri, fname string, res *Result) *merged {
 func (e *Engine) translateName(uri string) (string, int) {
 	for _, a := range e.cfg.Aliases {
 		if a.Regex != nil {
-			if mm := a.Regex.FindStringSubmatchIndex(uri); mm != nil {
+			mm, err := a.Regex.FindStringSubmatchIndex(uri)
+			if err != nil {
+				return "", 500 // a regex that did not finish (regex.MatchError)
+			}
+			if mm != nil {
 				return cleanFilename(expand(a.Real, uri, mm)), 0
 			}
 			continue
@@ -1082,9 +1095,7 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 // fnmatch is apr_fnmatch with APR_FNM_PATHNAME: "*", "?" and "[...]" never
 // match "/".
 func fnmatch(pattern, name string) bool {
-	pattern = strings.ReplaceAll(pattern, "[!", "[^")
-	ok, err := path.Match(pattern, name)
-	return err == nil && ok
+	return regex.Fnmatch(pattern, name, regex.FnmPathname)
 }
 
 // htEntry is a parsed .htaccess file, kept while the file is unchanged.
@@ -1283,6 +1294,17 @@ func (e *Engine) Rules() []*policy.Rule {
 	return out
 }
 
+// regexFailed records a section's regex that did not finish: the walk
+// answers 500, with the section's rule and a line that says why.
+func regexFailed(s *translate.Section, err error, res *Result) {
+	if res.RegexErr != nil {
+		return
+	}
+	res.RegexErr = err
+	res.Rule = s.Default
+	res.AddLogs([]policy.LogLine{{Module: "orderly", Subject: s.String() + " at " + s.Pos.String() + ": " + err.Error()}})
+}
+
 // matchRegex matches a regex section; its named groups set MATCH_<NAME>
 // variables, as the walks of server/request.c do (ap_regname with
 // AP_REG_MATCH, upper case).
@@ -1296,9 +1318,16 @@ func matchRegex(s *translate.Section, subject string, res *Result) bool {
 		}
 	}
 	if !named {
-		return s.Regex.MatchString(subject)
+		ok, err := s.Regex.MatchString(subject)
+		if err != nil {
+			regexFailed(s, err, res)
+		}
+		return ok
 	}
-	m := s.Regex.FindStringSubmatchIndex(subject)
+	m, err := s.Regex.FindStringSubmatchIndex(subject)
+	if err != nil {
+		regexFailed(s, err, res)
+	}
 	if m == nil {
 		return false
 	}
