@@ -2,7 +2,6 @@ package policy
 
 import (
 	"net/netip"
-	"strings"
 )
 
 // Request is what access control sees of one HTTP request (Apache's
@@ -60,7 +59,7 @@ type Env struct {
 // Get returns the value of name and whether it is set.
 func (e *Env) Get(name string) (string, bool) {
 	for i := 0; i < len(e.kv); i += 2 {
-		if strings.EqualFold(e.kv[i], name) {
+		if equalFold(e.kv[i], name) {
 			return e.kv[i+1], true
 		}
 	}
@@ -70,7 +69,7 @@ func (e *Env) Get(name string) (string, bool) {
 // Set sets name to value.
 func (e *Env) Set(name, value string) {
 	for i := 0; i < len(e.kv); i += 2 {
-		if strings.EqualFold(e.kv[i], name) {
+		if equalFold(e.kv[i], name) {
 			e.kv[i+1] = value
 			return
 		}
@@ -81,7 +80,7 @@ func (e *Env) Set(name, value string) {
 // Unset removes name.
 func (e *Env) Unset(name string) {
 	for i := 0; i < len(e.kv); i += 2 {
-		if strings.EqualFold(e.kv[i], name) {
+		if equalFold(e.kv[i], name) {
 			e.kv = append(e.kv[:i], e.kv[i+2:]...)
 			return
 		}
@@ -103,7 +102,7 @@ func InDomain(pattern, host string) bool {
 	if dl == 0 || dl > hl {
 		return false
 	}
-	if !strings.EqualFold(host[hl-dl:], pattern) {
+	if !equalFold(host[hl-dl:], pattern) {
 		return false
 	}
 	return dl == hl || pattern[0] == '.' || host[hl-dl-1] == '.'

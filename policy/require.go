@@ -3,7 +3,6 @@ package policy
 import (
 	"net/netip"
 	"slices"
-	"strings"
 )
 
 // Result is the outcome of a Require node (authz_status in mod_authz_core).
@@ -309,7 +308,7 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		// keeps them in an APR table.
 		for _, g := range args {
 			for _, have := range groups {
-				if strings.EqualFold(have, g) {
+				if equalFold(have, g) {
 					return Granted, nil
 				}
 			}
