@@ -184,8 +184,15 @@ func NewWith(cfg Config, p *Policies) *Handler {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			info, _ := r.Context().Value(ctxKey{}).(*passInfo)
 			if info.clientFault() {
-				cfg.Logger.Warn("client request body unreadable", "err", err, "uri", r.RequestURI)
-				w.WriteHeader(http.StatusBadRequest)
+				st, lb := info.faultStatus()
+				if lb != nil {
+					client, _, _ := clientAddr(r, cfg.TrustedProxies)
+					h.writeLog(client, r, []policy.LogLine{{Module: "http", Level: "info", Code: "AH01591",
+						Subject: fmt.Sprintf("Read content length of %d is larger than the configured limit of %d", lb.n.Load(), lb.limit)}}, "")
+				} else {
+					cfg.Logger.Warn("client request body unreadable", "err", err, "uri", r.RequestURI)
+				}
+				w.WriteHeader(st)
 				return
 			}
 			backend := ""
@@ -329,6 +336,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		h.cfg.Metrics.observe(&d, start, ModeEnforce)
 		return
 	}
+	if !h.readLimits(w, r, client, start) {
+		return
+	}
 	if !h.limit.acquire(client) {
 		d := policy.Decision{Status: http.StatusTooManyRequests, Layer: policy.LayerRequest}
 		w.Header().Set("Retry-After", "1")
@@ -368,6 +378,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		defer h.writeAccess(rec, r, client, start, &res.Decision, pol.gen, &v)
 	}
 	mode := v.scope.Mode
+	if mode == ModeEnforce {
+		bodyLimit(r, res) // limits_body.go
+	}
 	if mode == ModeEnforce && !res.Allowed() {
 		h.refuse(w, r, client, res.Decision, res.Filename)
 	} else {

@@ -63,6 +63,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 			AccessFileNames:   []string{".htaccess"},
 			DefaultOverride:   OrUnset,
 			Modules:           opt.Modules,
+			Limits:            newServerLimits(),
 		},
 		ordinals: map[string]int{},
 		set:      map[string]bool{},
@@ -403,6 +404,9 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			return
 		}
 		b.cfg.TraceEnable = v
+	case "limitrequestbody", "limitxmlrequestbody", "limitrequestline", "limitrequestfieldsize", "limitrequestfields",
+		"httpprotocoloptions", "stricthostcheck":
+		b.limits(d, nil)
 	case "allowencodedslashes":
 		b.set["allowencodedslashes"] = true
 		if len(d.Args) >= 1 {
@@ -446,6 +450,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		}
 		b.virtualHost(d)
 	case "servername":
+		b.serverName(d)
 		if b.vhost != nil && len(d.Args) >= 1 {
 			b.vhost.Name = hostOnly(d.Args[0])
 		}
@@ -926,6 +931,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if len(d.Args) > 0 && !strings.EqualFold(d.Args[0], "none") {
 			b.ownErrorf(d, "AllowOverrideList cannot be evaluated by orderly yet; refusing to load rather than ignore .htaccess rules")
 		}
+	case "limitrequestbody", "limitxmlrequestbody":
+		b.limits(d, ctx)
 	case "if", "elseif", "else":
 		b.ifSection(d)
 	case "error":
@@ -1503,7 +1510,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 		vhost: v, scope: b.within(nil, d), set: map[string]bool{},
 		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
 		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
-			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes},
+			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes, Limits: b.cfg.Limits.forHost()},
 	}
 	vb.cfg.Defaults.Options = defaultOptions(b.cfg.Semantics)
 	vb.directive = d
@@ -1665,6 +1672,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	if own.Defaults.DirIndex != nil {
 		d.DirIndex = own.Defaults.DirIndex
 	}
+	d.Limits = MergeDirLimits(main.Defaults.Limits, own.Defaults.Limits)
 	if own.Defaults.HostnameLookups != LookupsUnset {
 		d.HostnameLookups = own.Defaults.HostnameLookups
 	}
@@ -1673,6 +1681,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		d.Options = &o
 	}
 	c.Defaults = &d
+	c.Limits = mergeServerLimits(main.Limits, own.Limits)
 	if set["accessfilename"] {
 		c.AccessFileNames = own.AccessFileNames
 	}

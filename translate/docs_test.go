@@ -99,6 +99,14 @@ var docNotes = map[string]string{
 	"AddType":           "application/x-httpd-cgi is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
 	"ForceType":         "application/x-httpd-cgi is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
 	"DefaultType":       "2.2: application/x-httpd-cgi is refused where mod_cgi or mod_cgid is loaded (ExecCGI)",
+
+	"LimitRequestBody":      "413 for a body over the limit in force (Content-Length before forwarding, a chunked body counted as it streams); 2.4 discards the body before a refusal too",
+	"LimitXMLRequestBody":   "only mod_dav's handler reads an XML body: refused where dav_module is loaded",
+	"LimitRequestLine":      "414 in the proxy, by the server the address chose (the first <VirtualHost> of the address)",
+	"LimitRequestFieldsize": "400 in the proxy, by the server the address chose; a field measured as Name: value",
+	"LimitRequestFields":    "400 in the proxy, by the server the address chose",
+	"HttpProtocolOptions":   "RegisteredMethods (501), Strict's Host and URI checks evaluated; Unsafe is refused: Go's server refuses with 400 what it lets Apache read",
+	"StrictHostCheck":       "400 (AH10156/AH10157) before the walk when the Host names no host of the address",
 }
 
 // TestDirectiveDocs keeps docs/directives.md, the list of what orderly

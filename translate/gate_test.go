@@ -109,8 +109,10 @@ func TestGateFailsClosed(t *testing.T) {
 	}{
 		{"<Directory /srv/www>\nSSLRequireSSL\n</Directory>\n", true, "SSLRequireSSL: orderly does not evaluate it, and it takes part in the access decision"},
 		{"<Directory /srv/www>\nAllowMethods GET\n</Directory>\n", true, "AllowMethods"},
-		{"LimitRequestBody 1000\n", true, "LimitRequestBody: orderly does not evaluate it, and it refuses requests by their size, form or method"},
-		{"LimitRequestFields 10\n", true, "LimitRequestFields"},
+		{"DeflateInflateLimitRequestBody 1000\n", true, "DeflateInflateLimitRequestBody: orderly does not evaluate it, and it refuses requests by their size, form or method"},
+		{"LimitRequestBody 1000\n", false, ""}, // evaluated: 413 (limits.go)
+		{"LimitRequestFields 10\n", false, ""}, // evaluated: 400 in the proxy
+		{"HttpProtocolOptions Unsafe\n", true, "HttpProtocolOptions Unsafe lets Apache read"},
 		{"TraceEnable Off\n", false, ""}, // evaluated: 405 for TRACE
 		{"Redirect gone /old\n", true, "Redirect: orderly does not evaluate it, and it changes which file a URL maps to"},
 		{"RequestHeader set X-A b early\n", true, "RequestHeader"},
@@ -173,8 +175,9 @@ func TestGateHtaccess(t *testing.T) {
 		{"Order deny,allow\n", OrAuthCfg, 1, false, ""},
 		{"<Files x>\nOrder deny,allow\n</Files>\n", OrAuthCfg, 0, false, ".htaccess:2: order not allowed in <Files> context"},
 		{"ExpiresActive On\n", OrAll, 0, false, "Invalid command 'ExpiresActive'"},
-		{"LimitRequestBody 10\n", OrAll, 0, false, ".htaccess:1: LimitRequestBody: orderly does not evaluate it"},
-		{"LimitRequestBody 10\n", OrAll, 0, true, ""},
+		{"DeflateInflateLimitRequestBody 10\n", OrAll, 0, false, ".htaccess:1: DeflateInflateLimitRequestBody: orderly does not evaluate it"},
+		{"DeflateInflateLimitRequestBody 10\n", OrAll, 0, true, ""},
+		{"LimitRequestBody 10\n", OrAll, 0, false, ""},
 		{"AddType text/plain .txt\n", OrFileInfo, 0, false, ""},
 	}
 	for _, tt := range tests {

@@ -125,6 +125,9 @@ type DirConf struct {
 	HostnameLookups HostnameLookups
 
 	Files []*Section // <Files> nested in this section: concatenated
+	// Limits are core's LimitRequestBody (limits.go); nil where the
+	// section sets none.
+	Limits *DirLimits
 
 	// Override is AllowOverride in a <Directory> section: the categories
 	// of directives .htaccess files below may hold (Or* bits); 0 means
@@ -182,6 +185,9 @@ type Config struct {
 
 	MergeSlashes        bool
 	AllowEncodedSlashes EncodedSlashes
+	// Limits are the server's request limits, HttpProtocolOptions,
+	// StrictHostCheck and ServerName's parts (limits.go).
+	Limits ServerLimits
 	// TraceEnable is core's TraceEnable: "off" answers TRACE with 405
 	// before any access control, and anything else lets Apache echo the
 	// request (map_to_storage, before the section walk); "" is unset.

@@ -28,8 +28,8 @@ func TestCheck(t *testing.T) {
 		{"not allowed by AllowOverride", legacy + "<Directory @DIR@/docroot/ro>\nAllowOverride AuthConfig\n</Directory>\n",
 			map[string]string{"docroot/ro/.htaccess": "Deny from all\n"}, 2,
 			[]string{"docroot/ro/.htaccess:1: deny not allowed here"}},
-		{"refused, not evaluated", legacy, map[string]string{"docroot/up/.htaccess": "LimitRequestBody 1024\n"}, 2,
-			[]string{"docroot/up/.htaccess:1: LimitRequestBody: orderly does not evaluate it", "orderly answers (it does not evaluate this"}},
+		{"refused, not evaluated", legacy, map[string]string{"docroot/up/.htaccess": "DeflateInflateLimitRequestBody 1024\n"}, 2,
+			[]string{"docroot/up/.htaccess:1: DeflateInflateLimitRequestBody: orderly does not evaluate it", "orderly answers (it does not evaluate this"}},
 	}
 	for _, tt := range tests {
 		files := map[string]string{"orderly.hcl": goodHCL, "legacy.conf": tt.conf, "docroot/index.html": "x"}

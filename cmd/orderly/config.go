@@ -529,8 +529,10 @@ type limits struct {
 }
 
 // defaultLimits are safe in front of the internet: a slow client cannot
-// hold a connection open without sending, a request line and headers are
-// bounded as Apache bounds them, and one address cannot take every
+// hold a connection open without sending, the request line and headers
+// are bounded (the legacy configuration's LimitRequestLine,
+// LimitRequestFieldSize and LimitRequestFields apply as Apache applies
+// them, whatever these say), and one address cannot take every
 // connection.
 var defaultLimits = limits{
 	ReadHeaderTimeout: 10 * time.Second,
@@ -538,7 +540,7 @@ var defaultLimits = limits{
 	WriteTimeout:      5 * time.Minute,
 	IdleTimeout:       2 * time.Minute,
 	MaxHeaderBytes:    64 << 10,
-	MaxRequestLine:    8190,
+	MaxRequestLine:    0, // the legacy configuration's LimitRequestLine applies (proxy/limits_head.go)
 	MaxPerClient:      256,
 }
 

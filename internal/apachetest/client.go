@@ -19,6 +19,9 @@ const (
 	RequestTimeout = 10 * time.Second
 	// MaxBody is the number of body bytes that Do keeps.
 	MaxBody = 64 << 10
+	// MaxRequestBody bounds the body a request line may ask Do to send
+	// (body=N).
+	MaxRequestBody = 1 << 20
 )
 
 // A Request is one request to replay: one line of a case's requests file.
@@ -35,6 +38,12 @@ type Request struct {
 	// named Host, Connection, X-Forwarded-For or Authorization replaces the
 	// one Do would send.
 	Header [][2]string
+	// Body is the size of the request body: that many bytes "x", sent
+	// with Content-Length, or as one chunk when a Header field
+	// Transfer-Encoding says chunked. 0: no body (and no Content-Length).
+	Body int
+	// Proto is the protocol of the request line, "HTTP/1.1" when empty.
+	Proto string
 	// Want is the expected answer: a status code such as "403", or "other"
 	// (see [Response.Matches]); empty if the author stated none.
 	Want string
@@ -56,6 +65,12 @@ func (r Request) String() string {
 	for _, h := range r.Header {
 		parts = append(parts, "h="+h[0]+":"+strings.ReplaceAll(h[1], " ", "%20"))
 	}
+	if r.Body > 0 {
+		parts = append(parts, "body="+strconv.Itoa(r.Body))
+	}
+	if r.Proto != "" {
+		parts = append(parts, "proto="+r.Proto)
+	}
 	if r.Want != "" {
 		parts = append(parts, "want="+r.Want)
 	}
@@ -67,10 +82,17 @@ func (r Request) String() string {
 // X-Forwarded-For (if ClientIP is set), Authorization (if HasAuth) and the
 // extra header fields. A request with a Transfer-Encoding field of
 // "chunked" (any case) gets an empty chunked body ("0" CRLF CRLF), so
-// that the servers need not wait for one.
+// that the servers need not wait for one. With Body, the body follows:
+// Content-Length is added unless chunked; a chunked one is sent as one
+// chunk of Body bytes before the last chunk. Proto replaces HTTP/1.1 in
+// the request line.
 func (r Request) Wire() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", r.Method, r.Target)
+	proto := r.Proto
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	fmt.Fprintf(&b, "%s %s %s\r\n", r.Method, r.Target, proto)
 	given := make(map[string]bool)
 	for _, h := range r.Header {
 		given[http.CanonicalHeaderKey(h[0])] = true
@@ -93,7 +115,15 @@ func (r Request) Wire() []byte {
 		fmt.Fprintf(&b, "%s: %s\r\n", h[0], h[1])
 		chunked = chunked || strings.EqualFold(h[0], "Transfer-Encoding") && strings.EqualFold(h[1], "chunked")
 	}
+	if r.Body > 0 && !chunked {
+		add("Content-Length", strconv.Itoa(r.Body))
+	}
 	b.WriteString("\r\n")
+	if chunked && r.Body > 0 {
+		fmt.Fprintf(&b, "%x\r\n%s\r\n", r.Body, strings.Repeat("x", r.Body))
+	} else if r.Body > 0 {
+		b.WriteString(strings.Repeat("x", r.Body))
+	}
 	if chunked {
 		b.WriteString("0\r\n\r\n")
 	}
@@ -106,6 +136,8 @@ type Response struct {
 	Status int
 	// WWWAuthenticate holds the WWW-Authenticate fields, joined by ", ".
 	WWWAuthenticate string
+	// Location is the Location field of the response, if any.
+	Location string
 	// Body holds at most MaxBody bytes of the body.
 	Body []byte
 }
@@ -137,6 +169,7 @@ func Do(addr string, req Request) (Response, error) {
 	return Response{
 		Status:          resp.StatusCode,
 		WWWAuthenticate: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
+		Location:        resp.Header.Get("Location"),
 		Body:            body,
 	}, nil
 }

@@ -193,7 +193,7 @@ func sectionLine(data []byte, name string) int {
 
 // ParseRequests parses a requests file (see testdata/corpus/README.md):
 //
-//	METHOD TARGET CLIENT-IP [u=USER:PASSWORD] [h=Name:value]... [want=CLASS]
+//	METHOD TARGET CLIENT-IP [u=USER:PASSWORD] [h=Name:value]... [body=N] [proto=P] [want=CLASS]
 //
 // one request a line; lines starting with # and blank lines are ignored.
 // name and firstLine (the line number of data's first line in name, 1 for
@@ -258,6 +258,17 @@ func parseRequest(text string) (Request, error) {
 				return Request{}, fmt.Errorf("bad %q: want h=Name:value (%%20 for a space)", opt)
 			}
 			r.Header = append(r.Header, [2]string{hname, strings.ReplaceAll(hval, "%20", " ")})
+		case "body":
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 || n > MaxRequestBody || r.Body != 0 {
+				return Request{}, fmt.Errorf("bad %q: want body=N, 0 < N <= %d, once", opt, MaxRequestBody)
+			}
+			r.Body = n
+		case "proto":
+			if val == "" || r.Proto != "" || strings.ContainsAny(val, " \t") {
+				return Request{}, fmt.Errorf("bad %q: want proto=PROTOCOL (HTTP/1.0), once", opt)
+			}
+			r.Proto = val
 		case "want":
 			if r.Want != "" {
 				return Request{}, fmt.Errorf("want= appears twice")
@@ -267,7 +278,7 @@ func parseRequest(text string) (Request, error) {
 			}
 			r.Want = val
 		default:
-			return Request{}, fmt.Errorf("unknown %q: want u=USER:PASSWORD, h=Name:value or want=CLASS", opt)
+			return Request{}, fmt.Errorf("unknown %q: want u=USER:PASSWORD, h=Name:value, body=N, proto=P or want=CLASS", opt)
 		}
 	}
 	return r, nil

@@ -391,7 +391,10 @@ var table = []Info{
 	{"LimitRequestFields", "core_module", V22 | V24, RsrcConf, Limits},
 	{"LimitRequestFieldsize", "core_module", V22 | V24, RsrcConf, Limits},
 	{"LimitRequestLine", "core_module", V22 | V24, RsrcConf, Limits},
-	{"LimitXMLRequestBody", "core_module", V22 | V24, OrAll, Limits},
+	// Only mod_dav's handler reads an XML body (ap_xml_parse_input, its
+	// only caller in 2.2 and 2.4): without DAV the limit refuses nothing.
+	// Where dav_module is loaded the builder refuses it (translate/limits.go).
+	{"LimitXMLRequestBody", "core_module", V22 | V24, OrAll, Inert},
 	{"Listen", "mpm", V22 | V24, RsrcConf, Inert},
 	{"ListenBacklog", "mpm", V22 | V24, RsrcConf, Inert},
 	{"ListenCoresBucketsRatio", "mpm", V24, RsrcConf, Inert},

@@ -25,11 +25,11 @@ func TestLintAgreesWithServe(t *testing.T) {
 		{"misspelt", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nOrder deny,allow\nDney from all\n</Directory>\n", nil, "", 1},
 		{"wrong context", "DocumentRoot @ROOT@\nDeny from all\n<VirtualHost *:80>\nAllow from all\n</VirtualHost>\n", nil, "", 2},
 		{"bad argument", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nOrder deny,alow\n</Directory>\n", nil, "", 1},
-		{"not evaluated", "DocumentRoot @ROOT@\nLimitRequestBody 100\n", nil, "", 1},
+		{"not evaluated", "DocumentRoot @ROOT@\nDeflateInflateLimitRequestBody 100\n", nil, "", 1},
 		{"2.4 under 2.2", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nRequire all granted\n</Directory>\n", nil, "2.2", 1},
 		{"2.4 read as 2.4", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nRequire all granted\n</Directory>\n", nil, "", 0},
 		{".htaccess", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nAllowOverride All\n</Directory>\n",
-			map[string]string{"a/.htaccess": "Dney from all\n", "b/c/.htaccess": "LimitRequestBody 5\nOrder allow,deny\n", "d/.htaccess": "Order allow,deny\n"}, "", 2},
+			map[string]string{"a/.htaccess": "Dney from all\n", "b/c/.htaccess": "DeflateInflateLimitRequestBody 5\nOrder allow,deny\n", "d/.htaccess": "Order allow,deny\n"}, "", 2},
 		{".htaccess not allowed", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nAllowOverride AuthConfig\n</Directory>\n",
 			map[string]string{"a/.htaccess": "Deny from all\n"}, "", 1},
 	}

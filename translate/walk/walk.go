@@ -136,31 +136,7 @@ func (e *Engine) SetLegacyAddress(ip netip.Addr, port int) {
 // ones), then by the Host header against ServerName and ServerAlias, else
 // the first of them; with no host bound to the address, the main server.
 func (e *Engine) host(hostHeader string) *Engine {
-	if len(e.hosts) == 0 {
-		return e
-	}
-	portOK := func(a translate.VHostAddr) bool {
-		return a.Port == 0 || e.localPort == 0 || a.Port == e.localPort
-	}
-	var set []hostEngine
-	for _, h := range e.hosts {
-		for _, a := range h.v.Addrs {
-			if !a.Wildcard && e.localIP.IsValid() && a.IP == e.localIP && portOK(a) {
-				set = append(set, h)
-				break
-			}
-		}
-	}
-	if len(set) == 0 {
-		for _, h := range e.hosts {
-			for _, a := range h.v.Addrs {
-				if a.Wildcard && portOK(a) {
-					set = append(set, h)
-					break
-				}
-			}
-		}
-	}
+	set := e.addressHosts()
 	if len(set) == 0 {
 		return e
 	}
@@ -314,14 +290,18 @@ type Result struct {
 	// the request is refused with 500 rather than decided without it.
 	RegexErr error
 
+	// engine is the server that decided (BodyLimit).
+	engine *Engine
+
 	// CompatFrom and AuthzFrom are the sections whose Order/Allow/Deny/
 	// Satisfy and Require configurations were in force: the two layers
 	// inherit independently (apache-access-semantics.md §9.3).
 	CompatFrom, AuthzFrom *translate.Section
 }
 
-// Decide runs access control for req. tr may be nil.
-func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
+// decide runs access control for req (Decide, limits.go, runs the
+// phases around it). tr may be nil.
+func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 	if h := e.host(req.Host); h != e {
 		return h.Decide(req, tr)
 	}

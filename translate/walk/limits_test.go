@@ -1,0 +1,159 @@
+package walk
+
+import (
+	"net/http"
+	"net/netip"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+type limReq struct {
+	method, target, host, ip string
+	want                     int
+}
+
+func decideLim(e *Engine, r limReq) Result {
+	m, ip := r.method, r.ip
+	if m == "" {
+		m = "GET"
+	}
+	if ip == "" {
+		ip = "8.8.8.8"
+	}
+	return e.Decide(&Request{
+		Method: m, Target: r.target, Host: r.host, Proto: "HTTP/1.1", Header: http.Header{},
+		ClientAddr: netip.MustParseAddr(ip), LocalAddr: netip.MustParseAddr("127.0.0.1"),
+	}, nil)
+}
+
+func checkLim(t *testing.T, e *Engine, reqs []limReq) {
+	t.Helper()
+	for _, r := range reqs {
+		if res := decideLim(e, r); res.Status != r.want {
+			t.Errorf("%s %s (Host %q): %d, want %d", r.method, r.target, r.host, res.Status, r.want)
+		}
+	}
+}
+
+// What Apache refuses while it reads the request, by the configuration
+// of the server the address chose.
+func TestReadRequest(t *testing.T) {
+	e, _ := engine(t, `HttpProtocolOptions RegisteredMethods
+<Location /brew>
+    <Limit BREW>
+        Order allow,deny
+        Deny from all
+    </Limit>
+</Location>
+`)
+	checkLim(t, e, []limReq{
+		{method: "FOO", target: "/", want: 501},
+		{method: "get", target: "/", want: 501},
+		{method: "BREW", target: "/brew", want: 403},
+		{method: "PROPFIND", target: "/", want: 0},
+		{target: "http://u:p@h.test/", want: 400},
+		{target: "/", host: "1.2.3", want: 400},
+		{target: "/", host: "01.2.3.4", want: 400},
+		{target: "/", host: "123", want: 400},
+		{target: "/", host: "a..b", want: 400},
+		{target: "/", host: "foo.123", want: 400},
+		{target: "/", host: "a.b:99999", want: 400},
+		{target: "/", host: "a.b:0", want: 400},
+		{target: "/", host: "[::1", want: 400},
+		{target: "/", host: "[::1]:80", want: 0},
+		{target: "/", host: "foo_bar.example", want: 0},
+		{target: "/", host: "-x.com", want: 0},
+		{target: "/", host: "10.0.0.1:8080", want: 0},
+	})
+}
+
+// StrictHostCheck On: the Host must name a host of the address.
+func TestStrictHostCheck(t *testing.T) {
+	e, _ := engine(t, `StrictHostCheck On
+<VirtualHost *:*>
+    ServerName www.example.test
+    ServerAlias example.test *.shop.test
+</VirtualHost>
+<VirtualHost *:*>
+    ServerName intranet.test
+</VirtualHost>
+`)
+	checkLim(t, e, []limReq{
+		{target: "/", host: "www.example.test"},
+		{target: "/", host: "EXAMPLE.test."},
+		{target: "/", host: "a.shop.test:8080"},
+		{target: "/", host: "intranet.test"},
+		{target: "/", host: "other.test", want: 400},
+		{target: "/", host: ""},
+	})
+	res := decideLim(e, limReq{target: "/", host: "other.test"})
+	if l := res.Logs(); len(l) != 1 || l[0].Code != "AH10157" {
+		t.Errorf("logs %v, want AH10157", l)
+	}
+	main, _ := engine(t, "ServerName www.example.test\nStrictHostCheck On\n")
+	checkLim(t, main, []limReq{
+		{target: "/", host: "www.example.test"},
+		{target: "/", host: "other.test", want: 400},
+	})
+}
+
+// LimitRequestBody in force for an answer: the sections' (the index
+// file's for a directory), Apache's default by version, and whether a
+// refusal reads the body (2.4 does, unless the status closes the
+// connection; 2.2 does not).
+func TestBodyLimit(t *testing.T) {
+	conf := `LimitRequestBody 100
+<Directory "@DOCROOT@/private">
+    Order allow,deny
+    Deny from all
+</Directory>
+<Directory "@DOCROOT@/big">
+    LimitRequestBody 0
+</Directory>
+<Files "upload.html">
+    LimitRequestBody 5000
+</Files>
+`
+	e, _ := engine(t, conf, "private/x.html", "big/x.html", "up/upload.html")
+	tests := []struct {
+		method, target string
+		limit          int64
+		applies        bool
+	}{
+		{"POST", "/index.html", 100, true},
+		{"POST", "/private/x.html", 100, true},
+		{"POST", "/big/x.html", 0, false},
+		{"POST", "/up/upload.html", 5000, true},
+		{"FOO", "/private/x.html", 100, true},
+	}
+	for _, tt := range tests {
+		res := decideLim(e, limReq{method: tt.method, target: tt.target})
+		if n, ok := res.BodyLimit(); n != tt.limit || ok != tt.applies {
+			t.Errorf("%s %s: BodyLimit %d %v, want %d %v", tt.method, tt.target, n, ok, tt.limit, tt.applies)
+		}
+	}
+	idx, _ := engine(t, `<Files index.html>
+LimitRequestBody 7
+</Files>
+`, "d/index.html")
+	bodyLimit := func(r Result) (int64, bool) { return r.BodyLimit() }
+	if n, _ := bodyLimit(decideLim(idx, limReq{method: "POST", target: "/d/"})); n != 7 {
+		t.Errorf("index: BodyLimit %d, want the index file's 7", n)
+	}
+	def, _ := engine(t, "")
+	if n, ok := bodyLimit(decideLim(def, limReq{method: "POST", target: "/"})); n != 1<<30 || !ok {
+		t.Errorf("2.4.71 default: %d %v, want 1 GiB", n, ok)
+	}
+	e22, _ := engineWith(t, translate.Legacy22, conf, "private/x.html")
+	if n, ok := bodyLimit(decideLim(e22, limReq{method: "POST", target: "/private/x.html"})); ok {
+		t.Errorf("2.2 refusal: BodyLimit %d %v, want none (2.2 answers before reading)", n, ok)
+	}
+	if n, ok := bodyLimit(decideLim(e22, limReq{method: "POST", target: "/index.html"})); n != 100 || !ok {
+		t.Errorf("2.2 granted: BodyLimit %d %v, want 100", n, ok)
+	}
+	old := &translate.Config{Semantics: translate.Compat24, Version: "2.4.53"}
+	if n := defaultBodyLimit(old); n != 0 {
+		t.Errorf("2.4.53 default: %d, want none", n)
+	}
+}
