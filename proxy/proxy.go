@@ -367,6 +367,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),
 		Now:        start.UnixNano(),
+		TLS:        r.TLS != nil,
 	}
 	if h.cfg.Resolver != nil {
 		req.Resolver = h.cfg.Resolver
@@ -382,6 +383,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		bodyLimit(r, res) // limits_body.go
 	}
 	if mode == ModeEnforce && !res.Allowed() {
+		if res.Location != "" && res.Status >= 300 && res.Status <= 399 {
+			w.Header().Set("Location", res.Location)
+		}
 		h.refuse(w, r, client, res.Decision, res.Filename)
 	} else {
 		if mode == ModeEnforce {

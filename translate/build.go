@@ -407,6 +407,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "limitrequestbody", "limitxmlrequestbody", "limitrequestline", "limitrequestfieldsize", "limitrequestfields",
 		"httpprotocoloptions", "stricthostcheck":
 		b.limits(d, nil)
+	case "redirect", "redirectmatch", "redirecttemp", "redirectpermanent", "redirectrelative", "usecanonicalname", "errordocument":
+		b.redirects(d, nil)
 	case "allowencodedslashes":
 		b.set["allowencodedslashes"] = true
 		if len(d.Args) >= 1 {
@@ -933,6 +935,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		}
 	case "limitrequestbody", "limitxmlrequestbody":
 		b.limits(d, ctx)
+	case "redirect", "redirectmatch", "redirecttemp", "redirectpermanent", "redirectrelative", "usecanonicalname", "errordocument":
+		b.redirects(d, ctx)
 	case "if", "elseif", "else":
 		b.ifSection(d)
 	case "error":
@@ -1673,6 +1677,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		d.DirIndex = own.Defaults.DirIndex
 	}
 	d.Limits = MergeDirLimits(main.Defaults.Limits, own.Defaults.Limits)
+	d.Redirects = MergeDirRedirects(main.Defaults.Redirects, own.Defaults.Redirects)
 	if own.Defaults.HostnameLookups != LookupsUnset {
 		d.HostnameLookups = own.Defaults.HostnameLookups
 	}
@@ -1682,6 +1687,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	}
 	c.Defaults = &d
 	c.Limits = mergeServerLimits(main.Limits, own.Limits)
+	c.Redirects = append(append([]*Redirect(nil), own.Redirects...), main.Redirects...)
 	if set["accessfilename"] {
 		c.AccessFileNames = own.AccessFileNames
 	}

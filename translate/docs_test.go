@@ -73,7 +73,7 @@ var readByLoader = map[string]bool{
 // settings, or evaluates in part (the harmless settings of gate.go).
 var docNotes = map[string]string{
 	"AcceptPathInfo":    "On and Default load; Off is refused",
-	"ErrorDocument":     "a local document or a message loads; a full URL (a redirect) is refused",
+	"ErrorDocument":     "a full URL turns the refusal into a 302 to it (not for 401, as Apache); a local document or a message changes only the body",
 	"RewriteEngine":     "loads: RewriteRule is what rewrites, and it is refused",
 	"RewriteBase":       "loads: RewriteRule is what rewrites, and it is refused",
 	"RewriteOptions":    "loads: RewriteRule is what rewrites, and it is refused",
@@ -107,6 +107,12 @@ var docNotes = map[string]string{
 	"LimitRequestFields":    "400 in the proxy, by the server the address chose",
 	"HttpProtocolOptions":   "RegisteredMethods (501), Strict's Host and URI checks evaluated; Unsafe is refused: Go's server refuses with 400 what it lets Apache read",
 	"StrictHostCheck":       "400 (AH10156/AH10157) before the walk when the Host names no host of the address",
+	"Redirect":              "server level at translate_name (before access control), directory level at fixups (after it); Location as mod_alias builds it",
+	"RedirectMatch":         "as Redirect, with $N filled in and the target escaped as mod_alias escapes it",
+	"RedirectTemp":          "as Redirect",
+	"RedirectPermanent":     "as Redirect",
+	"RedirectRelative":      "On sends a path target as it is",
+	"UseCanonicalName":      "On builds redirect URLs from ServerName; DNS is refused",
 }
 
 // TestDirectiveDocs keeps docs/directives.md, the list of what orderly

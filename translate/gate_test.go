@@ -113,8 +113,8 @@ func TestGateFailsClosed(t *testing.T) {
 		{"LimitRequestBody 1000\n", false, ""}, // evaluated: 413 (limits.go)
 		{"LimitRequestFields 10\n", false, ""}, // evaluated: 400 in the proxy
 		{"HttpProtocolOptions Unsafe\n", true, "HttpProtocolOptions Unsafe lets Apache read"},
-		{"TraceEnable Off\n", false, ""}, // evaluated: 405 for TRACE
-		{"Redirect gone /old\n", true, "Redirect: orderly does not evaluate it, and it changes which file a URL maps to"},
+		{"TraceEnable Off\n", false, ""},    // evaluated: 405 for TRACE
+		{"Redirect gone /old\n", false, ""}, // evaluated: 410 at translate_name
 		{"RequestHeader set X-A b early\n", true, "RequestHeader"},
 		{"RewriteEngine On\n", false, ""},
 		{"RewriteRule ^/a - [F]\n", true, "RewriteRule: mod_rewrite"},
@@ -122,7 +122,7 @@ func TestGateFailsClosed(t *testing.T) {
 		{"CheckSpelling On\n", true, "CheckSpelling"},
 		{"ErrorDocument 403 /forbidden.html\n", false, ""},
 		{"ErrorDocument 403 \"Go away\"\n", false, ""},
-		{"ErrorDocument 403 http://example.com/denied\n", true, "ErrorDocument"},
+		{"ErrorDocument 403 http://example.com/denied\n", false, ""}, // evaluated: a 302 to it
 		{"<Directory /srv/www>\nAcceptPathInfo Off\n</Directory>\n", true, "AcceptPathInfo"},
 		{"<Directory /srv/www>\nAcceptPathInfo On\n</Directory>\n", false, ""},
 		{"<Directory /srv/www>\n<If \"%{HTTPS} != 'on'\">\nRedirect /x /y\n</If>\n</Directory>\n", true, "<If> expressions are not evaluated by orderly"},

@@ -128,6 +128,9 @@ type DirConf struct {
 	// Limits are core's LimitRequestBody (limits.go); nil where the
 	// section sets none.
 	Limits *DirLimits
+	// Redirects are mod_alias's per-directory redirects, ErrorDocument
+	// and UseCanonicalName (redirect.go); nil where the section sets none.
+	Redirects *DirRedirects
 
 	// Override is AllowOverride in a <Directory> section: the categories
 	// of directives .htaccess files below may hold (Or* bits); 0 means
@@ -188,6 +191,10 @@ type Config struct {
 	// Limits are the server's request limits, HttpProtocolOptions,
 	// StrictHostCheck and ServerName's parts (limits.go).
 	Limits ServerLimits
+	// Redirects are mod_alias's server-level Redirect and RedirectMatch
+	// lines, a virtual host's own before the main server's: translate_name
+	// tries them before any section applies (redirect.go).
+	Redirects []*Redirect
 	// TraceEnable is core's TraceEnable: "off" answers TRACE with 405
 	// before any access control, and anything else lets Apache echo the
 	// request (map_to_storage, before the section walk); "" is unset.

@@ -810,7 +810,9 @@ var table = []Info{
 	{"UndefMacro", "macro_module", V24, OrAll | ExecOnRead, Reads},
 	{"UnsetEnv", "env_module", V22 | V24, OrFileInfo, Inert},
 	{"Use", "macro_module", V24, OrAll | ExecOnRead, Reads},
-	{"UseCanonicalName", "core_module", V22 | V24, AccessConf | RsrcConf, Inert},
+	// It decides the host and port of the redirects orderly answers itself
+	// (mod_alias, ErrorDocument URLs: ap_construct_url).
+	{"UseCanonicalName", "core_module", V22 | V24, AccessConf | RsrcConf, Maps},
 	{"UseCanonicalPhysicalPort", "core_module", V22 | V24, AccessConf | RsrcConf, Inert},
 	{"User", "mpm", V22, RsrcConf, Inert},
 	{"User", "unixd_module", V24, RsrcConf, Inert},

@@ -21,18 +21,28 @@ import (
 //     the same server's limits (RequestLimits);
 //   - the body: LimitRequestBody of the configuration in force
 //     (Result.BodyLimit), which the proxy applies.
+//
+// The redirects of translate_name and fixups, and ErrorDocument URLs, are
+// in redirect.go.
 
 // Decide decides req as Apache does: the request itself, the virtual
-// host, then the section walk and access control. tr may be nil.
+// host, the redirects of translate_name, the section walk and access
+// control (with the redirects of fixups), and the ErrorDocument of a
+// refusal. tr may be nil.
 func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	base := e.baseServer()
 	if res, ok := base.readRequest(req, e); ok {
 		res.engine = base
+		base.errorDocument(req, &res)
 		return res
 	}
 	h := e.host(req.Host)
-	res := h.decide(req, tr)
+	res, ok := h.translateRedirect(req)
+	if !ok {
+		res = h.decide(req, tr)
+	}
 	res.engine = h
+	h.errorDocument(req, &res)
 	return res
 }
 

@@ -200,6 +200,9 @@ type Request struct {
 	Now      int64 // unix nanoseconds, for rules' last-hit times; 0 leaves them alone
 	// Dry decides without counting (policy.Request.Dry).
 	Dry bool
+	// TLS says the request came over TLS: the scheme of the URLs Apache
+	// builds (ap_construct_url).
+	TLS bool
 
 	hostDone bool
 	host     string
@@ -290,6 +293,8 @@ type Result struct {
 	// the request is refused with 500 rather than decided without it.
 	RegexErr error
 
+	// Location is where a redirect sends the client (a 3xx Status).
+	Location string
 	// engine is the server that decided (BodyLimit).
 	engine *Engine
 
@@ -362,6 +367,9 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 	}
 	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
 	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
+	if res.Status == 0 && e.fixupRedirect(req, &res) {
+		return res // mod_alias's fixups come before mod_dir's
+	}
 	if res.Status != 0 || !w.isDir || !strings.HasSuffix(uri, "/") {
 		return res
 	}
@@ -844,18 +852,7 @@ func (e *Engine) fileAndLocation(uri, fname string, res *Result) *merged {
 		locURI = no2slash(uri)
 	}
 	for _, s := range cfg.Locations {
-		var ok bool
-		switch {
-		case s.Regex != nil:
-			ok = matchRegex(s, uri, res)
-		case s.Fnmatch:
-			ok = fnmatch(s.Path, locURI)
-		default:
-			p := s.Path
-			ok = strings.HasPrefix(locURI, p) &&
-				(len(p) == 0 || p[len(p)-1] == '/' || len(locURI) == len(p) || locURI[len(p)] == '/')
-		}
-		if ok {
+		if locationMatches(s, uri, locURI, res) {
 			res.Sections = append(res.Sections, s)
 		}
 	}
