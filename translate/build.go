@@ -403,7 +403,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			b.errorf(d, "TraceEnable must be one of 'on', 'off', or 'extended'")
 			return
 		}
-		b.cfg.TraceEnable = v
+		b.cfg.TraceEnable, b.cfg.TraceRule = v, b.rule(d, b.scope)
 	case "limitrequestbody", "limitxmlrequestbody", "limitrequestline", "limitrequestfieldsize", "limitrequestfields",
 		"httpprotocoloptions", "stricthostcheck":
 		b.limits(d, nil)
@@ -1697,7 +1697,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	// merge_core_server_configs: a host's own TraceEnable, else the main
 	// server's.
 	if own.TraceEnable != "" {
-		c.TraceEnable = own.TraceEnable
+		c.TraceEnable, c.TraceRule = own.TraceEnable, own.TraceRule
 	}
 	// merge_core_dir_configs copies the host's own AllowEncodedSlashes,
 	// set or not: a virtual host does not inherit the main server's.

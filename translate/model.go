@@ -199,6 +199,7 @@ type Config struct {
 	// before any access control, and anything else lets Apache echo the
 	// request (map_to_storage, before the section walk); "" is unset.
 	TraceEnable string
+	TraceRule   *policy.Rule // the TraceEnable line, which decides a 405
 	// Version is the version the configuration was read as, and
 	// ReadState what it defined (Define, <Macro>), for .htaccess files;
 	// nil when the model was built from directives alone.

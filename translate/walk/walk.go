@@ -316,7 +316,10 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 		// TRACE before the section walk and access control: 405 under
 		// TraceEnable Off, the echoed request otherwise.
 		if e.cfg.TraceEnable == "off" {
-			res.Status, res.Layer = http.StatusMethodNotAllowed, policy.LayerRequest
+			res.Status, res.Layer, res.Rule = http.StatusMethodNotAllowed, policy.LayerRequest, e.cfg.TraceRule
+			if r := e.cfg.TraceRule; r != nil && !req.Dry {
+				r.Hit(req.Now)
+			}
 		}
 		return res
 	}

@@ -913,3 +913,17 @@ func TestBrokenHtaccessOwnRefusal(t *testing.T) {
 		t.Errorf("own refusal: %d by %+v, logs %+v", res.Status, res.Rule, res.Logs())
 	}
 }
+
+// The 405 of TraceEnable Off is decided by the TraceEnable line: a rule
+// with its file:line, counted, in the main server or the virtual host
+// whose line it is.
+func TestTraceEnableRule(t *testing.T) {
+	e, _ := engine(t, "TraceEnable Off\n", "index.html")
+	res := e.Decide(&Request{Method: "TRACE", Target: "/index.html", Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("8.8.8.8"), Now: 1}, nil)
+	if res.Status != 405 || res.Rule == nil || res.Rule.Line != 1 || res.Rule.Text != "TraceEnable Off" {
+		t.Errorf("TRACE: %d by %+v", res.Status, res.Rule)
+	}
+	if m, _, _ := res.Rule.Stats(); m != 1 {
+		t.Errorf("TraceEnable rule matched %d times, want 1", m)
+	}
+}
