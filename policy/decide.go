@@ -15,9 +15,10 @@ const (
 	LayerAuthn                // Basic authentication (mod_auth_basic)
 	LayerConfig               // a configuration error answered 500
 	LayerRequest              // the request itself was refused (400, 404)
+	LayerSSL                  // mod_ssl: SSLRequireSSL, SSLVerifyClient, FakeBasicAuth (ssl.go)
 )
 
-var layerNames = [...]string{"none", "compat", "authz", "authn", "config", "request"}
+var layerNames = [...]string{"none", "compat", "authz", "authn", "config", "request", "ssl"}
 
 func (l Layer) String() string { return layerNames[l] }
 
@@ -110,6 +111,9 @@ func (l LogLine) Message() string {
 		return "Symbolic link not allowed or link target not accessible: " + l.Subject
 	case "AH01276":
 		return "Cannot serve directory " + l.Subject + ": No matching DirectoryIndex (" + l.User + ") found, and server-generated directory index forbidden by Options directive"
+	}
+	if m, ok := sslMessage(l); ok {
+		return m
 	}
 	return l.Subject
 }
@@ -221,6 +225,18 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	if !ok {
 		d.denied("access_compat", "AH01797", r)
 	}
+	// mod_ssl's access hook runs after mod_access_compat's, only when it
+	// passed: its refusal is the access checkers' (policy/ssl.go).
+	forbidden, user := false, ""
+	if ok && r.SSL.Loaded {
+		ok, forbidden = sslAccess(r, &d, tr)
+		if !ok && r.SSL.Final {
+			d.Status = 403 // the connection broke: nothing grants it
+			return d
+		}
+		user = sslUser(r, &d)
+		d.User = user
+	}
 	if sat == SatisfyAny && ok {
 		return d
 	}
@@ -229,6 +245,9 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		return d
 	}
 	ec := evalCtx{req: r, groupFile: l.GroupFile, id: id, tr: tr, trace: tr != nil && tr.Enabled()}
+	if user != "" {
+		ec.user, ec.hasUser = user, true
+	}
 	switch st := authorize(l, &ec, &d, false); st {
 	case 0:
 		return d
@@ -237,9 +256,9 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		d.Status = st
 		return d
 	}
-	// check_user_id: mod_auth_basic, then mod_authn_core.
-	st := authenticate(l, r, id, &d, sat == SatisfyAny)
-	if tr != nil && tr.Enabled() {
+	// check_user_id: mod_ssl, mod_auth_basic, then mod_authn_core.
+	st := authenticateSSL(l, r, id, &d, sat == SatisfyAny, forbidden, user, tr)
+	if tr != nil && tr.Enabled() && d.Layer != LayerSSL { // mod_ssl traced its own
 		res := "authenticated " + d.User
 		switch {
 		case st == 401 && !r.Auth.Present:
@@ -309,16 +328,12 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 	return 500
 }
 
-// authenticate is check_user_id: mod_auth_basic when AuthType is Basic,
-// otherwise mod_authn_core's fallback.
-func authenticate(l *Layers, r *Request, id Identity, d *Decision, anyPath bool) int {
-	return authenticateAs(l, r, id, d, anyPath, false)
-}
-
-// authenticateAs is authenticate; legacy22 makes an unknown user under
-// AuthBasicAuthoritative Off fall to 2.2's mod_authn_default (401)
+// authenticateAs is check_user_id after mod_ssl's hook (ssl.go), with
+// the credentials it leaves: mod_auth_basic when AuthType is Basic,
+// otherwise mod_authn_core's fallback; legacy22 makes an unknown user
+// under AuthBasicAuthoritative Off fall to 2.2's mod_authn_default (401)
 // rather than to 2.4's mod_authn_core (500).
-func authenticateAs(l *Layers, r *Request, id Identity, d *Decision, anyPath, legacy22 bool) int {
+func authenticateAs(l *Layers, r *Request, cr Credentials, id Identity, d *Decision, anyPath, legacy22 bool) int {
 	d.Layer, d.Rule = LayerAuthn, l.AuthTypeRule
 	if l.AuthType == "" {
 		d.Layer = LayerConfig
@@ -339,7 +354,6 @@ func authenticateAs(l *Layers, r *Request, id Identity, d *Decision, anyPath, le
 		d.log(LogLine{Module: "auth_basic", Code: "AH01615", Subject: r.URI})
 		return 500
 	}
-	cr := r.Auth
 	if !cr.Present {
 		d.Realm = l.AuthName
 		return 401

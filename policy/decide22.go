@@ -59,6 +59,16 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		// 2.2 logs the denial only when it is final.
 		d.denied("authz_host", "AH01797", r)
 	}
+	// mod_ssl's access hook, after mod_authz_host's (ssl.go).
+	forbidden := false
+	if ok && r.SSL.Loaded {
+		ok, forbidden = sslAccess(r, &d, tr)
+		if !ok && r.SSL.Final {
+			d.Status = 403 // the connection broke: nothing grants it
+			return d
+		}
+		d.User = sslUser(r, &d)
+	}
 	switch {
 	case ok && (sat == SatisfyAny || !authNeeded):
 		return d
@@ -66,7 +76,12 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		d.Status = 403
 		return d
 	}
-	// authenticate: mod_auth_basic, then mod_authn_default.
+	// authenticate: mod_ssl, mod_auth_basic, then mod_authn_default.
+	st, cr := sslUserCheck(r, &d, forbidden, tr)
+	if st != 0 {
+		d.Status = st
+		return d
+	}
 	d.Layer, d.Rule = LayerAuthn, l.AuthTypeRule
 	switch {
 	case l.AuthType == "":
@@ -79,7 +94,7 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		d.Realm, d.Status = l.AuthName, 401
 		return d
 	}
-	if st := authenticateAs(l, r, id, &d, false, true); st != 0 {
+	if st := authenticateAs(l, r, cr, id, &d, false, true); st != 0 {
 		d.Status = st
 		return d
 	}

@@ -26,6 +26,10 @@ type Request struct {
 	// Host gives the client's double-reverse verified host name. It is
 	// asked only when a host rule is reached. Nil means no name.
 	Host HostNamer
+
+	// SSL is what mod_ssl's hooks do for this request (ssl.go); the zero
+	// value when mod_ssl is not loaded.
+	SSL SSL
 }
 
 // HostNamer gives a client's double-reverse verified host name, lowercased,

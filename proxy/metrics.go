@@ -113,7 +113,7 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 		reg.MustRegister(newRuleCollector(rules, m.isDemoted))
 	}
 	for _, d := range []string{"allow", "deny", "challenge", "error"} {
-		for _, l := range []policy.Layer{policy.LayerNone, policy.LayerCompat, policy.LayerAuthz, policy.LayerAuthn, policy.LayerConfig, policy.LayerRequest} {
+		for _, l := range []policy.Layer{policy.LayerNone, policy.LayerCompat, policy.LayerAuthz, policy.LayerAuthn, policy.LayerConfig, policy.LayerRequest, policy.LayerSSL} {
 			for _, mode := range []Mode{ModeEnforce, ModeShadow, ModeObserve} {
 				m.requests.WithLabelValues(d, l.String(), string(mode))
 			}

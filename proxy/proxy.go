@@ -76,6 +76,11 @@ type Config struct {
 	// every forwarded request (guard.go). Any copy a client sent is
 	// always removed.
 	GuardToken string
+	// ForwardedTLS: a request from one of TrustedProxies is taken to have
+	// come over TLS, with the client certificate, that its
+	// X-Forwarded-Proto and X-Forwarded-Client-Cert headers say
+	// (tlsinfo.go).
+	ForwardedTLS bool
 }
 
 // Mode is what orderly does with its decisions.
@@ -367,6 +372,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),
 		Now:        start.UnixNano(),
+		TLSInfo:    h.tlsInfo(r), // tlsinfo.go
 		TLS:        r.TLS != nil,
 	}
 	if h.cfg.Resolver != nil {

@@ -445,6 +445,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
 		b.cgiHandler(d, name)
 		b.unevaluated(d, info)
+	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
+		b.ssl(d, name, b.cfg.Defaults, b.scope, true) // ssl.go
 	case "virtualhost":
 		if b.vhost != nil {
 			b.errorf(d, "<VirtualHost> cannot occur within <VirtualHost> section")
@@ -917,6 +919,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
 		b.cgiHandler(d, name)
 		b.unevaluated(d, info)
+	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
+		b.ssl(d, name, conf, ctx.scope, false) // ssl.go
 	case "allowoverride":
 		b.markOverride()
 		v, nonfatal, err := parseOverride(d.Args)
@@ -1685,6 +1689,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		o := main.Defaults.Options.Merge(*own.Defaults.Options)
 		d.Options = &o
 	}
+	mergeSSL(&c, &d, main, own) // ssl.go
 	c.Defaults = &d
 	c.Limits = mergeServerLimits(main.Limits, own.Limits)
 	c.Redirects = append(append([]*Redirect(nil), own.Redirects...), main.Redirects...)

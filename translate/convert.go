@@ -376,6 +376,9 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 	}
 	indent := strings.Repeat(" ", max(access[0].Pos.Col-1, 0))
 	compat, authz, why := inherited(cfg, s)
+	if why == "" {
+		why = sslSatisfyAny(cfg, s, compat) // ssl.go
+	}
 	if why == "" && cfg.Semantics == Compat24 && authz.authz == nil && authTypeSet(cfg, s) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}

@@ -107,7 +107,8 @@ func TestGateFailsClosed(t *testing.T) {
 		refused  bool
 		contains string
 	}{
-		{"<Directory /srv/www>\nSSLRequireSSL\n</Directory>\n", true, "SSLRequireSSL: orderly does not evaluate it, and it takes part in the access decision"},
+		{"<Directory /srv/www>\nSSLRequireSSL\n</Directory>\n", false, ""}, // evaluated (ssl.go)
+		{"<Directory /srv/www>\nSSLRequire %{SSL_CIPHER_USEKEYSIZE} >= 128\n</Directory>\n", true, "SSLRequire"},
 		{"<Directory /srv/www>\nAllowMethods GET\n</Directory>\n", true, "AllowMethods"},
 		{"DeflateInflateLimitRequestBody 1000\n", true, "DeflateInflateLimitRequestBody: orderly does not evaluate it, and it refuses requests by their size, form or method"},
 		{"LimitRequestBody 1000\n", false, ""}, // evaluated: 413 (limits.go)

@@ -142,6 +142,10 @@ type DirConf struct {
 	// below set with Options (override_opts); it goes with Override.
 	OverrideOpts OptionBits
 
+	// SSL is mod_ssl's per-directory configuration (ssl.go): nil where
+	// the section has no mod_ssl directive, which inherits.
+	SSL *SSLDir
+
 	// Options is core's Options: nil where the section has no core
 	// configuration of its own (an .htaccess file with no core directive;
 	// every other section has one, which merges as OptUnset).
@@ -195,6 +199,11 @@ type Config struct {
 	// lines, a virtual host's own before the main server's: translate_name
 	// tries them before any section applies (redirect.go).
 	Redirects []*Redirect
+	// SSL is mod_ssl's server configuration (ssl.go): nil where the
+	// server has no mod_ssl server directive. sslSeen: a mod_ssl
+	// directive appeared (SSLLoaded, for a model built without modules).
+	SSL     *SSLServer
+	sslSeen bool
 	// TraceEnable is core's TraceEnable: "off" answers TRACE with 405
 	// before any access control, and anything else lets Apache echo the
 	// request (map_to_storage, before the section walk); "" is unset.

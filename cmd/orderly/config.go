@@ -152,6 +152,9 @@ type scopeBlock struct {
 type clientIPBlock struct {
 	TrustedProxies []string  `hcl:"trusted_proxies,optional"`
 	Range          hcl.Range `hcl:"trusted_proxies,attr_range"`
+	// ForwardedTLS: the trusted proxies say whether the client came over
+	// TLS and with which certificate (proxy/tlsinfo.go).
+	ForwardedTLS *bool `hcl:"forwarded_tls,optional"`
 }
 
 // limitsBlock bounds what a client can make orderly hold.
@@ -211,6 +214,7 @@ type runtimeConfig struct {
 	BackendTimeout  time.Duration // for the backend's response headers
 	UserHeader      string
 	TrustedProxies  []netip.Prefix
+	ForwardedTLS    bool // client_ip.forwarded_tls
 	Legacy          translate.LoadOptions
 	LegacyFiles     []string
 	Demote          map[string]bool // rule IDs demoted to shadow-only
@@ -460,6 +464,9 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 				p = netip.PrefixFrom(a, a.BitLen())
 			}
 			rc.TrustedProxies = append(rc.TrustedProxies, p.Masked())
+		}
+		if fc.ClientIP.ForwardedTLS != nil {
+			rc.ForwardedTLS = *fc.ClientIP.ForwardedTLS
 		}
 	}
 	if r := fc.Resolver; r != nil {

@@ -182,6 +182,11 @@ func loadEngine(path string, files []string, opt translate.LoadOptions, pathMap 
 		return nil, false
 	}
 	e := walk.New(cfg, fsys, id)
+	if err := e.SSLError(); err != nil {
+		// mod_ssl's CA list, which Apache would not start without.
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		return nil, false
+	}
 	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
 	return e, true
 }
@@ -277,6 +282,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		MaxPerClient:   rc.Limits.MaxPerClient,
 		MaxRequestLine: rc.Limits.MaxRequestLine,
 		TrustedProxies: rc.TrustedProxies,
+		ForwardedTLS:   rc.ForwardedTLS,
 		UserHeader:     rc.UserHeader,
 		ErrorLog:       errLog,
 		AccessLog:      accessLog,
@@ -486,13 +492,15 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	user := fs.String("user", "", "Basic user name")
 	password := fs.String("password", "", "Basic password")
 	which := fs.String("policy", "legacy", `the policy to decide by: "legacy" or "native" (the native block)`)
+	overTLS := fs.Bool("tls", false, "the request comes over TLS (an https:// URL does too)")
+	certFile := fs.String("cert", "", "the client certificate chain (PEM, leaf first); implies -tls")
 	var headers headerFlags
 	fs.Var(&headers, "header", "extra request header 'Name: value' (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 || *ip == "" {
-		fmt.Fprintln(stderr, "usage: orderly explain -config orderly.hcl -ip ADDR [-method M] [-user U -password P] [-header 'N: v'] URL")
+		fmt.Fprintln(stderr, "usage: orderly explain -config orderly.hcl -ip ADDR [-method M] [-user U -password P] [-header 'N: v'] [-tls] [-cert chain.pem] URL")
 		return 2
 	}
 	addr, err := netip.ParseAddr(*ip)
@@ -503,6 +511,12 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	target := fs.Arg(0)
 	if u, err := url.Parse(target); err == nil && u.Scheme != "" {
 		target = u.RequestURI()
+		*overTLS = *overTLS || strings.EqualFold(u.Scheme, "https")
+	}
+	tlsInfo, err := explainTLS(*overTLS, *certFile) // explaintls.go
+	if err != nil {
+		fmt.Fprintf(stderr, "explain: -cert: %v\n", err)
+		return 2
 	}
 	rc, pols, ok := setup(*configPath, stderr)
 	if !ok {
@@ -558,7 +572,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	req := &walk.Request{
 		Method: *method, Target: target, Proto: "HTTP/1.1", Header: hdr, Headers: translate.MergeFields(fields), Host: hdr.Get("Host"),
 		ClientAddr: addr, LocalAddr: netip.MustParseAddr("127.0.0.1"), Auth: cred,
-		Resolver: resolver,
+		Resolver: resolver, TLSInfo: tlsInfo,
 	}
 	tl := &traceLog{}
 	res := engine.Decide(req, tl)

@@ -73,7 +73,7 @@ func restartOnly(a, b *runtimeConfig) []string {
 	add("listen", a.Listen != b.Listen)
 	add("backend", !slices.EqualFunc(a.Backends, b.Backends, func(x, y *url.URL) bool { return x.String() == y.String() }) ||
 		!reflect.DeepEqual(a.Health, b.Health) || a.GuardToken != b.GuardToken || a.BackendTimeout != b.BackendTimeout)
-	add("client_ip", !slices.Equal(a.TrustedProxies, b.TrustedProxies) || a.UserHeader != b.UserHeader)
+	add("client_ip", !slices.Equal(a.TrustedProxies, b.TrustedProxies) || a.UserHeader != b.UserHeader || a.ForwardedTLS != b.ForwardedTLS)
 	add("metrics.listen", a.MetricsListen != b.MetricsListen)
 	add("admin", a.AdminListen != b.AdminListen || a.AdminToken != b.AdminToken)
 	add("error_log", a.ErrorLog != b.ErrorLog)

@@ -328,7 +328,7 @@ func startTLS(rc *runtimeConfig, h *proxy.Handler, plain *http.Server, logOut io
 	plain.Handler = certs.HTTPChallenges(next)
 	srv := &http.Server{
 		Handler:           serve,
-		TLSConfig:         certs.TLSConfig(),
+		TLSConfig:         proxy.ClientAuthFor(certs.TLSConfig(), h.Engine), // SSLVerifyClient
 		ReadHeaderTimeout: plain.ReadHeaderTimeout,
 		ReadTimeout:       plain.ReadTimeout,
 		WriteTimeout:      plain.WriteTimeout,

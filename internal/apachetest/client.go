@@ -44,6 +44,10 @@ type Request struct {
 	Body int
 	// Proto is the protocol of the request line, "HTTP/1.1" when empty.
 	Proto string
+	// TLS sends the request over TLS ([DoTLS]), with the client
+	// certificate Cert of the case's certs file when set (tls.go).
+	TLS  bool
+	Cert string
 	// Want is the expected answer: a status code such as "403", or "other"
 	// (see [Response.Matches]); empty if the author stated none.
 	Want string
@@ -70,6 +74,11 @@ func (r Request) String() string {
 	}
 	if r.Proto != "" {
 		parts = append(parts, "proto="+r.Proto)
+	}
+	if r.Cert != "" {
+		parts = append(parts, "cert="+r.Cert)
+	} else if r.TLS {
+		parts = append(parts, "tls")
 	}
 	if r.Want != "" {
 		parts = append(parts, "want="+r.Want)
@@ -140,6 +149,9 @@ type Response struct {
 	Location string
 	// Body holds at most MaxBody bytes of the body.
 	Body []byte
+	// TLS is set when the server refused the TLS connection instead of
+	// answering: TLSHandshake or TLSRenegotiation (tls.go).
+	TLS string
 }
 
 // Do sends req to addr (host:port) over a new TCP connection as raw
@@ -178,6 +190,9 @@ func Do(addr string, req Request) (Response, error) {
 // "400", "401 realm=\"X\"" (a 401 with the realm of its first challenge, or
 // just "401" if it has none), "403", "500", or "other".
 func (r Response) Class() string {
+	if r.TLS != "" {
+		return "tls refused at the " + r.TLS
+	}
 	switch r.Status {
 	case 400, 403, 500:
 		return strconv.Itoa(r.Status)
@@ -194,6 +209,9 @@ func (r Response) Class() string {
 // value) expects: "other" matches any response of [Response.Class] "other"
 // (so 200 and 404 alike), and a status code matches that status exactly.
 func (r Response) Matches(want string) bool {
+	if want == "tls" || r.TLS != "" {
+		return want == "tls" && r.TLS != ""
+	}
 	if want == "other" {
 		return r.Class() == "other"
 	}

@@ -62,6 +62,8 @@ type Case struct {
 	// DNS holds the records of the dns file, which the case's DNS server
 	// on 127.0.0.1:53 answers from.
 	DNS []DNSRecord
+	// Certs are the client certificates of the certs file (tls.go).
+	Certs []CertSpec
 }
 
 // LoadCorpus loads every *.txtar case in dir, sorted by file name. It
@@ -141,6 +143,12 @@ func ParseCase(path string, data []byte) (*Case, error) {
 				return nil, err
 			}
 			c.DNS = recs
+		case f.Name == CertsFile:
+			certs, err := ParseCerts(path, sectionLine(data, CertsFile), f.Data)
+			if err != nil {
+				return nil, err
+			}
+			c.Certs = certs
 		default:
 			top, rest, _ := strings.Cut(f.Name, "/")
 			if top != DocRootDir && top != AuthDir && top != ExtraDir {
@@ -174,6 +182,9 @@ func ParseCase(path string, data []byte) (*Case, error) {
 	c.Requests = reqs
 	if len(c.Requests) == 0 {
 		return fail("%s has no request", RequestsFile)
+	}
+	if err := c.checkTLS(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -238,6 +249,12 @@ func parseRequest(text string) (Request, error) {
 		}
 	}
 	for _, opt := range f[3:] {
+		if ok, err := parseTLSOption(opt, &r); ok {
+			if err != nil {
+				return Request{}, err
+			}
+			continue
+		}
 		key, val, ok := strings.Cut(opt, "=")
 		if !ok {
 			return Request{}, fmt.Errorf("unexpected %q: want u=USER:PASSWORD, h=Name:value or want=CLASS", opt)
@@ -285,7 +302,7 @@ func parseRequest(text string) (Request, error) {
 }
 
 func validWant(s string) bool {
-	if s == "other" {
+	if s == "other" || s == "tls" {
 		return true
 	}
 	n, err := strconv.Atoi(s)
@@ -319,12 +336,19 @@ type Layout struct {
 	Legacy  string // Dir/legacy.conf, with its placeholders replaced
 	// Modules are the case's modules beyond the harness's (Case.Modules).
 	Modules []string
+	// TLS holds the certificates of a case that uses TLS (tls.go), whose
+	// CA replaces @TLSCA@; nil for the others.
+	TLS *TLSLayout
 }
 
 // Expand replaces the placeholders @DOCROOT@, @AUTH@ and @EXTRA@ in data by
 // the layout's directories.
 func (l Layout) Expand(data []byte) []byte {
-	r := strings.NewReplacer(DocRootPlaceholder, l.DocRoot, AuthPlaceholder, l.Auth, ExtraPlaceholder, l.Extra)
+	ca := ""
+	if l.TLS != nil {
+		ca = l.TLS.CA
+	}
+	r := strings.NewReplacer(DocRootPlaceholder, l.DocRoot, AuthPlaceholder, l.Auth, ExtraPlaceholder, l.Extra, TLSCAPlaceholder, ca)
 	return []byte(r.Replace(string(data)))
 }
 
@@ -332,13 +356,17 @@ func (l Layout) Expand(data []byte) []byte {
 // real Apache with mod_access_compat and mod_remoteip, the case's document
 // root, and legacy.conf included.
 func (l Layout) OracleOptions() Options {
-	return Options{
+	o := Options{
 		DocumentRoot: l.DocRoot,
 		Include:      []string{l.Legacy},
 		RemoteIP:     true,
 		AccessCompat: true,
 		Modules:      l.Modules,
 	}
+	if l.TLS != nil {
+		o.TLS = &TLSOptions{CertFile: l.TLS.CertFile, KeyFile: l.TLS.KeyFile}
+	}
+	return o
 }
 
 // Materialize writes the case into dir (created if needed): docroot/, auth/
@@ -370,6 +398,9 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 		if err := mkdir(d); err != nil {
 			return Layout{}, err
 		}
+	}
+	if l.TLS, err = c.materializeTLS(dir); err != nil {
+		return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
 	}
 	write := func(name string, data []byte) error {
 		if err := os.WriteFile(name, data, 0o644); err != nil {

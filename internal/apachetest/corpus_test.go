@@ -193,7 +193,7 @@ func TestCorpusOracleWants(t *testing.T) {
 				s.Reload(t, l.OracleOptions())
 			}
 			for _, r := range c.Requests {
-				resp, err := Do(s.Addr, r)
+				resp, err := doCase(s, l, r) // tls_test.go
 				if err != nil {
 					t.Errorf("%s:%d: %s: %v", c.Path, r.Line, r, err)
 					continue

@@ -52,6 +52,9 @@ type Options struct {
 	// Modules are more modules to load, by name ("autoindex" loads
 	// autoindex_module from mod_autoindex.so), after the others.
 	Modules []string
+	// TLS, when set, adds a TLS listener (Server.TLSAddr; tls.go), with
+	// mod_ssl and mod_socache_shmcb loaded.
+	TLS *TLSOptions
 }
 
 // LoadedModules lists the modules the configuration for o loads, by
@@ -78,6 +81,9 @@ func (o Options) modules() []string {
 	if o.ProxyTo != "" {
 		mods = append(mods, "proxy", "proxy_http")
 	}
+	if o.TLS != nil {
+		mods = append(mods, "socache_shmcb", "ssl")
+	}
 	for _, m := range o.Modules {
 		if !slices.Contains(mods, m) {
 			mods = append(mods, m)
@@ -92,13 +98,16 @@ func (o Options) modules() []string {
 type Server struct {
 	// Addr is the address the server listens on, as 127.0.0.1:PORT.
 	Addr string
+	// TLSAddr is its TLS listener's, with Options.TLS ("" otherwise).
+	TLSAddr string
 	// Dir is the server's own directory: the configuration (httpd.conf),
 	// logs (error.log, access.log, stderr.log), pid file and runtime files.
 	Dir string
 
-	paths Paths
-	port  int
-	proc  *process
+	paths   Paths
+	port    int
+	tlsPort int
+	proc    *process
 }
 
 // process is one run of the Apache parent process.
@@ -254,6 +263,9 @@ func (s *Server) start(opt Options) error {
 			}
 		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+		if err = s.pickTLSPort(opt, i > 0); err != nil {
+			return err
+		}
 		conf, cerr := s.config(opt)
 		if cerr != nil {
 			return cerr
@@ -313,6 +325,9 @@ func (s *Server) reload(opt Options) error {
 	p := s.proc
 	if p == nil || p.exited() {
 		return s.start(opt)
+	}
+	if err := s.pickTLSPort(opt, false); err != nil {
+		return err
 	}
 	conf, err := s.config(opt)
 	if err != nil {
@@ -578,6 +593,9 @@ func (s *Server) config(opt Options) (string, error) {
 	fmt.Fprintf(&b, "ServerRoot %s\n", q(s.Dir))
 	fmt.Fprintf(&b, "ServerName 127.0.0.1\n")
 	fmt.Fprintf(&b, "Listen 127.0.0.1:%d\n", s.port)
+	if opt.TLS != nil {
+		fmt.Fprintf(&b, "Listen 127.0.0.1:%d https\n", s.tlsPort)
+	}
 	fmt.Fprintf(&b, "PidFile %s\n", q(filepath.Join(s.Dir, "httpd.pid")))
 	fmt.Fprintf(&b, "DefaultRuntimeDir %s\n", q(run))
 	fmt.Fprintf(&b, "Mutex %s default\n", q("file:"+run))
@@ -632,6 +650,13 @@ KeepAlive On
 			return "", perr
 		}
 		fmt.Fprintf(&b, "ProxyRequests Off\nProxyPreserveHost On\nProxyPass \"/\" %s nocanon\nProxyPassReverse \"/\" %s\n", q(target), q(target))
+	}
+	if opt.TLS != nil {
+		// The TLS listener: a host of its own, which inherits the rest
+		// (SSLVerifyClient, SSLCACertificateFile, ...) from the main
+		// server, where the cases put it.
+		fmt.Fprintf(&b, "SSLSessionCache none\n<VirtualHost 127.0.0.1:%d>\n    SSLEngine on\n    SSLCertificateFile %s\n    SSLCertificateKeyFile %s\n</VirtualHost>\n",
+			s.tlsPort, q(opt.TLS.CertFile), q(opt.TLS.KeyFile))
 	}
 	if opt.Extra != "" {
 		b.WriteString("\n# Extra\n")

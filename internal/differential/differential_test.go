@@ -83,7 +83,7 @@ func (f *apacheFront) errorLog(apachetest.Layout) func() string { return f.srv.E
 
 // accessCodes are the error-log codes of access control that orderly
 // writes as Apache does (design.md, "Responses").
-var accessCodes = regexp.MustCompile(`\b(AH01797|AH01630|AH01617|AH01618|AH01614|AH01627|AH00027|AH00028|AH01615|AH01619|AH01620|AH01629|AH01631|AH01665|AH02430|AH01796|AH00037|AH00032|AH01276): `)
+var accessCodes = regexp.MustCompile(`\b(AH01797|AH01630|AH01617|AH01618|AH01614|AH01627|AH00027|AH00028|AH01615|AH01619|AH01620|AH01629|AH01631|AH01665|AH02430|AH01796|AH00037|AH00032|AH01276|AH02219|AH02035|AH02227): `)
 
 // logCodes lists the access-control codes in a piece of error log, sorted.
 func logCodes(log string) string {
@@ -173,7 +173,7 @@ error_log = %q
 	if f.admin != "" {
 		hcl += fmt.Sprintf("admin {\n  listen = %q\n}\n", f.admin)
 	}
-	return hcl + f.extra
+	return frontTLSConfig(hcl+f.extra, l, addr) // ssl_test.go
 }
 
 // writeFrontConfig rewrites the configuration of the orderly started by
@@ -202,11 +202,15 @@ func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(
 	addr := ln.Addr().String()
 	ln.Close()
 	hclPath := filepath.Join(l.Dir, "orderly.hcl")
+	tlsAddr, err := pickFrontTLS(l, addr) // ssl_test.go
+	if err != nil {
+		return "", nil, err
+	}
 	hcl := f.config(l, backend, addr)
 	if err := os.WriteFile(hclPath, []byte(hcl), 0o644); err != nil {
 		return "", nil, err
 	}
-	stop, err := serve(hclPath, filepath.Join(l.Dir, "orderly.out"), addr, f.metrics, f.admin)
+	stop, err := serve(hclPath, filepath.Join(l.Dir, "orderly.out"), addr, f.metrics, f.admin, tlsAddr)
 	if err != nil {
 		return "", nil, err
 	}
@@ -331,6 +335,10 @@ type tally struct {
 	// Where the time went: reloading the two servers, starting and
 	// stopping the front, and replaying the requests.
 	reloading, starting, requesting time.Duration
+	// tlsRenegotiation counts the requests mod_ssl refused in a TLS
+	// renegotiation and orderly with 403 (ssl_test.go); tlsSkipped the
+	// TLS requests of a front that has no TLS listener.
+	tlsRenegotiation, tlsSkipped int
 }
 
 // refused reports whether a class is a refusal by access control.
@@ -401,23 +409,31 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 	oracleLog := filepath.Join(s.oracle.Dir, "error.log")
 	var outs []outcome
 	for _, rq := range c.Requests {
+		if rq.TLS && frontTLSAddr(fr, addr) == "" {
+			tl.tlsSkipped++ // a front with no TLS listener (ssl_test.go)
+			continue
+		}
 		s.oracleLog = fileSize(oracleLog)
 		frontBefore := 0
 		if frontLog != nil {
 			frontBefore = len(frontLog())
 		}
-		want, err := apachetest.Do(s.oracle.Addr, rq)
+		want, err := doRequest(s.oracle.Addr, s.oracle.TLSAddr, l, rq) // ssl_test.go
 		if err != nil {
 			t.Fatalf("%s:%d: oracle: %v", c.Path, rq.Line, err)
 		}
 		if rq.Want != "" && !want.Matches(rq.Want) {
 			t.Errorf("%s:%d: %s: the oracle answered %d, the case says want=%s", c.Path, rq.Line, rq, want.Status, rq.Want)
 		}
-		got, err := apachetest.Do(addr, rq)
+		got, err := doRequest(addr, frontTLSAddr(fr, addr), l, rq)
 		tl.requests++
 		o := outcome{rq: rq, want: want, class: "error: " + fmt.Sprint(err)}
 		if err == nil {
 			o.class = got.Class()
+		}
+		if err == nil && renegotiationRefusal(want, got) {
+			o.class = want.Class()
+			tl.tlsRenegotiation++
 		}
 		if o.class == want.Class() && err == nil && exactWant(rq.Want) && !dirSlash(rq, want) && (got.Status != want.Status || got.Location != want.Location) {
 			// A status orderly answers itself, which the classes do not
@@ -543,6 +559,9 @@ func TestDifferential(t *testing.T) {
 		tl.agree, tl.requests, tl.cases, tl.bypasses, tl.elapsed.Round(time.Millisecond), runtime.Version())
 	fmt.Printf("differential: orderly agrees with Apache on %d/%d requests across %d cases, %d bypasses\n",
 		tl.agree, tl.requests, tl.cases, tl.bypasses)
+	if tl.tlsRenegotiation > 0 {
+		fmt.Printf("differential: of which %d refused by mod_ssl in a TLS renegotiation (a per-directory SSLVerifyClient) and by orderly with 403\n", tl.tlsRenegotiation)
+	}
 	if names != nil {
 		fmt.Printf("differential: private name service: %d DNS questions answered on 127.0.0.1, no interface but loopback\n", tl.dnsQuestions)
 	}

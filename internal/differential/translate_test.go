@@ -42,7 +42,8 @@ func TestTranslatedCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		conv, err := translate.Convert([]string{l.Legacy}, translate.ConvertOptions{LoadOptions: translate.LoadOptions{
-			Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot, ForwardUnfaithful: true}}})
+			Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot, ForwardUnfaithful: true},
+			Modules: caseModules(l)}}) // ssl_test.go
 		if err != nil {
 			t.Errorf("%s: translate: %v", c.Path, err)
 			continue

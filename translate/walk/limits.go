@@ -36,7 +36,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		base.errorDocument(req, &res)
 		return res
 	}
-	h := e.host(req.Host)
+	h := e.hostFor(req)
 	res, ok := h.translateRedirect(req)
 	if !ok {
 		res = h.decide(req, tr)

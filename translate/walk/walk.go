@@ -66,6 +66,11 @@ type Engine struct {
 	// .htaccess file read since does. Shared by the virtual hosts.
 	wantsRaw bool
 	rawSeen  *atomic.Bool
+
+	// ssl is mod_ssl (ssl.go); sslHosts: a virtual host has SSLEngine
+	// on, and TLS requests pick among those.
+	ssl      *sslState
+	sslHosts bool
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -81,6 +86,7 @@ func New(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 		h.rawSeen = e.rawSeen
 		e.hosts = append(e.hosts, hostEngine{v: v, e: h})
 	}
+	e.sslHosts = e.sslVHosts()
 	return e
 }
 
@@ -95,6 +101,7 @@ func (e *Engine) WantsRawHeaders() bool {
 
 func newEngine(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 	e := &Engine{cfg: cfg, fs: fsys, id: id, blind: map[string]bool{}}
+	e.ssl = newSSLState(cfg, fsys)
 	for _, a := range cfg.Aliases {
 		if a.Regex != nil {
 			continue
@@ -194,6 +201,9 @@ type Request struct {
 	ClientAddr netip.Addr
 	LocalAddr  netip.Addr
 	Auth       policy.Credentials
+	// TLSInfo is the request's TLS: over TLS or not, the client
+	// certificate (ssl.go).
+	TLSInfo TLSInfo
 	// Resolver gives the client's verified host name for host rules; nil
 	// means the client has none.
 	Resolver HostResolver
@@ -307,7 +317,7 @@ type Result struct {
 // decide runs access control for req (Decide, limits.go, runs the
 // phases around it). tr may be nil.
 func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
-	if h := e.host(req.Host); h != e {
+	if h := e.hostFor(req); h != e {
 		return h.Decide(req, tr)
 	}
 	var res Result
@@ -368,6 +378,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
 		Now: req.Now, Dry: req.Dry,
 	}
+	pr.SSL = e.sslRequest(req, m, res.Filename, false)
 	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
 	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	if res.Status == 0 && e.fixupRedirect(req, &res) {
@@ -483,6 +494,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
 				Now: req.Now, Dry: req.Dry,
 			}
+			pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 		}
 		sub.Index = name
@@ -532,6 +544,7 @@ type merged struct {
 	dirIndex              []string
 	lookups               translate.HostnameLookups
 	options               translate.OptionBits // core's Options in force
+	ssl                   *translate.SSLDir    // mod_ssl's (ssl.go)
 }
 
 // walked is what the walk found on the file system.
@@ -589,6 +602,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		}
 	}
 	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
+	m.ssl = mergedSSL(e.cfg.Defaults, sections)
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
 		l.Authz = a.authz.Root.Compile()
