@@ -81,7 +81,8 @@ func (h *Handler) ForwardAuth(style, pathPrefix string) http.Handler {
 		}
 		// What describes the request is not part of it; X-Forwarded-Host
 		// and -Proto stay, as the legacy server behind a front saw them.
-		for _, k := range []string{"X-Original-Uri", "X-Original-Method", "X-Original-Host", "X-Original-Protocol", "X-Forwarded-Uri", "X-Forwarded-Method"} {
+		orig = describeBody(orig)
+		for _, k := range []string{"X-Original-Uri", "X-Original-Method", "X-Original-Host", "X-Original-Protocol", "X-Forwarded-Uri", "X-Forwarded-Method", originalLength, originalEncoding} {
 			orig.Header.Del(k)
 		}
 		h.serve(w, orig, true)

@@ -386,7 +386,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 	}
 	mode := v.scope.Mode
 	if mode == ModeEnforce {
-		bodyLimit(r, res) // limits_body.go
+		if authOnly {
+			authBodyLimit(r, res) // forwardauth_body.go
+		} else {
+			bodyLimit(r, res) // limits_body.go
+		}
 	}
 	if mode == ModeEnforce && !res.Allowed() {
 		if res.Location != "" && res.Status >= 300 && res.Status <= 399 {
