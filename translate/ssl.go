@@ -520,14 +520,14 @@ func sslSatisfyAny(cfg *Config, s *Section, compat *layers) string {
 	if !anyMethod {
 		return ""
 	}
-	chain := s.htChain
-	if s.Kind != KindHtaccess && s.htChain == nil {
-		chain, _ = ancestors(cfg, s)
-	}
-	for _, a := range append(chain, s) {
-		if a.Conf.SSL != nil && a.Conf.SSL.Required {
-			return "SSLRequireSSL under Satisfy Any: with mod_access_compat its refusal is the access checkers', which a Require can overcome; without it the refusal is final. Write mod_ssl's Require ssl into the Require tree by hand"
-		}
+	// Only where the section sets SSLRequireSSL itself: left for review,
+	// its access lines are commented out, which fails open wherever
+	// else SSLRequireSSL comes from (a <Directory> under a <Location>
+	// with Satisfy Any). There the translation stands: stricter than
+	// 2.2 over plain HTTP (mod_ssl's refusal is final without
+	// mod_access_compat), never more permissive.
+	if s.Conf.SSL != nil && s.Conf.SSL.Required {
+		return "SSLRequireSSL under Satisfy Any: with mod_access_compat its refusal is the access checkers', which a Require can overcome; without it the refusal is final. Write mod_ssl's Require ssl into the Require tree by hand"
 	}
 	return ""
 }
