@@ -45,6 +45,7 @@ fuzz() {
     ./translate:FuzzFields \
     ./translate/walk:FuzzNormalizePath22 \
     ./translate/regex:FuzzRegexEngines \
+    ./proxy:FuzzHeadParser \
     ./cmd/orderly:FuzzLoadConfig; do
     pkg=${t%%:*}; fn=${t##*:}
     # FUZZ=regexp runs only the targets it matches (make fuzz).
