@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
@@ -32,6 +33,13 @@ func (g *generator) requests() {
 	n := 8 + g.intn(8)
 	for range n {
 		rq := apachetest.Request{Method: g.method(), Target: g.target()}
+		if rq.Method == "TRACE" && g.opt.Avoid[TraceAboveRoot] && climbs(rq.Target) {
+			p, q, _ := strings.Cut(rq.Target, "?")
+			rq.Target = path.Clean(p)
+			if q != "" {
+				rq.Target += "?" + q
+			}
+		}
 		switch x := g.intn(100); {
 		case x < 70 && len(edges) > 0:
 			rq.ClientIP = pick(g, edges)
@@ -56,6 +64,9 @@ func (g *generator) method() string {
 	total := 0
 	for _, m := range methods {
 		total += m.weight
+	}
+	if g.on[Trace] && g.chance(0.15) {
+		return "TRACE"
 	}
 	x := g.intn(total)
 	for _, m := range methods {
@@ -113,6 +124,12 @@ func (g *generator) target() string {
 		default:
 			p = "/"
 		}
+	}
+	if g.wide && len(g.links) > 0 && g.chance(0.25) {
+		p = pick(g, g.links)
+	}
+	if g.wide {
+		p = g.encodeTarget(p)
 	}
 	for g.chance(0.35) {
 		p = g.respell(p)
@@ -187,4 +204,24 @@ func (g *generator) respell(p string) string {
 		}
 		return p[:at] + "%2f" + p[at+1:]
 	}
+}
+
+// climbs reports whether a target's path (as written, before
+// percent-decoding) climbs above the root with its ".." segments.
+func climbs(target string) bool {
+	p, _, _ := strings.Cut(target, "?")
+	depth := 0
+	for _, seg := range strings.Split(p, "/")[1:] {
+		switch seg {
+		case "..":
+			if depth == 0 {
+				return true
+			}
+			depth--
+		case ".", "":
+		default:
+			depth++
+		}
+	}
+	return false
 }
