@@ -119,7 +119,10 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 }
 
 type builder struct {
-	opt      Options
+	opt Options
+	// skipped is the row of the directive admit last skipped for
+	// AllowOverride Nonfatal=Override, until dirDirective reads it.
+	skipped  *directive.Info
 	cfg      *Config
 	errs     apacheconf.ErrorList
 	ordinals map[string]int
@@ -749,11 +752,32 @@ func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*
 	}
 }
 
+// skippedConfig makes the per-directory configuration that Apache makes
+// for the module of a directive AllowOverride Nonfatal=Override skips
+// (ap_walk_config_sub sets the module's config vector before invoke_cmd
+// refuses the directive): mod_access_compat has no merger, so its empty
+// configuration replaces the inherited Order/Allow/Deny (2.4 only: 2.2
+// has no Nonfatal).
+func (b *builder) skippedConfig(info *directive.Info, conf *DirConf, ctx *dirCtx) {
+	switch info.Module {
+	case "access_compat_module":
+		b.compat(conf)
+	case "core_module":
+		if conf.Options == nil && ctx.sec.Kind == KindHtaccess {
+			conf.Options = &CoreOptions{Opts: OptUnset}
+		}
+	}
+}
+
 func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	name := d.LowerName()
 	conf := ctx.conf
 	info := b.admit(d, ctxOf(b), ctx.parent)
 	if info == nil {
+		if skipped := b.skipped; skipped != nil {
+			b.skipped = nil
+			b.skippedConfig(skipped, conf, ctx)
+		}
 		return
 	}
 	if conf.Options == nil && ctx.sec.Kind == KindHtaccess && info.Module == "core_module" {
@@ -923,7 +947,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.ssl(d, name, conf, ctx.scope, false) // ssl.go
 	case "allowoverride":
 		b.markOverride()
-		v, nonfatal, err := parseOverride(d.Args)
+		v, nonfatal, err := parseOverride(d.Args, b.cfg.Semantics == Legacy22)
 		if err != "" {
 			b.errorf(d, "%s", err)
 			return
@@ -934,8 +958,13 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			conf.OverrideOpts = overrideOptions(d.Args)
 		}
 	case "allowoverridelist":
-		if len(d.Args) > 0 && !strings.EqualFold(d.Args[0], "none") {
-			b.ownErrorf(d, "AllowOverrideList cannot be evaluated by orderly yet; refusing to load rather than ignore .htaccess rules")
+		list, err := b.overrideList(d)
+		if err != "" {
+			b.errorf(d, "%s", err)
+			return
+		}
+		if ctx.sec.Kind == KindDirectory {
+			conf.OverrideList = list // elsewhere it has no effect (AH00115)
 		}
 	case "limitrequestbody", "limitxmlrequestbody":
 		b.limits(d, ctx)
@@ -945,6 +974,14 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.ifSection(d)
 	case "error":
 		b.errorf(d, "%s", strings.Join(d.Args, " "))
+	case "rewriteengine", "rewritebase", "rewriteoptions":
+		// Per directory, mod_rewrite's fixup answers 403 (AH00670)
+		// where the engine is on and the options in force have neither
+		// FollowSymLinks nor SymLinksIfOwnerMatch, rules or not
+		// (mod_rewrite.c hook_fixup, 2.2 and 2.4): only Off is harmless.
+		if !offArg(d) {
+			b.notFaithful(d, "per directory, mod_rewrite answers 403 (AH00670) to every request where its engine is on and Options has neither FollowSymLinks nor SymLinksIfOwnerMatch, rules or not, and orderly does not evaluate mod_rewrite yet")
+		}
 	default:
 		b.unevaluated(d, info)
 		if name == "userdir" && !offArg(d) {
@@ -1400,13 +1437,16 @@ func exprString(s string) (string, error) {
 }
 
 // parseOverride is set_override (server/core.c): AllowOverride All, None,
-// or categories, with Nonfatal=Override|Unknown|All.
-func parseOverride(args []string) (v, nonfatal uint16, err string) {
+// or categories, with Nonfatal=Override|Unknown|All (2.4 only). As in
+// Apache, None and All replace what the words before them set, the
+// Nonfatal= flags included, an unknown Nonfatal= value is ignored, and a
+// word is read up to its '=' (FileInfo=x is FileInfo).
+func parseOverride(args []string, v22 bool) (v, nonfatal uint16, err string) {
 	if len(args) == 0 {
 		return 0, 0, "AllowOverride requires at least one argument"
 	}
 	for _, w := range args {
-		k, _, _ := strings.Cut(w, "=")
+		k, opt, hasOpt := strings.Cut(w, "=")
 		switch strings.ToLower(k) {
 		case "limit":
 			v |= OrLimit
@@ -1419,7 +1459,12 @@ func parseOverride(args []string) (v, nonfatal uint16, err string) {
 		case "indexes":
 			v |= OrIndexes
 		case "nonfatal":
-			_, opt, _ := strings.Cut(w, "=")
+			if v22 {
+				return 0, 0, "Illegal override option " + k
+			}
+			if !hasOpt {
+				return 0, 0, "=Override, =Unknown or =All expected after " + k
+			}
 			switch strings.ToLower(opt) {
 			case "override":
 				nonfatal |= 1
@@ -1427,18 +1472,57 @@ func parseOverride(args []string) (v, nonfatal uint16, err string) {
 				nonfatal |= 2
 			case "all":
 				nonfatal |= 3
-			default:
-				return 0, 0, "Illegal override option " + w
 			}
 		case "none":
-			v = 0
+			v, nonfatal = 0, 0
 		case "all":
-			v = OrAll
+			v, nonfatal = OrAll, 0
 		default:
-			return 0, 0, "Illegal override option " + w
+			return 0, 0, "Illegal override option " + k
 		}
 	}
 	return v, nonfatal, ""
+}
+
+// overrideList is set_override_list (server/core.c): AllowOverrideList
+// None, or directive names. A name no loaded module knows, or of a
+// directive that may not appear in <Directory> or .htaccess, is dropped
+// (Apache's warnings AH00116, AH02304).
+func (b *builder) overrideList(d *apacheconf.Directive) ([]string, string) {
+	list := []string{}
+	for _, w := range d.Args {
+		if strings.EqualFold(w, "none") {
+			if len(d.Args) != 1 {
+				return nil, "'None' not allowed with other directives in AllowOverrideList"
+			}
+			return list, ""
+		}
+		info, _ := directive.Find(w, b.tableVersion(), b.loaded)
+		if info == nil || info.Where&(directive.OrAll|directive.AccessConf) == 0 {
+			continue
+		}
+		list = append(list, strings.ToLower(w))
+	}
+	return list, ""
+}
+
+// HtaccessAllow is what AllowOverride and AllowOverrideList, merged down
+// to a directory, let its .htaccess file hold.
+type HtaccessAllow struct {
+	// Override are the categories (Or* bits, OrUnset where AllowOverride
+	// was never set) and NonFatal the Nonfatal= flags (1 Override, 2
+	// Unknown).
+	Override, NonFatal uint16
+	// Opts are the options Options may set (override_opts).
+	Opts OptionBits
+	// List is AllowOverrideList, lower case.
+	List []string
+}
+
+// Reads reports whether Apache reads the .htaccess file at all
+// (ap_directory_walk: an override or an override list).
+func (a HtaccessAllow) Reads() bool {
+	return a.Override != 0 || a.NonFatal != 0 || len(a.List) > 0
 }
 
 // htaccessMode checks each directive of an .htaccess file against the
@@ -1446,6 +1530,7 @@ func parseOverride(args []string) (v, nonfatal uint16, err string) {
 // ap_parse_htaccess and invoke_cmd do.
 type htaccessMode struct {
 	override, nonfatal uint16
+	list               []string // AllowOverrideList
 	modules            map[string]bool
 	overrideOpts       OptionBits // the options Options may set (override_opts)
 }
@@ -1465,19 +1550,26 @@ func (c *Config) ParseHtaccess(path string, data []byte, override, nonfatal uint
 // Options=... lets the file set (overrideOpts; OptOverrideDefault where no
 // AllowOverride in force names Options).
 func (c *Config) ParseHtaccessOpts(path string, data []byte, override, nonfatal uint16, overrideOpts OptionBits, baseDir string) (*Section, error) {
+	return c.ParseHtaccessWith(path, data, HtaccessAllow{Override: override, NonFatal: nonfatal, Opts: overrideOpts}, baseDir)
+}
+
+// ParseHtaccessWith is ParseHtaccess under everything AllowOverride and
+// AllowOverrideList allow.
+func (c *Config) ParseHtaccessWith(path string, data []byte, allow HtaccessAllow, baseDir string) (*Section, error) {
+	override, nonfatal, overrideOpts := allow.Override, allow.NonFatal, allow.Opts
 	ds, err := apacheconf.Parse(path, data)
 	if err != nil {
-		return nil, err
-	}
-	if ds, err = apacheconf.Conditionals(ds, apacheconf.Options{Modules: c.Modules, Version: c.Version, State: c.ReadState}); err != nil {
 		return nil, err
 	}
 	b := &builder{
 		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful, Omit: c.Omit},
 		cfg:        c,
 		ordinals:   map[string]int{},
-		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, modules: c.Modules, overrideOpts: overrideOpts},
+		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, list: allow.List, modules: c.Modules, overrideOpts: overrideOpts},
 		serverRoot: c.ServerRoot,
+	}
+	if ds, err = apacheconf.Conditionals(ds, apacheconf.Options{Modules: c.Modules, Version: c.Version, State: c.ReadState, Admit: b.readerAdmit}); err != nil {
+		return nil, err
 	}
 	s := &Section{Kind: KindHtaccess, Pattern: path, Path: path, Pos: apacheconf.Pos{File: path, Line: 1},
 		Order: b.nextOrder(), Conf: &DirConf{}, block: ds}

@@ -74,9 +74,9 @@ var readByLoader = map[string]bool{
 var docNotes = map[string]string{
 	"AcceptPathInfo":    "On and Default load; Off is refused",
 	"ErrorDocument":     "a full URL turns the refusal into a 302 to it (not for 401, as Apache); a local document or a message changes only the body",
-	"RewriteEngine":     "loads: RewriteRule is what rewrites, and it is refused",
-	"RewriteBase":       "loads: RewriteRule is what rewrites, and it is refused",
-	"RewriteOptions":    "loads: RewriteRule is what rewrites, and it is refused",
+	"RewriteEngine":     "loads at the server level (RewriteRule is what rewrites, and it is refused); per directory, anything but RewriteEngine Off is refused: Apache answers 403 (AH00670) there where Options has neither FollowSymLinks nor SymLinksIfOwnerMatch",
+	"RewriteBase":       "loads at the server level (RewriteRule is what rewrites, and it is refused); per directory, anything but RewriteEngine Off is refused: Apache answers 403 (AH00670) there where Options has neither FollowSymLinks nor SymLinksIfOwnerMatch",
+	"RewriteOptions":    "loads at the server level (RewriteRule is what rewrites, and it is refused); per directory, anything but RewriteEngine Off is refused: Apache answers 403 (AH00670) there where Options has neither FollowSymLinks nor SymLinksIfOwnerMatch",
 	"CheckSpelling":     "Off loads",
 	"CheckCaseOnly":     "Off loads",
 	"HostnameLookups":   "what SetEnvIf's Remote_Host is; in <If> and <Proxy>, Off loads",

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -83,9 +84,14 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 	if b.htaccess != nil {
 		allowed = directive.Override(b.htaccess.override)
 	}
-	if !info.Where.Allows(where, allowed) {
+	if !info.Where.Allows(where, allowed) && !b.listed(info.Name) {
 		if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 {
-			return nil // AH02295: ... in .htaccess forbidden by AllowOverride
+			// AH02295: ... in .htaccess forbidden by AllowOverride. The
+			// module's configuration for the file was made all the same
+			// (ap_walk_config_sub sets the config vectors before
+			// invoke_cmd refuses), which matters where it does not merge.
+			b.skipped = info
+			return nil
 		}
 		if parent != "" && b.cfg.Semantics != Legacy22 {
 			b.errorf(d, "%s not allowed in <%s> context", info.Name, parent)
@@ -95,6 +101,32 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 		return nil
 	}
 	return info
+}
+
+// readerAdmit is apacheconf.Options.Admit for an .htaccess file: the
+// sections and macros the reader executes pass AllowOverride as every
+// other directive does (their req_override is OR_ALL, so they fail only
+// where no category is allowed: AllowOverride never set under 2.4, or
+// None with Nonfatal=, or AllowOverrideList alone).
+func (b *builder) readerAdmit(d *apacheconf.Directive) (skip bool, msg string) {
+	name := d.Name
+	if d.IsSection() {
+		name = "<" + d.Name
+	}
+	info, _ := directive.Find(name, b.tableVersion(), b.loaded)
+	if info == nil || info.Where.Allows(directive.Htaccess, directive.Override(b.htaccess.override)) || b.listed(info.Name) {
+		return false, ""
+	}
+	if b.htaccess.nonfatal&1 != 0 {
+		return true, ""
+	}
+	return false, info.Name + " not allowed here"
+}
+
+// listed reports whether the .htaccess file being read may hold the
+// directive name whatever AllowOverride says (AllowOverrideList).
+func (b *builder) listed(name string) bool {
+	return b.htaccess != nil && slices.Contains(b.htaccess.list, strings.ToLower(name))
 }
 
 // ownErrorf reports a refusal of orderly's own, where Apache would have
@@ -175,7 +207,9 @@ func harmless(d *apacheconf.Directive, name string) bool {
 	}
 	switch name {
 	case "rewriteengine", "rewritebase", "rewriteoptions":
-		// Nothing without rules: RewriteRule (refused) is what rewrites.
+		// At the server level nothing without rules: RewriteRule
+		// (refused) is what rewrites. Per directory dirDirective refuses
+		// them.
 		return true
 	case "checkspelling", "checkcaseonly", "proxyrequests", "proxyexpressenable", "hostnamelookups":
 		return arg == "off"

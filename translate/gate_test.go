@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,6 +181,12 @@ func TestGateHtaccess(t *testing.T) {
 		{"DeflateInflateLimitRequestBody 10\n", OrAll, 0, true, ""},
 		{"LimitRequestBody 10\n", OrAll, 0, false, ""},
 		{"AddType text/plain .txt\n", OrFileInfo, 0, false, ""},
+		// The reader's own sections pass AllowOverride too (req_override
+		// OR_ALL): refused only where no category is allowed.
+		{"<IfModule mod_authz_core.c>\nRequire all denied\n</IfModule>\n", OrUnset, 0, false, ".htaccess:1: <IfModule not allowed here"},
+		{"<IfModule mod_authz_core.c>\nRequire all denied\n</IfModule>\n", 0, 1, false, ".htaccess:1: </IfModule> without matching <IfModule section"},
+		{"<IfDefine !X>\nRequire all denied\n</IfDefine>\n", OrLimit, 0, false, "Require not allowed here"},
+		{"<IfDefine !X>\nOrder deny,allow\n</IfDefine>\n", OrLimit, 0, false, ""},
 	}
 	for _, tt := range tests {
 		cfg.ForwardUnfaithful = tt.forward
@@ -190,5 +197,71 @@ func TestGateHtaccess(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%q (override %d, nonfatal %d): got %v, want %q", tt.text, tt.override, tt.nonfatal, err, tt.want)
 		}
+	}
+}
+
+// AllowOverride as core's set_override reads it: None and All replace the
+// words before them, Nonfatal= flags included; an unknown Nonfatal= value
+// is ignored; 2.2 knows no Nonfatal.
+func TestParseOverride(t *testing.T) {
+	tests := []struct {
+		args        string
+		v22         bool
+		v, nonfatal uint16
+		err         string
+	}{
+		{"All", false, OrAll, 0, ""},
+		{"Nonfatal=All All", false, OrAll, 0, ""},
+		{"All Nonfatal=Override", false, OrAll, 1, ""},
+		{"AuthConfig Nonfatal=Unknown None", false, 0, 0, ""},
+		{"None Nonfatal=Override", false, 0, 1, ""},
+		{"Limit Nonfatal=Bogus", false, OrLimit, 0, ""},
+		{"Limit Nonfatal", false, 0, 0, "=Override, =Unknown or =All expected after Nonfatal"},
+		{"FileInfo=x Indexes", false, OrFileInfo | OrIndexes, 0, ""},
+		{"Limit Nonfatal=All", true, 0, 0, "Illegal override option Nonfatal"},
+		{"Bogus=1", false, 0, 0, "Illegal override option Bogus"},
+	}
+	for _, tt := range tests {
+		v, nf, err := parseOverride(strings.Fields(tt.args), tt.v22)
+		if err != tt.err || err == "" && (v != tt.v || nf != tt.nonfatal) {
+			t.Errorf("AllowOverride %s (2.2 %v) = %d, %d, %q; want %d, %d, %q", tt.args, tt.v22, v, nf, err, tt.v, tt.nonfatal, tt.err)
+		}
+	}
+}
+
+// AllowOverrideList lets the listed directives into .htaccess files
+// whatever AllowOverride says; a Nonfatal-skipped mod_access_compat line
+// still gives the file an (empty) mod_access_compat configuration.
+func TestHtaccessAllow(t *testing.T) {
+	cfg, err := buildText(t, "<Directory /srv/www>\nAllowOverride None\nAllowOverrideList Order deny NoSuch\n</Directory>\n", Options{Semantics: Compat24, Modules: fragmentModules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []string
+	for _, s := range cfg.Dirs {
+		if s.Conf.OverrideList != nil {
+			list = s.Conf.OverrideList
+		}
+	}
+	if !slices.Equal(list, []string{"order", "deny"}) {
+		t.Fatalf("AllowOverrideList = %q, want [order deny] (NoSuch dropped, AH00116)", list)
+	}
+	allow := HtaccessAllow{List: list}
+	if !allow.Reads() || (HtaccessAllow{}).Reads() || !(HtaccessAllow{NonFatal: 1}).Reads() {
+		t.Error("Reads: a list or a Nonfatal flag reads the file, nothing does not")
+	}
+	if _, err := cfg.ParseHtaccessWith("/srv/www/.htaccess", []byte("Order deny,allow\nDeny from all\n"), allow, "/srv"); err != nil {
+		t.Errorf("listed directives: %v", err)
+	}
+	if _, err := cfg.ParseHtaccessWith("/srv/www/.htaccess", []byte("Allow from all\n"), allow, "/srv"); err == nil || !strings.Contains(err.Error(), "allow not allowed here") {
+		t.Errorf("a directive not listed: %v", err)
+	}
+	sec, err := cfg.ParseHtaccessWith("/srv/www/.htaccess", []byte("Satisfy Any\n"), HtaccessAllow{Override: OrIndexes, NonFatal: 1}, "/srv")
+	if err != nil || sec.Conf.Compat == nil {
+		t.Errorf("a skipped Satisfy: section %v, err %v; want an empty mod_access_compat configuration", sec, err)
+	}
+	sec, err = cfg.ParseHtaccessWith("/srv/www/.htaccess", []byte("AuthName x\n"), HtaccessAllow{Override: OrIndexes, NonFatal: 1}, "/srv")
+	if err != nil || sec.Conf.Compat != nil {
+		t.Errorf("a skipped AuthName: section %v, err %v; want no mod_access_compat configuration", sec, err)
 	}
 }

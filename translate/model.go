@@ -141,6 +141,10 @@ type DirConf struct {
 	// OverrideOpts is what AllowOverride Options=... lets .htaccess files
 	// below set with Options (override_opts); it goes with Override.
 	OverrideOpts OptionBits
+	// OverrideList is AllowOverrideList (2.4): the directives .htaccess
+	// files below may hold whatever AllowOverride says, lower case; nil
+	// inherits, empty (None) reads no file for it.
+	OverrideList []string
 
 	// SSL is mod_ssl's per-directory configuration (ssl.go): nil where
 	// the section has no mod_ssl directive, which inherits.

@@ -39,18 +39,9 @@ var (
 		gen.BadArgs: "orderly does not check the arguments of a directive: one with too few, too many or a bad " +
 			"value makes Apache refuse to start (AllowEncodedSlashes, UseCanonicalName Maybe, AddType text/html) " +
 			"or answer 500 for an .htaccess file (PassEnv), and orderly serves it",
-		gen.NonfatalOrder: "AllowOverride Nonfatal=Override All: Apache's All drops the Nonfatal= before it and " +
-			"answers 500 for what the .htaccess file may not hold, orderly keeps Nonfatal, skips it and serves; " +
-			"AllowOverride None Nonfatal=Unknown: Apache reads the .htaccess file (and answers 500 for what " +
-			"Nonfatal does not cover), orderly ignores it and serves",
-		gen.UnsetOverrideSections: "an .htaccess file where AllowOverride was never set: Apache reads it and answers " +
-			"500 for <IfModule>, <IfDefine>, <IfVersion>, <IfFile> as for any directive; orderly evaluates those " +
-			"sections and serves",
 		gen.HtaccessNoIndex: "a directory without its index file, below an .htaccess file: PUT with the index " +
 			"sub-request refused (Require method PUT) is 405 on Apache, 403 on orderly; under a Satisfy Any that " +
 			"lets a refused client through, orderly logs AH01797 for the index sub-request too",
-		gen.TraceAboveRoot: "TRACE /../x with TraceEnable Off: Apache answers 400 (the path), orderly 405 " +
-			"(TraceEnable first); both refuse",
 		gen.ErrorDocumentURLSymlinks: "ErrorDocument 403 http://...: for the 403 of a symbolic link the options " +
 			"refuse (AH00037) Apache answers 403, orderly redirects (302)",
 		gen.QuietLogLevel: "error log only: under LogLevel crit Apache logs no AH01797 or AH00037, orderly does",
@@ -60,9 +51,6 @@ var (
 			"legacy.document_root, and nothing under the configured DocumentRoot, is 404 on Apache, 403 on orderly",
 		gen.ErrorDocumentLocal: "error log only: ErrorDocument 403 /index.html where /index.html is refused too: " +
 			"Apache logs AH01797 for the request and for the internal redirect, orderly once",
-		gen.NonfatalSkipsCompat: "AllowOverride Limit Nonfatal=Override and Satisfy in the .htaccess file: Apache " +
-			"skips it (AH02295) but mod_access_compat's empty configuration for the file still replaces the " +
-			"inherited Deny, and serves; orderly keeps the Deny (403)",
 	}
 	knownDirectives = map[string]string{
 		"ServerAlias":     "outside <VirtualHost> Apache refuses to start (ServerAlias only used in <VirtualHost>), orderly serves",

@@ -64,6 +64,15 @@ type Options struct {
 	// [Conditionals]. It is not changed.
 	State *State
 
+	// Admit, if not nil, is asked about each directive the reader itself
+	// executes in an .htaccess file ([Conditionals]: the <If...>
+	// sections, <Macro>, Use, UndefMacro) before it executes it, as
+	// Apache's invoke_cmd checks them against AllowOverride: msg, if not
+	// "", is the error that stops the reading; skip leaves the directive
+	// out (AllowOverride Nonfatal=Override), a section's lines read as
+	// if it were not there.
+	Admit func(d *Directive) (skip bool, msg string)
+
 	// ReadFile reads a configuration file; nil means os.ReadFile. The
 	// loader keeps the bytes it returns (the directives' words are
 	// slices of them): they must not be changed afterwards.
@@ -420,7 +429,24 @@ func (l *loader) directive(d *Directive, f frame, out []*Directive) []*Directive
 	invalid := func(name string) {
 		l.errorf(d.Pos, d.Trail, "Invalid command '"+name+"', perhaps misspelled or defined by a module not included in the server configuration")
 	}
-	switch n := d.LowerName(); {
+	n := d.LowerName()
+	if l.htaccess && l.opt.Admit != nil && l.executes(n) {
+		skip, msg := l.opt.Admit(d)
+		if msg != "" {
+			l.errorf(d.Pos, d.Trail, msg)
+			return out
+		}
+		if skip && d.IsSection() {
+			// Its lines are read where it stands, and its end line then
+			// closes nothing (ap_build_config_sub): the file is broken.
+			l.errorf(d.Pos, d.Trail, "</"+d.Name+"> without matching <"+d.Name+" section")
+			return out
+		}
+		if skip {
+			return out
+		}
+	}
+	switch {
 	case (n == "ifmodule" || n == "ifdefine" || n == "ifversion" || n == "iffile" || n == "ifdirective" || n == "ifsection") && l.evaluates(n):
 		if !d.IsSection() {
 			invalid(d.Name)
@@ -474,6 +500,16 @@ func (l *loader) directive(d *Directive, f frame, out []*Directive) []*Directive
 		out = append(out, d)
 	}
 	return out
+}
+
+// executes reports whether the reader executes the directive (lower-case
+// name n) itself in an .htaccess file.
+func (l *loader) executes(n string) bool {
+	switch n {
+	case "ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection", "macro", "use", "undefmacro":
+		return l.evaluates(n)
+	}
+	return false
 }
 
 // exec executes the plain directives that change how the rest is read.

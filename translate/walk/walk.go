@@ -321,6 +321,14 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 		return h.Decide(req, tr)
 	}
 	var res Result
+	// ap_process_request_internal: the path is unescaped and its dot
+	// segments resolved first (400 for a bad escape or a path above the
+	// root, 404 for an encoded slash), TRACE after.
+	raw, uri, st := e.target(req.Target)
+	if st != 0 {
+		res.Status, res.Layer = st, policy.LayerRequest
+		return res
+	}
 	if req.Method == "TRACE" {
 		// http_core's map_to_storage hook (ap_send_http_trace) answers
 		// TRACE before the section walk and access control: 405 under
@@ -331,11 +339,6 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 				r.Hit(req.Now)
 			}
 		}
-		return res
-	}
-	raw, uri, st := e.target(req.Target)
-	if st != 0 {
-		res.Status, res.Layer = st, policy.LayerRequest
 		return res
 	}
 	if uri == "" {
@@ -980,8 +983,7 @@ func cleanFilename(p string) string {
 func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, isDir, isReg bool, opts translate.CoreOptions, status int) {
 	dirs := e.cfg.Dirs
 	idx := 0
-	override, nonfatal := e.cfg.DefaultOverride, uint16(0)
-	overrideOpts := translate.OptOverrideDefault
+	allow := translate.HtaccessAllow{Override: e.cfg.DefaultOverride, Opts: translate.OptOverrideDefault}
 	// The options merged so far (core_opts_merge): each component is
 	// tested with those of the directory that holds it (options.go).
 	opts = e.serverOptions()
@@ -997,14 +999,17 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 			res.Sections = append(res.Sections, s)
 			opts = mergeOptions(opts, s)
 			if s.Conf.Override != nil {
-				override, nonfatal, overrideOpts = *s.Conf.Override, s.Conf.NonFatal, s.Conf.OverrideOpts
+				allow.Override, allow.NonFatal, allow.Opts = *s.Conf.Override, s.Conf.NonFatal, s.Conf.OverrideOpts
+			}
+			if s.Conf.OverrideList != nil {
+				allow.List = s.Conf.OverrideList
 			}
 		}
 		// The directory's .htaccess, after its <Directory> sections.
-		if override == 0 {
+		if !allow.Reads() {
 			return 0
 		}
-		sec, st, broken := e.htaccess(prefix, override, nonfatal, overrideOpts)
+		sec, st, broken := e.htaccess(prefix, allow)
 		if broken != nil {
 			// Apache's line ([core:alert] FILE: MESSAGE, no code), and
 			// the rule that names the directive behind the 500.
@@ -1109,7 +1114,7 @@ type htEntry struct {
 // for everything below, a file that exists but cannot be read 403. It is
 // looked at on every request, as Apache does, and parsed again when it
 // changes, so edits take effect without a restart.
-func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts translate.OptionBits) (*translate.Section, int, *brokenFile) {
+func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*translate.Section, int, *brokenFile) {
 	for _, name := range e.cfg.AccessFileNames {
 		p := prefix + name
 		fi, err := e.fs.Stat(p)
@@ -1122,7 +1127,7 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts
 		if !fi.Mode().IsRegular() {
 			return nil, 403, nil
 		}
-		key := p + "\x00" + strconv.Itoa(int(override)) + "\x00" + strconv.Itoa(int(nonfatal)) + "\x00" + strconv.Itoa(int(overrideOpts))
+		key := p + "\x00" + strconv.Itoa(int(allow.Override)) + "\x00" + strconv.Itoa(int(allow.NonFatal)) + "\x00" + strconv.Itoa(int(allow.Opts)) + "\x00" + strings.Join(allow.List, " ")
 		mod, size, ino := fi.ModTime().UnixNano(), fi.Size(), inode(fi)
 		if v, ok := e.ht.Load(key); ok {
 			h := v.(*htEntry)
@@ -1136,7 +1141,7 @@ func (e *Engine) htaccess(prefix string, override, nonfatal uint16, overrideOpts
 		if err != nil {
 			return nil, 403, nil
 		}
-		sec, err := e.cfg.ParseHtaccessOpts(p, data, override, nonfatal, overrideOpts, e.cfg.BaseDir)
+		sec, err := e.cfg.ParseHtaccessWith(p, data, allow, e.cfg.BaseDir)
 		if sec != nil && e.rawSeen != nil && translate.SectionWantsRaw(sec) {
 			e.rawSeen.Store(true)
 		}
