@@ -95,6 +95,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	if b.cfg.DocumentRoot == "" && len(b.errs) == 0 {
 		b.errs = append(b.errs, &apacheconf.Error{Msg: "no DocumentRoot: the configuration sets none and legacy.document_root is empty"})
 	}
+	b.checkStrictHost()
 	sortSections(b.cfg)
 	if len(b.errs) > 0 {
 		return nil, b.errs
@@ -122,11 +123,14 @@ type builder struct {
 	opt Options
 	// skipped is the row of the directive admit last skipped for
 	// AllowOverride Nonfatal=Override, until dirDirective reads it.
-	skipped  *directive.Info
-	cfg      *Config
-	errs     apacheconf.ErrorList
-	ordinals map[string]int
-	idBuf    []byte // ruleID's key, reused
+	skipped *directive.Info
+	// strictHost is the StrictHostCheck On line of the server being
+	// built, if any.
+	strictHost *apacheconf.Directive
+	cfg        *Config
+	errs       apacheconf.ErrorList
+	ordinals   map[string]int
+	idBuf      []byte // ruleID's key, reused
 	// relFile's last answer.
 	lastFile, lastRel string
 	order             *int // shared by the main builder and its hosts
@@ -444,7 +448,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "directoryindex":
 		b.cfg.Defaults.DirIndex = addIndex(b.cfg.Defaults.DirIndex, d)
 	case "options":
-		b.options(d, b.cfg.Defaults)
+		b.options(d, b.cfg.Defaults, b.scope)
 	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
 		b.cgiHandler(d, name)
 		b.unevaluated(d, info)
@@ -939,7 +943,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "directoryindex":
 		conf.DirIndex = addIndex(conf.DirIndex, d)
 	case "options":
-		b.options(d, conf)
+		b.options(d, conf, ctx.scope)
 	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
 		b.cgiHandler(d, name)
 		b.unevaluated(d, info)

@@ -199,6 +199,7 @@ func (b *builder) limits(d *apacheconf.Directive, ctx *dirCtx) {
 		switch strings.ToLower(arg) {
 		case "on":
 			sl.StrictHostCheck = 1
+			b.strictHost = d
 		case "off":
 			sl.StrictHostCheck = 0
 		default:
@@ -327,4 +328,30 @@ func strtoff(s string) (int64, bool) {
 		return -1, false
 	}
 	return n, false
+}
+
+// checkStrictHost refuses StrictHostCheck On where a server it covers
+// would be matched by the main server's name and the configuration sets
+// none: Apache then compares the Host header with the name it derives
+// from its machine's host name (ap_get_local_host), which orderly cannot
+// know (vhost.c update_server_from_aliases: the main server where no
+// virtual host serves the address, a virtual host's with no ServerName of
+// its own).
+func (b *builder) checkStrictHost() {
+	if b.cfg.Limits.Name != "" {
+		return
+	}
+	d := b.strictHost
+	nameless := len(b.vhosts) == 0
+	for _, vb := range b.vhosts {
+		if vb.vhost.Name == "" {
+			nameless = true
+			if d == nil {
+				d = vb.strictHost
+			}
+		}
+	}
+	if d != nil && nameless {
+		b.notFaithful(d, "StrictHostCheck On with no ServerName: Apache compares the Host header with the name it derives from its machine's host name, which orderly cannot know; set ServerName")
+	}
 }

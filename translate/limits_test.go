@@ -101,3 +101,29 @@ func TestDirLimitsMerge(t *testing.T) {
 		t.Error("merging with nil")
 	}
 }
+
+// StrictHostCheck On needs the main server's name wherever it would be
+// matched (no virtual host, or one without a ServerName): without
+// ServerName Apache derives it from its machine's host name, which
+// orderly cannot know, so the line is refused rather than answering 400
+// to every request.
+func TestStrictHostCheckNeedsName(t *testing.T) {
+	tests := []struct {
+		conf, err string
+	}{
+		{"StrictHostCheck On\n", "StrictHostCheck On with no ServerName"},
+		{"ServerName www.example.test\nStrictHostCheck On\n", ""},
+		{"StrictHostCheck On\n<VirtualHost *:80>\nServerName a.test\n</VirtualHost>\n", ""},
+		{"<VirtualHost *:80>\nStrictHostCheck On\n</VirtualHost>\n", "StrictHostCheck On with no ServerName"},
+		{"StrictHostCheck Off\n", ""},
+	}
+	for _, tt := range tests {
+		_, err := buildText(t, tt.conf, Options{Semantics: Compat24, Modules: fragmentModules()})
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("%q: %v", tt.conf, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%q: got %v, want %q", tt.conf, err, tt.err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package translate
 import (
 	"strings"
 
+	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -44,6 +45,9 @@ const (
 // the Options lines of one section set, or, merged, what is in force.
 type CoreOptions struct {
 	Opts, Add, Remove OptionBits
+	// Rule is the section's last Options line, which a refusal of the
+	// options in force names (nil: none, or a model only written out).
+	Rule *policy.Rule
 }
 
 // DefaultOptions are the options of the main server's defaults
@@ -120,7 +124,7 @@ func foldASCII(s string) string {
 // sections below). In an .htaccess file each option must be one
 // AllowOverride Options=... allows. MultiViews turned on is refused
 // (notFaithful) where mod_negotiation is loaded.
-func (b *builder) options(d *apacheconf.Directive, conf *DirConf) {
+func (b *builder) options(d *apacheconf.Directive, conf *DirConf, scope []string) {
 	allowed := OptOverrideDefault
 	if b.htaccess != nil {
 		allowed = b.htaccess.overrideOpts
@@ -172,6 +176,9 @@ func (b *builder) options(d *apacheconf.Directive, conf *DirConf) {
 			o.Opts |= opt
 		}
 		multi = multi || action != '-' && opt&OptMulti != 0
+	}
+	if r := b.rule(d, scope); r != renderRule {
+		o.Rule = r
 	}
 	conf.Options = &o
 	if multi && b.loaded("negotiation_module") {

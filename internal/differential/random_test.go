@@ -53,8 +53,7 @@ var (
 			"Apache logs AH01797 for the request and for the internal redirect, orderly once",
 	}
 	knownDirectives = map[string]string{
-		"ServerAlias":     "outside <VirtualHost> Apache refuses to start (ServerAlias only used in <VirtualHost>), orderly serves",
-		"StrictHostCheck": "StrictHostCheck On without virtual hosts: Apache serves, orderly answers 400 to every request",
+		"ServerAlias": "outside <VirtualHost> Apache refuses to start (ServerAlias only used in <VirtualHost>), orderly serves",
 		"SetHandler": "SetHandler (any handler) on a directory without its index file, mod_autoindex loaded, no " +
 			"Options Indexes: Apache answers 404 (autoindex does not run), orderly 403",
 	}

@@ -84,6 +84,24 @@ func (e *Engine) symlinkOK(name string, lfi fs.FileInfo, opts translate.OptionBi
 	return fi, true
 }
 
+// optionsRule names the rule behind a refusal by the options in force
+// (bits: the options whose absence refused): the Options line of the last
+// section, in merge order, that set them (a line without + or - sets
+// them all), else the main server's, else the configuration's default
+// rule, so that no refusal goes under rule_id "-".
+func (e *Engine) optionsRule(sections []*translate.Section, bits translate.OptionBits) *policy.Rule {
+	for i := len(sections) - 1; i >= 0; i-- {
+		o := sections[i].Conf.Options
+		if o != nil && o.Rule != nil && (o.Opts&translate.OptUnset == 0 || (o.Add|o.Remove)&bits != 0) {
+			return o.Rule
+		}
+	}
+	if o := e.cfg.Defaults.Options; o != nil && o.Rule != nil {
+		return o.Rule
+	}
+	return e.cfg.Default
+}
+
 // symlinkRefused logs a symbolic link the options do not allow.
 func symlinkRefused(res *Result, code, name string) {
 	res.AddLogs([]policy.LogLine{{Module: "core", Code: code, Subject: name}})
@@ -106,6 +124,7 @@ func (e *Engine) indexSymlink(main *Result, fname string, sub *Result) int {
 	}
 	if _, ok := e.symlinkOK(fname, lfi, main.dirOpts); !ok {
 		symlinkRefused(sub, "AH00032", fname)
+		sub.Rule = e.optionsRule(main.Sections[:main.dirN], translate.OptSymLinks|translate.OptSymOwner)
 		return 403
 	}
 	return 0
@@ -124,8 +143,8 @@ func (e *Engine) autoindexForbids(m *merged, method int) bool {
 
 // autoindexRefuse makes res mod_autoindex's refusal (AH01276), naming the
 // DirectoryIndex names mod_dir tried as its note "dir-index-names" does.
-func autoindexRefuse(res *Result, m *merged) {
-	res.Status, res.Layer, res.Rule = 403, policy.LayerConfig, nil
+func (e *Engine) autoindexRefuse(res *Result, m *merged) {
+	res.Status, res.Layer, res.Rule = 403, policy.LayerConfig, e.optionsRule(m.sections, translate.OptIndexes)
 	names := "index.html"
 	if m.dirIndex != nil {
 		names = strings.Join(m.dirIndex, ",")

@@ -235,13 +235,24 @@ func TestIndexesOption(t *testing.T) {
 	}
 }
 
-// The refusals of Options are the configuration's, with no rule.
+// The refusals of Options are the configuration's, and name the Options
+// line that took the option away, or the defaults where none did: no
+// refusal goes under rule_id "-".
 func TestOptionsRefusalLayer(t *testing.T) {
-	root := tree(t, "index.html", "empty/")
-	e := optEngine(t, translate.Compat24, root, "<Directory @DOCROOT@>\nRequire ip 10.0.0.0/8\n</Directory>", nil)
+	root := tree(t, "index.html", "empty/", "opt/empty/")
+	e := optEngine(t, translate.Compat24, root, "<Directory @DOCROOT@>\nRequire ip 10.0.0.0/8\n</Directory>\n<Directory @DOCROOT@/opt>\nOptions +Indexes\n</Directory>\n<Directory @DOCROOT@/opt/empty>\nOptions -Indexes\n</Directory>\n", nil)
 	res := decide(e, req{target: "/empty/", ip: "10.1.2.3"})
-	if res.Status != 403 || res.Layer != policy.LayerConfig || res.Rule != nil {
-		t.Errorf("got status %d layer %s rule %v", res.Status, res.Layer, res.Rule)
+	if res.Status != 403 || res.Layer != policy.LayerConfig || res.Rule == nil || res.Rule != e.cfg.Default {
+		t.Errorf("no Options line: got status %d layer %s rule %v, want 403 from the configuration's defaults", res.Status, res.Layer, res.Rule)
+	}
+	res = decide(e, req{target: "/opt/empty/", ip: "10.1.2.3"})
+	if res.Status != 403 || res.Layer != policy.LayerConfig || res.Rule == nil || res.Rule.Text != "Options -Indexes" {
+		t.Errorf("Options -Indexes: got status %d layer %s rule %v, want 403 naming the line", res.Status, res.Layer, res.Rule)
+	}
+	ln := optEngine(t, translate.Compat24, tree(t, "index.html", "real.html", "ln.html -> real.html"), "<Directory @DOCROOT@>\nOptions Indexes\n</Directory>\n", nil)
+	res = decide(ln, req{target: "/ln.html", ip: "10.1.2.3"})
+	if res.Status != 403 || res.Rule == nil || res.Rule.Text != "Options Indexes" {
+		t.Errorf("a symbolic link Options Indexes refuses: got status %d rule %v, want 403 naming the line", res.Status, res.Rule)
 	}
 	if res := decide(e, req{target: "/empty/", ip: "8.8.8.8"}); res.Status != 403 || res.Layer != policy.LayerAuthz {
 		t.Errorf("refused client: status %d layer %s, want access control's 403", res.Status, res.Layer)

@@ -527,7 +527,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 	}
 	res.SetLogs(logs.Logs())
 	if e.autoindexForbids(m, methodNum) {
-		autoindexRefuse(&res, m)
+		e.autoindexRefuse(&res, m)
 	}
 	return res
 }
@@ -1069,6 +1069,7 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 			var ok bool
 			if fi, ok = e.symlinkOK(next, fi, opts.Opts); !ok {
 				symlinkRefused(res, "AH00037", next)
+				res.Rule = e.optionsRule(res.Sections, translate.OptSymLinks|translate.OptSymOwner)
 				return next, rest, false, false, opts, 403
 			}
 		}
