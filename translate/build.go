@@ -452,6 +452,10 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
 		b.cgiHandler(d, name)
 		b.unevaluated(d, info)
+		if name == "sethandler" && len(d.Args) > 0 {
+			h := d.Args[0]
+			b.cfg.Defaults.Handler = &h
+		}
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, b.cfg.Defaults, b.scope, true) // ssl.go
 	case "virtualhost":
@@ -947,6 +951,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "sethandler", "addhandler", "addtype", "forcetype", "defaulttype":
 		b.cgiHandler(d, name)
 		b.unevaluated(d, info)
+		if name == "sethandler" && len(d.Args) > 0 {
+			h := d.Args[0]
+			conf.Handler = &h
+		}
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, conf, ctx.scope, false) // ssl.go
 	case "allowoverride":

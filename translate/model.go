@@ -120,6 +120,8 @@ type DirConf struct {
 
 	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
+	// Handler is core's SetHandler ("none" sets none); nil inherits.
+	Handler *string
 	// HostnameLookups is core's (LookupsUnset inherits): what Remote_Host
 	// is to SetEnvIf.
 	HostnameLookups HostnameLookups

@@ -42,20 +42,17 @@ var (
 		gen.HtaccessNoIndex: "a directory without its index file, below an .htaccess file: PUT with the index " +
 			"sub-request refused (Require method PUT) is 405 on Apache, 403 on orderly; under a Satisfy Any that " +
 			"lets a refused client through, orderly logs AH01797 for the index sub-request too",
-		gen.ErrorDocumentURLSymlinks: "ErrorDocument 403 http://...: for the 403 of a symbolic link the options " +
-			"refuse (AH00037) Apache answers 403, orderly redirects (302)",
 		gen.QuietLogLevel: "error log only: under LogLevel crit Apache logs no AH01797 or AH00037, orderly does",
 		gen.UnknownFilterProvider: "AddOutputFilterByType DEFLATE without mod_deflate: Apache refuses to start " +
 			"(Unknown filter provider DEFLATE), orderly serves",
-		gen.DocumentRootMoved: "DocumentRoot @DOCROOT@/api: a URL that is a dangling symbolic link under " +
-			"legacy.document_root, and nothing under the configured DocumentRoot, is 404 on Apache, 403 on orderly",
+		gen.DocumentRootMoved: "a harness limit, not orderly's: with DocumentRoot moved (@EXTRA@), the rule-less " +
+			"backend still maps URLs under the case's document root (backendOptions), where a dangling symbolic " +
+			"link answers 403 (AH00037) while Apache, under the moved root, finds nothing (404); orderly forwards it",
 		gen.ErrorDocumentLocal: "error log only: ErrorDocument 403 /index.html where /index.html is refused too: " +
 			"Apache logs AH01797 for the request and for the internal redirect, orderly once",
 	}
 	knownDirectives = map[string]string{
 		"ServerAlias": "outside <VirtualHost> Apache refuses to start (ServerAlias only used in <VirtualHost>), orderly serves",
-		"SetHandler": "SetHandler (any handler) on a directory without its index file, mod_autoindex loaded, no " +
-			"Options Indexes: Apache answers 404 (autoindex does not run), orderly 403",
 	}
 	knownModules = map[string]string{
 		"allowmethods": "mod_allowmethods loaded (no AllowMethods): Apache answers 403 to a POST, OPTIONS or unknown " +

@@ -137,6 +137,12 @@ func (e *Engine) autoindexForbids(m *merged, method int) bool {
 	if m.options&translate.OptIndexes != 0 || method != policy.MethodGet {
 		return false
 	}
+	if m.handler != "" {
+		// SetHandler gives the directory another handler: mod_autoindex
+		// answers only httpd/unix-directory (its handler checks
+		// r->handler), and the other one answers as the backend does.
+		return false
+	}
 	mods := e.cfg.Modules
 	return mods == nil || mods["autoindex_module"]
 }

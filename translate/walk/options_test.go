@@ -224,6 +224,8 @@ func TestIndexesOption(t *testing.T) {
 		{"DirectoryIndex names", translate.Compat24, "DirectoryIndex home.html start.html", nil, []optReq{
 			{"GET", "/other/", 0, ""},
 			{"GET", "/withindex/", 403, "AH01276: Cannot serve directory @DOCROOT@/withindex/: No matching DirectoryIndex (home.html,start.html) found, and server-generated directory index forbidden by Options directive"}}},
+		{"SetHandler: another handler answers", translate.Compat24, "<Directory @DOCROOT@/empty>\nSetHandler server-info\n</Directory>\n<Directory @DOCROOT@/other>\nSetHandler text/plain\n</Directory>\n<Directory @DOCROOT@/other>\nSetHandler None\n</Directory>", nil, []optReq{
+			{"GET", "/empty/", 0, ""}, {"GET", "/other/", 403, ""}}},
 		{"a refused index is the answer", translate.Compat24, "<Files index.html>\nRequire all denied\n</Files>", nil, []optReq{
 			{"GET", "/withindex/", 403, "AH01630: client denied by server configuration: @DOCROOT@/withindex/index.html"}}},
 	}

@@ -417,7 +417,11 @@ func (e *Engine) errorDocument(req *Request, res *Result) {
 	if res.Status == 0 {
 		return
 	}
-	url := e.dirRedirects(res.Sections).ErrorURL(res.Status)
+	sections := res.Sections
+	if res.storageFailed {
+		sections = nil
+	}
+	url := e.dirRedirects(sections).ErrorURL(res.Status)
 	if url == "" {
 		return
 	}

@@ -299,6 +299,13 @@ type Result struct {
 	// regex sections set (name, value, ...).
 	matchEnv []string
 
+	// storageFailed is set when the directory walk (map_to_storage)
+	// refused the request: Apache's per-directory configuration is then
+	// the server's defaults (ap_process_request_internal resets it before
+	// the walk, which sets it only when it completes), so no section's
+	// ErrorDocument applies.
+	storageFailed bool
+
 	// RegexErr is a regex whose evaluation did not finish (its timeout):
 	// the request is refused with 500 rather than decided without it.
 	RegexErr error
@@ -545,6 +552,7 @@ type merged struct {
 	layers                *policy.Layers
 	setEnv                []*translate.EnvRule
 	dirIndex              []string
+	handler               string // SetHandler in force, "" for none
 	lookups               translate.HostnameLookups
 	options               translate.OptionBits // core's Options in force
 	ssl                   *translate.SSLDir    // mod_ssl's (ssl.go)
@@ -604,7 +612,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 			authzFrom = s
 		}
 	}
-	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	m.ssl = mergedSSL(e.cfg.Defaults, sections)
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
@@ -651,6 +659,7 @@ type accum struct {
 	basicAuth    *bool
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
+	handler      *string                   // core: SetHandler
 	lookups      translate.HostnameLookups // core: HostnameLookups
 	opts         translate.CoreOptions     // core: Options, when hasOpts
 	hasOpts      bool
@@ -668,7 +677,7 @@ func fromConf(c *translate.DirConf) accum {
 	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
-		dirIndex: c.DirIndex, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
+		dirIndex: c.DirIndex, handler: c.Handler, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative,
 	}
@@ -706,6 +715,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.dirIndex != nil {
 		m.dirIndex = o.dirIndex
+	}
+	if o.handler != nil {
+		m.handler = o.handler
 	}
 	if o.lookups != translate.LookupsUnset {
 		m.lookups = o.lookups
@@ -792,6 +804,7 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	}
 	fname, pathInfo, isDir, isReg, opts, st := e.dirWalk(filename, res)
 	if st != 0 {
+		res.storageFailed = true
 		return nil, w, st
 	}
 	res.Filename, res.PathInfo = fname, pathInfo
@@ -1337,4 +1350,13 @@ func matchRegex(s *translate.Section, subject string, res *Result) bool {
 		}
 	}
 	return true
+}
+
+// handlerOf is the handler a SetHandler value gives requests (core's
+// fixups: "none", in any case, gives none).
+func handlerOf(h *string) string {
+	if h == nil || strings.EqualFold(*h, "none") {
+		return ""
+	}
+	return *h
 }
