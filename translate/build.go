@@ -456,6 +456,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			h := d.Args[0]
 			b.cfg.Defaults.Handler = &h
 		}
+	case "fallbackresource":
+		b.cfg.Defaults.Fallback = b.fallback(d)
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, b.cfg.Defaults, b.scope, true) // ssl.go
 	case "virtualhost":
@@ -500,6 +502,16 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			}
 		}
 	}
+}
+
+// fallback reads FallbackResource (ap_set_string_slot, TAKE1).
+func (b *builder) fallback(d *apacheconf.Directive) *string {
+	if len(d.Args) != 1 {
+		b.errorf(d, "FallbackResource takes one argument, Set a default handler")
+		return nil
+	}
+	f := d.Args[0]
+	return &f
 }
 
 // offArg reports a directive switched off ("CheckSpelling Off", "UserDir
@@ -954,6 +966,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if name == "sethandler" && len(d.Args) > 0 {
 			h := d.Args[0]
 			conf.Handler = &h
+		}
+	case "fallbackresource":
+		if f := b.fallback(d); f != nil {
+			conf.Fallback = f
 		}
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, conf, ctx.scope, false) // ssl.go

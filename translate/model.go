@@ -122,6 +122,9 @@ type DirConf struct {
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
 	// Handler is core's SetHandler ("none" sets none); nil inherits.
 	Handler *string
+	// Fallback is mod_dir's FallbackResource ("disabled" sets none); nil
+	// inherits.
+	Fallback *string
 	// HostnameLookups is core's (LookupsUnset inherits): what Remote_Host
 	// is to SetEnvIf.
 	HostnameLookups HostnameLookups

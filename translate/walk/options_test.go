@@ -260,3 +260,39 @@ func TestOptionsRefusalLayer(t *testing.T) {
 		t.Errorf("refused client: status %d layer %s, want access control's 403", res.Status, res.Layer)
 	}
 }
+
+// FallbackResource (mod_dir fixup_dflt): a request that maps to nothing
+// is decided again as a GET subrequest for the fallback; its refusal is
+// the answer, a fallback that never maps to a file ends at the
+// subrequest nesting limit (500), and "disabled" or a SetHandler turn it
+// off. Corpus case 433 holds the same on Apache.
+func TestFallbackResource(t *testing.T) {
+	root := tree(t, "index.html", "index.php", "app/front.html", "loop/x.html", "noindex/readme.txt", "off/x.html", "h/x.html")
+	conf := "<Directory @DOCROOT@>\nFallbackResource /index.php\n</Directory>\n" +
+		"<Files index.php>\nRequire ip 10.0.0.0/8\n</Files>\n" +
+		"<Directory @DOCROOT@/app>\nFallbackResource front.html\n</Directory>\n" +
+		"<Directory @DOCROOT@/loop>\nFallbackResource nothere.html\n</Directory>\n" +
+		"<Directory @DOCROOT@/off>\nFallbackResource disabled\n</Directory>\n" +
+		"<Directory @DOCROOT@/h>\nSetHandler default-handler\n</Directory>\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	tests := []struct {
+		method, target, ip string
+		want               int
+	}{
+		{"GET", "/missing", "8.8.8.8", 403},
+		{"POST", "/missing/deeper", "8.8.8.8", 403},
+		{"GET", "/missing", "10.1.2.3", 0},
+		{"GET", "/index.html", "8.8.8.8", 0},
+		{"GET", "/app/missing", "8.8.8.8", 0},
+		{"GET", "/loop/missing", "8.8.8.8", 500},
+		{"GET", "/noindex/", "8.8.8.8", 403},
+		{"GET", "/noindex/", "10.1.2.3", 0},
+		{"GET", "/off/missing", "8.8.8.8", 0},
+		{"GET", "/h/missing", "8.8.8.8", 0},
+	}
+	for _, tt := range tests {
+		if res := decide(e, req{method: tt.method, target: tt.target, ip: tt.ip}); res.Status != tt.want {
+			t.Errorf("%s %s from %s: %d, want %d", tt.method, tt.target, tt.ip, res.Status, tt.want)
+		}
+	}
+}

@@ -394,10 +394,98 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 	if res.Status == 0 && e.fixupRedirect(req, &res) {
 		return res // mod_alias's fixups come before mod_dir's
 	}
+	if res.Status == 0 && !w.isDir && !w.isReg && m.fallback != "" && m.handler == "" {
+		return e.fallbackResource(req, m, res, tr)
+	}
 	if res.Status != 0 || !w.isDir || !strings.HasSuffix(uri, "/") {
 		return res
 	}
 	return e.dirIndex(req, m, res, methodNum, tr)
+}
+
+// fallbackResource is mod_dir's fixup_dflt (2.2.16 and later, 2.4): a
+// request that maps to nothing on the file system, and that no SetHandler
+// gives a handler, is served by a subrequest for FallbackResource (a GET,
+// decided by its own sections), whose refusal or redirect is the answer.
+// The subrequest runs mod_dir's fixups too: a directory gets its index
+// subrequests, and a fallback that maps to nothing falls back again,
+// until the subrequest nesting limit answers 500 (AH00125). Where mod_mime
+// gives the request a handler by its extension (AddHandler) Apache does
+// not fall back; orderly, which does not know those handlers, still
+// decides the subrequest, which can only refuse more.
+func (e *Engine) fallbackResource(req *Request, m *merged, res Result, tr policy.Tracer) Result {
+	sub, _ := e.fallbackSub(req, m, res, 1, tr)
+	logs := append(res.Logs(), sub.Logs()...)
+	if sub.Status != 0 && sub.Status != 404 {
+		// The status only: fixup_dflt copies the subrequest's headers
+		// for a redirect, not a 401's WWW-Authenticate.
+		sub.NoChallenge = sub.Status == 401
+		sub.URI, sub.Filename, sub.Env = res.URI, res.Filename, res.Env
+		sub.SetLogs(logs)
+		return sub
+	}
+	res.SetLogs(logs)
+	return res
+}
+
+// maxSubrequestDepth is LimitInternalRecursion's default for subrequests.
+const maxSubrequestDepth = 10
+
+// fallbackSub is the subrequest for the fallback of the request res (at
+// nesting depth depth): its decision, and whether it serves a file (the
+// request is then served as the subrequest, ap_internal_fast_redirect).
+func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr policy.Tracer) (Result, bool) {
+	var sub Result
+	if depth > maxSubrequestDepth {
+		sub.Status, sub.Layer = 500, policy.LayerConfig
+		sub.AddLogs([]policy.LogLine{{Module: "core", Level: "error", Code: "AH00125", Subject: "Request exceeded the limit of 10 subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."}})
+		return sub, false
+	}
+	target := m.fallback
+	if !strings.HasPrefix(target, "/") {
+		// ap_sub_req_lookup_uri: relative to the directory of r->uri,
+		// escaped again.
+		target = osEscapePath(res.URI[:strings.LastIndexByte(res.URI, '/')+1]) + target
+	}
+	_, suburi, st := e.target(target)
+	if st != 0 {
+		sub.Status, sub.Layer = st, policy.LayerConfig
+		return sub, false
+	}
+	sm, sw, st := e.walk(suburi, &sub)
+	sub.URI, sub.Env = suburi, res.Env
+	if st != 0 {
+		sub.Status, sub.Layer = st, policy.LayerConfig
+		return sub, false
+	}
+	pr := policy.Request{
+		Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
+		Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
+		Now: req.Now, Dry: req.Dry,
+	}
+	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
+	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
+	switch {
+	case sub.Status != 0:
+		return sub, false
+	case sw.isDir && strings.HasSuffix(suburi, "/"):
+		sub = e.dirIndex(req, sm, sub, policy.MethodGet, tr)
+		return sub, sub.Status == 0 && sub.Index != ""
+	case !sw.isDir && !sw.isReg && sm.fallback != "" && sm.handler == "":
+		next, served := e.fallbackSub(req, sm, sub, depth+1, tr)
+		next.SetLogs(append(sub.Logs(), next.Logs()...))
+		return next, served
+	}
+	return sub, sw.isReg
+}
+
+// fallbackOf is the FallbackResource a value gives ("disabled", in any
+// case, gives none).
+func fallbackOf(f *string) string {
+	if f == nil || strings.EqualFold(*f, "disabled") {
+		return ""
+	}
+	return *f
 }
 
 // unknownEnv refuses a request (500) whose SetEnvIf attribute orderly
@@ -507,9 +595,18 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 		}
+		served := sw.isReg
+		if sub.Status == 0 && !sw.isReg && !sw.isDir && sm.fallback != "" && sm.handler == "" {
+			// The index subrequest maps to nothing: its own fixups fall
+			// back (fixup_dflt), and a served fallback serves the
+			// directory.
+			fb, ok := e.fallbackSub(req, sm, sub, 2, tr)
+			fb.SetLogs(append(sub.Logs(), fb.Logs()...))
+			sub, served = fb, ok
+		}
 		sub.Index = name
 		logs.AddLogs(sub.Logs())
-		if sub.Status == 0 && sw.isReg {
+		if sub.Status == 0 && served {
 			res.Index = name
 			res.SetLogs(logs.Logs())
 			return res
@@ -553,6 +650,7 @@ type merged struct {
 	setEnv                []*translate.EnvRule
 	dirIndex              []string
 	handler               string // SetHandler in force, "" for none
+	fallback              string // FallbackResource in force, "" for none
 	lookups               translate.HostnameLookups
 	options               translate.OptionBits // core's Options in force
 	ssl                   *translate.SSLDir    // mod_ssl's (ssl.go)
@@ -612,7 +710,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 			authzFrom = s
 		}
 	}
-	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), fallback: fallbackOf(a.fallback), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	m.ssl = mergedSSL(e.cfg.Defaults, sections)
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
@@ -660,6 +758,7 @@ type accum struct {
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
 	handler      *string                   // core: SetHandler
+	fallback     *string                   // mod_dir: FallbackResource
 	lookups      translate.HostnameLookups // core: HostnameLookups
 	opts         translate.CoreOptions     // core: Options, when hasOpts
 	hasOpts      bool
@@ -677,7 +776,7 @@ func fromConf(c *translate.DirConf) accum {
 	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
-		dirIndex: c.DirIndex, handler: c.Handler, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
+		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative,
 	}
@@ -718,6 +817,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.handler != nil {
 		m.handler = o.handler
+	}
+	if o.fallback != nil {
+		m.fallback = o.fallback
 	}
 	if o.lookups != translate.LookupsUnset {
 		m.lookups = o.lookups
