@@ -458,6 +458,10 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		}
 	case "fallbackresource":
 		b.cfg.Defaults.Fallback = b.fallback(d)
+	case "acceptpathinfo":
+		if v := b.acceptPathInfo(d); v != nil {
+			b.cfg.Defaults.AcceptPathInfo, b.cfg.Defaults.AcceptPathInfoRule = v, b.namedRule(d, b.scope)
+		}
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, b.cfg.Defaults, b.scope, true) // ssl.go
 	case "virtualhost":
@@ -512,6 +516,28 @@ func (b *builder) fallback(d *apacheconf.Directive) *string {
 	}
 	f := d.Args[0]
 	return &f
+}
+
+// namedRule is rule, nil for a model only written out.
+func (b *builder) namedRule(d *apacheconf.Directive, scope []string) *policy.Rule {
+	if r := b.rule(d, scope); r != renderRule {
+		return r
+	}
+	return nil
+}
+
+// acceptPathInfo reads AcceptPathInfo (set_accept_path_info).
+func (b *builder) acceptPathInfo(d *apacheconf.Directive) *string {
+	if len(d.Args) != 1 {
+		b.errorf(d, "AcceptPathInfo takes one argument, Set to on or off for PATH_INFO to be accepted by handlers, or default for the per-handler preference")
+		return nil
+	}
+	v := strings.ToLower(d.Args[0])
+	if v != "on" && v != "off" && v != "default" {
+		b.errorf(d, "AcceptPathInfo must be set to on, off or default")
+		return nil
+	}
+	return &v
 }
 
 // offArg reports a directive switched off ("CheckSpelling Off", "UserDir
@@ -970,6 +996,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "fallbackresource":
 		if f := b.fallback(d); f != nil {
 			conf.Fallback = f
+		}
+	case "acceptpathinfo":
+		if v := b.acceptPathInfo(d); v != nil {
+			conf.AcceptPathInfo, conf.AcceptPathInfoRule = v, b.namedRule(d, ctx.scope)
 		}
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, conf, ctx.scope, false) // ssl.go

@@ -72,7 +72,7 @@ var readByLoader = map[string]bool{
 // notes say more about a directive orderly refuses only with some
 // settings, or evaluates in part (the harmless settings of gate.go).
 var docNotes = map[string]string{
-	"AcceptPathInfo":    "On and Default load; Off is refused",
+	"AcceptPathInfo":    "Off is 404 for path info once access control allows (the handler's answer); On and Default leave it to the handler",
 	"ErrorDocument":     "a full URL turns the refusal into a 302 to it (not for 401, as Apache); a local document or a message changes only the body",
 	"RewriteEngine":     "loads at the server level (RewriteRule is what rewrites, and it is refused); per directory, anything but RewriteEngine Off is refused: Apache answers 403 (AH00670) there where Options has neither FollowSymLinks nor SymLinksIfOwnerMatch",
 	"RewriteBase":       "loads at the server level (RewriteRule is what rewrites, and it is refused); per directory, anything but RewriteEngine Off is refused: Apache answers 403 (AH00670) there where Options has neither FollowSymLinks nor SymLinksIfOwnerMatch",

@@ -124,8 +124,11 @@ func TestGateFailsClosed(t *testing.T) {
 		{"CheckSpelling On\n", true, "CheckSpelling"},
 		{"ErrorDocument 403 /forbidden.html\n", false, ""},
 		{"ErrorDocument 403 \"Go away\"\n", false, ""},
-		{"ErrorDocument 403 http://example.com/denied\n", false, ""}, // evaluated: a 302 to it
-		{"<Directory /srv/www>\nAcceptPathInfo Off\n</Directory>\n", true, "AcceptPathInfo"},
+		{"ErrorDocument 403 http://example.com/denied\n", false, ""},            // evaluated: a 302 to it
+		{"<Directory /srv/www>\nAcceptPathInfo Off\n</Directory>\n", false, ""}, // evaluated: 404 for path info
+		{"<Directory /srv/www>\nRewriteEngine On\n</Directory>\n", true, "RewriteEngine: per directory, mod_rewrite answers 403 (AH00670)"},
+		{"<Directory /srv/www>\nRewriteEngine Off\n</Directory>\n", false, ""},
+		{"<Directory /srv/www>\nFallbackResource /index.php\n</Directory>\n", false, ""}, // evaluated: its subrequest
 		{"<Directory /srv/www>\nAcceptPathInfo On\n</Directory>\n", false, ""},
 		{"<Directory /srv/www>\n<If \"%{HTTPS} != 'on'\">\nRedirect /x /y\n</If>\n</Directory>\n", true, "<If> expressions are not evaluated by orderly"},
 		{"<Directory /srv/www>\n<If \"true\">\nAddType text/plain .txt\n</If>\n</Directory>\n", false, ""},

@@ -125,6 +125,10 @@ type DirConf struct {
 	// Fallback is mod_dir's FallbackResource ("disabled" sets none); nil
 	// inherits.
 	Fallback *string
+	// AcceptPathInfo is core's: "on", "off" or "default"; nil inherits.
+	// AcceptPathInfoRule is its line.
+	AcceptPathInfo     *string
+	AcceptPathInfoRule *policy.Rule
 	// HostnameLookups is core's (LookupsUnset inherits): what Remote_Host
 	// is to SetEnvIf.
 	HostnameLookups HostnameLookups

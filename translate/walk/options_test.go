@@ -296,3 +296,36 @@ func TestFallbackResource(t *testing.T) {
 		}
 	}
 }
+
+// AcceptPathInfo Off: a request with path info to a file is 404 (the
+// handler's answer) once access control allows it, naming the line; On
+// and Default leave it to the handler, as the backend does. Corpus case
+// 434 holds the same on Apache.
+func TestAcceptPathInfoOff(t *testing.T) {
+	root := tree(t, "index.html", "app/page.html", "app/locked/page.html", "app/private/page.html")
+	conf := "<Directory @DOCROOT@/app>\nAcceptPathInfo On\n</Directory>\n" +
+		"<Directory @DOCROOT@/app/locked>\nAcceptPathInfo Off\n</Directory>\n" +
+		"<Directory @DOCROOT@/app/private>\nRequire ip 10.0.0.0/8\nAcceptPathInfo Off\n</Directory>\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	tests := []struct {
+		target, ip string
+		want       int
+	}{
+		{"/app/page.html/route", "8.8.8.8", 0},
+		{"/app/locked/page.html/route", "8.8.8.8", 404},
+		{"/app/locked/page.html", "8.8.8.8", 0},
+		{"/app/locked/nothing/x", "8.8.8.8", 0},
+		{"/app/private/page.html/route", "8.8.8.8", 403},
+		{"/app/private/page.html/route", "10.1.2.3", 404},
+		{"/index.html/x", "8.8.8.8", 0},
+	}
+	for _, tt := range tests {
+		res := decide(e, req{target: tt.target, ip: tt.ip})
+		if res.Status != tt.want {
+			t.Errorf("%s from %s: %d, want %d", tt.target, tt.ip, res.Status, tt.want)
+		}
+		if res.Status == 404 && (res.Rule == nil || res.Rule.Text != "AcceptPathInfo Off") {
+			t.Errorf("%s: the 404 names %v, want the AcceptPathInfo Off line", tt.target, res.Rule)
+		}
+	}
+}

@@ -397,6 +397,13 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 	if res.Status == 0 && !w.isDir && !w.isReg && m.fallback != "" && m.handler == "" {
 		return e.fallbackResource(req, m, res, tr)
 	}
+	if res.Status == 0 && w.isReg && res.PathInfo != "" && m.pathInfoOff != nil {
+		// AcceptPathInfo Off: core's fixup makes the request reject path
+		// info, and its handler answers 404 (the default handler, mod_cgi,
+		// PHP's).
+		res.Status, res.Layer, res.Rule = http.StatusNotFound, policy.LayerConfig, m.pathInfoOff
+		return res
+	}
 	if res.Status != 0 || !w.isDir || !strings.HasSuffix(uri, "/") {
 		return res
 	}
@@ -649,8 +656,9 @@ type merged struct {
 	layers                *policy.Layers
 	setEnv                []*translate.EnvRule
 	dirIndex              []string
-	handler               string // SetHandler in force, "" for none
-	fallback              string // FallbackResource in force, "" for none
+	handler               string       // SetHandler in force, "" for none
+	fallback              string       // FallbackResource in force, "" for none
+	pathInfoOff           *policy.Rule // the AcceptPathInfo Off in force, if any
 	lookups               translate.HostnameLookups
 	options               translate.OptionBits // core's Options in force
 	ssl                   *translate.SSLDir    // mod_ssl's (ssl.go)
@@ -710,7 +718,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 			authzFrom = s
 		}
 	}
-	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), fallback: fallbackOf(a.fallback), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), fallback: fallbackOf(a.fallback), pathInfoOff: pathInfoOff(a.pathInfo, a.pathInfoRule), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	m.ssl = mergedSSL(e.cfg.Defaults, sections)
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
@@ -757,8 +765,10 @@ type accum struct {
 	basicAuth    *bool
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
-	handler      *string                   // core: SetHandler
-	fallback     *string                   // mod_dir: FallbackResource
+	handler      *string // core: SetHandler
+	fallback     *string // mod_dir: FallbackResource
+	pathInfo     *string // core: AcceptPathInfo
+	pathInfoRule *policy.Rule
 	lookups      translate.HostnameLookups // core: HostnameLookups
 	opts         translate.CoreOptions     // core: Options, when hasOpts
 	hasOpts      bool
@@ -776,7 +786,7 @@ func fromConf(c *translate.DirConf) accum {
 	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
-		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
+		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative,
 	}
@@ -820,6 +830,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.fallback != nil {
 		m.fallback = o.fallback
+	}
+	if o.pathInfo != nil {
+		m.pathInfo, m.pathInfoRule = o.pathInfo, o.pathInfoRule
 	}
 	if o.lookups != translate.LookupsUnset {
 		m.lookups = o.lookups
@@ -1461,4 +1474,16 @@ func handlerOf(h *string) string {
 		return ""
 	}
 	return *h
+}
+
+// pathInfoOff is the rule of an AcceptPathInfo Off in force, nil where
+// none is (a rule-less model gets a placeholder).
+func pathInfoOff(v *string, r *policy.Rule) *policy.Rule {
+	if v == nil || *v != "off" {
+		return nil
+	}
+	if r == nil {
+		return &policy.Rule{Text: "AcceptPathInfo Off"}
+	}
+	return r
 }
