@@ -462,6 +462,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		if v := b.acceptPathInfo(d); v != nil {
 			b.cfg.Defaults.AcceptPathInfo, b.cfg.Defaults.AcceptPathInfoRule = v, b.namedRule(d, b.scope)
 		}
+	case "directoryslash", "directorycheckhandler", "directoryindexredirect":
+		b.cfg.Defaults.Dir = b.dirSetting(d, name, b.cfg.Defaults.Dir, b.scope)
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, b.cfg.Defaults, b.scope, true) // ssl.go
 	case "virtualhost":
@@ -516,6 +518,63 @@ func (b *builder) fallback(d *apacheconf.Directive) *string {
 	}
 	f := d.Args[0]
 	return &f
+}
+
+// dirSetting reads one of mod_dir's switches into the section's (a
+// copy; nil: none yet): DirectorySlash and DirectoryCheckHandler are
+// FLAG, DirectoryIndexRedirect is configure_redirect.
+func (b *builder) dirSetting(d *apacheconf.Directive, name string, cur *DirSettings, scope []string) *DirSettings {
+	ds := DirSettings{Slash: -1, CheckHandler: -1, IndexRedirect: -1}
+	if cur != nil {
+		ds = *cur
+	}
+	if len(d.Args) != 1 {
+		if name == "directoryindexredirect" {
+			b.errorf(d, "DirectoryIndexRedirect takes one argument, On, Off, or a 3xx status code.")
+		} else {
+			b.errorf(d, "%s takes one argument, On or Off", d.Name)
+		}
+		return cur
+	}
+	arg := strings.ToLower(d.Args[0])
+	if name != "directoryindexredirect" {
+		if arg != "on" && arg != "off" {
+			b.errorf(d, "%s must be On or Off", d.Name)
+			return cur
+		}
+		v := int8(0)
+		if arg == "on" {
+			v = 1
+		}
+		if name == "directoryslash" {
+			ds.Slash = v
+		} else {
+			ds.CheckHandler = v
+		}
+		return &ds
+	}
+	switch {
+	case arg == "on", arg == "temp":
+		ds.IndexRedirect = 302
+	case arg == "off":
+		ds.IndexRedirect = 0
+	case arg == "permanent":
+		ds.IndexRedirect = 301
+	case arg == "seeother":
+		ds.IndexRedirect = 303
+	case arg[0] >= '0' && arg[0] <= '9':
+		n := atoi(arg)
+		if n < 300 || n > 399 {
+			b.errorf(d, "DirectoryIndexRedirect only accepts values between 300 and 399")
+			return cur
+		}
+		ds.IndexRedirect = n
+	default:
+		b.errorf(d, "DirectoryIndexRedirect ON|OFF|permanent|temp|seeother|3xx")
+		return cur
+	}
+	ds.IndexRedirectRule = b.namedRule(d, scope)
+	return &ds
 }
 
 // namedRule is rule, nil for a model only written out.
@@ -1001,6 +1060,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if v := b.acceptPathInfo(d); v != nil {
 			conf.AcceptPathInfo, conf.AcceptPathInfoRule = v, b.namedRule(d, ctx.scope)
 		}
+	case "directoryslash", "directorycheckhandler", "directoryindexredirect":
+		conf.Dir = b.dirSetting(d, name, conf.Dir, ctx.scope)
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, conf, ctx.scope, false) // ssl.go
 	case "allowoverride":

@@ -125,6 +125,9 @@ type DirConf struct {
 	// Fallback is mod_dir's FallbackResource ("disabled" sets none); nil
 	// inherits.
 	Fallback *string
+	// Dir is mod_dir's DirectorySlash, DirectoryCheckHandler and
+	// DirectoryIndexRedirect; nil where the section sets none of them.
+	Dir *DirSettings
 	// AcceptPathInfo is core's: "on", "off" or "default"; nil inherits.
 	// AcceptPathInfoRule is its line.
 	AcceptPathInfo     *string
@@ -311,3 +314,36 @@ const (
 	EncodedSlashesOn
 	EncodedSlashesNoDecode
 )
+
+// DirSettings are mod_dir's per-directory switches (merge_dir_configs:
+// each one the section sets replaces the inherited one).
+type DirSettings struct {
+	// Slash and CheckHandler are -1 unset, 0 Off, 1 On.
+	Slash, CheckHandler int8
+	// IndexRedirect is DirectoryIndexRedirect: -1 unset, 0 off, else the
+	// redirect status.
+	IndexRedirect int
+	// IndexRedirectRule is its line.
+	IndexRedirectRule *policy.Rule
+}
+
+// MergeDirSettings merges add over base.
+func MergeDirSettings(base, add *DirSettings) *DirSettings {
+	if base == nil {
+		return add
+	}
+	if add == nil {
+		return base
+	}
+	m := *base
+	if add.Slash >= 0 {
+		m.Slash = add.Slash
+	}
+	if add.CheckHandler >= 0 {
+		m.CheckHandler = add.CheckHandler
+	}
+	if add.IndexRedirect >= 0 {
+		m.IndexRedirect, m.IndexRedirectRule = add.IndexRedirect, add.IndexRedirectRule
+	}
+	return &m
+}

@@ -150,11 +150,17 @@ func (e *Engine) autoindexForbids(m *merged, method int) bool {
 // autoindexRefuse makes res mod_autoindex's refusal (AH01276), naming the
 // DirectoryIndex names mod_dir tried as its note "dir-index-names" does.
 func (e *Engine) autoindexRefuse(res *Result, m *merged) {
-	res.Status, res.Layer, res.Rule = 403, policy.LayerConfig, e.optionsRule(m.sections, translate.OptIndexes)
 	names := "index.html"
 	if m.dirIndex != nil {
 		names = strings.Join(m.dirIndex, ",")
 	}
+	e.autoindexRefuseNames(res, m, names)
+}
+
+// autoindexRefuseNames is autoindexRefuse with the note's names as given
+// ("none" where mod_dir set no note).
+func (e *Engine) autoindexRefuseNames(res *Result, m *merged, names string) {
+	res.Status, res.Layer, res.Rule = 403, policy.LayerConfig, e.optionsRule(m.sections, translate.OptIndexes)
 	res.AddLogs([]policy.LogLine{{Module: "autoindex", Code: "AH01276", Subject: res.Filename, User: names}})
 }
 

@@ -329,3 +329,35 @@ func TestAcceptPathInfoOff(t *testing.T) {
 		}
 	}
 }
+
+// mod_dir's switches: DirectorySlash Off (mod_autoindex's 403 for the
+// slashless directory), DirectoryIndexRedirect (a redirect to an allowed
+// index) and DirectoryCheckHandler (no index subrequest under another
+// handler). Corpus case 435 holds the same on Apache.
+func TestDirSwitches(t *testing.T) {
+	root := tree(t, "index.html", "noslash/index.html", "redir/index.html", "handled/index.html", "handled/checked/index.html")
+	conf := "<Directory @DOCROOT@/noslash>\nDirectorySlash Off\n</Directory>\n" +
+		"<Directory @DOCROOT@/redir>\nDirectoryIndexRedirect seeother\n</Directory>\n" +
+		"<Directory @DOCROOT@/handled>\nSetHandler default-handler\n<Files index.html>\nRequire all denied\n</Files>\n</Directory>\n" +
+		"<Directory @DOCROOT@/handled/checked>\nDirectoryCheckHandler On\n</Directory>\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	tests := []struct {
+		method, target string
+		want           int
+		location       string
+	}{
+		{"GET", "/noslash", 403, ""},
+		{"POST", "/noslash", 0, ""},
+		{"GET", "/noslash/", 0, ""},
+		{"GET", "/redir/", 303, "http://www.example.test/redir/index.html"},
+		{"GET", "/redir/?q=1", 303, "http://www.example.test/redir/index.html"},
+		{"GET", "/handled/", 403, ""},
+		{"GET", "/handled/checked/", 0, ""},
+	}
+	for _, tt := range tests {
+		res := decide(e, req{method: tt.method, target: tt.target, ip: "8.8.8.8", header: map[string]string{"Host": "www.example.test"}})
+		if res.Status != tt.want || res.Location != tt.location {
+			t.Errorf("%s %s: %d %q, want %d %q", tt.method, tt.target, res.Status, res.Location, tt.want, tt.location)
+		}
+	}
+}

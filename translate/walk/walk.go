@@ -404,10 +404,44 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 		res.Status, res.Layer, res.Rule = http.StatusNotFound, policy.LayerConfig, m.pathInfoOff
 		return res
 	}
-	if res.Status != 0 || !w.isDir || !strings.HasSuffix(uri, "/") {
+	if res.Status != 0 || !w.isDir {
+		return res
+	}
+	if !strings.HasSuffix(uri, "/") {
+		// fixup_dir: DirectorySlash redirects (the backend answers it);
+		// Off leaves the directory to its handler, mod_autoindex's
+		// without an index lookup.
+		if m.dir.Slash == 0 && e.autoindexForbids(m, methodNum) {
+			e.autoindexRefuseNames(&res, m, "none")
+		}
+		return res
+	}
+	if m.dir.CheckHandler == 1 && m.handler != "" {
+		// DirectoryCheckHandler On: another handler takes the directory
+		// over, with no index subrequest.
 		return res
 	}
 	return e.dirIndex(req, m, res, methodNum, tr)
+}
+
+// dirSettings are mod_dir's switches in force, unset ones at their
+// defaults (DirectorySlash On, DirectoryCheckHandler Off, no index
+// redirect).
+func dirSettings(d *translate.DirSettings) translate.DirSettings {
+	s := translate.DirSettings{Slash: 1, CheckHandler: 0, IndexRedirect: 0}
+	if d == nil {
+		return s
+	}
+	if d.Slash >= 0 {
+		s.Slash = d.Slash
+	}
+	if d.CheckHandler >= 0 {
+		s.CheckHandler = d.CheckHandler
+	}
+	if d.IndexRedirect >= 0 {
+		s.IndexRedirect, s.IndexRedirectRule = d.IndexRedirect, d.IndexRedirectRule
+	}
+	return s
 }
 
 // fallbackResource is mod_dir's fixup_dflt (2.2.16 and later, 2.4): a
@@ -614,6 +648,13 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		sub.Index = name
 		logs.AddLogs(sub.Logs())
 		if sub.Status == 0 && served {
+			if m.dir.IndexRedirect != 0 {
+				// DirectoryIndexRedirect: an external redirect to the
+				// index (ap_construct_url of the subrequest's path, no
+				// query).
+				res.Status, res.Layer, res.Rule = m.dir.IndexRedirect, policy.LayerConfig, m.dir.IndexRedirectRule
+				res.Location = e.constructURL(req, suburi, e.dirRedirects(m.sections))
+			}
 			res.Index = name
 			res.SetLogs(logs.Logs())
 			return res
@@ -656,9 +697,10 @@ type merged struct {
 	layers                *policy.Layers
 	setEnv                []*translate.EnvRule
 	dirIndex              []string
-	handler               string       // SetHandler in force, "" for none
-	fallback              string       // FallbackResource in force, "" for none
-	pathInfoOff           *policy.Rule // the AcceptPathInfo Off in force, if any
+	handler               string                // SetHandler in force, "" for none
+	fallback              string                // FallbackResource in force, "" for none
+	pathInfoOff           *policy.Rule          // the AcceptPathInfo Off in force, if any
+	dir                   translate.DirSettings // mod_dir's switches in force
 	lookups               translate.HostnameLookups
 	options               translate.OptionBits // core's Options in force
 	ssl                   *translate.SSLDir    // mod_ssl's (ssl.go)
@@ -718,7 +760,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 			authzFrom = s
 		}
 	}
-	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), fallback: fallbackOf(a.fallback), pathInfoOff: pathInfoOff(a.pathInfo, a.pathInfoRule), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
+	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), fallback: fallbackOf(a.fallback), pathInfoOff: pathInfoOff(a.pathInfo, a.pathInfoRule), dir: dirSettings(a.dir), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	m.ssl = mergedSSL(e.cfg.Defaults, sections)
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
@@ -769,6 +811,7 @@ type accum struct {
 	fallback     *string // mod_dir: FallbackResource
 	pathInfo     *string // core: AcceptPathInfo
 	pathInfoRule *policy.Rule
+	dir          *translate.DirSettings    // mod_dir's switches
 	lookups      translate.HostnameLookups // core: HostnameLookups
 	opts         translate.CoreOptions     // core: Options, when hasOpts
 	hasOpts      bool
@@ -786,7 +829,7 @@ func fromConf(c *translate.DirConf) accum {
 	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
-		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
+		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative,
 	}
@@ -834,6 +877,7 @@ func (m *accum) merge(o *accum) {
 	if o.pathInfo != nil {
 		m.pathInfo, m.pathInfoRule = o.pathInfo, o.pathInfoRule
 	}
+	m.dir = translate.MergeDirSettings(m.dir, o.dir)
 	if o.lookups != translate.LookupsUnset {
 		m.lookups = o.lookups
 	}

@@ -90,6 +90,7 @@ func decide(e *Engine, r req) Result {
 		Header:     hdr,
 		ClientAddr: netip.MustParseAddr(r.ip),
 		LocalAddr:  netip.MustParseAddr("127.0.0.1"),
+		Host:       r.header["Host"],
 	}
 	if r.user != "" {
 		u, p, _ := strings.Cut(r.user, ":")
