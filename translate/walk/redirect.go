@@ -26,13 +26,29 @@ import (
 // Redirect and RedirectMatch lines, in order. ok is false when none
 // applies, or the request is one the walk refuses before (a bad URI).
 func (e *Engine) translateRedirect(req *Request) (Result, bool) {
-	var res Result
-	v24 := e.cfg.Semantics != translate.Legacy22
-	if len(e.cfg.Redirects) == 0 && !(v24 && e.locationRedirects()) {
-		return res, false
+	if !e.anyTranslateRedirect() {
+		return Result{}, false
 	}
 	_, uri, st := e.target(req.Target)
 	if st != 0 || uri == "" {
+		return Result{}, false
+	}
+	return e.translateRedirectURI(req, uri)
+}
+
+// anyTranslateRedirect reports whether translate_name can redirect at
+// all.
+func (e *Engine) anyTranslateRedirect() bool {
+	return len(e.cfg.Redirects) > 0 || e.cfg.Semantics != translate.Legacy22 && e.locationRedirects()
+}
+
+// translateRedirectURI is translateRedirect for a URI already decoded:
+// the main request's, or a subrequest's (mod_alias's translate_name runs
+// for mod_dir's subrequests too).
+func (e *Engine) translateRedirectURI(req *Request, uri string) (Result, bool) {
+	var res Result
+	v24 := e.cfg.Semantics != translate.Legacy22
+	if !e.anyTranslateRedirect() {
 		return res, false
 	}
 	res.URI = uri

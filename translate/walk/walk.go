@@ -493,6 +493,9 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 		sub.Status, sub.Layer = st, policy.LayerConfig
 		return sub, false
 	}
+	if rr, ok := e.translateRedirectURI(req, suburi); ok {
+		return rr, false // mod_alias's translate_name, for the subrequest too
+	}
 	sm, sw, st := e.walk(suburi, &sub)
 	sub.URI, sub.Env = suburi, res.Env
 	if st != 0 {
@@ -506,6 +509,11 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	}
 	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
+	if sub.Status == 0 && e.fixupRedirect(req, &sub) {
+		// mod_alias's fixups, before mod_dir's: fixup_dflt answers the
+		// subrequest's redirect, or its error.
+		return sub, false
+	}
 	switch {
 	case sub.Status != 0:
 		return sub, false
@@ -611,6 +619,18 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		if strings.HasPrefix(name, "/") {
 			suburi = name
 		}
+		if rr, ok := e.translateRedirectURI(req, suburi); ok {
+			// mod_alias's translate_name redirects the subrequest:
+			// fixup_dir answers a redirect at once, keeps an error.
+			logs.AddLogs(rr.Logs())
+			if translate.IsRedirect(rr.Status) {
+				rr.Index, rr.URI, rr.Filename = name, res.URI, res.Filename
+				rr.SetLogs(logs.Logs())
+				return rr
+			}
+			errStatus, errRes = rr.Status, rr
+			continue
+		}
 		sm, sw, st, ok := e.indexWalk(&res, name, suburi, &sub)
 		if !ok {
 			sub = Result{}
@@ -635,6 +655,16 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			}
 			pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
+		}
+		if sub.Status == 0 && e.fixupRedirect(req, &sub) && translate.IsRedirect(sub.Status) {
+			// mod_alias's fixups run for the subrequest too, before
+			// mod_dir's: fixup_dir answers its redirect at once (an
+			// error, such as a redirect to a non-URL, is kept as one).
+			logs.AddLogs(sub.Logs())
+			sub.Index = name
+			sub.URI, sub.Filename = res.URI, res.Filename
+			sub.SetLogs(logs.Logs())
+			return sub
 		}
 		served := sw.isReg
 		if sub.Status == 0 && !sw.isReg && !sw.isDir && sm.fallback != "" && sm.handler == "" {
