@@ -860,13 +860,23 @@ func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*
 // skippedConfig makes the per-directory configuration that Apache makes
 // for the module of a directive AllowOverride Nonfatal=Override skips
 // (ap_walk_config_sub sets the module's config vector before invoke_cmd
-// refuses the directive): mod_access_compat has no merger, so its empty
-// configuration replaces the inherited Order/Allow/Deny (2.4 only: 2.2
-// has no Nonfatal).
+// refuses the directive): mod_access_compat, mod_authn_file and
+// mod_authz_groupfile have no merger, so their empty configuration
+// replaces the inherited Order/Allow/Deny, AuthUserFile and AuthGroupFile
+// (2.4 only: 2.2 has no Nonfatal).
 func (b *builder) skippedConfig(info *directive.Info, conf *DirConf, ctx *dirCtx) {
+	none := ""
 	switch info.Module {
 	case "access_compat_module":
 		b.compat(conf)
+	case "authn_file_module":
+		if conf.UserFile == nil {
+			conf.UserFile = &none // AH01619 where a password is checked
+		}
+	case "authz_groupfile_module":
+		if conf.GroupFile == nil {
+			conf.GroupFile = &none // AH01664: Require group denies
+		}
 	case "core_module":
 		if conf.Options == nil && ctx.sec.Kind == KindHtaccess {
 			conf.Options = &CoreOptions{Opts: OptUnset}

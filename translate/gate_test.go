@@ -264,7 +264,11 @@ func TestHtaccessAllow(t *testing.T) {
 		t.Errorf("a skipped Satisfy: section %v, err %v; want an empty mod_access_compat configuration", sec, err)
 	}
 	sec, err = cfg.ParseHtaccessWith("/srv/www/.htaccess", []byte("AuthName x\n"), HtaccessAllow{Override: OrIndexes, NonFatal: 1}, "/srv")
-	if err != nil || sec.Conf.Compat != nil {
-		t.Errorf("a skipped AuthName: section %v, err %v; want no mod_access_compat configuration", sec, err)
+	if err != nil || sec.Conf.Compat != nil || sec.Conf.UserFile != nil {
+		t.Errorf("a skipped AuthName: section %v, err %v; want no mod_access_compat or mod_authn_file configuration", sec, err)
+	}
+	sec, err = cfg.ParseHtaccessWith("/srv/www/.htaccess", []byte("AuthUserFile /x\nAuthGroupFile /y\n"), HtaccessAllow{Override: OrIndexes, NonFatal: 1}, "/srv")
+	if err != nil || sec.Conf.UserFile == nil || *sec.Conf.UserFile != "" || sec.Conf.GroupFile == nil || *sec.Conf.GroupFile != "" {
+		t.Errorf("a skipped AuthUserFile and AuthGroupFile: section %v, err %v; want their modules' empty configurations", sec, err)
 	}
 }

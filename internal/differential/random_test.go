@@ -39,9 +39,6 @@ var (
 		gen.BadArgs: "orderly does not check the arguments of a directive: one with too few, too many or a bad " +
 			"value makes Apache refuse to start (AllowEncodedSlashes, UseCanonicalName Maybe, AddType text/html) " +
 			"or answer 500 for an .htaccess file (PassEnv), and orderly serves it",
-		gen.HtaccessNoIndex: "a directory without its index file, below an .htaccess file: PUT with the index " +
-			"sub-request refused (Require method PUT) is 405 on Apache, 403 on orderly; under a Satisfy Any that " +
-			"lets a refused client through, orderly logs AH01797 for the index sub-request too",
 		gen.QuietLogLevel: "error log only: under LogLevel crit Apache logs no AH01797 or AH00037, orderly does",
 		gen.UnknownFilterProvider: "AddOutputFilterByType DEFLATE without mod_deflate: Apache refuses to start " +
 			"(Unknown filter provider DEFLATE), orderly serves",

@@ -400,7 +400,10 @@ func saveTriage(dir string, c *apachetest.Case, seed int64, n int, o loadOutcome
 	return name, os.WriteFile(name, gen.Archive(&out), 0o644)
 }
 
-var replayCase = flag.String("random-replay", "", "TestRandomReplay: a case (.txtar) to replay as the random differential does, printing every answer")
+var (
+	replayCase = flag.String("random-replay", "", "TestRandomReplay: a case (.txtar) to replay as the random differential does, printing every answer")
+	replayLog  = flag.Bool("random-replay-log", false, "TestRandomReplay: print the oracle's error log too")
+)
 
 // TestRandomReplay (with -random-replay FILE) replays one case, such as
 // one TestRandomDifferential wrote to -random-triage or the corpus, as
@@ -442,6 +445,9 @@ func TestRandomReplay(t *testing.T) {
 	}
 	for _, m := range tl.tolerated {
 		fmt.Printf("over-strict: %s\n", m)
+	}
+	if *replayLog && s.oracle != nil {
+		fmt.Printf("the oracle's error log:\n%s", s.oracle.ErrorLog())
 	}
 	if load.kind == apacheOnly || load.kind == orderlyWrong || len(tl.mismatches) > 0 || len(tl.logMismatches) > 0 {
 		t.Errorf("%s disagrees", c.Path)

@@ -341,6 +341,7 @@ func (r *Result) BodyLimit() (int64, bool) {
 		// mod_dir serves the index with its subrequest's configuration
 		// (ap_internal_fast_redirect).
 		var sub Result
+		shareWalk(&sub, r)
 		if _, _, st := e.walk(r.URI+r.Index, &sub); st == 0 {
 			sections = sub.Sections
 		}

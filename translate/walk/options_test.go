@@ -361,3 +361,23 @@ func TestDirSwitches(t *testing.T) {
 		}
 	}
 }
+
+// A subrequest sees the .htaccess files its main request read (Apache's
+// walk cache): with the same sections, the same merged configuration, so
+// mod_dir's index subrequest skips access control as Apache does, even
+// while the file is too new for the engine's cache to trust.
+func TestSubrequestSharesHtaccess(t *testing.T) {
+	root := tree(t, "index.html", "dir/x.txt")
+	if err := os.WriteFile(filepath.Join(root, "dir", ".htaccess"), []byte("Require method PUT\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := optEngine(t, translate.Compat24, root, "<Directory @DOCROOT@/dir>\nAllowOverride All\n</Directory>\n", nil)
+	for _, tt := range []struct {
+		method string
+		want   int
+	}{{"PUT", 0}, {"GET", 403}} {
+		if res := decide(e, req{method: tt.method, target: "/dir/", ip: "8.8.8.8"}); res.Status != tt.want {
+			t.Errorf("%s /dir/: %d, want %d (the index subrequest's check is skipped for the same configuration)", tt.method, res.Status, tt.want)
+		}
+	}
+}

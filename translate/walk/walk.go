@@ -299,6 +299,13 @@ type Result struct {
 	// regex sections set (name, value, ...).
 	matchEnv []string
 
+	// ht is what the request's walk read of .htaccess files, shared with
+	// its subrequests, as Apache's walk cache is (prep_walk_cache): a
+	// subrequest sees the same sections, so the same merged
+	// configuration, as its main request even while a file is too new
+	// for the engine's cache to trust.
+	ht *htMemo
+
 	// storageFailed is set when the directory walk (map_to_storage)
 	// refused the request: Apache's per-directory configuration is then
 	// the server's defaults (ap_process_request_internal resets it before
@@ -477,6 +484,7 @@ const maxSubrequestDepth = 10
 // request is then served as the subrequest, ap_internal_fast_redirect).
 func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr policy.Tracer) (Result, bool) {
 	var sub Result
+	shareWalk(&sub, &res)
 	if depth > maxSubrequestDepth {
 		sub.Status, sub.Layer = 500, policy.LayerConfig
 		sub.AddLogs([]policy.LogLine{{Module: "core", Level: "error", Code: "AH00125", Subject: "Request exceeded the limit of 10 subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."}})
@@ -615,6 +623,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 	logs.SetLogs(res.Logs())
 	for _, name := range names {
 		var sub Result
+		shareWalk(&sub, &res)
 		suburi := res.URI + name
 		if strings.HasPrefix(name, "/") {
 			suburi = name
@@ -634,6 +643,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		sm, sw, st, ok := e.indexWalk(&res, name, suburi, &sub)
 		if !ok {
 			sub = Result{}
+			shareWalk(&sub, &res)
 			sm, sw, st = e.walk(suburi, &sub)
 		}
 		sub.URI = suburi
@@ -1211,7 +1221,7 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 		if !allow.Reads() {
 			return 0
 		}
-		sec, st, broken := e.htaccess(prefix, allow)
+		sec, st, broken := e.htaccessMemo(res, prefix, allow)
 		if broken != nil {
 			// Apache's line ([core:alert] FILE: MESSAGE, no code), and
 			// the rule that names the directive behind the 500.
@@ -1374,6 +1384,46 @@ func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*transl
 		return sec, htStatus(err), h.broken
 	}
 	return nil, 0, nil
+}
+
+// htMemo holds the .htaccess files one request (and its subrequests)
+// read, by the key of the engine's cache.
+type htMemo struct {
+	files map[string]htRead
+}
+
+type htRead struct {
+	sec    *translate.Section
+	st     int
+	broken *brokenFile
+}
+
+// htaccessMemo is htaccess, read once per request: a subrequest given the
+// main request's memo (shareWalk) sees what the main request saw.
+func (e *Engine) htaccessMemo(res *Result, prefix string, allow translate.HtaccessAllow) (*translate.Section, int, *brokenFile) {
+	key := prefix + "\x00" + strconv.Itoa(int(allow.Override)) + "\x00" + strconv.Itoa(int(allow.NonFatal)) + "\x00" + strconv.Itoa(int(allow.Opts)) + "\x00" + strings.Join(allow.List, " ")
+	if res.ht != nil {
+		if r, ok := res.ht.files[key]; ok {
+			return r.sec, r.st, r.broken
+		}
+	}
+	sec, st, broken := e.htaccess(prefix, allow)
+	if sec == nil && st == 0 && broken == nil {
+		return nil, 0, nil // no file: nothing to share
+	}
+	if res.ht == nil {
+		res.ht = &htMemo{files: map[string]htRead{}}
+	}
+	res.ht.files[key] = htRead{sec, st, broken}
+	return sec, st, broken
+}
+
+// shareWalk gives a subrequest its main request's .htaccess memo.
+func shareWalk(sub, main *Result) {
+	if main.ht == nil {
+		main.ht = &htMemo{files: map[string]htRead{}}
+	}
+	sub.ht = main.ht
 }
 
 func htStatus(err error) int {
