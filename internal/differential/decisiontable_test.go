@@ -61,7 +61,9 @@ func TestDecisionTable(t *testing.T) {
 		} else {
 			oracle.Reload(t, l.OracleOptions())
 		}
-		var e22 interface{ decide(decisiontable.Request) int }
+		var e22 interface {
+			decide(decisiontable.Request) int
+		}
 		if *updateTable {
 			eng, err := decisiontable.Engine(filepath.Join(tmp, "orderly", fmt.Sprint(i)), c, translate.Legacy22)
 			if err != nil {
