@@ -14,7 +14,9 @@ import (
 // (server/config.c ap_walk_config_sub and invoke_cmd). A name the version
 // does not know, or of a module the configuration does not load, is
 // "Invalid command"; one whose req_override the context does not allow is
-// "not allowed here". Then, in the builder's default cases, a directive
+// "not allowed here"; one with a number of arguments its args_how does
+// not take is Apache's "takes one argument" and the like. Then, in the
+// builder's default cases, a directive
 // orderly does not evaluate and that can refuse, redirect, limit or
 // change a request is refused (notFaithful), never ignored.
 
@@ -93,6 +95,16 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s not allowed here", info.Name)
 		}
 		return nil
+	}
+	// Then invoke_cmd takes the arguments as the directive's args_how
+	// says: a wrong number is a syntax error, which Nonfatal= does not
+	// cover (it covers the two errors above only). A section's own
+	// reading of its arguments is the loader's.
+	if !d.IsSection() {
+		if msg := directive.CheckArgs(info, b.tableVersion(), d.Args); msg != "" {
+			b.errorf(d, "%s", msg)
+			return nil
+		}
 	}
 	return info
 }

@@ -320,7 +320,7 @@ func TestLoadErrors(t *testing.T) {
 		conf, want string
 	}{
 		{"<Directory @DOCROOT@>\nOrder allow-deny\n</Directory>", "legacy.conf:2: unknown order"},
-		{"<Directory @DOCROOT@>\nAllow 10.1\n</Directory>", "legacy.conf:2: Allow requires at least two arguments"},
+		{"<Directory @DOCROOT@>\nAllow 10.1\n</Directory>", "legacy.conf:2: allow requires at least two arguments, 'from' followed by hostnames or IP-address wildcards"},
 		{"<Directory @DOCROOT@>\nAllow to 10.1\n</Directory>", "legacy.conf:2: allow and deny must be followed by 'from'"},
 		{"<Directory @DOCROOT@>\nAllow from 10.1/16\n</Directory>", "legacy.conf:2: The specified IP address is invalid."},
 		{"<Directory @DOCROOT@>\nAllow from 10.1.2.3/0\n</Directory>", "legacy.conf:2: The specified network mask is invalid."},
