@@ -469,6 +469,16 @@ func TestHtaccess(t *testing.T) {
 		{"Limit section", "Limit", "<Limit POST>\n" + deny + "</Limit>\n", 0},
 		{"new method from .htaccess", "Limit", "<Limit FROB>\n" + deny + "</Limit>\n", 500},
 		{"Require under AuthConfig", "AuthConfig", "Require all denied\n", 403},
+		{"too few arguments", "All", "AuthName\n", 500},
+		{"too many arguments", "All", "Satisfy any all\n", 500},
+		{"empty quoted argument", "All", "AuthType \"\"\n", 500},
+		{"flag not On or Off", "All", "ContentDigest maybe\n", 500},
+		{"flag in any case, what follows not read", "All", "ContentDigest oFF extra\n" + deny, 403},
+		// Nonfatal= covers what the override forbids and unknown names
+		// (server/config.c invoke_cmd, ap_walk_config_sub), not syntax.
+		{"Nonfatal=All: arguments still 500", "All Nonfatal=All", "AuthName\n", 500},
+		{"Nonfatal=Override: allowed with wrong arguments 500", "Limit Nonfatal=Override", "Order\n" + deny, 500},
+		{"Nonfatal=Override: forbidden with wrong arguments skipped", "Limit Nonfatal=Override", "AuthName a b\n" + deny, 403},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
