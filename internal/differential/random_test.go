@@ -36,9 +36,11 @@ const randomWide = 1.0 / 3
 // until they are fixed).
 var (
 	knownConstructs = map[gen.Construct]string{
-		gen.BadArgs: "orderly does not check the arguments of a directive: one with too few, too many or a bad " +
-			"value makes Apache refuse to start (AllowEncodedSlashes, UseCanonicalName Maybe, AddType text/html) " +
-			"or answer 500 for an .htaccess file (PassEnv), and orderly serves it",
+		gen.BadValues: "a value a directive's own code refuses, beyond the count of arguments and a FLAG's On or " +
+			"Off that orderly checks as Apache's configuration reader does: AllowEncodedSlashes, EnableMMAP, " +
+			"EnableSendfile, ServerSignature, XBitHack Maybe; FileETag, IndexOptions, LogLevel, Header, " +
+			"RewriteOptions, ForceLanguagePriority, RequestReadTimeout with a word they do not know (gen); Dav " +
+			"Maybe; Apache refuses to start (or answers 500 for an .htaccess file), orderly serves",
 		gen.NonfatalOrder: "AllowOverride Nonfatal=Override All: Apache's All drops the Nonfatal= before it and " +
 			"answers 500 for what the .htaccess file may not hold, orderly keeps Nonfatal, skips it and serves; " +
 			"AllowOverride None Nonfatal=Unknown: Apache reads the .htaccess file (and answers 500 for what " +
