@@ -53,36 +53,15 @@ var apacheSyntaxError = regexp.MustCompile(`(?s)Syntax error on line (\d+) of [^
 // parallel: some 600 runs.
 func TestArgsMatchApache24(t *testing.T) {
 	p := apachetest.Require(t)
-	if testing.Short() {
-		t.Skip("runs apache2 -t for every directive; skipped in -short")
-	}
-	mods, err := filepath.Glob(filepath.Join(p.ModulesDir, "mod_*.so"))
-	if err != nil || len(mods) < 50 {
-		t.Fatalf("modules of %s: %d found (%v)", p.ModulesDir, len(mods), err)
-	}
+	load, shipped := allModules(t, p)
 	rows := directive.All()
-	inTable := map[string]bool{}
-	for _, r := range rows {
-		inTable[r.Module] = true
-	}
-	shipped := map[string]bool{"core_module": true, "http_module": true, "mpm": true}
-	var load strings.Builder
-	for _, m := range mods {
-		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "mod_"), ".so")
-		if strings.HasPrefix(name, "mpm_") && name != "mpm_event" || !strings.HasPrefix(name, "mpm_") && !inTable[name+"_module"] {
-			continue // another MPM; an example module Debian builds (mod_bucketeer), which orderly refuses
-		}
-		shipped[name+"_module"] = true
-		fmt.Fprintf(&load, "LoadModule %s_module %s\n", name, m)
-	}
-
+	known := apacheKnows(t, p, load)
 	type probe struct {
 		row  *directive.Info
 		line string // the directive as written
 		at   int    // its line in the file
-		text string // the file
+		text string // the file from line 5 on
 	}
-	known := apacheKnows(t, p, load.String())
 	var probes []probe
 	for i := range rows {
 		r := &rows[i]
@@ -129,46 +108,7 @@ func TestArgsMatchApache24(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "mods.conf"), []byte(load.String()), 0o644); err != nil {
-				t.Error(err)
-				return
-			}
-			cf := filepath.Join(dir, "t.conf")
-			head := fmt.Sprintf("Include %s/mods.conf\nServerName 127.0.0.1\nPidFile %s/pid\nErrorLog %s/error.log\n", dir, dir, dir)
-			if err := os.WriteFile(cf, []byte(head+pr.text), 0o644); err != nil {
-				t.Error(err)
-				return
-			}
-			cmd := exec.Command(p.Apache, "-f", cf, "-t")
-			cmd.Env = append(os.Environ(), "APACHE_RUN_DIR="+dir)
-			out, _ := cmd.CombinedOutput()
-			var apache string
-			if m := apacheSyntaxError.FindStringSubmatch(string(out)); m == nil {
-				apache = "(starts: " + strings.TrimSpace(string(out)) + ")"
-			} else {
-				apache = "line " + m[1] + ": " + strings.TrimSuffix(m[2], "\n")
-			}
-
-			ours := "(loads)"
-			_, err := Load([]string{cf}, LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}})
-			var el apacheconf.ErrorList
-			var one *apacheconf.Error
-			switch {
-			case errors.As(err, &el):
-				for _, e := range el {
-					if !e.Own {
-						one = e
-						break
-					}
-				}
-			case errors.As(err, &one):
-			}
-			if one != nil {
-				ours = fmt.Sprintf("line %d: %s", one.Pos.Line, errorLogEscape(one.Msg))
-			} else if err != nil {
-				ours = "(" + err.Error() + ")"
-			}
+			apache, ours := refusals(t, p, load, pr.text)
 			mu.Lock()
 			defer mu.Unlock()
 			if ours != apache {
@@ -240,4 +180,130 @@ func errorLogEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// refusals writes a configuration of the LoadModule lines load and then
+// text, from its line 5 on (lines 1-4: an Include of load, ServerName,
+// PidFile, ErrorLog), and returns what apache2 -t says of it and what
+// orderly's Load does ("line N: MESSAGE", or how it starts), orderly's
+// message escaped as Apache's error log escapes it.
+func refusals(t *testing.T, p apachetest.Paths, load, text string) (apache, ours string) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mods.conf"), []byte(load), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cf := filepath.Join(dir, "t.conf")
+	head := fmt.Sprintf("Include %s/mods.conf\nServerName 127.0.0.1\nPidFile %s/pid\nErrorLog %s/error.log\n", dir, dir, dir)
+	if err := os.WriteFile(cf, []byte(head+text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(p.Apache, "-f", cf, "-t")
+	cmd.Env = append(os.Environ(), "APACHE_RUN_DIR="+dir)
+	out, _ := cmd.CombinedOutput()
+	if m := apacheSyntaxError.FindStringSubmatch(string(out)); m == nil {
+		apache = "(starts: " + strings.TrimSpace(string(out)) + ")"
+	} else {
+		apache = "line " + m[1] + ": " + strings.TrimSuffix(m[2], "\n")
+	}
+
+	ours = "(loads)"
+	_, err := Load([]string{cf}, LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}})
+	var el apacheconf.ErrorList
+	var one *apacheconf.Error
+	switch {
+	case errors.As(err, &el):
+		for _, e := range el {
+			if !e.Own {
+				one = e
+				break
+			}
+		}
+	case errors.As(err, &one):
+	}
+	if one != nil {
+		ours = fmt.Sprintf("line %d: %s", one.Pos.Line, errorLogEscape(one.Msg))
+	} else if err != nil {
+		ours = "(" + err.Error() + ")"
+	}
+	return apache, ours
+}
+
+// allModules returns the LoadModule lines of every module Debian ships
+// that the table knows, with the event MPM, and the set of the modules
+// (with core_module, http_module and mpm).
+func allModules(t *testing.T, p apachetest.Paths) (string, map[string]bool) {
+	t.Helper()
+	mods, err := filepath.Glob(filepath.Join(p.ModulesDir, "mod_*.so"))
+	if err != nil || len(mods) < 50 {
+		t.Fatalf("modules of %s: %d found (%v)", p.ModulesDir, len(mods), err)
+	}
+	inTable := map[string]bool{}
+	for _, r := range directive.All() {
+		inTable[r.Module] = true
+	}
+	shipped := map[string]bool{"core_module": true, "http_module": true, "mpm": true}
+	var load strings.Builder
+	for _, m := range mods {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "mod_"), ".so")
+		if strings.HasPrefix(name, "mpm_") && name != "mpm_event" || !strings.HasPrefix(name, "mpm_") && !inTable[name+"_module"] {
+			continue // another MPM; an example module Debian builds (mod_bucketeer), which orderly refuses
+		}
+		shipped[name+"_module"] = true
+		fmt.Fprintf(&load, "LoadModule %s_module %s\n", name, m)
+	}
+	return load.String(), shipped
+}
+
+// TestValuesMatchApache24 holds to apache2 -t the values that orderly
+// checks beyond the count of arguments: the keywords of gate.go and
+// ServerAlias outside <VirtualHost>, refused with Apache's message at
+// the same line, and accepted where Apache accepts them.
+func TestValuesMatchApache24(t *testing.T) {
+	p := apachetest.Require(t)
+	load, _ := allModules(t, p)
+	var tests []string
+	for name, k := range keywords {
+		row, _ := directive.Find(name, directive.V24, nil)
+		if row == nil {
+			t.Fatalf("%s: not in the table", name)
+		}
+		line := func(arg string) string {
+			if !row.Where.Allows(directive.Server, 0) {
+				return "<Directory />\n" + row.Name + " " + arg + "\n</Directory>\n"
+			}
+			return row.Name + " " + arg + "\n"
+		}
+		tests = append(tests, line("Maybe"), line(strings.ToUpper(k.words[len(k.words)-1])))
+	}
+	tests = append(tests,
+		"ServerAlias www.example.com\n",
+		"<VirtualHost *:80>\nServerName a.example\nServerAlias www.example.com b.example\n</VirtualHost>\n",
+	)
+	var (
+		wg               sync.WaitGroup
+		sem              = make(chan struct{}, runtime.NumCPU()+1)
+		mu               sync.Mutex
+		refused, started int
+	)
+	for _, text := range tests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			apache, ours := refusals(t, p, load, text)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.HasPrefix(apache, "(starts") && ours == "(loads)":
+				started++
+			case apache != ours:
+				t.Errorf("%q:\n apache2: %s\n orderly: %s", text, apache, ours)
+			default:
+				refused++
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(tests), refused, started)
 }

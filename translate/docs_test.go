@@ -60,10 +60,19 @@ func probe(r *directive.Info, sem Semantics) verdict {
 	return verdictEvaluated
 }
 
-// probeArgs are arguments the directive of r takes, by its args_how, and
-// that are not a harmless setting (a FLAG's On, or Off where On is
-// harmless).
+// probeArgs are arguments the directive of r takes, by its args_how and
+// its keywords, and that are not a harmless setting (a FLAG's On, or Off
+// where On is harmless).
 func probeArgs(r *directive.Info) string {
+	name := strings.ToLower(r.Name)
+	if k, ok := keywords[name]; ok && k.module == r.Module {
+		for _, w := range k.words {
+			if !harmless(&apacheconf.Directive{Name: r.Name, Args: []string{w}}, name) {
+				return w
+			}
+		}
+		return k.words[0]
+	}
 	switch r.Args {
 	case directive.Flag:
 		d := &apacheconf.Directive{Name: r.Name, Args: []string{"On"}}

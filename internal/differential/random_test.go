@@ -36,11 +36,12 @@ const randomWide = 1.0 / 3
 // until they are fixed).
 var (
 	knownConstructs = map[gen.Construct]string{
-		gen.BadValues: "a value a directive's own code refuses, beyond the count of arguments and a FLAG's On or " +
-			"Off that orderly checks as Apache's configuration reader does: AllowEncodedSlashes, EnableMMAP, " +
-			"EnableSendfile, ServerSignature, XBitHack Maybe; FileETag, IndexOptions, LogLevel, Header, " +
-			"RewriteOptions, ForceLanguagePriority, RequestReadTimeout with a word they do not know (gen); Dav " +
-			"Maybe; Apache refuses to start (or answers 500 for an .htaccess file), orderly serves",
+		gen.BadValues: "a value a directive's own code refuses, beyond the count of arguments, a FLAG's On or " +
+			"Off and the keywords of translate/gate.go (AllowEncodedSlashes, EnableMMAP, ServerSignature, " +
+			"XBitHack...) that orderly checks: FileETag, IndexOptions, LogLevel, Header, RewriteOptions, " +
+			"ForceLanguagePriority, RequestReadTimeout, ExtFilterDefine with a word they do not know (gen), " +
+			"Dav Maybe, AddOutputFilterByType with no argument; Apache refuses to start (or answers 500 for an " +
+			".htaccess file), orderly serves",
 		gen.NonfatalOrder: "AllowOverride Nonfatal=Override All: Apache's All drops the Nonfatal= before it and " +
 			"answers 500 for what the .htaccess file may not hold, orderly keeps Nonfatal, skips it and serves; " +
 			"AllowOverride None Nonfatal=Unknown: Apache reads the .htaccess file (and answers 500 for what " +
@@ -67,7 +68,6 @@ var (
 			"inherited Deny, and serves; orderly keeps the Deny (403)",
 	}
 	knownDirectives = map[string]string{
-		"ServerAlias":     "outside <VirtualHost> Apache refuses to start (ServerAlias only used in <VirtualHost>), orderly serves",
 		"StrictHostCheck": "StrictHostCheck On without virtual hosts: Apache serves, orderly answers 400 to every request",
 		"SetHandler": "SetHandler (any handler) on a directory without its index file, mod_autoindex loaded, no " +
 			"Options Indexes: Apache answers 404 (autoindex does not run), orderly 403",
