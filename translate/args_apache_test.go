@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -255,9 +256,10 @@ func allModules(t *testing.T, p apachetest.Paths) (string, map[string]bool) {
 }
 
 // TestValuesMatchApache24 holds to apache2 -t the values that orderly
-// checks beyond the count of arguments: the keywords of gate.go and
-// ServerAlias outside <VirtualHost>, refused with Apache's message at
-// the same line, and accepted where Apache accepts them.
+// checks beyond the count of arguments: the keywords of gate.go,
+// ServerAlias outside <VirtualHost> and AddOutputFilterByType's
+// providers (filters.go), refused with Apache's message at the same
+// line, and accepted where Apache accepts them.
 func TestValuesMatchApache24(t *testing.T) {
 	p := apachetest.Require(t)
 	load, _ := allModules(t, p)
@@ -279,19 +281,55 @@ func TestValuesMatchApache24(t *testing.T) {
 		"ServerAlias www.example.com\n",
 		"<VirtualHost *:80>\nServerName a.example\nServerAlias www.example.com b.example\n</VirtualHost>\n",
 	)
+	type loadText struct{ load, text string }
+	var cases []loadText
+	for _, text := range tests {
+		cases = append(cases, loadText{load, text})
+	}
+	// AddOutputFilterByType's providers, without the modules that
+	// register filters of the configuration's names (which orderly
+	// lets through), and without mod_deflate.
+	without := func(mods ...string) string {
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(load, "\n") {
+			if !slices.ContainsFunc(mods, func(m string) bool { return strings.HasPrefix(l, "LoadModule "+m+" ") }) {
+				b.WriteString(l)
+			}
+		}
+		return b.String()
+	}
+	filters := without("ext_filter_module", "lua_module")
+	for _, names := range outputFilters {
+		for _, n := range names {
+			cases = append(cases, loadText{filters, fmt.Sprintf("AddOutputFilterByType %q text/html\n", strings.ToUpper(n))})
+		}
+	}
+	for _, text := range []string{
+		"AddOutputFilterByType NOPE text/html\n",
+		"AddOutputFilterByType DEFLATE;Nope;INCLUDES text/html\n",
+		"AddOutputFilterByType ;DEFLATE;;INCLUDES; text/html\n",
+		"AddOutputFilterByType DEFLATE\n",
+		"AddOutputFilterByType DEFLATE \"\"\n",
+		"AddOutputFilterByType\n",
+		"<Directory />\nAddOutputFilterByType nope text/html\n</Directory>\n",
+	} {
+		cases = append(cases, loadText{filters, text})
+	}
+	cases = append(cases, loadText{without("ext_filter_module", "lua_module", "deflate_module"), "AddOutputFilterByType DEFLATE text/html\n"})
 	var (
 		wg               sync.WaitGroup
 		sem              = make(chan struct{}, runtime.NumCPU()+1)
 		mu               sync.Mutex
 		refused, started int
 	)
-	for _, text := range tests {
+	for _, c := range cases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			apache, ours := refusals(t, p, load, text)
+			text := c.text
+			apache, ours := refusals(t, p, c.load, text)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -305,5 +343,5 @@ func TestValuesMatchApache24(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(tests), refused, started)
+	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(cases), refused, started)
 }

@@ -109,6 +109,10 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s", msg)
 			return nil
 		}
+		if msg := b.filterProviders(info, d); msg != "" {
+			b.errorf(d, "%s", msg)
+			return nil
+		}
 	}
 	return info
 }

@@ -40,8 +40,7 @@ var (
 			"Off and the keywords of translate/gate.go (AllowEncodedSlashes, EnableMMAP, ServerSignature, " +
 			"XBitHack...) that orderly checks: FileETag, IndexOptions, LogLevel, Header, RewriteOptions, " +
 			"ForceLanguagePriority, RequestReadTimeout, ExtFilterDefine with a word they do not know (gen), " +
-			"Dav Maybe, AddOutputFilterByType with no argument; Apache refuses to start (or answers 500 for an " +
-			".htaccess file), orderly serves",
+			"Dav Maybe; Apache refuses to start (or answers 500 for an .htaccess file), orderly serves",
 		gen.NonfatalOrder: "AllowOverride Nonfatal=Override All: Apache's All drops the Nonfatal= before it and " +
 			"answers 500 for what the .htaccess file may not hold, orderly keeps Nonfatal, skips it and serves; " +
 			"AllowOverride None Nonfatal=Unknown: Apache reads the .htaccess file (and answers 500 for what " +
@@ -57,8 +56,6 @@ var (
 		gen.ErrorDocumentURLSymlinks: "ErrorDocument 403 http://...: for the 403 of a symbolic link the options " +
 			"refuse (AH00037) Apache answers 403, orderly redirects (302)",
 		gen.QuietLogLevel: "error log only: under LogLevel crit Apache logs no AH01797 or AH00037, orderly does",
-		gen.UnknownFilterProvider: "AddOutputFilterByType DEFLATE without mod_deflate: Apache refuses to start " +
-			"(Unknown filter provider DEFLATE), orderly serves",
 		gen.DocumentRootMoved: "DocumentRoot @DOCROOT@/api: a URL that is a dangling symbolic link under " +
 			"legacy.document_root, and nothing under the configured DocumentRoot, is 404 on Apache, 403 on orderly",
 		gen.ErrorDocumentLocal: "error log only: ErrorDocument 403 /index.html where /index.html is refused too: " +
