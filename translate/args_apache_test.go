@@ -256,7 +256,8 @@ func allModules(t *testing.T, p apachetest.Paths) (string, map[string]bool) {
 }
 
 // TestValuesMatchApache24 holds to apache2 -t the values that orderly
-// checks beyond the count of arguments: the keywords of gate.go,
+// checks beyond the count of arguments (values.go): the keywords,
+// FileETag, ForceLanguagePriority, RewriteOptions,
 // ServerAlias outside <VirtualHost> and AddOutputFilterByType's
 // providers (filters.go), refused with Apache's message at the same
 // line, and accepted where Apache accepts them.
@@ -278,6 +279,14 @@ func TestValuesMatchApache24(t *testing.T) {
 		tests = append(tests, line("Maybe"), line(strings.ToUpper(k.words[len(k.words)-1])))
 	}
 	tests = append(tests,
+		"FileETag None\n", "FileETag MTime Size gen\n", "FileETag +INode -mtime Digest lastmodified LMTime\n",
+		"FileETag -None\n", "FileETag +all\n", "FileETag \"\"\n", "FileETag All +Foo\n",
+		"ForceLanguagePriority Prefer Fallback\n", "ForceLanguagePriority None gen\n",
+		"ForceLanguagePriority none prefer\n", "ForceLanguagePriority FALLBACK None\n", "ForceLanguagePriority None None\n",
+		"ForceLanguagePriority prefer \"\" gen\n",
+		"RewriteOptions Inherit InheritBefore InheritDown InheritDownBefore IgnoreInherit AllowNoSlash AllowAnyURI MergeBase IgnoreContextInfo LegacyPrefixDocRoot\n",
+		"RewriteOptions UnsafePrefixStat\n", "RewriteOptions maxredirects=5 inherit\n", "RewriteOptions Inherit gen gen\n",
+		"<Directory />\nRewriteOptions inherit \"\" gen\n</Directory>\n",
 		"ServerAlias www.example.com\n",
 		"<VirtualHost *:80>\nServerName a.example\nServerAlias www.example.com b.example\n</VirtualHost>\n",
 	)

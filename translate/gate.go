@@ -105,50 +105,12 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s", msg)
 			return nil
 		}
-		if msg := badKeyword(info, d); msg != "" {
-			b.errorf(d, "%s", msg)
-			return nil
-		}
-		if msg := b.filterProviders(info, d); msg != "" {
+		if msg := b.badValue(info, d); msg != "" {
 			b.errorf(d, "%s", msg)
 			return nil
 		}
 	}
 	return info
-}
-
-// keywords are directives of one argument whose code in Apache takes
-// only some words (any case, as ap_cstr_casecmp compares them), by lower
-// name and module, with its message for another word; the same in 2.2.34
-// and 2.4 where both know the directive.
-var keywords = map[string]struct {
-	module string
-	words  []string
-	msg    string
-}{
-	"acceptpathinfo":           {"core_module", []string{"on", "off", "default"}, "AcceptPathInfo must be set to on, off or default"},
-	"allowencodedslashes":      {"core_module", []string{"on", "off", "nodecode"}, "AllowEncodedSlashes must be On, Off, or NoDecode"},
-	"enablemmap":               {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
-	"enablesendfile":           {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
-	"protocolshonororder":      {"core_module", []string{"on", "off"}, "ProtocolsHonorOrder must be 'on' or 'off'"},
-	"serversignature":          {"core_module", []string{"on", "off", "email"}, "ServerSignature: use one of: off | on | email"},
-	"usecanonicalphysicalport": {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
-	"xbithack":                 {"include_module", []string{"on", "off", "full"}, "XBitHack must be set to Off, On, or Full"},
-}
-
-// badKeyword reports Apache's error for a directive of keywords given
-// another word, "" otherwise. The count of arguments is checked before.
-func badKeyword(info *directive.Info, d *apacheconf.Directive) string {
-	k, ok := keywords[d.LowerName()]
-	if !ok || k.module != info.Module || len(d.Args) != 1 {
-		return ""
-	}
-	for _, w := range k.words {
-		if equalFoldASCII(d.Args[0], w) {
-			return ""
-		}
-	}
-	return k.msg
 }
 
 // ownErrorf reports a refusal of orderly's own, where Apache would have

@@ -1,0 +1,146 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
+)
+
+// Values that a directive's own code in Apache refuses, after
+// invoke_cmd has counted its arguments (gate.go): orderly refuses them
+// with Apache's words where it knows them. The rest (IndexOptions,
+// LogLevel, Header, RequestReadTimeout, ExtFilterDefine, Dav...) it
+// does not check.
+
+// badValue reports Apache's error for the values of the directive d of
+// row info, "" where orderly knows of none.
+func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive) string {
+	if msg := badKeyword(info, d); msg != "" {
+		return msg
+	}
+	switch {
+	case info.Module == "core_module" && info.Name == "FileETag":
+		return fileETag(d.Args, b.tableVersion())
+	case info.Module == "negotiation_module" && info.Name == "ForceLanguagePriority":
+		return forceLanguagePriority(d.Args)
+	case info.Module == "rewrite_module" && info.Name == "RewriteOptions":
+		return rewriteOptions(d.Args, b.tableVersion())
+	}
+	return b.filterProviders(info, d)
+}
+
+// keywords are directives of one argument whose code in Apache takes
+// only some words (any case, as ap_cstr_casecmp compares them), by lower
+// name and module, with its message for another word; the same in 2.2.34
+// and 2.4 where both know the directive.
+var keywords = map[string]struct {
+	module string
+	words  []string
+	msg    string
+}{
+	"acceptpathinfo":           {"core_module", []string{"on", "off", "default"}, "AcceptPathInfo must be set to on, off or default"},
+	"allowencodedslashes":      {"core_module", []string{"on", "off", "nodecode"}, "AllowEncodedSlashes must be On, Off, or NoDecode"},
+	"enablemmap":               {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
+	"enablesendfile":           {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
+	"protocolshonororder":      {"core_module", []string{"on", "off"}, "ProtocolsHonorOrder must be 'on' or 'off'"},
+	"serversignature":          {"core_module", []string{"on", "off", "email"}, "ServerSignature: use one of: off | on | email"},
+	"usecanonicalphysicalport": {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
+	"xbithack":                 {"include_module", []string{"on", "off", "full"}, "XBitHack must be set to Off, On, or Full"},
+}
+
+// badKeyword reports Apache's error for a directive of keywords given
+// another word, "" otherwise. The count of arguments is checked before.
+func badKeyword(info *directive.Info, d *apacheconf.Directive) string {
+	k, ok := keywords[d.LowerName()]
+	if !ok || k.module != info.Module || len(d.Args) != 1 {
+		return ""
+	}
+	for _, w := range k.words {
+		if equalFoldASCII(d.Args[0], w) {
+			return ""
+		}
+	}
+	return k.msg
+}
+
+// fileETag is core.c set_etag_bits: each word a keyword, with a + or -
+// before it but for None and All; Digest is 2.4's.
+func fileETag(args []string, v directive.Version) string {
+	for _, w := range args {
+		signed := strings.HasPrefix(w, "+") || strings.HasPrefix(w, "-")
+		if signed {
+			w = w[1:]
+		}
+		switch {
+		case equalFoldASCII(w, "none"), equalFoldASCII(w, "all"):
+			if signed {
+				return "FileETag keyword '" + w + "' cannot be used with '+' or '-'"
+			}
+		case equalFoldASCII(w, "size"), equalFoldASCII(w, "lmtime"), equalFoldASCII(w, "mtime"),
+			equalFoldASCII(w, "lastmodified"), equalFoldASCII(w, "inode"):
+		case equalFoldASCII(w, "digest") && v == directive.V24:
+		default:
+			return "Unknown keyword '" + w + "' for FileETag directive"
+		}
+	}
+	return ""
+}
+
+// forceLanguagePriority is mod_negotiation's set_force_priority, run for
+// each word (ITERATE) from a directory configuration that has none set
+// yet: a ForceLanguagePriority before it in the same section, which
+// Apache adds to, is not seen.
+func forceLanguagePriority(args []string) string {
+	none, other := false, false
+	for _, w := range args {
+		if w == "" {
+			break // ITERATE stops at an empty word
+		}
+		switch {
+		case equalFoldASCII(w, "none"):
+			if other {
+				return "Cannot combine ForceLanguagePriority options with None"
+			}
+			none = true
+		case equalFoldASCII(w, "prefer"), equalFoldASCII(w, "fallback"):
+			if none {
+				opt := "Fallback"
+				if equalFoldASCII(w, "prefer") {
+					opt = "Prefer"
+				}
+				return "Cannot combine ForceLanguagePriority options None and " + opt
+			}
+			other = true
+		default:
+			return "Invalid ForceLanguagePriority option " + w
+		}
+	}
+	return ""
+}
+
+// rewriteOptions is mod_rewrite's cmd_rewriteoptions, run for each word
+// (ITERATE).
+func rewriteOptions(args []string, v directive.Version) string {
+	known := []string{"inherit", "allowanyuri", "mergebase"}
+	if v == directive.V24 {
+		known = append(known, "inheritbefore", "inheritdown", "inheritdownbefore", "ignoreinherit",
+			"allownoslash", "ignorecontextinfo", "legacyprefixdocroot", "unsafeprefixstat")
+	}
+next:
+	for _, w := range args {
+		if w == "" {
+			break // ITERATE stops at an empty word
+		}
+		if len(w) >= 13 && equalFoldASCII(w[:13], "maxredirects=") {
+			continue // ignored, with a warning
+		}
+		for _, k := range known {
+			if equalFoldASCII(w, k) {
+				continue next
+			}
+		}
+		return "RewriteOptions: unknown option '" + w + "'"
+	}
+	return ""
+}
