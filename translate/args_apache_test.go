@@ -257,7 +257,7 @@ func allModules(t *testing.T, p apachetest.Paths) (string, map[string]bool) {
 
 // TestValuesMatchApache24 holds to apache2 -t the values that orderly
 // checks beyond the count of arguments (values.go): the keywords,
-// FileETag, ForceLanguagePriority, RewriteOptions,
+// FileETag, ForceLanguagePriority, RewriteOptions, Dav,
 // ServerAlias outside <VirtualHost> and AddOutputFilterByType's
 // providers (filters.go), refused with Apache's message at the same
 // line, and accepted where Apache accepts them.
@@ -325,6 +325,10 @@ func TestValuesMatchApache24(t *testing.T) {
 		cases = append(cases, loadText{filters, text})
 	}
 	cases = append(cases, loadText{without("ext_filter_module", "lua_module", "deflate_module"), "AddOutputFilterByType DEFLATE text/html\n"})
+	for _, arg := range []string{"On", "off", "filesystem", "Filesystem", "Maybe"} {
+		cases = append(cases, loadText{load, "<Directory />\nDav " + arg + "\n</Directory>\n"})
+	}
+	cases = append(cases, loadText{without("dav_fs_module"), "<Directory />\nDav On\n</Directory>\n"})
 	var (
 		wg               sync.WaitGroup
 		sem              = make(chan struct{}, runtime.NumCPU()+1)

@@ -10,8 +10,8 @@ import (
 // Values that a directive's own code in Apache refuses, after
 // invoke_cmd has counted its arguments (gate.go): orderly refuses them
 // with Apache's words where it knows them. The rest (IndexOptions,
-// LogLevel, Header, RequestReadTimeout, ExtFilterDefine, Dav...) it
-// does not check.
+// LogLevel, Header, RequestReadTimeout, ExtFilterDefine...) it does not
+// check.
 
 // badValue reports Apache's error for the values of the directive d of
 // row info, "" where orderly knows of none.
@@ -26,6 +26,8 @@ func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive) string
 		return forceLanguagePriority(d.Args)
 	case info.Module == "rewrite_module" && info.Name == "RewriteOptions":
 		return rewriteOptions(d.Args, b.tableVersion())
+	case info.Module == "dav_module" && info.Name == "DAV" && len(d.Args) == 1:
+		return b.davProvider(d.Args[0])
 	}
 	return b.filterProviders(info, d)
 }
@@ -143,4 +145,21 @@ next:
 		return "RewriteOptions: unknown option '" + w + "'"
 	}
 	return ""
+}
+
+// davProvider is mod_dav's dav_cmd_dav: On is the provider "filesystem",
+// which mod_dav_fs registers (the name compared exactly, as
+// ap_lookup_provider does); Off none.
+func (b *builder) davProvider(arg string) string {
+	name := arg
+	switch {
+	case equalFoldASCII(arg, "off"):
+		return ""
+	case equalFoldASCII(arg, "on"):
+		name = "filesystem"
+	}
+	if name == "filesystem" && b.loaded("dav_fs_module") {
+		return ""
+	}
+	return "Unknown DAV provider: " + name
 }
