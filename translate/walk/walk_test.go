@@ -479,6 +479,8 @@ func TestHtaccess(t *testing.T) {
 		{"Nonfatal=All: arguments still 500", "All Nonfatal=All", "AuthName\n", 500},
 		{"Nonfatal=Override: allowed with wrong arguments 500", "Limit Nonfatal=Override", "Order\n" + deny, 500},
 		{"Nonfatal=Override: forbidden with wrong arguments skipped", "Limit Nonfatal=Override", "AuthName a b\n" + deny, 403},
+		{"a value the directive refuses", "All", "FileETag MTime Bogus\n" + deny, 500},
+		{"Nonfatal=All: a value the directive refuses still 500", "All Nonfatal=All", "FileETag -All\n", 500},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
