@@ -257,7 +257,7 @@ func allModules(t *testing.T, p apachetest.Paths) (string, map[string]bool) {
 
 // TestValuesMatchApache24 holds to apache2 -t the values that orderly
 // checks beyond the count of arguments (values.go): the keywords,
-// FileETag, ForceLanguagePriority, RewriteOptions, Dav,
+// FileETag, ForceLanguagePriority, RewriteOptions, Dav, LogLevel,
 // ServerAlias outside <VirtualHost> and AddOutputFilterByType's
 // providers (filters.go), refused with Apache's message at the same
 // line, and accepted where Apache accepts them.
@@ -287,6 +287,10 @@ func TestValuesMatchApache24(t *testing.T) {
 		"RewriteOptions Inherit InheritBefore InheritDown InheritDownBefore IgnoreInherit AllowNoSlash AllowAnyURI MergeBase IgnoreContextInfo LegacyPrefixDocRoot\n",
 		"RewriteOptions UnsafePrefixStat\n", "RewriteOptions maxredirects=5 inherit\n", "RewriteOptions Inherit gen gen\n",
 		"<Directory />\nRewriteOptions inherit \"\" gen\n</Directory>\n",
+		"LogLevel info gen\n", "LogLevel TRACE8 rewrite:trace3 authz_core:crit mod_ssl.c:info core:debug http_module:info core.c:warn\n",
+		"LogLevel gen:debug\n", "LogLevel rewrite:\n", "LogLevel rewrite:loud\n", "LogLevel mod_rewrite:debug\n",
+		"LogLevel event.c:info mpm_event:debug mpm_event_module:warn http_core.c:error\n", "LogLevel Rewrite:info\n",
+		"LogLevel a:b:info\n", "LogLevel info \"\" gen\n", "<Directory />\nLogLevel debug gen\n</Directory>\n",
 		"ServerAlias www.example.com\n",
 		"<VirtualHost *:80>\nServerName a.example\nServerAlias www.example.com b.example\n</VirtualHost>\n",
 	)

@@ -10,8 +10,7 @@ import (
 // Values that a directive's own code in Apache refuses, after
 // invoke_cmd has counted its arguments (gate.go): orderly refuses them
 // with Apache's words where it knows them. The rest (IndexOptions,
-// LogLevel, Header, RequestReadTimeout, ExtFilterDefine...) it does not
-// check.
+// Header, RequestReadTimeout, ExtFilterDefine...) it does not check.
 
 // badValue reports Apache's error for the values of the directive d of
 // row info, "" where orderly knows of none.
@@ -28,6 +27,8 @@ func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive) string
 		return rewriteOptions(d.Args, b.tableVersion())
 	case info.Module == "dav_module" && info.Name == "DAV" && len(d.Args) == 1:
 		return b.davProvider(d.Args[0])
+	case info.Module == "core_module" && info.Name == "LogLevel":
+		return b.logLevel(d.Args)
 	}
 	return b.filterProviders(info, d)
 }
@@ -162,4 +163,79 @@ func (b *builder) davProvider(arg string) string {
 		return ""
 	}
 	return "Unknown DAV provider: " + name
+}
+
+// logLevels are the levels of ap_parse_log_level (server/log.c), the
+// trace levels 2.4's.
+var logLevels = []string{"emerg", "alert", "crit", "error", "warn", "notice", "info", "debug",
+	"trace1", "trace2", "trace3", "trace4", "trace5", "trace6", "trace7", "trace8"}
+
+// logLevel is core.c set_loglevel. 2.4 takes each word (ITERATE) as a
+// level, or as a loaded module's level: "rewrite:trace3", by the
+// module's identifier with or without "_module" or by its source file
+// ("mod_rewrite.c"), compared exactly. 2.2 takes the first word of its
+// one argument as a level, the trace levels unknown.
+func (b *builder) logLevel(args []string) string {
+	if b.tableVersion() == directive.V22 {
+		if len(args) == 1 {
+			if w := strings.Fields(args[0]); len(w) > 0 && oneOfFold(w[0], logLevels[:8]) {
+				return ""
+			}
+		}
+		return "LogLevel requires level keyword: one of emerg/alert/crit/error/warn/notice/info/debug"
+	}
+	const bad = "Log level keyword must be one of emerg/alert/crit/error/warn/notice/info/debug/trace1/.../trace8"
+	for _, w := range args {
+		if w == "" {
+			break // ITERATE stops at an empty word
+		}
+		i := strings.LastIndexByte(w, ':')
+		if i < 0 {
+			if !oneOfFold(w, logLevels) {
+				return bad
+			}
+			continue
+		}
+		mod, level := w[:i], w[i+1:]
+		switch {
+		case level == "":
+			return "Module specifier '" + mod + "' must be followed by a log level keyword"
+		case !oneOfFold(level, logLevels):
+			return mod + ":" + level + ": " + bad
+		case !b.moduleNamed(mod) && !b.moduleNamed(mod+"_module"):
+			return "Cannot find module " + mod
+		}
+	}
+	return ""
+}
+
+// moduleNamed reports whether a loaded module has the identifier or the
+// source file name name (core.c find_module).
+func (b *builder) moduleNamed(name string) bool {
+	id := name
+	switch name {
+	case "core.c":
+		id = "core_module"
+	case "http_core.c":
+		id = "http_module"
+	case "event.c", "prefork.c", "worker.c":
+		id = "mpm_" + strings.TrimSuffix(name, ".c") + "_module"
+	default:
+		if x, ok := strings.CutPrefix(name, "mod_"); ok {
+			if x, ok := strings.CutSuffix(x, ".c"); ok && x != "" {
+				id = x + "_module"
+			}
+		}
+	}
+	return strings.HasSuffix(id, "_module") && b.loaded(id)
+}
+
+// oneOfFold reports whether s is one of words under ASCII case folding.
+func oneOfFold(s string, words []string) bool {
+	for _, w := range words {
+		if equalFoldASCII(s, w) {
+			return true
+		}
+	}
+	return false
 }

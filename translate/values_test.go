@@ -1,8 +1,10 @@
 package translate
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/directive"
 )
 
@@ -25,6 +27,33 @@ func TestValuesByVersion(t *testing.T) {
 		}
 		if got := tt.check(tt.args, directive.V24); got != tt.v24 {
 			t.Errorf("%q in 2.4: %q, want %q", tt.args, got, tt.v24)
+		}
+	}
+}
+
+// TestLogLevel22 checks 2.2.34's LogLevel: one level, no trace levels,
+// no module levels.
+func TestLogLevel22(t *testing.T) {
+	const bad = "LogLevel requires level keyword: one of emerg/alert/crit/error/warn/notice/info/debug"
+	tests := []struct{ line, want string }{
+		{"LogLevel warn", ""},
+		{"LogLevel DEBUG", ""},
+		{"LogLevel trace1", bad},
+		{"LogLevel rewrite:debug", bad},
+		{"LogLevel info debug", "LogLevel takes one argument, Level of verbosity in error logging"},
+	}
+	for _, tt := range tests {
+		ds, err := apacheconf.Parse("t.conf", []byte(tt.line+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(ds, Options{Semantics: Legacy22, DocumentRoot: t.TempDir()})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.line, got, tt.want)
 		}
 	}
 }

@@ -38,8 +38,8 @@ var (
 	knownConstructs = map[gen.Construct]string{
 		gen.BadValues: "a value a directive's own code refuses, beyond what orderly checks as Apache does (the " +
 			"count of arguments, a FLAG's On or Off, translate/values.go: keywords such as AllowEncodedSlashes " +
-			"Maybe, FileETag, ForceLanguagePriority, RewriteOptions, Dav, AddOutputFilterByType's providers): " +
-			"IndexOptions, LogLevel, Header, RequestReadTimeout, ExtFilterDefine with a word they do not know " +
+			"Maybe, FileETag, ForceLanguagePriority, RewriteOptions, Dav, LogLevel, AddOutputFilterByType's " +
+			"providers): IndexOptions, Header, RequestReadTimeout, ExtFilterDefine with a word they do not know " +
 			"(gen); Apache refuses to start (or answers 500 for an .htaccess file), orderly serves",
 		gen.NonfatalOrder: "AllowOverride Nonfatal=Override All: Apache's All drops the Nonfatal= before it and " +
 			"answers 500 for what the .htaccess file may not hold, orderly keeps Nonfatal, skips it and serves; " +
