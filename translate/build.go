@@ -478,10 +478,13 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			b.vhost.Name = hostOnly(d.Args[0])
 		}
 	case "serveralias":
-		if b.vhost != nil {
-			for _, a := range d.Args {
-				b.vhost.Aliases = append(b.vhost.Aliases, strings.ToLower(a))
-			}
+		if b.vhost == nil {
+			// core.c set_server_alias: the main server has no names.
+			b.errorf(d, "ServerAlias only used in <VirtualHost>")
+			return
+		}
+		for _, a := range d.Args {
+			b.vhost.Aliases = append(b.vhost.Aliases, strings.ToLower(a))
 		}
 	case "regexdefaultoptions":
 		b.regexDefaultOptions(d) // regexopts.go

@@ -38,7 +38,7 @@ func probe(r *directive.Info, sem Semantics) verdict {
 	}
 	mods := map[string]bool{r.Module: true, "authz_core_module": true, "access_compat_module": true, "authz_host_module": true}
 	name := strings.TrimPrefix(r.Name, "<")
-	line := name + " x"
+	line := name + " " + probeArgs(r)
 	if r.Section() {
 		line = "<" + name + " x>\n</" + name + ">"
 	}
@@ -58,6 +58,34 @@ func probe(r *directive.Info, sem Semantics) verdict {
 		return verdictRefused
 	}
 	return verdictEvaluated
+}
+
+// probeArgs are arguments the directive of r takes, by its args_how and
+// its keywords, and that are not a harmless setting (a FLAG's On, or Off
+// where On is harmless).
+func probeArgs(r *directive.Info) string {
+	name := strings.ToLower(r.Name)
+	if k, ok := keywords[name]; ok && k.module == r.Module {
+		for _, w := range k.words {
+			if !harmless(&apacheconf.Directive{Name: r.Name, Args: []string{w}}, name) {
+				return w
+			}
+		}
+		return k.words[0]
+	}
+	switch r.Args {
+	case directive.Flag:
+		d := &apacheconf.Directive{Name: r.Name, Args: []string{"On"}}
+		if harmless(d, strings.ToLower(r.Name)) {
+			return "Off"
+		}
+		return "On"
+	case directive.Take2, directive.Take23, directive.Iterate2:
+		return "x x"
+	case directive.Take3:
+		return "x x x"
+	}
+	return "x"
 }
 
 // readByLoader are what translate/apacheconf evaluates while it reads
@@ -128,8 +156,11 @@ func TestDirectiveDocs(t *testing.T) {
 	}
 	var rows []row
 	counts := map[string]int{}
+	var prev *directive.Info
 	for i := range directive.All() {
 		r := &directive.All()[i]
+		last := prev
+		prev = r
 		rw := row{name: r.Name, module: r.Module, in: r.In.String(), effect: r.Effect.String()}
 		for _, v := range []struct {
 			bit directive.Version
@@ -148,6 +179,14 @@ func TestDirectiveDocs(t *testing.T) {
 				*v.out = "refused"
 			}
 			counts[string(v.sem)+" "+*v.out]++
+		}
+		// A name with a row for each version that differ only in how
+		// they take their arguments is one line here.
+		if n := len(rows); n > 0 && last != nil && last.Name == r.Name && last.Module == r.Module && last.Where == r.Where && last.Effect == r.Effect {
+			if p := &rows[n-1]; p.in == "2.2" && rw.in == "2.4" {
+				p.in, p.v24 = "2.2, 2.4", rw.v24
+				continue
+			}
 		}
 		rows = append(rows, rw)
 	}

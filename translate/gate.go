@@ -15,9 +15,12 @@ import (
 // (server/config.c ap_walk_config_sub and invoke_cmd). A name the version
 // does not know, or of a module the configuration does not load, is
 // "Invalid command"; one whose req_override the context does not allow is
-// "not allowed here". Then, in the builder's default cases, a directive
-// orderly does not evaluate and that can refuse, redirect, limit or
-// change a request is refused (notFaithful), never ignored.
+// "not allowed here"; one with a number of arguments its args_how does
+// not take is Apache's "takes one argument" and the like, and one with a
+// value its own code refuses, where orderly knows the check (values.go),
+// is that code's error. Then, in the builder's default cases, a
+// directive orderly does not evaluate and that can refuse, redirect,
+// limit or change a request is refused (notFaithful), never ignored.
 
 // tableVersion is the directive table's version for the semantics.
 func (b *builder) tableVersion() directive.Version {
@@ -99,6 +102,21 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s not allowed here", info.Name)
 		}
 		return nil
+	}
+	// Then invoke_cmd takes the arguments as the directive's args_how
+	// says: a wrong number is a syntax error, which Nonfatal= does not
+	// cover (it covers the two errors above only), nor the directive's
+	// own errors for its values. A section's own reading of its
+	// arguments is the loader's.
+	if !d.IsSection() {
+		if msg := directive.CheckArgs(info, b.tableVersion(), d.Args); msg != "" {
+			b.errorf(d, "%s", msg)
+			return nil
+		}
+		if msg := b.badValue(info, d); msg != "" {
+			b.errorf(d, "%s", msg)
+			return nil
+		}
 	}
 	return info
 }

@@ -36,22 +36,20 @@ const randomWide = 1.0 / 3
 // until they are fixed).
 var (
 	knownConstructs = map[gen.Construct]string{
-		gen.BadArgs: "orderly does not check the arguments of a directive: one with too few, too many or a bad " +
-			"value makes Apache refuse to start (AllowEncodedSlashes, UseCanonicalName Maybe, AddType text/html) " +
-			"or answer 500 for an .htaccess file (PassEnv), and orderly serves it",
+		gen.BadValues: "a value a directive's own code refuses, beyond what orderly checks as Apache does (the " +
+			"count of arguments, a FLAG's On or Off, translate/values.go: keywords such as AllowEncodedSlashes " +
+			"Maybe, FileETag, ForceLanguagePriority, RewriteOptions, Dav, LogLevel, AddOutputFilterByType's " +
+			"providers): IndexOptions, Header, RequestReadTimeout, ExtFilterDefine with a word they do not know " +
+			"(gen); Apache refuses to start (or answers 500 for an .htaccess file), orderly serves",
 		gen.QuietLogLevel: "error log only: under LogLevel crit Apache logs no AH01797 or AH00037, orderly does",
-		gen.UnknownFilterProvider: "AddOutputFilterByType DEFLATE without mod_deflate: Apache refuses to start " +
-			"(Unknown filter provider DEFLATE), orderly serves",
 		gen.DocumentRootMoved: "a harness limit, not orderly's: with DocumentRoot moved (@EXTRA@), the rule-less " +
 			"backend still maps URLs under the case's document root (backendOptions), where a dangling symbolic " +
 			"link answers 403 (AH00037) while Apache, under the moved root, finds nothing (404); orderly forwards it",
 		gen.ErrorDocumentLocal: "error log only: ErrorDocument 403 /index.html where /index.html is refused too: " +
 			"Apache logs AH01797 for the request and for the internal redirect, orderly once",
 	}
-	knownDirectives = map[string]string{
-		"ServerAlias": "outside <VirtualHost> Apache refuses to start (ServerAlias only used in <VirtualHost>), orderly serves",
-	}
-	knownModules = map[string]string{
+	knownDirectives = map[string]string{}
+	knownModules    = map[string]string{
 		"allowmethods": "mod_allowmethods loaded (no AllowMethods): Apache answers 403 to a POST, OPTIONS or unknown " +
 			"method on a directory whose index sub-request a <Limit GET> refuses; orderly forwards it",
 		"log_debug": "error log only: mod_log_debug loaded, Apache runs the access checks of mod_dir's index " +

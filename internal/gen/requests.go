@@ -206,13 +206,14 @@ func (g *generator) respell(p string) string {
 	}
 }
 
-// climbs reports whether a target's path (as written, before
-// percent-decoding) climbs above the root with its ".." segments.
+// climbs reports whether a target's path climbs above the root with its
+// ".." segments, a "." written as %2e too (Apache decodes it before it
+// normalizes the path: /%2e/../x climbs).
 func climbs(target string) bool {
 	p, _, _ := strings.Cut(target, "?")
 	depth := 0
 	for _, seg := range strings.Split(p, "/")[1:] {
-		switch seg {
+		switch strings.ReplaceAll(strings.ReplaceAll(seg, "%2e", "."), "%2E", ".") {
 		case "..":
 			if depth == 0 {
 				return true

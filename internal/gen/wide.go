@@ -43,7 +43,8 @@ const (
 	// allow them (not allowed here).
 	OutOfContext Construct = "context"
 	// BadArgs: directives of the table with arguments Apache refuses: none,
-	// or more than they take.
+	// or more than they take, or a FLAG's Maybe; and, unless BadValues
+	// is avoided, values the directive's own code refuses.
 	BadArgs Construct = "bad-args"
 	// Modules: one to three of ExtraModules loaded (the case's modules
 	// file), so that their directives are in the table draw.
@@ -108,6 +109,13 @@ const (
 	// QuietLogLevel: LogLevel above error (crit, or a module's crit),
 	// under which Apache logs no access denial.
 	QuietLogLevel Construct = "quiet-loglevel"
+	// BadValues: the part of BadArgs that Apache's configuration reader
+	// does not check (server/config.c invoke_cmd counts the arguments and
+	// reads a FLAG's On or Off) but the directive's own code does
+	// (AllowEncodedSlashes Maybe, FileETag None gen, Header, LogLevel
+	// info gen...); avoided, BadArgs writes only what invoke_cmd refuses,
+	// by the directive's args_how.
+	BadValues Construct = "bad-values"
 	// UnknownFilterProvider: AddOutputFilterByType DEFLATE where
 	// mod_deflate is not loaded (Apache refuses to start).
 	UnknownFilterProvider Construct = "unknown-filter-provider"
@@ -930,6 +938,9 @@ func (g *generator) badArgs() (string, bool) {
 		return "", false
 	}
 	name, args, _ := strings.Cut(it, " ")
+	if g.opt.Avoid[BadValues] {
+		return g.badCount(name, args)
+	}
 	switch {
 	case args == "" || g.chance(0.4):
 		return name, true
@@ -937,6 +948,33 @@ func (g *generator) badArgs() (string, bool) {
 		return name + " Maybe", true
 	}
 	return name + " " + args + " gen gen gen", true
+}
+
+// badCount returns the directive name (drawn with the arguments args)
+// with arguments that invoke_cmd refuses by its args_how, before the
+// directive's own code reads them: none, four or more where it takes at
+// most three, Maybe for a FLAG. A RAW_ARGS or TAKE_ARGV directive counts
+// its arguments itself: none is drawn for it.
+func (g *generator) badCount(name, args string) (string, bool) {
+	info, _ := directive.Find(name, directive.V24, g.isLoaded)
+	if info == nil {
+		return "", false
+	}
+	switch info.Args {
+	case directive.Flag:
+		if g.chance(0.5) {
+			return name, true
+		}
+		return name + " Maybe", true
+	case directive.Take1, directive.Take2, directive.Take3, directive.Take12, directive.Take13, directive.Take23, directive.Take123:
+		if args == "" || g.chance(0.4) {
+			return name, true
+		}
+		return name + " " + args + " gen gen gen", true
+	case directive.Iterate, directive.Iterate2:
+		return name, true
+	}
+	return "", false
 }
 
 // unloadedItem draws a directive whose module the case does not load

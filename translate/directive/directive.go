@@ -155,6 +155,13 @@ type Info struct {
 	Where Override
 	// Effect is what it can do to a request.
 	Effect Effect
+	// Args is how Apache's configuration reader takes its arguments: its
+	// args_how, which the AP_INIT_* macro of its command table sets.
+	Args Args
+	// Help is its help string (the command table's errmsg, which
+	// apache2 -L prints under it), where Apache's message for a wrong
+	// number of arguments quotes it; "" where the message does not.
+	Help string
 }
 
 // Section reports whether the row is a section (its name starts with "<").

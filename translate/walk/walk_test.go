@@ -321,7 +321,7 @@ func TestLoadErrors(t *testing.T) {
 		conf, want string
 	}{
 		{"<Directory @DOCROOT@>\nOrder allow-deny\n</Directory>", "legacy.conf:2: unknown order"},
-		{"<Directory @DOCROOT@>\nAllow 10.1\n</Directory>", "legacy.conf:2: Allow requires at least two arguments"},
+		{"<Directory @DOCROOT@>\nAllow 10.1\n</Directory>", "legacy.conf:2: allow requires at least two arguments, 'from' followed by hostnames or IP-address wildcards"},
 		{"<Directory @DOCROOT@>\nAllow to 10.1\n</Directory>", "legacy.conf:2: allow and deny must be followed by 'from'"},
 		{"<Directory @DOCROOT@>\nAllow from 10.1/16\n</Directory>", "legacy.conf:2: The specified IP address is invalid."},
 		{"<Directory @DOCROOT@>\nAllow from 10.1.2.3/0\n</Directory>", "legacy.conf:2: The specified network mask is invalid."},
@@ -470,6 +470,18 @@ func TestHtaccess(t *testing.T) {
 		{"Limit section", "Limit", "<Limit POST>\n" + deny + "</Limit>\n", 0},
 		{"new method from .htaccess", "Limit", "<Limit FROB>\n" + deny + "</Limit>\n", 500},
 		{"Require under AuthConfig", "AuthConfig", "Require all denied\n", 403},
+		{"too few arguments", "All", "AuthName\n", 500},
+		{"too many arguments", "All", "Satisfy any all\n", 500},
+		{"empty quoted argument", "All", "AuthType \"\"\n", 500},
+		{"flag not On or Off", "All", "ContentDigest maybe\n", 500},
+		{"flag in any case, what follows not read", "All", "ContentDigest oFF extra\n" + deny, 403},
+		// Nonfatal= covers what the override forbids and unknown names
+		// (server/config.c invoke_cmd, ap_walk_config_sub), not syntax.
+		{"Nonfatal=All: arguments still 500", "All Nonfatal=All", "AuthName\n", 500},
+		{"Nonfatal=Override: allowed with wrong arguments 500", "Limit Nonfatal=Override", "Order\n" + deny, 500},
+		{"Nonfatal=Override: forbidden with wrong arguments skipped", "Limit Nonfatal=Override", "AuthName a b\n" + deny, 403},
+		{"a value the directive refuses", "All", "FileETag MTime Bogus\n" + deny, 500},
+		{"Nonfatal=All: a value the directive refuses still 500", "All Nonfatal=All", "FileETag -All\n", 500},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
