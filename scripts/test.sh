@@ -4,6 +4,9 @@
 # so that one report shows everything.
 set -u
 GO=${GO:-go}
+# A real part that cannot be had fails the run (CI=true) unless the user
+# says otherwise (Makefile: make test CI=false).
+export CI=${CI:-true}
 FUZZTIME=${FUZZTIME:-10s}
 declare -a names times results
 failed=0
@@ -82,12 +85,34 @@ k8s_manifests() {
   (cd deploy/kubernetes && $GO vet ./... && $GO test -count=1 ./...)
 }
 
+# report passes go test's output on through internal/cmd/testreport, which
+# counts the tests, prints every skip with its reason from
+# testdata/skips.txt, and fails on a skip the list does not name.
+report_bin=""
+report() {
+  if [ -z "$report_bin" ]; then
+    report_bin=$(mktemp -d)/testreport
+    $GO build -o "$report_bin" ./internal/cmd/testreport || return 1
+  fi
+  "$report_bin" -allow testdata/skips.txt "$@"
+}
+
+unit() {
+  set -o pipefail
+  $GO test -race -count=1 -json $unit_pkgs | report
+}
+
+differential() {
+  set -o pipefail
+  $GO test -count=1 -v ./internal/differential/ 2>&1 | report -text
+}
+
 # `scripts/test.sh fuzz` (make fuzz) runs the fuzz targets alone.
 if [ "${1:-}" = fuzz ]; then fuzz; exit $?; fi
 
 unit_pkgs=$($GO list ./... | grep -v /internal/differential)
 suite "vet and gofmt" vet
-suite "unit tests (-race)" $GO test -race -count=1 $unit_pkgs
+suite "unit tests (-race)" unit
 suite "deploy manifests (k8s types)" k8s_manifests
 # The differential suite re-executes itself under `unshare --mount --net`
 # with a private /etc/hosts, resolv.conf and nsswitch.conf and a DNS server
@@ -95,7 +120,7 @@ suite "deploy manifests (k8s types)" k8s_manifests
 # cases run against a real name service and no lookup leaves the machine.
 # unshare is util-linux's; the suite needs root for it (without, host-name
 # cases are skipped, or fail under CI=true).
-suite "differential vs Apache 2.4" $GO test -count=1 -v ./internal/differential/
+suite "differential vs Apache 2.4" differential
 suite "fuzz targets" fuzz
 
 echo
