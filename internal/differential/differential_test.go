@@ -404,6 +404,9 @@ type servers struct {
 	// loc replaces the addresses of the oracle, the backend and the
 	// front in a Location by one placeholder, for the case in progress.
 	loc *strings.Replacer
+	// mapless makes the backend the one without the case's mapping
+	// (backendOptions), for TestControlExactMapless.
+	mapless bool
 }
 
 // answer is r as its exact comparison sees it: the status, and for a
@@ -476,6 +479,9 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 	}
 	t0 := time.Now()
 	backendOpt := mappingBackendOptions(bl)
+	if s.mapless {
+		backendOpt = backendOptions(l)
+	}
 	if s.oracle == nil {
 		s.oracle = apachetest.Start(t, l.OracleOptions())
 		s.backend = apachetest.Start(t, backendOpt)
