@@ -289,6 +289,7 @@ func TestRandomDifferential(t *testing.T) {
 	fmt.Printf("random differential: %d configs, %d requests, %d agree, %d bypasses, seed %d, %.1f seconds\n",
 		tl.cases, tl.requests, tl.agree, tl.bypasses, seed, tl.elapsed.Seconds())
 	lt.print()
+	tl.printExact("random differential")
 	fmt.Printf("random differential: time in Apache reloads %.1fs, orderly start/stop %.1fs, requests %.1fs; error-log codes compared on %d requests, %d differ [%s]\n",
 		tl.reloading.Seconds(), tl.starting.Seconds(), tl.requesting.Seconds(), tl.logged, len(tl.logMismatches), runtime.Version())
 	if len(tl.tolerated) > 0 {
