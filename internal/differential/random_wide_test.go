@@ -197,7 +197,7 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 	}
 	t1 := time.Now()
 	addr, stop := fr.start(t, l, s.backend.Addr)
-	s.loc = locationReplacer(s.oracle.Addr, s.backend.Addr, addr)
+	s.ports = locationPorts(s.oracle.Addr, s.backend.Addr, addr)
 	t2 := time.Now()
 	tl.reloading += t1.Sub(t0)
 	tl.starting += t2.Sub(t1)
