@@ -150,12 +150,14 @@ func classifyLoad(apacheErr, orderlyErr error, dir string) loadOutcome {
 }
 
 // runRandomCase is runCase for a configuration either server may refuse:
-// it lays c out in dir, reloads the oracle (whose refusal to start is
-// kept, not fatal) and the backend, starts fr, and, when both serve,
-// replays every request on both and compares the answers by class, by
-// the access-control codes each logged, and for TRACE by whether one
-// echoed it (200) where the other refused it with 405 (TraceEnable Off),
-// which the classes do not tell apart.
+// it lays c out in dir, and a copy without its access rules for the
+// backend, reloads the oracle (whose refusal to start is kept, not
+// fatal) and the backend, starts fr, and, when both serve, replays every
+// request on both and compares the answers as runCase does: a refusal
+// by class, which must be orderly's own, any other answer by exact
+// status and Location; by the access-control codes each logged; and for
+// TRACE by whether one echoed it (200) where the other refused it with
+// 405 (TraceEnable Off).
 func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest.Case, dir string, tl *tally) ([]outcome, loadOutcome) {
 	t.Helper()
 	if !useNames(t, c) {
@@ -170,34 +172,46 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 		t.Fatalf("%s: %v", c.Path, err)
 	}
 	t0 := time.Now()
+	// The backend maps the URLs as the oracle does (runCase): its copy of
+	// the case is laid out and the backend reloaded while the oracle
+	// reloads. When the oracle refuses the configuration there is nothing
+	// to compare, and where the backend refuses it too, the backend of
+	// before serves orderly's start.
+	done := make(chan error, 1)
+	go func() {
+		bl, err := c.WithoutAccess().Materialize(filepath.Join(dir, "backend"))
+		if err != nil {
+			done <- fmt.Errorf("the backend's copy: %v", err)
+			return
+		}
+		done <- tryFatal(t, func(tb testing.TB) {
+			if s.backend == nil {
+				s.backend = apachetest.Start(tb, mappingBackendOptions(bl))
+			} else {
+				s.backend.Reload(tb, mappingBackendOptions(bl))
+			}
+		})
+	}()
 	var apacheErr error
 	if s.oracle == nil {
 		apacheErr = tryFatal(t, func(tb testing.TB) { s.oracle = apachetest.Start(tb, l.OracleOptions()) })
 	} else {
 		apacheErr = tryFatal(t, func(tb testing.TB) { s.oracle.Reload(tb, l.OracleOptions()) })
 	}
+	backendErr := <-done
 	if apacheErr != nil && !strings.Contains(apacheErr.Error(), "apache2 exited") {
 		t.Fatalf("%s: the oracle did not come up, and did not refuse the configuration either: %v", c.Path, apacheErr)
 	}
-	// The backend maps the URLs as the oracle does (runCase), when the
-	// oracle serves; when it refuses the configuration, there is nothing
-	// to compare, and the backend of before serves orderly's start.
-	backendOpt := backendOptions(l)
-	if apacheErr == nil {
-		bl, err := c.WithoutAccess().Materialize(filepath.Join(dir, "backend"))
-		if err != nil {
-			t.Fatalf("%s: the backend's copy: %v", c.Path, err)
-		}
-		backendOpt = mappingBackendOptions(bl)
-	}
-	if s.backend == nil {
-		s.backend = apachetest.Start(t, backendOpt)
-	} else {
-		s.backend.Reload(t, backendOpt)
+	switch {
+	case backendErr != nil && apacheErr == nil:
+		t.Fatalf("%s: the oracle serves the configuration, the backend refuses it without its access rules: %v", c.Path, backendErr)
+	case backendErr != nil && s.backend == nil:
+		s.backend = apachetest.Start(t, backendOptions(l))
+	case backendErr != nil:
+		s.backend.Reload(t, backendOptions(l))
 	}
 	t1 := time.Now()
 	addr, stop := fr.start(t, l, s.backend.Addr)
-	s.ports = locationPorts(s.oracle.Addr, s.backend.Addr, addr)
 	t2 := time.Now()
 	tl.reloading += t1.Sub(t0)
 	tl.starting += t2.Sub(t1)
@@ -212,6 +226,7 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 	if load.kind != bothServe {
 		return nil, load
 	}
+	s.ports = locationPorts(s.oracle.Addr, s.backend.Addr, addr)
 	frontLog := fr.errorLog(l)
 	oracleLog := filepath.Join(s.oracle.Dir, "error.log")
 	var outs []outcome
