@@ -131,3 +131,26 @@ func TestControlExactMapless(t *testing.T) {
 		t.Log(m)
 	}
 }
+
+func TestNormalLocation(t *testing.T) {
+	ports := []string{"41001", "41002"}
+	tests := []struct{ loc, want string }{
+		{"http://127.0.0.1:41001/x", "http://127.0.0.1/x"},
+		{"https://127.0.0.1:41002/new?q=%20", "https://127.0.0.1/new?q=%20"},
+		{"https://www.example.test:41002/secure/", "https://www.example.test/secure/"},
+		{"http://[::1]:41001/a%2fb", "http://[::1]/a%2fb"},
+		{"http://Example.TEST:41001/%7euser/", "http://Example.TEST/%7euser/"},
+		// Not a port of the servers: a Host the request named, or the
+		// configuration's.
+		{"http://127.0.0.1:8080/x", "http://127.0.0.1:8080/x"},
+		{"http://example.com/41001", "http://example.com/41001"},
+		{"/relative:41001", "/relative:41001"},
+		{"mailto:admin@example.com", "mailto:admin@example.com"},
+		{"http://%zz", "http://%zz"},
+	}
+	for _, tt := range tests {
+		if got := normalLocation(tt.loc, ports); got != tt.want {
+			t.Errorf("normalLocation(%q) = %q, want %q", tt.loc, got, tt.want)
+		}
+	}
+}
