@@ -49,8 +49,6 @@ var (
 		gen.HtaccessNoIndex: "a directory without its index file, below an .htaccess file: PUT with the index " +
 			"sub-request refused (Require method PUT) is 405 on Apache, 403 on orderly; under a Satisfy Any that " +
 			"lets a refused client through, orderly logs AH01797 for the index sub-request too",
-		gen.TraceAboveRoot: "TRACE /../x with TraceEnable Off: Apache answers 400 (the path), orderly 405 " +
-			"(TraceEnable first); both refuse",
 		gen.ErrorDocumentURLSymlinks: "ErrorDocument 403 http://...: for the 403 of a symbolic link the options " +
 			"refuse (AH00037) Apache answers 403, orderly redirects (302)",
 		gen.QuietLogLevel: "error log only: under LogLevel crit Apache logs no AH01797 or AH00037, orderly does",

@@ -258,7 +258,13 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 		if o.class == want.Class() && o.class == "other" && !trace && err == nil {
 			// Neither refused: the statuses are compared exactly, and a
 			// redirect's Location (runCase).
-			if w, g := s.answer(want), s.answer(got); w != g {
+			w, g, why := s.compareExact(rq, want, got)
+			switch {
+			case w == g:
+				tl.addExact(want.Status)
+			case why != "":
+				tl.addByClass(why)
+			default:
 				o.class = g
 				o.mismatch = fmt.Sprintf("%s:%d: %s: apache %s, front %s", c.Path, rq.Line, rq, w, g)
 				tl.mismatches = append(tl.mismatches, o.mismatch)
@@ -266,7 +272,6 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 				outs = append(outs, o)
 				continue
 			}
-			tl.addExact(want.Status)
 		} else if o.class == want.Class() && !trace && err == nil {
 			tl.addExact(want.Status)
 		}

@@ -324,7 +324,14 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 	if req.Method == "TRACE" {
 		// http_core's map_to_storage hook (ap_send_http_trace) answers
 		// TRACE before the section walk and access control: 405 under
-		// TraceEnable Off, the echoed request otherwise.
+		// TraceEnable Off, the echoed request otherwise. The path is
+		// decoded and normalised before, in ap_process_request_internal:
+		// one above the root is 400, an encoded slash 404 under
+		// AllowEncodedSlashes Off, whatever TraceEnable says.
+		if _, _, st := e.target(req.Target); st != 0 {
+			res.Status, res.Layer = st, policy.LayerRequest
+			return res
+		}
 		if e.cfg.TraceEnable == "off" {
 			res.Status, res.Layer, res.Rule = http.StatusMethodNotAllowed, policy.LayerRequest, e.cfg.TraceRule
 			if r := e.cfg.TraceRule; r != nil && !req.Dry {
