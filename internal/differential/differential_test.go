@@ -140,7 +140,13 @@ func (f orderlyFront) config(l apachetest.Layout, backend, addr string) string {
 	if f.mode != "" {
 		mode = f.mode
 	}
-	block := fmt.Sprintf("backend \"httpd\" {\n  url = \"http://%s\"\n}", backend)
+	// No active health checks: the harness has made sure the backend
+	// answers before orderly starts, and a first check that a busy
+	// machine answers late (or a site whose "GET /" Apache answers with
+	// 500, corpus 919) would leave it out for the whole case, every
+	// request answered 502 by orderly itself. The health checks have
+	// tests of their own (lifecycle_test.go).
+	block := fmt.Sprintf("backend \"httpd\" {\n  url = \"http://%s\"\n  health_check {\n    enabled = false\n  }\n}", backend)
 	if f.backend != "" {
 		block = f.backend
 	}
@@ -786,7 +792,7 @@ func (s *servers) compareExact(rq apachetest.Request, want, got apachetest.Respo
 	if w == g {
 		return w, g, ""
 	}
-	d := difference{rq: rq, got: got, want: w, front: g, s: s}
+	d := difference{rq: rq, got: got, want: w, front: g}
 	for _, e := range classOnly {
 		if e.match(&d) {
 			return w, g, e.why
@@ -801,20 +807,6 @@ type difference struct {
 	rq          apachetest.Request
 	got         apachetest.Response // the front's answer
 	want, front string              // both answers as servers.answer has them
-	s           *servers
-}
-
-// rootFails reports whether the oracle and the backend both answer
-// "GET /", orderly's health check, with a 5xx.
-func (d *difference) rootFails() bool {
-	rq := apachetest.Request{Method: "GET", Target: "/", ClientIP: "127.0.0.1"}
-	for _, addr := range []string{d.s.oracle.Addr, d.s.backend.Addr} {
-		r, err := apachetest.Do(addr, rq)
-		if err != nil || r.Status < 500 {
-			return false
-		}
-	}
-	return true
 }
 
 // classOnly lists the differences in exact status or Location that are
@@ -831,14 +823,6 @@ var classOnly = []struct {
 		match: func(d *difference) bool {
 			return d.rq.TLS && strings.HasPrefix(d.got.Server, "Apache") &&
 				strings.Replace(d.want, " https://", " http://", 1) == d.front
-		},
-	},
-	{
-		why: "orderly answered 502 itself (no backend available): its health check, GET /, finds the backend down, " +
-			"which answers it with 5xx as the oracle does (a root .htaccess file Apache refuses), where Apache " +
-			"answers what needs no file (TRACE); a design of orderly's health check, not a decision",
-		match: func(d *difference) bool {
-			return d.got.Status == 502 && d.got.Server == "" && d.rootFails()
 		},
 	},
 }
