@@ -5,8 +5,8 @@
 // mapping), and the answers are compared request by request, status for
 // status. Controls show the comparison can fail and can pass: a
 // pass-through front must disagree, a front that turns 404 into 200 must
-// be caught (exact_test.go), and Apache itself as the front must agree
-// fully.
+// be caught, and so must a refusal the backend made instead of orderly
+// (exact_test.go), and Apache itself as the front must agree fully.
 package differential
 
 import (

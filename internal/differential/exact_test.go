@@ -20,6 +20,9 @@ import (
 // where the classes cannot: a front that turns a 404 into a 200 must be
 // caught on every such request and no other, and the backend of before,
 // without the case's aliases, virtual hosts and redirects, must disagree.
+// Since the backend refuses some requests itself now, a refusal must be
+// orderly's: one the backend made is caught even where its status is the
+// oracle's.
 
 // exactControlCases are the cases the controls replay: aliases, virtual
 // hosts with document roots of their own, DirectoryIndex, mod_dir's
@@ -32,6 +35,15 @@ var exactControlCases = []string{
 	"309-dokuwiki-debian-dual-ifmodule",
 	"423-redirect-statuses",
 	"425-redirect-vhosts",
+}
+
+// backendRefusalCases are cases where the backend, with the mapping but
+// no access rules, refuses requests as the oracle does: Options
+// FollowSymLinks and Indexes (403), .htaccess files Apache refuses (500).
+var backendRefusalCases = []string{
+	"150-options-followsymlinks",
+	"153-options-indexes-autoindex",
+	"335-htaccess-unwrapped-module-directives",
 }
 
 // replayCases runs the named cases of the corpus through fr on s.
@@ -152,5 +164,26 @@ func TestNormalLocation(t *testing.T) {
 		if got := normalLocation(tt.loc, ports); got != tt.want {
 			t.Errorf("normalLocation(%q) = %q, want %q", tt.loc, got, tt.want)
 		}
+	}
+}
+
+// TestControlBackendRefusal proves that a refusal must be orderly's own:
+// orderly in shadow mode decides but forwards everything, so where the
+// backend, which has the cases' Options, symbolic links and .htaccess
+// files, refuses as the oracle does, the status agrees but the answer is
+// the backend's, and the harness must report it.
+func TestControlBackendRefusal(t *testing.T) {
+	var s servers
+	outs, tl := replayCases(t, orderlyFront{mode: "shadow"}, &s, backendRefusalCases)
+	same := 0
+	for _, o := range outs {
+		if o.bypass && o.class == o.want.Class()+" from the backend" {
+			same++ // the classes agree: only the Server field tells
+		}
+	}
+	fmt.Printf("control backend-refusal: %d of %d requests refused by the backend as by the oracle, not by orderly, reported (must be > 0); %d bypasses in all\n",
+		same, tl.requests, tl.bypasses)
+	if same == 0 {
+		t.Fatal("no refusal of the backend's own was reported: the harness cannot tell orderly's refusals from the backend's")
 	}
 }
