@@ -32,6 +32,13 @@ type limitsFront struct {
 
 func newLimitsFront(t *testing.T, conf string) *limitsFront {
 	t.Helper()
+	return newLimitsFrontWith(t, conf, nil)
+}
+
+// newLimitsFrontWith is newLimitsFront with the Config edited by edit
+// (when not nil) before the Handler is made.
+func newLimitsFrontWith(t *testing.T, conf string, edit func(*Config)) *limitsFront {
+	t.Helper()
 	f := &limitsFront{errlog: &bytes.Buffer{}}
 	f.backend = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.Copy(io.Discard, r.Body)
@@ -54,7 +61,11 @@ func newLimitsFront(t *testing.T, conf string) *limitsFront {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(f.backend.URL)
-	h := New(Config{Backend: u, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, ErrorLog: f.errlog}, walk.New(cfg, walk.OS, NewIdentity()))
+	c := Config{Backend: u, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, ErrorLog: f.errlog}
+	if edit != nil {
+		edit(&c)
+	}
+	h := New(c, walk.New(cfg, walk.OS, NewIdentity()))
 	front := httptest.NewServer(h)
 	t.Cleanup(front.Close)
 	f.url = front.URL

@@ -361,6 +361,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 			local = ap.Addr().Unmap()
 		}
 	}
+	ti := h.tlsInfo(r) // tlsinfo.go
 	req := &walk.Request{
 		Method:     r.Method,
 		Target:     r.RequestURI,
@@ -372,8 +373,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),
 		Now:        start.UnixNano(),
-		TLSInfo:    h.tlsInfo(r), // tlsinfo.go
-		TLS:        r.TLS != nil,
+		TLSInfo:    ti,
+		// The scheme of the URLs orderly builds (redirects) is the
+		// client's: https behind a TLS-terminating proxy it believes
+		// (forwarded_tls) too.
+		TLS: ti.On,
 	}
 	if h.cfg.Resolver != nil {
 		req.Resolver = h.cfg.Resolver

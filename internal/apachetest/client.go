@@ -147,6 +147,9 @@ type Response struct {
 	WWWAuthenticate string
 	// Location is the Location field of the response, if any.
 	Location string
+	// Server is the Server field of the response, if any: Apache names
+	// itself there, orderly's own answers have none.
+	Server string
 	// Body holds at most MaxBody bytes of the body.
 	Body []byte
 	// TLS is set when the server refused the TLS connection instead of
@@ -182,6 +185,7 @@ func Do(addr string, req Request) (Response, error) {
 		Status:          resp.StatusCode,
 		WWWAuthenticate: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
 		Location:        resp.Header.Get("Location"),
+		Server:          resp.Header.Get("Server"),
 		Body:            body,
 	}, nil
 }

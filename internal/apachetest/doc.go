@@ -14,7 +14,9 @@
 //     class that the differential test compares.
 //   - [LoadCase] and [LoadCorpus] read the txtar cases of testdata/corpus
 //     (see the README there), and [Case.Materialize] writes a case's files
-//     to disk.
+//     to disk; [Case.WithoutAccess] is the copy of a case the
+//     differential's backend serves, its access rules and request limits
+//     taken out ([StripAccess]).
 //
 // Everything is Linux- and Debian-specific: the package is test
 // infrastructure, not product code. No test sends traffic beyond 127.0.0.1.

@@ -427,7 +427,13 @@ func DoTLS(addr string, req Request, cert *tls.Certificate, roots *x509.CertPool
 	if err != nil {
 		return Response{}, fmt.Errorf("reading the body of the response to %q: %v", req.String(), err)
 	}
-	return Response{Status: resp.StatusCode, WWWAuthenticate: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "), Body: body}, nil
+	return Response{
+		Status:          resp.StatusCode,
+		WWWAuthenticate: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "),
+		Location:        resp.Header.Get("Location"),
+		Server:          resp.Header.Get("Server"),
+		Body:            body,
+	}, nil
 }
 
 // refusedTLS reports a server's refusal at the TLS layer: an alert, or

@@ -1,9 +1,12 @@
 // Package differential holds orderly's proof: every case of the corpus in
 // testdata/corpus runs on real Apache httpd 2.4 under mod_access_compat
 // (the oracle) and through the orderly binary in front of a second Apache
-// with no access rules, and the answers are compared request by request.
-// Two controls show the comparison can fail and can pass: a pass-through
-// front must disagree, and Apache itself as the front must agree fully.
+// with the case's configuration but no access rules (the same URL
+// mapping), and the answers are compared request by request, status for
+// status. Controls show the comparison can fail and can pass: a
+// pass-through front must disagree, a front that turns 404 into 200 must
+// be caught, and so must a refusal the backend made instead of orderly
+// (exact_test.go), and Apache itself as the front must agree fully.
 package differential
 
 import (
@@ -19,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,7 +140,13 @@ func (f orderlyFront) config(l apachetest.Layout, backend, addr string) string {
 	if f.mode != "" {
 		mode = f.mode
 	}
-	block := fmt.Sprintf("backend \"httpd\" {\n  url = \"http://%s\"\n}", backend)
+	// No active health checks: the harness has made sure the backend
+	// answers before orderly starts, and a first check that a busy
+	// machine answers late (or a site whose "GET /" Apache answers with
+	// 500, corpus 919) would leave it out for the whole case, every
+	// request answered 502 by orderly itself. The health checks have
+	// tests of their own (lifecycle_test.go).
+	block := fmt.Sprintf("backend \"httpd\" {\n  url = \"http://%s\"\n  health_check {\n    enabled = false\n  }\n}", backend)
 	if f.backend != "" {
 		block = f.backend
 	}
@@ -339,6 +349,56 @@ type tally struct {
 	// renegotiation and orderly with 403 (ssl_test.go); tlsSkipped the
 	// TLS requests of a front that has no TLS listener.
 	tlsRenegotiation, tlsSkipped int
+	// exact counts the requests whose answers were compared status for
+	// status (and Location for Location), and agreed; exactMismatches
+	// those that did not agree. byClass counts, by reason, those
+	// compared by class only (classOnly).
+	exact, exactMismatches int
+	byClass                map[string]int
+	statuses               map[int]int // the exact answers that agree, by status
+}
+
+func (tl *tally) addExact(status int) {
+	if tl.statuses == nil {
+		tl.statuses = make(map[int]int)
+	}
+	tl.statuses[status]++
+	tl.exact++
+}
+
+func (tl *tally) addByClass(why string) {
+	if tl.byClass == nil {
+		tl.byClass = make(map[string]int)
+	}
+	tl.byClass[why]++
+}
+
+// printExact prints how many answers were compared exactly and how many
+// by class, and why, for the run summary of name.
+func (tl *tally) printExact(name string) {
+	n := 0
+	for _, k := range tl.byClass {
+		n += k
+	}
+	fmt.Printf("%s: %d requests compared by exact status (and Location), %d disagreeing; %d by class only:\n", name, tl.exact+tl.exactMismatches, tl.exactMismatches, n)
+	codes := make([]int, 0, len(tl.statuses))
+	for code := range tl.statuses {
+		codes = append(codes, code)
+	}
+	sort.Ints(codes)
+	var b strings.Builder
+	for _, code := range codes {
+		fmt.Fprintf(&b, " %d×%d", code, tl.statuses[code])
+	}
+	fmt.Printf("%s:   agreeing exactly:%s\n", name, b.String())
+	whys := make([]string, 0, len(tl.byClass))
+	for why := range tl.byClass {
+		whys = append(whys, why)
+	}
+	sort.Strings(whys)
+	for _, why := range whys {
+		fmt.Printf("%s:   %d by class: %s\n", name, tl.byClass[why], why)
+	}
 }
 
 // refused reports whether a class is a refusal by access control.
@@ -351,6 +411,59 @@ func refused(class string) bool {
 type servers struct {
 	oracle, backend *apachetest.Server
 	oracleLog       int64 // how much of the oracle's error log was read
+	// ports are the ports the oracle, the backend and the front listen
+	// on, for the case in progress (locationPorts).
+	ports []string
+	// mapless makes the backend the one without the case's mapping
+	// (backendOptions), for TestControlExactMapless.
+	mapless bool
+}
+
+// answer is r as its exact comparison sees it: the status, and for a
+// redirect its Location, without the port of one of the servers
+// (normalLocation).
+func (s *servers) answer(r apachetest.Response) string {
+	if r.Status < 300 || r.Status > 399 || r.Location == "" {
+		return strconv.Itoa(r.Status)
+	}
+	return strconv.Itoa(r.Status) + " " + normalLocation(r.Location, s.ports)
+}
+
+// locationPorts returns the ports of addrs ("" ignored).
+func locationPorts(addrs ...string) []string {
+	var ports []string
+	for _, a := range addrs {
+		if _, port, err := net.SplitHostPort(a); err == nil {
+			ports = append(ports, port)
+		}
+	}
+	return ports
+}
+
+// normalLocation returns loc without its port when that is one of ports.
+// The oracle, the backend and the front listen on ports of their own,
+// where a deployment listens on 80 and 443, and a server names its own
+// in a redirect where the request's Host had none (the oracle's TLS
+// listener, a virtual host of its address, UseCanonicalPhysicalPort);
+// on 80 and 443 the port is left out.
+func normalLocation(loc string, ports []string) string {
+	u, err := url.Parse(loc)
+	if err != nil || u.Host == "" || !slices.Contains(ports, u.Port()) {
+		return loc
+	}
+	// The rest of loc stays as written, byte for byte.
+	return strings.Replace(loc, "//"+u.Host, "//"+strings.TrimSuffix(u.Host, ":"+u.Port()), 1)
+}
+
+// backendAnswered reports whether the front passed on the backend's
+// answer: orderly's own answers have no Server field, Apache's name it.
+// It is false for fronts other than orderly.
+func backendAnswered(fr front, got apachetest.Response) bool {
+	switch fr.(type) {
+	case orderlyFront, *lbFront, *tolerantOrderly:
+		return strings.HasPrefix(got.Server, "Apache")
+	}
+	return false
 }
 
 // outcome is what became of one request of a case.
@@ -364,11 +477,14 @@ type outcome struct {
 	bypass                bool // the oracle refused, the front let it through
 }
 
-// runCase lays c out in dir, points the oracle and the backend at it,
-// starts fr in front of the backend, replays every request on both and
-// compares the answers by class and, where they agree, by the
-// access-control codes each logged. It adds to tl and returns each
-// request's outcome.
+// runCase lays c out in dir, and a copy without its access rules for the
+// backend (apachetest.Case.WithoutAccess), points the oracle and the
+// backend at them, starts fr in front of the backend, replays every
+// request on both and compares the answers: a refusal by class (its
+// status, a 401's realm), which must be the front's own; any other answer
+// by exact status and, for a redirect, Location, except where classOnly
+// says why not; and, where they agree, by the access-control codes each
+// logged. It adds to tl and returns each request's outcome.
 func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string, tl *tally) []outcome {
 	t.Helper()
 	// The case's host names, in the private name service (names_test.go);
@@ -380,21 +496,47 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 	if names != nil {
 		defer func() { tl.dnsQuestions += len(names.Asked()) }()
 	}
+	t0 := time.Now()
 	l, err := c.Materialize(dir)
 	if err != nil {
 		t.Fatalf("%s: %v", c.Path, err)
 	}
-	t0 := time.Now()
-	backendOpt := backendOptions(l)
+	// The backend's copy of the case, without its access rules, is laid
+	// out and the backend reloaded while the oracle reloads: writing a
+	// case's files costs as much as a reload.
+	backend := func(tb testing.TB) {
+		bl, err := c.WithoutAccess().Materialize(filepath.Join(dir, "backend"))
+		if err != nil {
+			tb.Fatalf("%s: the backend's copy: %v", c.Path, err)
+		}
+		opt := mappingBackendOptions(bl)
+		if s.mapless {
+			opt = backendOptions(l)
+		}
+		if s.backend == nil {
+			s.backend = apachetest.Start(tb, opt)
+		} else {
+			s.backend.Reload(tb, opt)
+		}
+	}
 	if s.oracle == nil {
 		s.oracle = apachetest.Start(t, l.OracleOptions())
-		s.backend = apachetest.Start(t, backendOpt)
+		backend(t)
 	} else {
-		s.oracle.Reload(t, l.OracleOptions())
-		s.backend.Reload(t, backendOpt)
+		done := make(chan error, 1)
+		go func() { done <- tryFatal(t, backend) }()
+		oracleErr := tryFatal(t, func(tb testing.TB) { s.oracle.Reload(tb, l.OracleOptions()) })
+		backendErr := <-done
+		if oracleErr != nil {
+			t.Fatal(oracleErr)
+		}
+		if backendErr != nil {
+			t.Fatal(backendErr)
+		}
 	}
 	t1 := time.Now()
 	addr, stop := fr.start(t, l, s.backend.Addr)
+	s.ports = locationPorts(s.oracle.Addr, s.oracle.TLSAddr, s.backend.Addr, addr, frontTLSAddr(fr, addr))
 	t2 := time.Now()
 	tl.reloading += t1.Sub(t0)
 	tl.starting += t2.Sub(t1)
@@ -431,25 +573,54 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 		if err == nil {
 			o.class = got.Class()
 		}
-		if err == nil && renegotiationRefusal(want, got) {
-			o.class = want.Class()
-			tl.tlsRenegotiation++
-		}
-		if o.class == want.Class() && err == nil && exactWant(rq.Want) && !dirSlash(rq, want) && (got.Status != want.Status || got.Location != want.Location) {
-			// A status orderly answers itself, which the classes do not
-			// tell apart: the case's want= asks for it exactly.
-			o.class = fmt.Sprintf("%d %s", got.Status, got.Location)
-			if tf, ok := fr.(tolerant); ok {
-				if why := tf.tolerate(want, got); why != "" {
-					tl.tolerated = append(tl.tolerated, fmt.Sprintf("%s:%d: %s: apache %d, front %d: %s", c.Path, rq.Line, rq, want.Status, got.Status, why))
-					outs = append(outs, o)
-					continue
-				}
-			}
-			o.mismatch = fmt.Sprintf("%s:%d: %s: apache %d %s, front %d %s", c.Path, rq.Line, rq, want.Status, want.Location, got.Status, got.Location)
+		if err == nil && refused(want.Class()) && backendAnswered(fr, got) {
+			// The backend has the case's mapping, so it refuses some
+			// requests too (Options, a symbolic link, an .htaccess
+			// file it cannot read): a refusal must be orderly's own.
+			o.class = fmt.Sprintf("%s from the backend", got.Class())
+			o.bypass = true
+			tl.bypasses++
+			o.mismatch = fmt.Sprintf("%s:%d: %s: apache %d, front %d answered by the backend (Server: %s): orderly let it through", c.Path, rq.Line, rq, want.Status, got.Status, got.Server)
 			tl.mismatches = append(tl.mismatches, o.mismatch)
 			outs = append(outs, o)
 			continue
+		}
+		renegotiation := err == nil && renegotiationRefusal(want, got)
+		if renegotiation {
+			o.class = want.Class()
+			tl.tlsRenegotiation++
+		}
+		if o.class == want.Class() && err == nil && o.class == "other" {
+			// Both answered without refusing: the backend maps the URL
+			// as the oracle does, so the statuses are compared exactly,
+			// and a redirect's Location too.
+			w, g, why := s.compareExact(rq, want, got)
+			switch {
+			case w == g:
+				tl.addExact(want.Status)
+			case why != "":
+				tl.addByClass(why)
+			default:
+				o.class = g
+				if tf, ok := fr.(tolerant); ok {
+					if why := tf.tolerate(want, got); why != "" {
+						tl.tolerated = append(tl.tolerated, fmt.Sprintf("%s:%d: %s: apache %s, front %s: %s", c.Path, rq.Line, rq, w, g, why))
+						outs = append(outs, o)
+						continue
+					}
+				}
+				o.mismatch = fmt.Sprintf("%s:%d: %s: apache %s, front %s", c.Path, rq.Line, rq, w, g)
+				tl.mismatches = append(tl.mismatches, o.mismatch)
+				tl.exactMismatches++
+				outs = append(outs, o)
+				continue
+			}
+		} else if o.class == want.Class() && err == nil && want.TLS == "" {
+			tl.addExact(want.Status) // a refusal's class is its status (and a 401's realm)
+		} else if renegotiation {
+			tl.addByClass("mod_ssl refused in a TLS renegotiation, orderly (which cannot renegotiate) with 403")
+		} else if o.class == want.Class() && err == nil {
+			tl.addByClass("both refused at the TLS handshake: there is no status")
 		}
 		if o.class == want.Class() {
 			tl.agree++
@@ -480,32 +651,6 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 		outs = append(outs, o)
 	}
 	return outs
-}
-
-// exactWant reports whether a request's want= is a status orderly answers
-// itself and the classes do not tell apart (a redirect, 405, 410, 413,
-// 414, 431, 501): the front must answer it exactly, with the oracle's
-// Location.
-func exactWant(want string) bool {
-	n, err := strconv.Atoi(want)
-	if err != nil {
-		return false
-	}
-	switch {
-	case n >= 300 && n <= 399:
-		return true
-	case n == 405, n == 410, n == 413, n == 414, n == 431, n == 501:
-		return true
-	}
-	return false
-}
-
-// dirSlash reports whether an answer is mod_dir's DirectorySlash redirect
-// (301 to the request's path with a slash), which the backend answers,
-// not orderly: it is compared by class.
-func dirSlash(rq apachetest.Request, want apachetest.Response) bool {
-	path, _, _ := strings.Cut(rq.Target, "?")
-	return want.Status == 301 && strings.Contains(want.Location, path+"/")
 }
 
 func fileSize(name string) int64 {
@@ -566,6 +711,9 @@ func TestDifferential(t *testing.T) {
 		tl.agree, tl.requests, tl.cases, tl.bypasses, tl.elapsed.Round(time.Millisecond), runtime.Version())
 	fmt.Printf("differential: orderly agrees with Apache on %d/%d requests across %d cases, %d bypasses\n",
 		tl.agree, tl.requests, tl.cases, tl.bypasses)
+	tl.printExact("differential")
+	fmt.Printf("differential: %.1f seconds: laying the cases out and reloading Apache %.1fs, orderly start/stop %.1fs, requests %.1fs\n",
+		tl.elapsed.Seconds(), tl.reloading.Seconds(), tl.starting.Seconds(), tl.requesting.Seconds())
 	if tl.tlsRenegotiation > 0 {
 		fmt.Printf("differential: of which %d refused by mod_ssl in a TLS renegotiation (a per-directory SSLVerifyClient) and by orderly with 403\n", tl.tlsRenegotiation)
 	}
@@ -606,14 +754,75 @@ func TestControlApacheFront(t *testing.T) {
 	fmt.Printf("control apache-front: agrees on %d/%d requests\n", tl.agree, tl.requests)
 }
 
-// backendOptions configures the 2.4 backend behind orderly: the case's
-// document root and no access rules, and no .htaccess files either, as a
-// backend behind orderly is set up (the legacy .htaccess rules are
-// orderly's to enforce).
+// backendOptions configures a 2.4 backend behind orderly without the
+// case's URL mapping: the case's document root and no access rules, and
+// no .htaccess files either. It is the backend of the life-cycle tests
+// (reloads, state, metrics, fail2ban, retirement), which compare no
+// statuses, of TestControlExactMapless, and of a random configuration
+// the oracle refuses.
 //
 // It loads the case's modules too, lists directories and follows every
 // symbolic link: what the legacy Options refuse is orderly's to refuse.
 func backendOptions(l apachetest.Layout) apachetest.Options {
 	return apachetest.Options{DocumentRoot: l.DocRoot, Modules: l.Modules,
 		Extra: "<Directory />\n    AllowOverride None\n    Options Indexes FollowSymLinks\n</Directory>\n"}
+}
+
+// mappingBackendOptions configures the backend of the corpus replay
+// (runCase) for bl, the case laid out without its access rules
+// (apachetest.Case.WithoutAccess): the oracle's configuration, its
+// modules and mod_remoteip included, with no access rule, so that it maps
+// every URL as the oracle does and its answers are compared status for
+// status. It stays plain HTTP where the oracle has a TLS listener, with
+// mod_ssl loaded for the legacy directives that need it.
+func mappingBackendOptions(bl apachetest.Layout) apachetest.Options {
+	o := bl.OracleOptions()
+	if o.TLS != nil {
+		o.TLS = nil
+		o.Modules = append([]string{"socache_shmcb", "ssl"}, o.Modules...)
+	}
+	return o
+}
+
+// compareExact returns the oracle's answer and the front's as the exact
+// comparison sees them (servers.answer) and, where they differ, why they
+// are compared by class only (classOnly), "" when nothing explains it.
+func (s *servers) compareExact(rq apachetest.Request, want, got apachetest.Response) (w, g, why string) {
+	w, g = s.answer(want), s.answer(got)
+	if w == g {
+		return w, g, ""
+	}
+	d := difference{rq: rq, got: got, want: w, front: g}
+	for _, e := range classOnly {
+		if e.match(&d) {
+			return w, g, e.why
+		}
+	}
+	return w, g, ""
+}
+
+// A difference is a request whose answers differ in exact status or
+// Location, as classOnly's entries see it.
+type difference struct {
+	rq          apachetest.Request
+	got         apachetest.Response // the front's answer
+	want, front string              // both answers as servers.answer has them
+}
+
+// classOnly lists the differences in exact status or Location that are
+// explained: the answers are then compared by class only. Each says why;
+// every one used is counted and printed in the run summary.
+var classOnly = []struct {
+	why   string
+	match func(d *difference) bool
+}{
+	{
+		why: "over TLS, a redirect the backend makes itself (mod_dir's slash) names http://: the backend is plain HTTP " +
+			"behind orderly's TLS listener and Apache does not read X-Forwarded-Proto (a deployment sets ServerName " +
+			"https://...); the status and the rest of the Location agree",
+		match: func(d *difference) bool {
+			return d.rq.TLS && strings.HasPrefix(d.got.Server, "Apache") &&
+				strings.Replace(d.want, " https://", " http://", 1) == d.front
+		},
+	},
 }

@@ -193,6 +193,7 @@ func TestForwardAuthNginx(t *testing.T) {
 	if tl.bypasses > 0 {
 		t.Errorf("%d bypasses through nginx + forward-auth", tl.bypasses)
 	}
+	tl.printExact("forward-auth")
 	fmt.Printf("forward-auth: nginx auth_request + orderly agree with Apache on %d/%d requests across %d cases, %d bypasses\n",
 		tl.agree, tl.requests-len(tl.tolerated), tl.cases, tl.bypasses)
 	for _, m := range tl.tolerated {

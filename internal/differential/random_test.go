@@ -42,9 +42,6 @@ var (
 			"providers): IndexOptions, Header, RequestReadTimeout, ExtFilterDefine with a word they do not know " +
 			"(gen); Apache refuses to start (or answers 500 for an .htaccess file), orderly serves",
 		gen.QuietLogLevel: "error log only: under LogLevel crit Apache logs no AH01797 or AH00037, orderly does",
-		gen.DocumentRootMoved: "a harness limit, not orderly's: with DocumentRoot moved (@EXTRA@), the rule-less " +
-			"backend still maps URLs under the case's document root (backendOptions), where a dangling symbolic " +
-			"link answers 403 (AH00037) while Apache, under the moved root, finds nothing (404); orderly forwards it",
 		gen.ErrorDocumentLocal: "error log only: ErrorDocument 403 /index.html where /index.html is refused too: " +
 			"Apache logs AH01797 for the request and for the internal redirect, orderly once",
 	}
@@ -268,6 +265,7 @@ func TestRandomDifferential(t *testing.T) {
 	fmt.Printf("random differential: %d configs, %d requests, %d agree, %d bypasses, seed %d, %.1f seconds\n",
 		tl.cases, tl.requests, tl.agree, tl.bypasses, seed, tl.elapsed.Seconds())
 	lt.print()
+	tl.printExact("random differential")
 	fmt.Printf("random differential: time in Apache reloads %.1fs, orderly start/stop %.1fs, requests %.1fs; error-log codes compared on %d requests, %d differ [%s]\n",
 		tl.reloading.Seconds(), tl.starting.Seconds(), tl.requesting.Seconds(), tl.logged, len(tl.logMismatches), runtime.Version())
 	if len(tl.tolerated) > 0 {

@@ -150,12 +150,14 @@ func classifyLoad(apacheErr, orderlyErr error, dir string) loadOutcome {
 }
 
 // runRandomCase is runCase for a configuration either server may refuse:
-// it lays c out in dir, reloads the oracle (whose refusal to start is
-// kept, not fatal) and the backend, starts fr, and, when both serve,
-// replays every request on both and compares the answers by class, by
-// the access-control codes each logged, and for TRACE by whether one
-// echoed it (200) where the other refused it with 405 (TraceEnable Off),
-// which the classes do not tell apart.
+// it lays c out in dir, and a copy without its access rules for the
+// backend, reloads the oracle (whose refusal to start is kept, not
+// fatal) and the backend, starts fr, and, when both serve, replays every
+// request on both and compares the answers as runCase does: a refusal
+// by class, which must be orderly's own, any other answer by exact
+// status and Location; by the access-control codes each logged; and for
+// TRACE by whether one echoed it (200) where the other refused it with
+// 405 (TraceEnable Off).
 func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest.Case, dir string, tl *tally) ([]outcome, loadOutcome) {
 	t.Helper()
 	if !useNames(t, c) {
@@ -170,18 +172,42 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 		t.Fatalf("%s: %v", c.Path, err)
 	}
 	t0 := time.Now()
+	// The backend maps the URLs as the oracle does (runCase): its copy of
+	// the case is laid out and the backend reloaded while the oracle
+	// reloads. When the oracle refuses the configuration there is nothing
+	// to compare, and where the backend refuses it too, the backend of
+	// before serves orderly's start.
+	done := make(chan error, 1)
+	go func() {
+		bl, err := c.WithoutAccess().Materialize(filepath.Join(dir, "backend"))
+		if err != nil {
+			done <- fmt.Errorf("the backend's copy: %v", err)
+			return
+		}
+		done <- tryFatal(t, func(tb testing.TB) {
+			if s.backend == nil {
+				s.backend = apachetest.Start(tb, mappingBackendOptions(bl))
+			} else {
+				s.backend.Reload(tb, mappingBackendOptions(bl))
+			}
+		})
+	}()
 	var apacheErr error
 	if s.oracle == nil {
 		apacheErr = tryFatal(t, func(tb testing.TB) { s.oracle = apachetest.Start(tb, l.OracleOptions()) })
 	} else {
 		apacheErr = tryFatal(t, func(tb testing.TB) { s.oracle.Reload(tb, l.OracleOptions()) })
 	}
+	backendErr := <-done
 	if apacheErr != nil && !strings.Contains(apacheErr.Error(), "apache2 exited") {
 		t.Fatalf("%s: the oracle did not come up, and did not refuse the configuration either: %v", c.Path, apacheErr)
 	}
-	if s.backend == nil {
+	switch {
+	case backendErr != nil && apacheErr == nil:
+		t.Fatalf("%s: the oracle serves the configuration, the backend refuses it without its access rules: %v", c.Path, backendErr)
+	case backendErr != nil && s.backend == nil:
 		s.backend = apachetest.Start(t, backendOptions(l))
-	} else {
+	case backendErr != nil:
 		s.backend.Reload(t, backendOptions(l))
 	}
 	t1 := time.Now()
@@ -200,6 +226,7 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 	if load.kind != bothServe {
 		return nil, load
 	}
+	s.ports = locationPorts(s.oracle.Addr, s.backend.Addr, addr)
 	frontLog := fr.errorLog(l)
 	oracleLog := filepath.Join(s.oracle.Dir, "error.log")
 	var outs []outcome
@@ -219,6 +246,35 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 		// TraceEnable: one server echoes the TRACE (200) where the other
 		// refuses it (405); a 404 or 400 on one side echoes nothing.
 		trace := rq.Method == "TRACE" && err == nil && (want.Status == 405 && got.Status == 200 || want.Status == 200 && got.Status == 405)
+		if err == nil && refused(want.Class()) && backendAnswered(fr, got) {
+			// A refusal must be orderly's own (runCase).
+			o.bypass = true
+			tl.bypasses++
+			o.mismatch = fmt.Sprintf("%s:%d: %s: apache %d, front %d answered by the backend (Server: %s): orderly let it through", c.Path, rq.Line, rq, want.Status, got.Status, got.Server)
+			tl.mismatches = append(tl.mismatches, o.mismatch)
+			outs = append(outs, o)
+			continue
+		}
+		if o.class == want.Class() && o.class == "other" && !trace && err == nil {
+			// Neither refused: the statuses are compared exactly, and a
+			// redirect's Location (runCase).
+			w, g, why := s.compareExact(rq, want, got)
+			switch {
+			case w == g:
+				tl.addExact(want.Status)
+			case why != "":
+				tl.addByClass(why)
+			default:
+				o.class = g
+				o.mismatch = fmt.Sprintf("%s:%d: %s: apache %s, front %s", c.Path, rq.Line, rq, w, g)
+				tl.mismatches = append(tl.mismatches, o.mismatch)
+				tl.exactMismatches++
+				outs = append(outs, o)
+				continue
+			}
+		} else if o.class == want.Class() && !trace && err == nil {
+			tl.addExact(want.Status)
+		}
 		if o.class == want.Class() && !trace {
 			tl.agree++
 			flog := frontLog()[frontBefore:]

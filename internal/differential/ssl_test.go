@@ -206,6 +206,7 @@ func TestForwardedTLS(t *testing.T) {
 	for _, m := range tl.tolerated {
 		t.Log(m)
 	}
+	tl.printExact("forwarded TLS")
 	fmt.Printf("forwarded TLS: orderly behind a TLS-terminating proxy agrees with Apache on %d/%d requests across %d cases, %d bypasses; %d refused by mod_ssl in a renegotiation and by orderly with 403; %d refused by Apache at the handshake and by orderly with 403\n",
 		tl.agree, tl.requests-len(tl.tolerated), tl.cases, tl.bypasses, tl.tlsRenegotiation, len(tl.tolerated))
 	if tl.requests == 0 {

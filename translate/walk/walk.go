@@ -346,7 +346,9 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 	if req.Method == "TRACE" {
 		// http_core's map_to_storage hook (ap_send_http_trace) answers
 		// TRACE before the section walk and access control: 405 under
-		// TraceEnable Off, the echoed request otherwise.
+		// TraceEnable Off, the echoed request otherwise (the path was
+		// checked above: one above the root is 400, an encoded slash 404
+		// under AllowEncodedSlashes Off, whatever TraceEnable says).
 		if e.cfg.TraceEnable == "off" {
 			res.Status, res.Layer, res.Rule = http.StatusMethodNotAllowed, policy.LayerRequest, e.cfg.TraceRule
 			if r := e.cfg.TraceRule; r != nil && !req.Dry {

@@ -806,27 +806,40 @@ func TestRestoreHtaccess(t *testing.T) {
 // TRACE is answered before the section walk (http_core's map_to_storage
 // hook): 405 under TraceEnable Off, whatever the access rules; otherwise
 // let through to be echoed, even where GET is refused. A virtual host
-// inherits the main server's setting unless it sets its own.
+// inherits the main server's setting unless it sets its own. The path is
+// decoded and normalised before (ap_process_request_internal), and its
+// refusals come first: 400 above the root, 404 for an encoded slash under
+// AllowEncodedSlashes Off.
 func TestTraceEnable(t *testing.T) {
 	conf := "<Directory @DOCROOT@/private>\nOrder allow,deny\nDeny from all\n</Directory>\n"
 	for _, tt := range []struct {
 		conf   string
 		method string
 		host   string
+		target string
 		want   int
 	}{
-		{"TraceEnable Off\n" + conf, "TRACE", "", 405},
-		{"TraceEnable Off\n" + conf, "GET", "", 403},
-		{"TraceEnable On\n" + conf, "TRACE", "", 0},
-		{conf, "TRACE", "", 0},
-		{"TraceEnable extended\n" + conf, "TRACE", "", 0},
-		{"TraceEnable Off\n<VirtualHost *:80>\nServerName v.test\n</VirtualHost>\n" + conf, "TRACE", "v.test", 405},
-		{"TraceEnable Off\n<VirtualHost *:80>\nServerName v.test\nTraceEnable On\n</VirtualHost>\n" + conf, "TRACE", "v.test", 0},
+		{"TraceEnable Off\n" + conf, "TRACE", "", "", 405},
+		{"TraceEnable Off\n" + conf, "TRACE", "", "/../private/index.html", 400},
+		{"TraceEnable On\n" + conf, "TRACE", "", "/../private/index.html", 400},
+		{"TraceEnable Off\n" + conf, "TRACE", "", "/private%2findex.html", 404},
+		{"TraceEnable Off\nAllowEncodedSlashes On\n" + conf, "TRACE", "", "/private%2findex.html", 405},
+		{"TraceEnable Off\n" + conf, "TRACE", "", "/private/../private/index.html", 405},
+		{"TraceEnable Off\n" + conf, "GET", "", "", 403},
+		{"TraceEnable On\n" + conf, "TRACE", "", "", 0},
+		{conf, "TRACE", "", "", 0},
+		{"TraceEnable extended\n" + conf, "TRACE", "", "", 0},
+		{"TraceEnable Off\n<VirtualHost *:80>\nServerName v.test\n</VirtualHost>\n" + conf, "TRACE", "v.test", "", 405},
+		{"TraceEnable Off\n<VirtualHost *:80>\nServerName v.test\nTraceEnable On\n</VirtualHost>\n" + conf, "TRACE", "v.test", "", 0},
 	} {
 		e, _ := engine(t, tt.conf, "private/index.html")
-		r := &Request{Method: tt.method, Target: "/private/index.html", Host: tt.host, Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("8.8.8.8")}
+		target := tt.target
+		if target == "" {
+			target = "/private/index.html"
+		}
+		r := &Request{Method: tt.method, Target: target, Host: tt.host, Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("8.8.8.8")}
 		if res := e.Decide(r, nil); res.Status != tt.want {
-			t.Errorf("%q %s %s: %d, want %d", tt.conf, tt.method, tt.host, res.Status, tt.want)
+			t.Errorf("%q %s %s %s: %d, want %d", tt.conf, tt.method, tt.host, target, res.Status, tt.want)
 		}
 	}
 }
