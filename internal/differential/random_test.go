@@ -22,6 +22,7 @@ var (
 	seedFlag     = flag.Int64("seed", 0, "seed of TestRandomDifferential (default: $ORDERLY_SEED, else the time)")
 	randomConfig = flag.Int("random-config", -1, "run only this configuration of the seed (TestRandomDifferential)")
 	triageDir    = flag.String("random-triage", filepath.Join(os.TempDir(), "orderly-random-triage"), "where TestRandomDifferential writes configurations that disagree at start")
+	foundDir     = flag.String("random-found", filepath.Join(os.TempDir(), "orderly-random-found"), "where TestRandomDifferential writes the configurations whose requests disagree, as corpus cases (never into testdata/ during a run)")
 )
 
 // randomWide is the share of the configurations that internal/gen draws
@@ -101,6 +102,34 @@ func randomOptions(t *testing.T) (gen.Options, string) {
 
 // randomSeed returns the seed: -seed if given, else ORDERLY_SEED, else
 // the time.
+// A randomRun is one seed's configurations.
+type randomRun struct {
+	seed  int64
+	count int
+}
+
+// fixedSeeds are the seeds every run replays, so that what they found
+// stays found; a run adds one new seed (the time) for what they miss.
+var fixedSeeds = []int64{1, 2, 3}
+
+// randomRuns returns the seeds to run: -seed or ORDERLY_SEED alone with
+// ORDERLY_RANDOM_CONFIGS configurations; otherwise the fixed seeds, 100
+// configurations each, then a new seed for the rest of
+// ORDERLY_RANDOM_CONFIGS (default 500), at least 200.
+func randomRuns(t *testing.T) []randomRun {
+	count := randomConfigs(t)
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "seed" })
+	if set || os.Getenv("ORDERLY_SEED") != "" {
+		return []randomRun{{randomSeed(t), count}}
+	}
+	var runs []randomRun
+	for _, s := range fixedSeeds {
+		runs = append(runs, randomRun{s, 100})
+	}
+	return append(runs, randomRun{time.Now().UnixNano(), max(count-100*len(fixedSeeds), 200)})
+}
+
 func randomSeed(t *testing.T) int64 {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "seed" })
@@ -181,15 +210,21 @@ func (f *tolerantOrderly) start(t *testing.T, l apachetest.Layout, backend strin
 // over-strict, counted and listed, no failure; one Apache refuses and
 // orderly serves, or one orderly refuses for a reason of Apache's that
 // Apache does not share, fails the test and is written to -random-triage.
-// Where both serve, a disagreement on a request is saved as a new fixed
-// case, testdata/corpus/9xx-random-SEED-N.txtar, with the oracle's
-// answers as want= values, and fails the test.
+// Where both serve, a disagreement on a request is saved as a corpus case,
+// 9xx-random-SEED-N.txtar with the oracle's answers as want= values,
+// under -random-found (a temporary directory: a run never writes into
+// testdata/), and fails the test. The seeds are fixedSeeds and one new
+// seed per run (randomRuns), each printed.
 func TestRandomDifferential(t *testing.T) {
 	apachetest.Require(t)
-	seed, count, saveLimit := randomSeed(t), randomConfigs(t), randomSaveLimit(t)
+	runs, saveLimit := randomRuns(t), randomSaveLimit(t)
 	opt, optDesc := randomOptions(t)
-	fmt.Printf("random differential: seed %d (%s)\n", seed, optDesc)
-	t.Logf("random differential: seed %d, %d configurations", seed, count)
+	var desc []string
+	for _, r := range runs {
+		desc = append(desc, fmt.Sprintf("seed %d: %d configurations", r.seed, r.count))
+	}
+	fmt.Printf("random differential: %s (%s)\n", strings.Join(desc, ", "), optDesc)
+	t.Logf("random differential: %s", strings.Join(desc, ", "))
 
 	var (
 		tl      tally
@@ -210,60 +245,63 @@ func TestRandomDifferential(t *testing.T) {
 	}()
 	start := time.Now()
 	tmp := apachetest.TempDir(t)
-	for n := range count {
-		if *randomConfig >= 0 && n != *randomConfig {
-			continue
-		}
-		c, constructs := randomCase(seed, n, opt)
-		current = c
-		dir := filepath.Join(tmp, fmt.Sprint(n%4))
-		os.RemoveAll(dir)
-		outs, load := s.runRandomCase(t, fr, c, dir, &tl)
-		current = nil
-		lt.add(n, constructs, load)
-		switch load.kind {
-		case apacheOnly, orderlyWrong:
-			what := "Apache refuses to start (" + load.apache + "), orderly serves it"
-			if load.kind == orderlyWrong {
-				what = "Apache serves it, orderly refuses it, not fail-closed: " + strings.Join(load.orderly, "; ")
+	for _, run := range runs {
+		seed := run.seed
+		for n := range run.count {
+			if *randomConfig >= 0 && n != *randomConfig {
+				continue
 			}
-			name, err := saveTriage(*triageDir, c, seed, n, load, optDesc)
-			if err != nil {
-				what += fmt.Sprintf(" (saving it: %v)", err)
-			} else {
-				what += " (" + name + ")"
+			c, constructs := randomCase(seed, n, opt)
+			current = c
+			dir := filepath.Join(tmp, fmt.Sprint(n%4))
+			os.RemoveAll(dir)
+			outs, load := s.runRandomCase(t, fr, c, dir, &tl)
+			current = nil
+			lt.add(n, constructs, load)
+			switch load.kind {
+			case apacheOnly, orderlyWrong:
+				what := "Apache refuses to start (" + load.apache + "), orderly serves it"
+				if load.kind == orderlyWrong {
+					what = "Apache serves it, orderly refuses it, not fail-closed: " + strings.Join(load.orderly, "; ")
+				}
+				name, err := saveTriage(*triageDir, c, seed, n, load, optDesc)
+				if err != nil {
+					what += fmt.Sprintf(" (saving it: %v)", err)
+				} else {
+					what += " (" + name + ")"
+				}
+				atStart = append(atStart, fmt.Sprintf("%s: %s", c.Path, what))
+				continue
 			}
-			atStart = append(atStart, fmt.Sprintf("%s: %s", c.Path, what))
-			continue
-		}
-		var found []string
-		for _, o := range outs {
-			switch {
-			case o.bypass:
-				found = append(found, o.mismatch)
-				bypass = append(bypass, o.mismatch)
-			case o.mismatch != "":
-				found = append(found, o.mismatch)
-				other = append(other, o.mismatch)
-			case o.logMismatch != "":
-				found = append(found, o.logMismatch)
-				other = append(other, o.logMismatch)
+			var found []string
+			for _, o := range outs {
+				switch {
+				case o.bypass:
+					found = append(found, o.mismatch)
+					bypass = append(bypass, o.mismatch)
+				case o.mismatch != "":
+					found = append(found, o.mismatch)
+					other = append(other, o.mismatch)
+				case o.logMismatch != "":
+					found = append(found, o.logMismatch)
+					other = append(other, o.logMismatch)
+				}
 			}
-		}
-		if len(found) > 0 && len(saved) >= saveLimit {
-			unsaved = append(unsaved, n)
-		} else if len(found) > 0 {
-			name, err := saveRandomCase(c, seed, n, outs, found, optDesc)
-			if err != nil {
-				t.Errorf("%s: saving the case: %v", c.Path, err)
-			} else {
-				saved = append(saved, name)
+			if len(found) > 0 && len(saved) >= saveLimit {
+				unsaved = append(unsaved, n)
+			} else if len(found) > 0 {
+				name, err := saveRandomCase(c, seed, n, outs, found, optDesc)
+				if err != nil {
+					t.Errorf("%s: saving the case: %v", c.Path, err)
+				} else {
+					saved = append(saved, name)
+				}
 			}
 		}
 	}
 	tl.elapsed = time.Since(start)
-	fmt.Printf("random differential: %d configs, %d requests, %d agree, %d bypasses, seed %d, %.1f seconds\n",
-		tl.cases, tl.requests, tl.agree, tl.bypasses, seed, tl.elapsed.Seconds())
+	fmt.Printf("random differential: %d configs, %d requests, %d agree, %d bypasses, %s, %.1f seconds\n",
+		tl.cases, tl.requests, tl.agree, tl.bypasses, strings.Join(desc, ", "), tl.elapsed.Seconds())
 	lt.print()
 	tl.printExact("random differential")
 	fmt.Printf("random differential: time in Apache reloads %.1fs, orderly start/stop %.1fs, requests %.1fs; error-log codes compared on %d requests, %d differ [%s]\n",
@@ -284,7 +322,7 @@ func TestRandomDifferential(t *testing.T) {
 		t.Errorf("disagreement: %s", m)
 	}
 	if len(saved) > 0 {
-		t.Errorf("saved %d new cases in %s: %s", len(saved), *corpusDir, strings.Join(saved, ", "))
+		t.Errorf("saved %d new cases in %s (review them, and move them into testdata/corpus with the fix): %s", len(saved), *foundDir, strings.Join(saved, ", "))
 	}
 	if len(unsaved) > 0 {
 		t.Errorf("%d more configurations disagreed and were not saved (ORDERLY_RANDOM_SAVE=%d): %v", len(unsaved), saveLimit, unsaved)
@@ -293,9 +331,9 @@ func TestRandomDifferential(t *testing.T) {
 
 var numbered = regexp.MustCompile(`^9(\d\d)-`)
 
-// saveRandomCase writes c as the next free 9xx-random-SEED-N.txtar of the
-// corpus, with the oracle's statuses as want= values and a comment naming
-// the seed and the disagreements.
+// saveRandomCase writes c, numbered as the next free 9xx-random-SEED-N.txtar
+// of the corpus, into -random-found, with the oracle's statuses as want=
+// values and a comment naming the seed and the disagreements.
 func saveRandomCase(c *apachetest.Case, seed int64, n int, outs []outcome, found []string, opt string) (string, error) {
 	names, err := filepath.Glob(filepath.Join(*corpusDir, "9*.txtar"))
 	if err != nil {
@@ -336,5 +374,8 @@ func saveRandomCase(c *apachetest.Case, seed int64, n int, outs []outcome, found
 	if _, err := apachetest.ParseCase(name, data); err != nil {
 		return "", fmt.Errorf("the case does not parse back: %v", err)
 	}
-	return name, os.WriteFile(filepath.Join(*corpusDir, name), data, 0o644)
+	if err := os.MkdirAll(*foundDir, 0o755); err != nil {
+		return "", err
+	}
+	return name, os.WriteFile(filepath.Join(*foundDir, name), data, 0o644)
 }
