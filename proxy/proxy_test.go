@@ -89,6 +89,18 @@ func FuzzParseAuthorization(f *testing.F) {
 		if !c.Basic && (c.User != "" || c.Password != "") {
 			t.Fatal("non-Basic credentials decoded")
 		}
+		// Round trip: the user and password decoded, sent again as
+		// Basic, decode the same (ap_get_basic_auth_pw splits at the
+		// first ':', so a user never holds one).
+		if c.Basic {
+			if strings.Contains(c.User, ":") {
+				t.Fatalf("user %q holds a ':'", c.User)
+			}
+			again := parseAuthorization("Basic "+base64.StdEncoding.EncodeToString([]byte(c.User+":"+c.Password)), true)
+			if !again.Basic || again.User != c.User || again.Password != c.Password {
+				t.Fatalf("%q decodes to %q/%q, which sent again decode to %q/%q", h, c.User, c.Password, again.User, again.Password)
+			}
+		}
 	})
 }
 

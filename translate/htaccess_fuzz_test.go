@@ -1,10 +1,13 @@
 package translate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // FuzzParseHtaccess: any .htaccess text, under any AllowOverride, is a
@@ -43,6 +46,23 @@ func FuzzParseHtaccess(f *testing.F) {
 			c = cfgs[1]
 		}
 		sec, err := c.ParseHtaccess(path, data, override, nonfatal, "/srv")
+		// Deterministic: the same file under the same AllowOverride reads
+		// the same way twice (no map order, no state kept between reads).
+		sec2, err2 := c.ParseHtaccess(path, data, override, nonfatal, "/srv")
+		if fmt.Sprint(err) != fmt.Sprint(err2) || (sec == nil) != (sec2 == nil) || sec != nil && len(sec.Rules) != len(sec2.Rules) {
+			t.Fatalf("two reads differ: %v / %v", err, err2)
+		}
+		// AllowOverride None with no Nonfatal= allows nothing: a file with
+		// a directive in it is refused (ap_parse_htaccess, invoke_cmd).
+		if override == 0 && nonfatal == 0 && err == nil && hasDirective(data) {
+			t.Fatalf("a directive was allowed under AllowOverride None:\n%s", data)
+		}
+		// Nonfatal=Override skips what AllowOverride forbids: never "not
+		// allowed" (a section's end line that closes nothing is what
+		// Apache reports instead).
+		if nonfatal&1 != 0 && err != nil && strings.Contains(err.Error(), "not allowed") {
+			t.Fatalf("Nonfatal=Override, yet: %v", err)
+		}
 		if err != nil {
 			if !strings.Contains(err.Error(), path) {
 				t.Fatalf("error without the file's name: %v", err)
@@ -56,4 +76,11 @@ func FuzzParseHtaccess(f *testing.F) {
 			t.Fatalf("section %v %q, want an .htaccess section for %s", sec.Kind, sec.Path, path)
 		}
 	})
+}
+
+// hasDirective reports whether an .htaccess text holds a directive at all
+// (apacheconf reads it: comments and blank lines are not).
+func hasDirective(data []byte) bool {
+	ds, err := apacheconf.Parse("/x/.htaccess", data)
+	return err != nil || len(ds) > 0
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzLoadConfig: any bytes as orderly.hcl give a configuration or
@@ -43,6 +44,32 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 		if rc == nil {
 			t.Fatal("no configuration and no error")
+		}
+		// What loads is a configuration orderly can run: somewhere to
+		// listen and a backend, rollout shares that are shares, no
+		// negative duration, a trusted proxy list of valid prefixes.
+		if rc.Listen == "" || rc.Backend == nil || len(rc.Backends) == 0 || rc.Backend != rc.Backends[0] {
+			t.Fatalf("loaded with listen %q, backend %v, backends %v", rc.Listen, rc.Backend, rc.Backends)
+		}
+		for _, sc := range rc.Scopes {
+			if sc.Percent < 0 || sc.Percent > 100 || sc.Percent != sc.Percent {
+				t.Fatalf("scope %q enforces %v%%", sc.Name, sc.Percent)
+			}
+		}
+		for _, d := range []time.Duration{rc.BackendTimeout, rc.ResolverTimeout, rc.ShutdownGrace} {
+			if d < 0 {
+				t.Fatalf("a negative duration loaded: %v", d)
+			}
+		}
+		for _, p := range rc.TrustedProxies {
+			if !p.IsValid() {
+				t.Fatalf("an invalid trusted proxy prefix loaded: %v", p)
+			}
+		}
+		// Deterministic: the same file loads the same way again.
+		rc2, _, diags2 := loadConfig(path)
+		if diags2.HasErrors() || rc2 == nil || rc2.Listen != rc.Listen || len(rc2.Scopes) != len(rc.Scopes) || len(rc2.LegacyFiles) != len(rc.LegacyFiles) {
+			t.Fatalf("a second load differs: %v", diags2)
 		}
 	})
 }
