@@ -356,6 +356,15 @@ type tally struct {
 	exact, exactMismatches int
 	byClass                map[string]int
 	statuses               map[int]int // the exact answers that agree, by status
+	// perCase is, by case name, what replay saw of each case.
+	perCase map[string]*caseTally
+	// corpusRequests counts the requests of the cases replay selected.
+	corpusRequests int
+}
+
+// caseTally is one case's share of a replay.
+type caseTally struct {
+	requests, refused, bypasses, disagree int
 }
 
 func (tl *tally) addExact(status int) {
@@ -456,11 +465,12 @@ func normalLocation(loc string, ports []string) string {
 }
 
 // backendAnswered reports whether the front passed on the backend's
-// answer: orderly's own answers have no Server field, Apache's name it.
-// It is false for fronts other than orderly.
+// answer: orderly's own answers have no Server field, Apache's name it
+// (and the pass-through control passes it on). It is false for Apache as
+// the front.
 func backendAnswered(fr front, got apachetest.Response) bool {
 	switch fr.(type) {
-	case orderlyFront, *lbFront, *tolerantOrderly:
+	case orderlyFront, *lbFront, *tolerantOrderly, passFront:
 		return strings.HasPrefix(got.Server, "Apache")
 	}
 	return false
@@ -679,6 +689,12 @@ func readFrom(name string, off int64) string {
 // replay runs the corpus through fr and compares with the oracle.
 func replay(t *testing.T, fr front) tally {
 	t.Helper()
+	return replayMatching(t, fr, func(name string) bool { return *only == "" || strings.Contains(name, *only) })
+}
+
+// replayMatching is replay for the cases whose names match.
+func replayMatching(t *testing.T, fr front, match func(name string) bool) tally {
+	t.Helper()
 	apachetest.Require(t)
 	cases, err := apachetest.LoadCorpus(*corpusDir)
 	if err != nil {
@@ -689,10 +705,27 @@ func replay(t *testing.T, fr front) tally {
 	var s servers
 	tmp := apachetest.TempDir(t)
 	for _, c := range cases {
-		if *only != "" && !strings.Contains(c.Name, *only) {
+		if !match(c.Name) {
 			continue
 		}
-		s.runCase(t, fr, c, filepath.Join(tmp, c.Name), &tl)
+		tl.corpusRequests += len(c.Requests)
+		outs := s.runCase(t, fr, c, filepath.Join(tmp, c.Name), &tl)
+		ct := &caseTally{requests: len(outs)}
+		for _, o := range outs {
+			if refused(o.want.Class()) {
+				ct.refused++
+			}
+			if o.bypass {
+				ct.bypasses++
+			}
+			if o.mismatch != "" {
+				ct.disagree++
+			}
+		}
+		if tl.perCase == nil {
+			tl.perCase = map[string]*caseTally{}
+		}
+		tl.perCase[c.Name] = ct
 	}
 	tl.elapsed = time.Since(start)
 	return tl
@@ -731,8 +764,12 @@ func TestDifferential(t *testing.T) {
 	}
 }
 
-// TestControlPassThrough proves the comparison can fail: a front with no
-// rules must disagree with Apache wherever Apache refuses.
+// TestControlPassThrough proves the comparison can fail, case by case: a
+// front with no rules must be caught as a bypass in every case where
+// Apache refuses a request that a server without the case's access rules
+// serves (the backend, which maps URLs as the oracle does, answers for
+// the front), or where the backend's own refusal passes through (its
+// Server field says so). Every case with a refusal must be caught.
 func TestControlPassThrough(t *testing.T) {
 	tl := replay(t, passFront{})
 	if tl.requests == 0 && tl.skipped > 0 {
@@ -742,16 +779,78 @@ func TestControlPassThrough(t *testing.T) {
 	if tl.bypasses == 0 || tl.agree == tl.requests {
 		t.Fatalf("a pass-through front agreed with Apache on %d/%d requests: the harness cannot fail", tl.agree, tl.requests)
 	}
+	var caught, uncaught []string
+	for name, ct := range tl.perCase {
+		switch {
+		case ct.refused == 0:
+		case ct.bypasses > 0:
+			caught = append(caught, name)
+		default:
+			uncaught = append(uncaught, name)
+		}
+	}
+	sort.Strings(uncaught)
+	fmt.Printf("control pass-through: caught in %d cases with refusals; %d cases refuse only what a rule-less server refuses too: %s\n",
+		len(caught), len(uncaught), strings.Join(uncaught, " "))
+	for _, name := range uncaught {
+		if !passThroughExpected[name] {
+			t.Errorf("control pass-through: case %s has refusals, and a front with no rules passed it: its refusals prove nothing", name)
+		}
+	}
 }
 
+// passThroughExpected are the cases the pass-through front may pass:
+// none, since a refusal the rule-less backend makes (the Options, a
+// broken .htaccess file, a Redirect's status) comes with Apache's Server
+// field, which counts as a bypass (backendAnswered).
+var passThroughExpected = map[string]bool{}
+
 // TestControlApacheFront proves the comparison can pass: Apache itself as
-// the front must agree on every request.
+// the front must run every request of every case, skip none, and agree
+// on every answer and every error-log code.
 func TestControlApacheFront(t *testing.T) {
 	tl := replay(t, &apacheFront{})
 	for _, m := range tl.mismatches {
 		t.Error(m)
 	}
-	fmt.Printf("control apache-front: agrees on %d/%d requests\n", tl.agree, tl.requests)
+	for _, m := range tl.logMismatches {
+		t.Error(m)
+	}
+	fmt.Printf("control apache-front: agrees on %d/%d requests of %d, error-log codes on %d/%d\n",
+		tl.agree, tl.requests, tl.corpusRequests, tl.logged-len(tl.logMismatches), tl.logged)
+	if tl.requests == 0 || tl.requests != tl.corpusRequests || tl.skipped > 0 || tl.tlsSkipped > 0 {
+		t.Errorf("control apache-front: %d of the corpus's %d requests ran (%d cases skipped, %d TLS requests skipped)",
+			tl.requests, tl.corpusRequests, tl.skipped, tl.tlsSkipped)
+	}
+	if tl.logged != tl.agree {
+		t.Errorf("control apache-front: error-log codes compared on %d of %d agreeing requests", tl.logged, tl.agree)
+	}
+}
+
+// lyingLogFront is orderly as the front with an error log that names
+// another code for each access refusal: the log-code comparison must
+// catch it.
+type lyingLogFront struct{ orderlyFront }
+
+func (f lyingLogFront) errorLog(l apachetest.Layout) func() string {
+	read := f.orderlyFront.errorLog(l)
+	return func() string {
+		return strings.NewReplacer("AH01797", "AH01630", "AH01630", "AH01797").Replace(read())
+	}
+}
+
+// TestControlLogCodes proves the error-log comparison can fail: a front
+// whose log swaps mod_access_compat's code for mod_authz_core's must be
+// caught on every request Apache refused with either.
+func TestControlLogCodes(t *testing.T) {
+	// The classic access idioms (cases 0xx) are enough to show it.
+	tl := replayMatching(t, lyingLogFront{}, func(name string) bool {
+		return strings.HasPrefix(name, "0") && (*only == "" || strings.Contains(name, *only))
+	})
+	fmt.Printf("control log codes: %d of %d compared requests caught\n", len(tl.logMismatches), tl.logged)
+	if len(tl.logMismatches) == 0 {
+		t.Fatal("control log codes: a front that logs the wrong access code was not caught")
+	}
 }
 
 // backendOptions configures a 2.4 backend behind orderly without the
