@@ -381,3 +381,29 @@ func TestSubrequestSharesHtaccess(t *testing.T) {
 		}
 	}
 }
+
+// MergeSlashes Off: r->uri keeps "//", which <LocationMatch> regexes see,
+// while a plain <Location> prefix is compared with a slash-merged copy
+// (corpus case 124 holds the same on Apache).
+func TestMergeSlashesOffLocations(t *testing.T) {
+	root := tree(t, "index.html", "admin/sec/x.html", "api/v1/admin/x.html")
+	conf := "MergeSlashes Off\n" +
+		"<Location /admin/sec>\nRequire all denied\n</Location>\n" +
+		"<LocationMatch \"^/api/v1/admin\">\nRequire all denied\n</LocationMatch>\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	tests := []struct {
+		target string
+		want   int
+	}{
+		{"/admin/sec/x.html", 403},
+		{"/admin//sec/x.html", 403}, // the prefix sees /admin/sec/x.html
+		{"//admin/sec/x.html", 403}, // leading slashes go first
+		{"/api/v1/admin/x.html", 403},
+		{"/api//v1/admin/x.html", 0}, // the regex sees the "//"
+	}
+	for _, tt := range tests {
+		if res := decide(e, req{target: tt.target, ip: "8.8.8.8"}); res.Status != tt.want {
+			t.Errorf("%s: %d, want %d", tt.target, res.Status, tt.want)
+		}
+	}
+}
