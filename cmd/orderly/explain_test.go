@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/orderly-proxy/orderly/internal/golden"
 )
 
 var update = flag.Bool("update", false, "update golden files")
@@ -24,6 +26,8 @@ func TestExplainGolden(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no golden cases")
 	}
+	reviewed := golden.Load(t, "testdata/explain")
+	defer reviewed.Finish(t)
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			ar, err := txtar.ParseFile(file)
@@ -68,7 +72,7 @@ func TestExplainGolden(t *testing.T) {
 				got.WriteString("\n")
 			}
 			out := bytes.ReplaceAll(got.Bytes(), []byte(dir), []byte("@DIR@"))
-			if *update {
+			if reviewed.Check(t, filepath.Base(file), out, want, *update) {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want" {
 						ar.Files[i].Data = out
@@ -78,10 +82,6 @@ func TestExplainGolden(t *testing.T) {
 					ar.Files = append(ar.Files, txtar.File{Name: "want", Data: out})
 				}
 				os.WriteFile(file, txtar.Format(ar), 0o644)
-				return
-			}
-			if !bytes.Equal(out, want) {
-				t.Errorf("output differs from %s (run go test -update and review the diff):\n--- got\n%s\n--- want\n%s", file, out, want)
 			}
 		})
 	}

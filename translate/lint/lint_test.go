@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/orderly-proxy/orderly/internal/golden"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -135,6 +136,8 @@ func TestGolden(t *testing.T) {
 	if len(archives) == 0 {
 		t.Fatal("no golden cases")
 	}
+	reviewed := golden.Load(t, filepath.Join("testdata", "golden"))
+	defer reviewed.Finish(t)
 	for _, archive := range archives {
 		name := strings.TrimSuffix(filepath.Base(archive), ".txtar")
 		t.Run(name, func(t *testing.T) {
@@ -155,19 +158,15 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := strings.ReplaceAll(b.String(), dir, "$ROOT")
-				golden := filepath.Join("testdata", "golden", name+"."+format)
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
+				file := filepath.Join("testdata", "golden", name+"."+format)
+				want, err := os.ReadFile(file)
+				if err != nil && !*update {
 					t.Fatalf("%v (run with -update)", err)
 				}
-				if got != string(want) {
-					t.Errorf("%s differs from %s (run with -update and review the diff):\n%s", format, golden, firstDiff(got, string(want)))
+				if reviewed.Check(t, name+"."+format, []byte(got), want, *update) {
+					if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 		})
