@@ -173,23 +173,6 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n got: " + a + "\nwant: " + b
-		}
-	}
-	return ""
-}
-
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // parseLines parses configuration lines.
