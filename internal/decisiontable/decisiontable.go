@@ -31,7 +31,7 @@ type Config struct {
 	Order   string // "allow,deny", "deny,allow" or "mutual-failure"
 	Satisfy string // "", "all" or "any"
 	InLimit bool   // Satisfy inside <Limit GET> (only GET's is set)
-	Require bool   // AuthType Basic with Require valid-user
+	Require string // "" none, else what follows "Require" (AuthType Basic)
 	DenyAll bool   // Deny from all, else Deny from two ranges
 }
 
@@ -45,8 +45,8 @@ func (c Config) Name() string {
 		s += "@GET"
 	}
 	r := "no-require"
-	if c.Require {
-		r = "valid-user"
+	if c.Require != "" {
+		r = strings.ReplaceAll(c.Require, " ", "=")
 	}
 	d := "deny-ranges"
 	if c.DenyAll {
@@ -65,10 +65,11 @@ func (c Config) Body(authDir string) string {
 	} else {
 		b.WriteString("    Deny from 10.1.0.0/16 192.168.0.0/16\n")
 	}
-	if c.Require {
+	if c.Require != "" {
 		b.WriteString("    AuthType Basic\n    AuthName \"Table\"\n")
 		fmt.Fprintf(&b, "    AuthUserFile %q\n", authDir+"/users")
-		b.WriteString("    Require valid-user\n")
+		fmt.Fprintf(&b, "    AuthGroupFile %q\n", authDir+"/groups")
+		fmt.Fprintf(&b, "    Require %s\n", c.Require)
 	}
 	switch {
 	case c.Satisfy != "" && c.InLimit:
@@ -80,8 +81,12 @@ func (c Config) Body(authDir string) string {
 }
 
 // Users is the users file every configuration names: alice, password
-// wonderland.
-const Users = "alice:{SHA}tiY7sUhYKUwI5L3866kDY+ENcrQ=\n"
+// wonderland, and bob, password builder; Groups its group file, where
+// alice alone is in admins.
+const (
+	Users  = "alice:{SHA}tiY7sUhYKUwI5L3866kDY+ENcrQ=\nbob:{SHA}9SMYoF5RilWWASry7TjeaKwmpGg=\n"
+	Groups = "admins: alice\nstaff: bob\n"
+)
 
 // Path is the URL every request asks for, Dir the directory (under the
 // document root) the configuration is a <Directory> section of.
@@ -98,7 +103,7 @@ func Configs() []Config {
 			s       string
 			inLimit bool
 		}{{"", false}, {"all", false}, {"any", false}, {"all", true}, {"any", true}} {
-			for _, req := range []bool{false, true} {
+			for _, req := range []string{"", "valid-user", "user alice", "group admins"} {
 				for _, denyAll := range []bool{false, true} {
 					cs = append(cs, Config{Order: order, Satisfy: sat.s, InLimit: sat.inLimit, Require: req, DenyAll: denyAll})
 				}
@@ -110,8 +115,8 @@ func Configs() []Config {
 
 // A Request is one request of the table: a client that both lists match
 // (10.1.2.3 with the ranges), only Allow (10.2.3.4), only Deny
-// (192.168.1.1) or neither (8.8.8.8), with no credentials, good ones or a
-// wrong password.
+// (192.168.1.1) or neither (8.8.8.8), with no credentials, alice's, a
+// wrong password, or bob's (a valid user, not alice, not in admins).
 type Request struct {
 	Method, IP, User, Password string
 }
@@ -130,7 +135,7 @@ func Requests() []Request {
 	var rs []Request
 	for _, m := range []string{"GET", "POST"} {
 		for _, ip := range []string{"10.1.2.3", "10.2.3.4", "192.168.1.1", "8.8.8.8"} {
-			for _, cred := range [][2]string{{"", ""}, {"alice", "wonderland"}, {"alice", "wrong"}} {
+			for _, cred := range [][2]string{{"", ""}, {"alice", "wonderland"}, {"alice", "wrong"}, {"bob", "builder"}} {
 				rs = append(rs, Request{Method: m, IP: ip, User: cred[0], Password: cred[1]})
 			}
 		}
@@ -225,7 +230,7 @@ func Load(path string) ([]Row, error) {
 // authentication stand in for host access.
 func Differs22(r Row) string {
 	satisfyAny := r.Config.Satisfy == "any" && (!r.Config.InLimit || r.Request.Method == "GET")
-	if satisfyAny && !r.Config.Require && !HostAllowed(r.Config, r.Request.IP) {
+	if satisfyAny && r.Config.Require == "" && !HostAllowed(r.Config, r.Request.IP) {
 		return "Satisfy Any with no Require: 2.4 grants what host access refuses, 2.2 answers 403"
 	}
 	return ""
@@ -258,6 +263,7 @@ func Engine(dir string, c Config, sem translate.Semantics) (*walk.Engine, error)
 		filepath.Join(root, "index.html"):      "top\n",
 		filepath.Join(root, Dir, "index.html"): "table\n",
 		filepath.Join(auth, "users"):           Users,
+		filepath.Join(auth, "groups"):          Groups,
 		filepath.Join(dir, "legacy.conf"):      Section(root, auth, c),
 	}
 	for name, text := range files {

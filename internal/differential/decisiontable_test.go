@@ -48,6 +48,7 @@ func TestDecisionTable(t *testing.T) {
 				{Name: "docroot/index.html", Data: []byte("top\n")},
 				{Name: "docroot/" + decisiontable.Dir + "/index.html", Data: []byte("table\n")},
 				{Name: "auth/users", Data: []byte(decisiontable.Users)},
+				{Name: "auth/groups", Data: []byte(decisiontable.Groups)},
 			},
 		}
 		dir := filepath.Join(tmp, fmt.Sprint(i%2))
