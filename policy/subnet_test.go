@@ -107,6 +107,9 @@ func TestInDomain(t *testing.T) {
 		{"LOCALHOST", "localhost", true},
 		{"calhost", "localhost", false},
 		{"www", "www.apache.org", false},
+		{"", "apache.org", false},
+		{"www.apache.org", "apache.org", false},
+		{"pache.org", "a.pache.org", true},
 	}
 	for _, tt := range tests {
 		if got := InDomain(tt.pattern, tt.host); got != tt.want {
