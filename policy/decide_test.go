@@ -430,3 +430,54 @@ func TestDecideTraceAuthn(t *testing.T) {
 		}
 	}
 }
+
+// TestCompilePrefixTables: Compile gives every Require ip leaf, nested or
+// not, a prefix table (the decision's cost then does not grow with the
+// addresses), and leaves other leaves as they are.
+func TestCompilePrefixTables(t *testing.T) {
+	host := leaf("h", ProvHost, "a")
+	root := anyOf(host, allOf(ipLeaf(t, "i1", "10.0.0.0/8"), ipLeaf(t, "i2", "192.168.0.0/16")))
+	c := root.Compile()
+	if c.Children[0] != host || c.Children[0].set != nil {
+		t.Error("a host leaf was changed")
+	}
+	for i, ch := range c.Children[1].Children {
+		if ch.set == nil || len(ch.setRules) != 1 {
+			t.Errorf("ip leaf %d has no prefix table", i)
+		}
+	}
+	if root.Children[1].Children[0].set != nil {
+		t.Error("Compile changed its argument")
+	}
+	if l := ipLeaf(t, "i", "10.0.0.0/8", "10.1.0.0/16").Compile(); l.set == nil || len(l.setRules) != 2 {
+		t.Error("a lone ip leaf has no prefix table")
+	}
+	// A run of non-negated ip lines of one RequireAny becomes one leaf.
+	merged := anyOf(ipLeaf(t, "i1", "10.0.0.0/8"), ipLeaf(t, "i2", "10.1.0.0/16"), not(ipLeaf(t, "i3", "10.2.0.0/16")), ipLeaf(t, "i4", "10.3.0.0/16")).Compile()
+	if len(merged.Children) != 3 || len(merged.Children[0].setRules) != 2 {
+		t.Errorf("merged into %d leaves, want 3", len(merged.Children))
+	}
+	if (*Node)(nil).Compile() != nil {
+		t.Error("nil compiled to a tree")
+	}
+}
+
+// TestRequireCounts: the Require line that granted counts a match, a line
+// that denied none; compiling keeps lines of other providers apart.
+func TestRequireCounts(t *testing.T) {
+	host, user, denied := leaf("h", ProvHost, "example.org"), leaf("u", ProvUser, "alice"), leaf("d", ProvAllDenied)
+	n := anyOf(denied, host, user).Compile()
+	r := &Request{Addr: netip.MustParseAddr("10.1.2.3"), Now: 1}
+	res, why := n.eval(&evalCtx{req: r, user: "alice", hasUser: true}, true)
+	if res != Granted || why != user.Rule {
+		t.Fatalf("eval = %s %v, want granted by u", res, why)
+	}
+	for _, tc := range []struct {
+		rule *Rule
+		want uint64
+	}{{denied.Rule, 0}, {host.Rule, 0}, {user.Rule, 1}} {
+		if m, _, _ := tc.rule.Stats(); m != tc.want {
+			t.Errorf("%s matched %d times, want %d", tc.rule.ID, m, tc.want)
+		}
+	}
+}
