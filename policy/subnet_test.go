@@ -26,6 +26,7 @@ func TestParseSubnet(t *testing.T) {
 		{"100.100.100.10.", "", false, "100.100.100.10/32"},
 		{"255.255.255.255.", "", false, ErrBadIP.Error()}, // 16 bytes: longer than parse_network's buffer
 		{"::1::2", "", false, ErrBadIP.Error()},
+		{"::ffff:10.1.2.3", "", false, ErrBadIP.Error()}, // IPv4-mapped: refused
 		{"1::2:", "", false, ErrBadIP.Error()},
 		{"1:2:3:4:5:6:7:8:9", "", false, ErrBadIP.Error()},
 		{"1:2:3:4:5:6:7:1.2.3.4", "", false, ErrBadIP.Error()},
