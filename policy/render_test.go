@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +45,85 @@ func TestRenderLeaves(t *testing.T) {
 	for _, tt := range tests {
 		if got := Render(tt.n, "  "); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestRenderPacksIP: consecutive Require ip lines of a RequireAny (or
+// RequireNone) share a line, at most 64 addresses a line; a negated one,
+// another provider or a RequireAll keeps them apart, since "Require ip a
+// b" means a or b.
+func TestRenderPacksIP(t *testing.T) {
+	ip := func(from, n int) *Node {
+		l := &Node{Kind: Leaf, Provider: ProvIP, Methods: AllMethods}
+		for i := from; i < from+n; i++ {
+			s, err := ParseSubnet(fmt.Sprintf("10.0.0.%d", i), "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Subnets = append(l.Subnets, s)
+		}
+		return l
+	}
+	host := &Node{Kind: Leaf, Provider: ProvHost, Args: []string{"a"}, Methods: AllMethods}
+	addrs := func(from, n int) string {
+		var b strings.Builder
+		b.WriteString("Require ip")
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&b, " 10.0.0.%d/32", i)
+		}
+		return b.String()
+	}
+	negated := ip(3, 1)
+	negated.Negate = true
+	for _, tc := range []struct {
+		name string
+		n    *Node
+		want []string
+	}{
+		{"consecutive", anyOf(ip(1, 1), ip(2, 2), host, ip(4, 1)), []string{addrs(1, 3), "Require host a", addrs(4, 1)}},
+		{"negated", anyOf(ip(1, 1), negated, ip(4, 1)), []string{addrs(1, 1), "Require not ip 10.0.0.3/32", addrs(4, 1)}},
+		{"64 a line", anyOf(ip(0, 32), ip(32, 32)), []string{addrs(0, 64)}},
+		{"65 are two lines", anyOf(ip(0, 32), ip(32, 33)), []string{addrs(0, 32), addrs(32, 33)}},
+		{"RequireAll", anyOf(allOf(ip(1, 1), ip(2, 1)), host), []string{"<RequireAll>", "    " + addrs(1, 1), "    " + addrs(2, 1), "</RequireAll>", "Require host a"}},
+		{"RequireNone", anyOf(not(anyOf(ip(1, 1), ip(2, 1))), host), []string{"<RequireNone>", "    " + addrs(1, 2), "</RequireNone>", "Require host a"}},
+		{"RequireAny in RequireAll", allOf(anyOf(ip(1, 1), ip(2, 1)), host), []string{"<RequireAll>", "    <RequireAny>", "        " + addrs(1, 2), "    </RequireAny>", "    Require host a", "</RequireAll>"}},
+	} {
+		if got := Render(tc.n, ""); !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRenderSimplifies: a container of one child is the child, nested
+// containers of the same kind are one, and "Require all granted" in a
+// RequireAll with another positive line adds nothing.
+func TestRenderSimplifies(t *testing.T) {
+	l := func(p Provider, args ...string) *Node {
+		return &Node{Kind: Leaf, Provider: p, Args: args, Methods: AllMethods}
+	}
+	for _, tc := range []struct {
+		name string
+		n    *Node
+		want []string
+	}{
+		{"nil", nil, nil},
+		{"one child", anyOf(allOf(l(ProvHost, "a"))), []string{"Require host a"}},
+		{"nested RequireAll", allOf(allOf(l(ProvHost, "a"), l(ProvUser, "b")), l(ProvEnv, "c")),
+			[]string{"<RequireAll>", "    Require host a", "    Require user b", "    Require env c", "</RequireAll>"}},
+		{"nested RequireAny", anyOf(anyOf(l(ProvHost, "a"), l(ProvUser, "b")), l(ProvEnv, "c")),
+			[]string{"Require host a", "Require user b", "Require env c"}},
+		{"RequireNone in RequireAny stays", anyOf(not(anyOf(l(ProvHost, "a"), l(ProvUser, "b"))), l(ProvEnv, "c")),
+			[]string{"<RequireNone>", "    Require host a", "    Require user b", "</RequireNone>", "Require env c"}},
+		{"all granted dropped", anyOf(allOf(l(ProvAllGranted), l(ProvHost, "a"), l(ProvUser, "b"))),
+			[]string{"<RequireAll>", "    Require host a", "    Require user b", "</RequireAll>"}},
+		{"all granted dropped, one left", allOf(l(ProvAllGranted), l(ProvHost, "a")), []string{"Require host a"}},
+		{"all granted kept beside a negation", allOf(l(ProvAllGranted), not(l(ProvHost, "a"))),
+			[]string{"<RequireAll>", "    Require all granted", "    Require not host a", "</RequireAll>"}},
+		{"all granted alone", allOf(l(ProvAllGranted)), []string{"Require all granted"}},
+	} {
+		if got := Render(tc.n, ""); !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
 }

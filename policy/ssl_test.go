@@ -94,3 +94,38 @@ func TestDecideSSLDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations a decision", n)
 	}
 }
+
+// TestDecideSSLLogsAndUser: mod_ssl's log lines are kept when it has
+// one, and SSLUserName's user is r->user when authorization first runs,
+// AuthType or not.
+func TestDecideSSLLogsAndUser(t *testing.T) {
+	validUser := (&Node{Kind: Any, Methods: AllMethods, Children: []*Node{{Kind: Leaf, Provider: ProvValidUser, Methods: AllMethods, Rule: &Rule{ID: "r"}}}}).Compile()
+	userLog := LogLine{Module: "ssl", Code: "AH02227", Subject: "SSL_CLIENT_S_DN_CN"}
+	for _, tc := range []struct {
+		name     string
+		authType string
+		ssl      SSL
+		status   int
+		layer    Layer
+		user     string
+		logs     string
+	}{
+		{"a refusal with its log line", "Basic", SSL{Loaded: true, Deny: true, DenyLog: LogLine{Module: "ssl", Code: "AH02219", Subject: "/f"}}, 403, LayerSSL, "", "AH02219"},
+		{"a refusal without one", "Basic", SSL{Loaded: true, Deny: true}, 403, LayerSSL, "", ""},
+		{"an empty SSLUserName variable", "Basic", SSL{Loaded: true, UserLog: userLog}, 401, LayerAuthn, "", "AH02227"},
+		{"SSLUserName without AuthType", "", SSL{Loaded: true, User: "alice"}, 0, LayerAuthz, "alice", ""},
+		{"SSLUserName under AuthType Basic: authorization reads it first", "Basic", SSL{Loaded: true, User: "alice"}, 0, LayerAuthz, "alice", ""},
+		{"no user, no AuthType", "", SSL{Loaded: true}, 500, LayerConfig, "", "AH00027"},
+	} {
+		l := &Layers{Compat: DefaultCompat, Authz: validUser, AuthType: tc.authType, AuthName: "R", HasAuthName: true, UserFile: "f", Default: &Rule{}}
+		r := Request{Addr: netip.MustParseAddr("192.0.2.1"), URI: "/f", Filename: "/f", SSL: tc.ssl}
+		d := Decide(l, &r, okIdentity{"alice": "ok"}, nil)
+		var codes string
+		for _, lg := range d.Logs() {
+			codes += lg.Code
+		}
+		if d.Status != tc.status || d.Layer != tc.layer || d.User != tc.user || codes != tc.logs {
+			t.Errorf("%s: %d %s %q logs %q, want %d %s %q logs %q", tc.name, d.Status, d.Layer, d.User, codes, tc.status, tc.layer, tc.user, tc.logs)
+		}
+	}
+}

@@ -19,6 +19,18 @@ func TestParseSubnet(t *testing.T) {
 		{"10.1.", "", false, "10.1.0.0/16"},
 		{"10.1.2", "", false, "10.1.2.0/24"},
 		{"10.1.2.", "", false, "10.1.2.0/24"},
+		{"10.0", "", false, "10.0.0.0/16"},
+		{"10.0.", "", false, "10.0.0.0/16"},
+		{"10.255.", "", false, "10.255.0.0/16"},
+		{"10.1.2.3.", "", false, "10.1.2.3/32"},
+		{"100.100.100.10.", "", false, "100.100.100.10/32"},
+		{"255.255.255.255.", "", false, ErrBadIP.Error()}, // 16 bytes: longer than parse_network's buffer
+		{"::1::2", "", false, ErrBadIP.Error()},
+		{"::ffff:10.1.2.3", "", false, ErrBadIP.Error()}, // IPv4-mapped: refused
+		{"1::2:", "", false, ErrBadIP.Error()},
+		{"1:2:3:4:5:6:7:8:9", "", false, ErrBadIP.Error()},
+		{"1:2:3:4:5:6:7:1.2.3.4", "", false, ErrBadIP.Error()},
+		{"1:2:3:4:5:6:1.2.3.4", "", false, "1:2:3:4:5:6:102:304/128"},
 		{"10..1", "", false, ErrBadIP.Error()},
 		{".10", "", false, ErrBadIP.Error()},
 		{"1.2.3.4.5", "", false, ErrBadIP.Error()},
@@ -107,6 +119,9 @@ func TestInDomain(t *testing.T) {
 		{"LOCALHOST", "localhost", true},
 		{"calhost", "localhost", false},
 		{"www", "www.apache.org", false},
+		{"", "apache.org", false},
+		{"www.apache.org", "apache.org", false},
+		{"pache.org", "a.pache.org", true},
 	}
 	for _, tt := range tests {
 		if got := InDomain(tt.pattern, tt.host); got != tt.want {
