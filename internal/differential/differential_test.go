@@ -534,8 +534,8 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 		backend(t)
 	} else {
 		done := make(chan error, 1)
-		go func() { done <- tryFatal(t, backend) }()
-		oracleErr := tryFatal(t, func(tb testing.TB) { s.oracle.Reload(tb, l.OracleOptions()) })
+		go func() { done <- apachetest.TryFatal(t, backend) }()
+		oracleErr := apachetest.TryFatal(t, func(tb testing.TB) { s.oracle.Reload(tb, l.OracleOptions()) })
 		backendErr := <-done
 		if oracleErr != nil {
 			t.Fatal(oracleErr)

@@ -1,7 +1,6 @@
 package differential
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -41,40 +40,6 @@ type loadOutcome struct {
 	kind    loadKind
 	apache  string   // why Apache refused, one line
 	orderly []string // orderly's errors, file:line: message, the path shortened
-}
-
-// fatalStop is the panic by which fatalTB stops the function that tryFatal
-// runs.
-type fatalStop struct{}
-
-// fatalTB is a testing.TB whose Fatal does not fail the test: it stops
-// the function tryFatal runs and hands the error back. apachetest.Start
-// and Server.Reload report Apache's refusal to start with Fatal.
-type fatalTB struct {
-	testing.TB
-	err error
-}
-
-func (f *fatalTB) Fatal(args ...any) { f.err = errors.New(fmt.Sprint(args...)); panic(fatalStop{}) }
-func (f *fatalTB) Fatalf(format string, args ...any) {
-	f.err = fmt.Errorf(format, args...)
-	panic(fatalStop{})
-}
-func (f *fatalTB) FailNow() { f.err = errors.New("FailNow"); panic(fatalStop{}) }
-
-// tryFatal runs fn and returns the error it would have failed t with.
-func tryFatal(t testing.TB, fn func(testing.TB)) (err error) {
-	f := &fatalTB{TB: t}
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(fatalStop); !ok {
-				panic(r)
-			}
-			err = f.err
-		}
-	}()
-	fn(f)
-	return nil
 }
 
 var (
@@ -184,7 +149,7 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 			done <- fmt.Errorf("the backend's copy: %v", err)
 			return
 		}
-		done <- tryFatal(t, func(tb testing.TB) {
+		done <- apachetest.TryFatal(t, func(tb testing.TB) {
 			if s.backend == nil {
 				s.backend = apachetest.Start(tb, mappingBackendOptions(bl))
 			} else {
@@ -194,9 +159,9 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 	}()
 	var apacheErr error
 	if s.oracle == nil {
-		apacheErr = tryFatal(t, func(tb testing.TB) { s.oracle = apachetest.Start(tb, l.OracleOptions()) })
+		apacheErr = apachetest.TryFatal(t, func(tb testing.TB) { s.oracle = apachetest.Start(tb, l.OracleOptions()) })
 	} else {
-		apacheErr = tryFatal(t, func(tb testing.TB) { s.oracle.Reload(tb, l.OracleOptions()) })
+		apacheErr = apachetest.TryFatal(t, func(tb testing.TB) { s.oracle.Reload(tb, l.OracleOptions()) })
 	}
 	backendErr := <-done
 	if apacheErr != nil && !strings.Contains(apacheErr.Error(), "apache2 exited") {

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"go/format"
@@ -223,7 +222,7 @@ func TestProbeArguments(t *testing.T) {
 	}
 	starts := func(ps []*probe) bool {
 		write(ps, func(p *probe) string { return p.ok })
-		err := tryFatal(t, func(tb testing.TB) { srv.Reload(tb, opt) })
+		err := apachetest.TryFatal(t, func(tb testing.TB) { srv.Reload(tb, opt) })
 		return err == nil
 	}
 	var bisect func(ps []*probe)
@@ -294,35 +293,4 @@ func TestProbeArguments(t *testing.T) {
 		}
 	}
 	t.Logf("%d directives, %d probes, %d without an argument Apache accepts", len(names), len(probes), none)
-}
-
-// fatalStop is the panic by which tryFatal's TB stops the function.
-type fatalStop struct{}
-
-type fatalTB struct {
-	testing.TB
-	err error
-}
-
-func (f *fatalTB) Fatal(args ...any) { f.err = errors.New(fmt.Sprint(args...)); panic(fatalStop{}) }
-func (f *fatalTB) Fatalf(format string, args ...any) {
-	f.err = fmt.Errorf(format, args...)
-	panic(fatalStop{})
-}
-func (f *fatalTB) FailNow() { f.err = errors.New("FailNow"); panic(fatalStop{}) }
-
-// tryFatal runs fn with a TB whose Fatal returns the error from tryFatal
-// instead of failing t.
-func tryFatal(t testing.TB, fn func(testing.TB)) (err error) {
-	f := &fatalTB{TB: t}
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(fatalStop); !ok {
-				panic(r)
-			}
-			err = f.err
-		}
-	}()
-	fn(f)
-	return nil
 }
