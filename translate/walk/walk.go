@@ -1342,7 +1342,7 @@ func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*transl
 		if !fi.Mode().IsRegular() {
 			return nil, 403, nil
 		}
-		key := p + "\x00" + strconv.Itoa(int(allow.Override)) + "\x00" + strconv.Itoa(int(allow.NonFatal)) + "\x00" + strconv.Itoa(int(allow.Opts)) + "\x00" + strings.Join(allow.List, " ")
+		key := htKey(p, allow)
 		mod, size, ino := fi.ModTime().UnixNano(), fi.Size(), inode(fi)
 		if v, ok := e.ht.Load(key); ok {
 			h := v.(*htEntry)
@@ -1388,6 +1388,12 @@ func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*transl
 	return nil, 0, nil
 }
 
+// htKey keys a path read under what allow allows, for the engine's cache
+// of .htaccess files and a request's memo of them.
+func htKey(path string, allow translate.HtaccessAllow) string {
+	return path + "\x00" + strconv.Itoa(int(allow.Override)) + "\x00" + strconv.Itoa(int(allow.NonFatal)) + "\x00" + strconv.Itoa(int(allow.Opts)) + "\x00" + strings.Join(allow.List, " ")
+}
+
 // htMemo holds the .htaccess files one request (and its subrequests)
 // read, by the key of the engine's cache.
 type htMemo struct {
@@ -1403,7 +1409,7 @@ type htRead struct {
 // htaccessMemo is htaccess, read once per request: a subrequest given the
 // main request's memo (shareWalk) sees what the main request saw.
 func (e *Engine) htaccessMemo(res *Result, prefix string, allow translate.HtaccessAllow) (*translate.Section, int, *brokenFile) {
-	key := prefix + "\x00" + strconv.Itoa(int(allow.Override)) + "\x00" + strconv.Itoa(int(allow.NonFatal)) + "\x00" + strconv.Itoa(int(allow.Opts)) + "\x00" + strings.Join(allow.List, " ")
+	key := htKey(prefix, allow)
 	if res.ht != nil {
 		if r, ok := res.ht.files[key]; ok {
 			return r.sec, r.st, r.broken
