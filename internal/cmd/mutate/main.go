@@ -1,0 +1,184 @@
+// Command mutate is orderly's mutation test (make mutate): for each package
+// named, it plants every mutant of the scope its mutants.txt declares, runs
+// the package's own tests against each, and fails unless every survivor is
+// reviewed in mutants.txt and the tests kill at least 90% of the viable,
+// non-equivalent mutants.
+//
+//	go run ./internal/cmd/mutate [-changed] [-stamp] [-workers N] [-v] ./policy ./translate/walk ...
+//
+// -changed tests only the packages whose stamp (a hash of their code, tests
+// and testdata) differs from the one mutants.txt records, which is how CI
+// runs it: on what a change touched. -stamp records the stamp after a
+// passing run.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orderly-proxy/orderly/internal/mutate"
+)
+
+func main() {
+	changed := flag.Bool("changed", false, "test only the packages whose stamp differs from their mutants.txt")
+	stamp := flag.Bool("stamp", false, "record the stamp in mutants.txt after a passing run")
+	workers := flag.Int("workers", runtime.NumCPU(), "mutants tested at once")
+	timeout := flag.Duration("timeout", 0, "one mutant's go test (default: ten times the unmutated run, plus a minute)")
+	verbose := flag.Bool("v", false, "print every mutant's status, not only survivors")
+	dry := flag.Bool("dry-run", false, "list the mutants without testing them")
+	only := flag.String("only", "", "test only the mutants whose entry (file:line:col MUTATOR (func) code) matches this regexp; the verdict then checks no kill rate and no stale entry")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: mutate [flags] ./pkg ...")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	failed := false
+	for _, rel := range flag.Args() {
+		p, err := mutate.Load(root, rel)
+		if err != nil {
+			fatal(err)
+		}
+		sum, err := mutate.Stamp(p.Dir())
+		if err != nil {
+			fatal(err)
+		}
+		if *changed && sum == p.List.Stamp {
+			fmt.Printf("== mutate ./%s: unchanged since its last passing run (stamp %.12s)\n", p.Rel, sum)
+			continue
+		}
+		if *only != "" {
+			re, err := regexp.Compile(*only)
+			if err != nil {
+				fatal(err)
+			}
+			p.Mutants = slices.DeleteFunc(p.Mutants, func(m mutate.Mutant) bool { return !re.MatchString(mutate.Entry(m)) })
+		}
+		fmt.Printf("== mutate ./%s: %d mutants in %s\n", p.Rel, len(p.Mutants), scopeText(p.List.Scopes))
+		if *dry {
+			for _, m := range p.Mutants {
+				fmt.Println(mutate.Entry(m))
+			}
+			continue
+		}
+		ok, err := run(ctx, p, *workers, *timeout, *verbose, *only != "")
+		if err != nil {
+			fatal(err)
+		}
+		if !ok {
+			failed = true
+			continue
+		}
+		if *stamp && *only == "" && sum != p.List.Stamp {
+			data, err := os.ReadFile(p.List.Path)
+			if err != nil {
+				fatal(err)
+			}
+			if err := os.WriteFile(p.List.Path, mutate.WithStamp(data, sum), 0o644); err != nil {
+				fatal(err)
+			}
+			fmt.Printf("stamp %.12s recorded in %s\n", sum, p.List.Path)
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Duration, verbose, partial bool) (bool, error) {
+	start := time.Now()
+	done := 0
+	r := &mutate.Runner{Workers: workers, Report: func(res mutate.Result) {
+		done++
+		if verbose || res.Status == mutate.Lived {
+			fmt.Printf("%4d/%d %-10s %s\n", done, len(p.Mutants), res.Status, mutate.Entry(res.Mutant))
+		}
+	}}
+	base, err := r.Baseline(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	r.Timeout = timeout
+	if r.Timeout == 0 {
+		r.Timeout = 10*base + time.Minute
+	}
+	fmt.Printf("go test ./%s unmutated: %.1fs; a mutant's timeout: %s\n", p.Rel, base.Seconds(), r.Timeout)
+	results, err := r.Run(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	v := mutate.Judge(p.List, results)
+	if partial {
+		v.Stale = nil
+	}
+	fmt.Printf("./%s: %d killed, %d timed out, %d lived (%d equivalent), %d not viable: %.1f%% of %d viable non-equivalent mutants killed (at least %.0f%% needed), in %s\n",
+		p.Rel, v.Killed, v.TimedOut, v.Lived, v.Equivalent, v.NotViable,
+		100*v.Efficacy(), v.Killed+v.TimedOut+v.Lived-v.Equivalent, 100*mutate.MinEfficacy,
+		time.Since(start).Round(time.Second))
+	if len(v.Unlisted) > 0 && p.List.Floor > 0 {
+		fmt.Printf("\n%d survivors are not reviewed: ./%s is under way to %.0f%% (floor %.0f%% in %s):\n", len(v.Unlisted), p.Rel, 100*mutate.MinEfficacy, 100*p.List.Floor, p.List.Path)
+		for _, m := range v.Unlisted {
+			fmt.Println(mutate.Entry(m))
+		}
+	} else if len(v.Unlisted) > 0 {
+		fmt.Printf("\n%d survivors are not reviewed: kill each with a test, or add it to %s with the reason it may live:\n", len(v.Unlisted), p.List.Path)
+		for _, m := range v.Unlisted {
+			fmt.Printf("%s\n\topen: \n", mutate.Entry(m))
+		}
+	}
+	if len(v.Stale) > 0 {
+		fmt.Printf("\n%d entries of %s match no survivor (the mutant is killed now, or its code changed): remove or update them:\n", len(v.Stale), p.List.Path)
+		for _, s := range v.Stale {
+			fmt.Printf("%s:%d: %s %s (%s) %s\n", p.List.Path, s.Line, s.Where, s.Kind, s.Func, s.Code)
+		}
+	}
+	if partial && len(v.Unlisted) == 0 {
+		fmt.Printf("ok ./%s (partial run: -only)\n", p.Rel)
+		return true, nil
+	}
+	if !v.OK(p.List) {
+		fmt.Printf("FAIL ./%s\n", p.Rel)
+		return false, nil
+	}
+	if p.List.Floor > 0 {
+		fmt.Printf("ok ./%s: above its floor of %.0f%%, below the %.0f%% target\n", p.Rel, 100*p.List.Floor, 100*mutate.MinEfficacy)
+		return true, nil
+	}
+	fmt.Printf("ok ./%s\n", p.Rel)
+	return true, nil
+}
+
+func scopeText(scopes []mutate.Scope) string {
+	var parts []string
+	for _, s := range scopes {
+		if len(s.Funcs) == 0 {
+			parts = append(parts, s.File)
+		} else {
+			parts = append(parts, s.File+" ("+strings.Join(s.Funcs, " ")+")")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "mutate:", err)
+	os.Exit(2)
+}
