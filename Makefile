@@ -28,7 +28,7 @@ vet:
 # test runs every suite against the real parts (Apache httpd 2.4 from
 # Debian), printing how long each took.
 test: deps
-	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/test.sh
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) MUTATE_PKGS="$(MUTATE_PKGS)" scripts/test.sh
 
 # fuzz runs every fuzz target for FUZZTIME each (FUZZ=regexp: only those
 # it matches), e.g. FUZZTIME=10m make fuzz.

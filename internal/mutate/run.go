@@ -273,6 +273,9 @@ func (p *Package) overlay(dir string, replace map[string]string) (string, error)
 	return path, os.WriteFile(path, data, 0o644)
 }
 
+// memLimitKB caps the virtual memory of one mutant's go test, in KiB.
+const memLimitKB = 6 << 20
+
 func (r *Runner) goTest(ctx context.Context, p *Package, overlay string) ([]byte, error) {
 	gocmd := r.Go
 	if gocmd == "" {
@@ -280,7 +283,11 @@ func (r *Runner) goTest(ctx context.Context, p *Package, overlay string) ([]byte
 	}
 	args := []string{"test", "-count=1", "-failfast", "-vet=off"}
 	args = append(args, "-overlay="+overlay, "./"+p.Rel)
-	cmd := exec.CommandContext(ctx, gocmd, args...)
+	// A mutant can turn a loop into one that appends without end: the
+	// address space of go test and what it runs is capped (ulimit -v), so
+	// that such a mutant dies of it, killed, instead of taking the machine.
+	args = append([]string{"-c", `ulimit -v "$0" && exec "$@"`, fmt.Sprint(memLimitKB), gocmd}, args...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
 	cmd.Dir = p.Root
 	cmd.WaitDelay = 5 * time.Second
 	return cmd.CombinedOutput()

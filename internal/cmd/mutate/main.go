@@ -31,7 +31,7 @@ func main() {
 	changed := flag.Bool("changed", false, "test only the packages whose stamp differs from their mutants.txt")
 	stamp := flag.Bool("stamp", false, "record the stamp in mutants.txt after a passing run")
 	workers := flag.Int("workers", runtime.NumCPU(), "mutants tested at once")
-	timeout := flag.Duration("timeout", 0, "one mutant's go test (default: ten times the unmutated run, plus a minute)")
+	timeout := flag.Duration("timeout", 0, "one mutant's go test (default: ten times the unmutated run, plus 30s)")
 	verbose := flag.Bool("v", false, "print every mutant's status, not only survivors")
 	dry := flag.Bool("dry-run", false, "list the mutants without testing them")
 	only := flag.String("only", "", "test only the mutants whose entry (file:line:col MUTATOR (func) code) matches this regexp; the verdict then checks no kill rate and no stale entry")
@@ -118,7 +118,7 @@ func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Durat
 	}
 	r.Timeout = timeout
 	if r.Timeout == 0 {
-		r.Timeout = 10*base + time.Minute
+		r.Timeout = 10*base + 30*time.Second
 	}
 	fmt.Printf("go test ./%s unmutated: %.1fs; a mutant's timeout: %s\n", p.Rel, base.Seconds(), r.Timeout)
 	results, err := r.Run(ctx, p)
