@@ -66,6 +66,7 @@ func TestParseSubnet(t *testing.T) {
 		{"fA::Af:a0", "", false, "fa::af:a0/128"},
 		{"Ff:fF::", "", false, "ff:ff::/128"},
 		{"::a:A", "", false, "::a:a/128"},
+		{"9:99::0", "", false, "9:99::/128"},
 		{"g::1", "", false, ErrBadIP.Error()}, // a ':': looks_like_ip says IPv6
 		{"::`", "", false, ErrBadIP.Error()},
 		{"::@", "", false, ErrBadIP.Error()},
@@ -78,6 +79,7 @@ func TestParseSubnet(t *testing.T) {
 		{"ffff:ffff:ffff:ffff:ffff:ffff:1.2.3.4", "", false, "ffff:ffff:ffff:ffff:ffff:ffff:102:304/128"},
 		{"1::ffff:10.1.2.3", "", false, "1::ffff:a01:203/128"},
 		{"10.1.2.3", "-8", true, ErrBadMask.Error()}, // strtol reads -8: not a mask
+		{"10.9", "", false, "10.9.0.0/16"},
 		{"10.1.2.3", " 8", true, "10.0.0.0/8"},       // strtol skips leading blanks
 		{"10.1.2.3", " ", true, ErrBadMask.Error()},
 	}
