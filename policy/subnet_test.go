@@ -62,6 +62,26 @@ func TestParseSubnet(t *testing.T) {
 		{"example.com", "", false, ErrNotIP.Error()},
 		{"", "", false, ErrNotIP.Error()},
 		{"10.1.2.3a", "", false, ErrNotIP.Error()},
+		// inet_pton6's hex digits, both cases, and the bytes around them.
+		{"fA::Af:a0", "", false, "fa::af:a0/128"},
+		{"Ff:fF::", "", false, "ff:ff::/128"},
+		{"::a:A", "", false, "::a:a/128"},
+		{"9:99::0", "", false, "9:99::/128"},
+		{"g::1", "", false, ErrBadIP.Error()}, // a ':': looks_like_ip says IPv6
+		{"::`", "", false, ErrBadIP.Error()},
+		{"::@", "", false, ErrBadIP.Error()},
+		{"::G", "", false, ErrBadIP.Error()},
+		// A ':' or a dotted tail with no room left: refused, not written
+		// past the sixteen bytes.
+		{"1:2:3:4:5:6:7:8:9:a", "", false, ErrBadIP.Error()},
+		{"1::2:3:4:5:6:7:1.2.3.4", "", false, ErrBadIP.Error()},
+		// Only ::ffff:0:0/96 is IPv4-mapped.
+		{"ffff:ffff:ffff:ffff:ffff:ffff:1.2.3.4", "", false, "ffff:ffff:ffff:ffff:ffff:ffff:102:304/128"},
+		{"1::ffff:10.1.2.3", "", false, "1::ffff:a01:203/128"},
+		{"10.1.2.3", "-8", true, ErrBadMask.Error()}, // strtol reads -8: not a mask
+		{"10.9", "", false, "10.9.0.0/16"},
+		{"10.1.2.3", " 8", true, "10.0.0.0/8"},       // strtol skips leading blanks
+		{"10.1.2.3", " ", true, ErrBadMask.Error()},
 	}
 	for _, tt := range tests {
 		s, err := ParseSubnet(tt.addr, tt.mask, tt.hasMask)
