@@ -174,23 +174,18 @@ func funcName(fd *ast.FuncDecl) string {
 		switch x := t.(type) {
 		case *ast.StarExpr:
 			t = x.X
-			continue
 		case *ast.IndexExpr:
 			t = x.X
-			continue
 		case *ast.IndexListExpr:
 			t = x.X
-			continue
 		case *ast.ParenExpr:
 			t = x.X
-			continue
+		case *ast.Ident:
+			return x.Name + "." + fd.Name.Name
+		default:
+			return fd.Name.Name
 		}
-		break
 	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name + "." + fd.Name.Name
-	}
-	return fd.Name.Name
 }
 
 // Apply returns src with m planted.

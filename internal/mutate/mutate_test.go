@@ -89,6 +89,12 @@ func TestFindScope(t *testing.T) {
 	if got := missingFuncs([]byte(src), []string{"f", "T.g", "g", "nope"}); !slices.Equal(got, []string{"g", "nope"}) {
 		t.Errorf("missingFuncs = %v", got)
 	}
+	// Generic and parenthesised receivers are named by their type.
+	generic := "package p\nfunc (s *S[K]) a() int { return 1 - 2 }\nfunc (s (S2[K, V])) b() int { return 1 - 2 }\n"
+	ms, err = Find("g.go", []byte(generic), Scope{File: "g.go", Funcs: []string{"S.a", "S2.b"}})
+	if err != nil || len(ms) != 2 || ms[0].Func != "S.a" || ms[1].Func != "S2.b" {
+		t.Errorf("generic receivers: %v %v", ms, err)
+	}
 }
 
 func TestParseList(t *testing.T) {
