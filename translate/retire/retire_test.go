@@ -7,7 +7,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,58 +71,90 @@ func TestStatic(t *testing.T) {
 // (internal/gen, the random differential's generator), each with its
 // requests and random clients, decided by the engine that counts
 // decisive hits.
+//
+// The cases are independent, and mostly wait on the file system
+// (materialising each configuration, the walk's stats), so they run on a
+// few goroutines at once.
 func TestStaticSound(t *testing.T) {
 	dir := t.TempDir()
-	dead, checked := 0, 0
-	for n := range uint64(300) {
-		c := gen.Generate(rand.New(rand.NewPCG(41, n)))
-		l, err := c.Materialize(filepath.Join(dir, fmt.Sprint(n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := translate.Load([]string{l.Legacy}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		findings := Static(cfg)
-		e := walk.New(cfg, walk.OS, proxy.NewIdentity())
-		r := rand.New(rand.NewPCG(42, n))
-		for _, rq := range c.Requests {
-			for range 8 {
-				ip := rq.ClientIP
-				if ip == "" || r.IntN(2) == 0 {
-					ip = netip.AddrFrom4([4]byte{[]byte{10, 192, 203, 127}[r.IntN(4)], byte(r.IntN(256)), byte(r.IntN(4)), byte(r.IntN(256))}).String()
-				}
-				h := http.Header{}
-				for _, kv := range rq.Header {
-					h.Add(kv[0], kv[1])
-				}
-				req := &walk.Request{Method: []string{rq.Method, "GET", "POST", "PUT", "DELETE"}[r.IntN(5)], Target: rq.Target, Host: h.Get("Host"), Proto: "HTTP/1.1",
-					Header: h, ClientAddr: netip.MustParseAddr(ip), Now: time.Now().UnixNano(),
-					Auth: policy.Credentials{Present: rq.HasAuth, Basic: rq.HasAuth, User: rq.User, Password: rq.Password}}
-				e.Decide(req, nil)
+	var (
+		mu            sync.Mutex
+		dead, checked int
+		wg            sync.WaitGroup
+	)
+	next := make(chan uint64)
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				d, c := staticSound(t, dir, n)
+				mu.Lock()
+				dead, checked = dead+d, checked+c
+				mu.Unlock()
 			}
-		}
-		for _, f := range findings {
-			if f.Kind != "never-decides" {
-				continue
-			}
-			dead++
-			for _, rule := range cfg.Rules {
-				if rule.ID == f.RuleID {
-					checked++
-					if _, d, _ := rule.Stats(); d != 0 {
-						b, _ := os.ReadFile(l.Legacy)
-						t.Errorf("case %d: %s:%d %q called dead, decided %d requests\n%s", n, f.File, f.Line, f.Text, d, b)
-					}
-				}
-			}
-		}
+		}()
 	}
+	for n := range uint64(300) {
+		next <- n
+	}
+	close(next)
+	wg.Wait()
 	if dead < 20 || checked != dead {
 		t.Errorf("%d dead rules found, %d checked: the test proves too little", dead, checked)
 	}
 	t.Logf("%d rules called dead across 300 configurations, none decided a request", dead)
+}
+
+// staticSound checks generated configuration n and returns how many rules
+// Static called dead, and how many of those it checked.
+func staticSound(t *testing.T, dir string, n uint64) (dead, checked int) {
+	c := gen.Generate(rand.New(rand.NewPCG(41, n)))
+	l, err := c.Materialize(filepath.Join(dir, fmt.Sprint(n)))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	cfg, err := translate.Load([]string{l.Legacy}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot}})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	findings := Static(cfg)
+	e := walk.New(cfg, walk.OS, proxy.NewIdentity())
+	r := rand.New(rand.NewPCG(42, n))
+	for _, rq := range c.Requests {
+		for range 8 {
+			ip := rq.ClientIP
+			if ip == "" || r.IntN(2) == 0 {
+				ip = netip.AddrFrom4([4]byte{[]byte{10, 192, 203, 127}[r.IntN(4)], byte(r.IntN(256)), byte(r.IntN(4)), byte(r.IntN(256))}).String()
+			}
+			h := http.Header{}
+			for _, kv := range rq.Header {
+				h.Add(kv[0], kv[1])
+			}
+			req := &walk.Request{Method: []string{rq.Method, "GET", "POST", "PUT", "DELETE"}[r.IntN(5)], Target: rq.Target, Host: h.Get("Host"), Proto: "HTTP/1.1",
+				Header: h, ClientAddr: netip.MustParseAddr(ip), Now: time.Now().UnixNano(),
+				Auth: policy.Credentials{Present: rq.HasAuth, Basic: rq.HasAuth, User: rq.User, Password: rq.Password}}
+			e.Decide(req, nil)
+		}
+	}
+	for _, f := range findings {
+		if f.Kind != "never-decides" {
+			continue
+		}
+		dead++
+		for _, rule := range cfg.Rules {
+			if rule.ID == f.RuleID {
+				checked++
+				if _, d, _ := rule.Stats(); d != 0 {
+					b, _ := os.ReadFile(l.Legacy)
+					t.Errorf("case %d: %s:%d %q called dead, decided %d requests\n%s", n, f.File, f.Line, f.Text, d, b)
+				}
+			}
+		}
+	}
+	return dead, checked
 }
 
 func TestFromMetrics(t *testing.T) {
