@@ -281,7 +281,7 @@ func TestMergeFieldsSpelling(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := append([]HeaderField(nil), tt.fields...)
-			got := MergeFields(tt.fields)
+			got := mergeFields(tt.fields)
 			if len(got) != len(tt.want) || (len(got) > 0 && !reflect.DeepEqual([]HeaderField(got), tt.want)) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -294,7 +294,7 @@ func TestMergeFieldsSpelling(t *testing.T) {
 	// copied.
 	for _, n := range []int{1, 2, 31, 32} {
 		in := many(n, false)
-		if got := MergeFields(in); &got[0] != &in[0] {
+		if got := mergeFields(in); &got[0] != &in[0] {
 			t.Errorf("%d distinct fields were copied", n)
 		}
 	}

@@ -198,3 +198,46 @@ orderly_rule_part_matches_total{rule_id=%q,part="192.168.0.0/16"} 0
 		t.Error("a scrape without orderly's rule series was accepted")
 	}
 }
+
+// Each finding says why, naming the line that makes it dead.
+func TestStaticWhy(t *testing.T) {
+	tests := []struct {
+		name string
+		conf string
+		line int
+		why  string // the end of Why, after the file name
+	}{
+		{"covered by an earlier line", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nAllow from 10.1.2.3\n</Directory>", 5,
+			`:4 ("Allow from 10.0.0.0/8") matches every request it matches, and comes first`},
+		{"covered by an earlier env word", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from env=lan\nAllow from env=lan\n</Directory>", 5,
+			`:4 ("Allow from env=lan") matches every request it matches, and comes first`},
+		{"deny,allow with Allow from all", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from 203.0.113.0/24\nAllow from all\n</Directory>", 3,
+			`can never decide a request: under Order deny,allow an Allow that matches wins, and `},
+		{"allow,deny with Deny from all", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from 10.0.0.0/8\nDeny from all\n</Directory>", 3,
+			`can never decide a request: under Order allow,deny a Deny that matches wins, and `},
+		{"mutual-failure with Deny from all", "<Directory @DOCROOT@>\nOrder mutual-failure\nAllow from 10.0.0.0/8\nDeny from all\n</Directory>", 3,
+			`can never decide a request: under Order mutual-failure a Deny that matches wins, and `},
+		{"mutual-failure without Allow", "<Directory @DOCROOT@>\nOrder mutual-failure\nDeny from 203.0.113.0/24\n</Directory>", 3,
+			"can never decide a request: under Order mutual-failure a Deny only decides for a client an Allow matched, and there is no Allow"},
+		{"Satisfy Any", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from all\nAuthType Basic\nAuthName x\nAuthUserFile /dev/null\nRequire valid-user\nSatisfy Any\n</Directory>", 3,
+			"with Satisfy Any this lets everyone in, so the section's Require (a password) is never asked for"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := Static(load(t, tt.conf))
+			if len(fs) != 1 || fs[0].Line != tt.line || fs[0].Severity != Warning {
+				t.Fatalf("findings %+v, want one warning at line %d", fs, tt.line)
+			}
+			f := fs[0]
+			if !strings.Contains(f.Why, tt.why) || !strings.HasSuffix(f.File, "legacy.conf") || f.RuleID == "" {
+				t.Errorf("finding %+v, want why with %q", f, tt.why)
+			}
+			if strings.Contains(tt.why, " wins, and ") {
+				// The line that wins names itself with its text.
+				if !strings.Contains(f.Why, `("Allow from all") matches everyone`) && !strings.Contains(f.Why, `("Deny from all") matches everyone`) {
+					t.Errorf("why %q names no line that matches everyone", f.Why)
+				}
+			}
+		})
+	}
+}
