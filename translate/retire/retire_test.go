@@ -64,6 +64,12 @@ func TestStatic(t *testing.T) {
 		{"an earlier word for every method", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\n<Limit GET POST>\nAllow from 10.0.0.0/8\n</Limit>\n<Limit GET>\nAllow from 10.1.2.3\n</Limit>\n</Directory>", []string{"never-decides 8"}},
 		{"mutual-failure without Allow", "<Directory @DOCROOT@>\nOrder mutual-failure\nDeny from 203.0.113.0/24\n</Directory>", []string{"never-decides 3"}},
 		{"duplicate line", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from env=lan\nAllow from env=lan\n</Directory>", []string{"never-decides 5"}},
+		{"duplicate env=! line", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from env=!lan\nAllow from env=!lan\n</Directory>", []string{"never-decides 5"}},
+		{"env= and env=! of one name", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from env=lan\nAllow from env=!lan\n</Directory>", nil},
+		{"env= of another name", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from env=lan\nAllow from env=vpn\n</Directory>", nil},
+		{"host in an earlier domain", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from .example.com\nAllow from www.example.com\n</Directory>", []string{"never-decides 5"}},
+		{"domain under an earlier host", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from www.example.com\nAllow from .example.com\n</Directory>", nil},
+		{"host after an env word", "<Directory @DOCROOT@>\nOrder deny,allow\nDeny from all\nAllow from env=example.com\nAllow from www.example.com\n</Directory>", nil},
 		{"Satisfy Any opens the password", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from all\nAuthType Basic\nAuthName x\nAuthUserFile /dev/null\nRequire valid-user\nSatisfy Any\n</Directory>", []string{"permissive 3"}},
 		{"Satisfy All keeps it", "<Directory @DOCROOT@>\nOrder allow,deny\nAllow from all\nAuthType Basic\nAuthName x\nAuthUserFile /dev/null\nRequire valid-user\nSatisfy All\n</Directory>", nil},
 	}
