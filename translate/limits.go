@@ -91,9 +91,9 @@ func mergeServerLimits(main, own ServerLimits) ServerLimits {
 	if c.StrictHostCheck < 0 {
 		c.StrictHostCheck = main.StrictHostCheck
 	}
-	if c.Scheme == "" {
-		c.Scheme = main.Scheme
-	}
+	// ServerName's scheme is not inherited: ap_init_virtual_host starts a
+	// host with none (server_scheme NULL), and nothing copies the main
+	// server's (TestMergeServerLimits).
 	return c
 }
 

@@ -1,0 +1,218 @@
+package retire
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+// promAPI is a Prometheus HTTP API on 127.0.0.1 that answers the four
+// instant queries FromPrometheus makes from fixed vectors, and records the
+// queries it saw.
+type promAPI struct {
+	mu      sync.Mutex
+	queries []string
+	answer  func(q string) (status int, body string)
+}
+
+func (p *promAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/api/v1/query" {
+		http.NotFound(w, r)
+		return
+	}
+	q := r.URL.Query().Get("query")
+	p.mu.Lock()
+	p.queries = append(p.queries, q)
+	p.mu.Unlock()
+	status, body := p.answer(q)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprint(w, body)
+}
+
+// vector renders an instant-query answer whose samples are given as
+// {labels, value}, the value as Prometheus writes it: a string.
+func vector(samples ...sample) string {
+	type result struct {
+		Metric map[string]string `json:"metric"`
+		Value  [2]any            `json:"value"`
+	}
+	res := []result{}
+	for _, s := range samples {
+		res = append(res, result{Metric: s.labels, Value: [2]any{1.7e9, s.value}})
+	}
+	b, _ := json.Marshal(map[string]any{"status": "success", "data": map[string]any{"resultType": "vector", "result": res}})
+	return string(b)
+}
+
+type sample struct {
+	labels map[string]string
+	value  string
+}
+
+func byRule(id, v string) sample { return sample{map[string]string{"rule_id": id}, v} }
+func byPart(id, part, v string) sample {
+	return sample{map[string]string{"rule_id": id, "part": part}, v}
+}
+
+func rule(id, file string, line int, text string, parts ...string) *policy.Rule {
+	r := &policy.Rule{ID: id, File: file, Line: line, Text: text}
+	for _, p := range parts {
+		r.NewPart(p)
+	}
+	return r
+}
+
+// The rules of the fleet, and the vectors a Prometheus scraping it would
+// answer over a 7d window.
+var (
+	promRules = []*policy.Rule{
+		rule("deny", "b.conf", 9, "Deny from 192.0.2.0/24", "192.0.2.0/24"),
+		rule("silent", "b.conf", 3, "Allow from 10.0.0.0/8", "10.0.0.0/8"),
+		rule("words", "a.conf", 20, "Allow from 10.0.0.0/8 172.16.0.0/12 10.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "10.0.0.0/8"),
+		rule("quietwords", "a.conf", 30, "Allow from 198.51.100.0/24 203.0.113.0/24", "198.51.100.0/24", "203.0.113.0/24"),
+		rule("require", "a.conf", 5, "Require valid-user"),
+		rule("requireused", "a.conf", 6, "require user alice"),
+		rule("setenv", "a.conf", 7, "SetEnvIf Remote_Addr ^10 lan"),
+		rule("setenvquiet", "a.conf", 8, "BrowserMatch ^curl curl"),
+		rule("order", "a.conf", 2, "Order deny,allow"),
+		{ID: "default", File: "a.conf", Line: 1, Text: "Deny from all", Default: true},
+		rule("young", "a.conf", 40, "Allow from 192.168.0.0/16"),
+		rule("unscraped", "a.conf", 41, "Deny from 198.18.0.0/15"),
+		rule("nodecisive", "a.conf", 42, "Deny from 198.19.0.0/16"),
+	}
+	promAnswers = map[string]string{
+		"count by (rule_id) (orderly_rule_info offset 7d)": vector(
+			byRule("deny", "2"), byRule("silent", "2"), byRule("words", "2"), byRule("quietwords", "2"),
+			byRule("require", "2"), byRule("requireused", "2"), byRule("setenv", "2"), byRule("setenvquiet", "2"),
+			byRule("order", "2"), byRule("default", "2"), byRule("unscraped", "1"), byRule("nodecisive", "1")),
+		"sum by (rule_id) (increase(orderly_rule_matches_total[7d]))": vector(
+			byRule("deny", "5.2"), byRule("silent", "0"), byRule("words", "12"), byRule("quietwords", "0"),
+			byRule("require", "4"), byRule("requireused", "4"), byRule("setenv", "3"), byRule("setenvquiet", "0"),
+			byRule("order", "0"), byRule("default", "0"), byRule("young", "0"), byRule("nodecisive", "0")),
+		"sum by (rule_id) (increase(orderly_rule_decisive_hits_total[7d]))": vector(
+			byRule("deny", "0"), byRule("silent", "0"), byRule("words", "12"), byRule("quietwords", "0"),
+			byRule("require", "0"), byRule("requireused", "1"), byRule("setenv", "0"), byRule("setenvquiet", "0"),
+			byRule("order", "0"), byRule("default", "0"), byRule("young", "0")),
+		"sum by (rule_id, part) (increase(orderly_rule_part_matches_total[7d]))": vector(
+			byPart("words", "10.0.0.0/8", "12"), byPart("words", "172.16.0.0/12", "0"), byPart("words", "10.0.0.0/8#2", "0"),
+			byPart("quietwords", "198.51.100.0/24", "0"), byPart("quietwords", "203.0.113.0/24", "0"),
+			byPart("deny", "192.0.2.0/24", "5.2")),
+	}
+)
+
+func TestFromPrometheus(t *testing.T) {
+	api := &promAPI{answer: func(q string) (int, string) {
+		if a, ok := promAnswers[q]; ok {
+			return http.StatusOK, a
+		}
+		return http.StatusBadRequest, `{"status":"error","errorType":"bad_data","error":"unexpected query"}`
+	}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+
+	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%s:%d %s %s %s: %s", f.File, f.Line, f.RuleID, f.Kind, f.Severity, f.Why))
+	}
+	// In file and line order. "words" matched, so its words at zero can go
+	// (the second 10.0.0.0/8 by its label "10.0.0.0/8#2"); "quietwords"
+	// never matched: that is the line's finding, not its words'. Settings,
+	// default rules, rules younger than the window and rules without a
+	// sample of each counter say nothing; SetEnvIf lines never decide, so
+	// only their silence counts.
+	want := []string{
+		`a.conf:5 require not-decisive info: matched about 4 times but decided no request in the last 7d`,
+		`a.conf:8 setenvquiet not-fired info: has neither matched nor decided a request in the last 7d, on any orderly Prometheus scrapes`,
+		`a.conf:20 words part-not-matched info: the word "172.16.0.0/12" never matched in the last 7d, while the line did by its other words: it can go from the line`,
+		`a.conf:20 words part-not-matched info: the word "10.0.0.0/8" never matched in the last 7d, while the line did by its other words: it can go from the line`,
+		`a.conf:30 quietwords not-fired info: has neither matched nor decided a request in the last 7d, on any orderly Prometheus scrapes`,
+		`b.conf:3 silent not-fired info: has neither matched nor decided a request in the last 7d, on any orderly Prometheus scrapes`,
+		`b.conf:9 deny not-decisive info: matched about 5 times but decided no request in the last 7d`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(api.queries) != 4 {
+		t.Errorf("%d queries, want 4: %q", len(api.queries), api.queries)
+	}
+}
+
+func TestFromPrometheusErrors(t *testing.T) {
+	ok := func(q string) (int, string) { return http.StatusOK, promAnswers[q] }
+	// failing answers the one query that contains fail with body.
+	failing := func(fail string, status int, body string) func(string) (int, string) {
+		return func(q string) (int, string) {
+			if strings.Contains(q, fail) {
+				return status, body
+			}
+			return ok(q)
+		}
+	}
+	tests := []struct {
+		name   string
+		base   string // "" for the test server
+		window string
+		answer func(string) (int, string)
+		want   string // in the error
+	}{
+		{"bad window", "", "a week", ok, `window "a week"`},
+		{"bad base", "http://[::1", "7d", ok, "missing ']'"},
+		{"bad query", "", "7d", failing("orderly_rule_info", http.StatusBadRequest, `{"status":"error","errorType":"bad_data","error":"parse error at char 3"}`), "parse error at char 3"},
+		{"matches fail", "", "7d", failing("orderly_rule_matches_total", http.StatusServiceUnavailable, `{"status":"error","error":"too many samples"}`), "too many samples"},
+		{"decisive fail", "", "7d", failing("orderly_rule_decisive_hits_total", http.StatusUnprocessableEntity, `{"status":"error","error":"query timed out"}`), "query timed out"},
+		{"parts fail", "", "7d", failing("orderly_rule_part_matches_total", http.StatusOK, `{"status":"error","error":"out of bounds"}`), "out of bounds"},
+		{"not JSON", "", "7d", failing("orderly_rule_info", http.StatusBadGateway, `<html>bad gateway</html>`), "502 Bad Gateway"},
+		{"bad value", "", "7d", failing("orderly_rule_matches_total", http.StatusOK, vector(byRule("deny", "many"))), "value many"},
+		{"value not a string", "", "7d", failing("orderly_rule_matches_total", http.StatusOK, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"rule_id":"deny"},"value":[1.7e9,3]}]}}`), "value 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := &promAPI{answer: tt.answer}
+			srv := httptest.NewServer(api)
+			defer srv.Close()
+			base := tt.base
+			if base == "" {
+				base = srv.URL
+			}
+			fs, err := FromPrometheus(context.Background(), base, tt.window, promRules)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v (findings %v), want one with %q", err, fs, tt.want)
+			}
+			if fs != nil {
+				t.Errorf("findings %v with the error", fs)
+			}
+			if tt.window == "a week" && len(api.queries) != 0 {
+				t.Errorf("a bad window still queried %q", api.queries)
+			}
+		})
+	}
+	t.Run("unreachable", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		base := srv.URL
+		srv.Close()
+		if _, err := FromPrometheus(context.Background(), base, "7d", promRules); err == nil {
+			t.Error("a closed server gave no error")
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		srv := httptest.NewServer(&promAPI{answer: ok})
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := FromPrometheus(ctx, srv.URL, "7d", promRules); err == nil {
+			t.Error("a cancelled context gave no error")
+		}
+	})
+}
