@@ -475,7 +475,10 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "servername":
 		b.serverName(d)
 		if b.vhost != nil && len(d.Args) >= 1 {
-			b.vhost.Name = hostOnly(d.Args[0])
+			// server_hostname, which matches_aliases compares with the
+			// Host (strcasecmp): the name without "scheme://" and port,
+			// as serverName read it.
+			b.vhost.Name = b.cfg.Limits.Name
 		}
 	case "serveralias":
 		if b.vhost == nil {
@@ -1872,14 +1875,6 @@ func parseVHostAddr(a string) (VHostAddr, string) {
 	}
 	v.IP = ip.Unmap()
 	return v, ""
-}
-
-// hostOnly strips a port from a ServerName and lowercases it.
-func hostOnly(s string) string {
-	if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.Contains(s[i:], "]") {
-		s = s[:i]
-	}
-	return strings.ToLower(strings.TrimSuffix(s, "."))
 }
 
 // mergeServer is the configuration of a virtual host: its own directives
