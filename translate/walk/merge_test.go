@@ -1,0 +1,154 @@
+package walk
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// How a request's sections merge, module by module
+// (apache-access-semantics.md §4.1, §4.2): AuthType, AuthName,
+// AuthUserFile and AuthBasicAuthoritative are each inherited unless the
+// child sets them; a section holding only AuthMerging And/Or or only
+// AuthzSendForbiddenOnFailure keeps the inherited Require; the latter is
+// itself inherited unless set.
+func TestMergeAuth(t *testing.T) {
+	const base = `<Directory @DOCROOT@>
+AuthType Basic
+AuthName Outer
+AuthUserFile /x
+AuthBasicAuthoritative Off
+Require user bob
+AuthzSendForbiddenOnFailure On
+</Directory>
+<Location /realm>
+AuthName Inner
+</Location>
+<Location /carol>
+Require user carol
+</Location>
+<Location /fofoff>
+AuthzSendForbiddenOnFailure Off
+</Location>
+<Location /authoritative>
+AuthBasicAuthoritative On
+</Location>
+<Location /none>
+AuthType None
+</Location>
+`
+	type mreq struct {
+		req
+		realm string
+	}
+	tests := []struct {
+		name string
+		conf string
+		reqs []mreq
+	}{
+		{"inherited auth settings", base, []mreq{
+			{req: req{target: "/index.html", ip: "8.8.8.8", want: 401}, realm: "Outer"},
+			{req: req{target: "/index.html", ip: "8.8.8.8", user: "bob:ok"}},
+			{req: req{target: "/index.html", ip: "8.8.8.8", user: "alice:ok", want: 403}}, // ForbiddenOnFail
+			{req: req{target: "/index.html", ip: "8.8.8.8", user: "carol:x", want: 500}}, // not authoritative: AH01796
+			{req: req{target: "/index.html", ip: "8.8.8.8", user: "bob:bad", want: 401}, realm: "Outer"},
+			{req: req{target: "/realm/", ip: "8.8.8.8", want: 401}, realm: "Inner"},
+			{req: req{target: "/realm/", ip: "8.8.8.8", user: "bob:ok"}},
+			{req: req{target: "/carol/", ip: "8.8.8.8", want: 401}, realm: "Outer"},
+			{req: req{target: "/carol/", ip: "8.8.8.8", user: "bob:ok", want: 403}},   // carol's list replaced bob's; forbidden on failure still on
+			{req: req{target: "/fofoff/", ip: "8.8.8.8", user: "alice:ok", want: 401}, realm: "Outer"}, // keeps Require user bob
+			{req: req{target: "/fofoff/", ip: "8.8.8.8", user: "bob:ok"}},
+			{req: req{target: "/authoritative/", ip: "8.8.8.8", user: "carol:x", want: 401}, realm: "Outer"},
+			{req: req{target: "/none/", ip: "8.8.8.8", want: 500}},
+		}},
+		{"a lone AuthMerging or AuthzSendForbiddenOnFailure keeps the Require", `<Directory @DOCROOT@>
+Require ip 10.1
+</Directory>
+<Location /and>
+AuthMerging And
+</Location>
+<Location /or>
+AuthMerging Or
+</Location>
+<Location /fof>
+AuthzSendForbiddenOnFailure On
+</Location>
+<Location /or/more>
+AuthMerging Or
+Require ip 192.168
+</Location>
+`, []mreq{
+			{req: req{target: "/and/", ip: "10.1.2.3"}}, {req: req{target: "/and/", ip: "8.8.8.8", want: 403}},
+			{req: req{target: "/or/", ip: "10.1.2.3"}}, {req: req{target: "/or/", ip: "8.8.8.8", want: 403}},
+			{req: req{target: "/fof/", ip: "10.1.2.3"}}, {req: req{target: "/fof/", ip: "8.8.8.8", want: 403}},
+			{req: req{target: "/or/more/", ip: "10.1.2.3"}}, {req: req{target: "/or/more/", ip: "192.168.1.1"}}, {req: req{target: "/or/more/", ip: "8.8.8.8", want: 403}},
+		}},
+		{"AuthMerging with nothing to merge with", `<Location /and>
+AuthMerging And
+Require ip 10.1
+</Location>
+<Location /and/x>
+AuthMerging And
+</Location>
+`, []mreq{
+			{req: req{target: "/and/", ip: "10.1.2.3"}}, {req: req{target: "/and/", ip: "8.8.8.8", want: 403}},
+			{req: req{target: "/and/x/", ip: "10.1.2.3"}}, {req: req{target: "/and/x/", ip: "8.8.8.8", want: 403}},
+			{req: req{target: "/", ip: "8.8.8.8"}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := engine(t, tt.conf, "realm/index.html", "carol/index.html", "fofoff/index.html", "authoritative/index.html", "none/index.html", "and/x/index.html", "or/more/index.html", "fof/index.html", "and/index.html", "or/index.html")
+			for _, r := range tt.reqs {
+				res := decide(e, r.req)
+				if res.Status != r.want || res.Realm != r.realm {
+					t.Errorf("%s from %s user=%q: status %d (layer %s, rule %s) realm %q, want %d realm %q",
+						r.target, r.ip, r.user, res.Status, res.Layer, res.Rule, res.Realm, r.want, r.realm)
+				}
+			}
+		})
+	}
+}
+
+// The sections whose Order/Allow/Deny and whose Require configurations
+// are in force are reported separately: the two layers inherit
+// independently (apache-access-semantics.md §9.3).
+func TestCompatAndAuthzFrom(t *testing.T) {
+	e, _ := engine(t, `<Directory @DOCROOT@>
+Order deny,allow
+Allow from all
+</Directory>
+<Directory @DOCROOT@/a>
+Require all granted
+</Directory>
+<Location /a/b>
+SetEnvIf User-Agent x y
+</Location>
+`, "a/b/index.html", "a/index.html")
+	for _, tt := range []struct {
+		target        string
+		compat, authz string // the sections' paths, "" for none
+	}{
+		{"/index.html", "docroot", ""},
+		{"/a/", "docroot", "a"},
+		{"/a/b/", "docroot", "a"},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
+		if got := sectionTail(res.CompatFrom); got != tt.compat {
+			t.Errorf("%s: CompatFrom %q, want %q", tt.target, got, tt.compat)
+		}
+		if got := sectionTail(res.AuthzFrom); got != tt.authz {
+			t.Errorf("%s: AuthzFrom %q, want %q", tt.target, got, tt.authz)
+		}
+	}
+}
+
+// sectionTail is the last element of a section's path.
+func sectionTail(s *translate.Section) string {
+	if s == nil {
+		return ""
+	}
+	return filepath.Base(strings.TrimSuffix(s.Path, "/"))
+}
