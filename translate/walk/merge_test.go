@@ -52,12 +52,12 @@ AuthType None
 			{req: req{target: "/index.html", ip: "8.8.8.8", want: 401}, realm: "Outer"},
 			{req: req{target: "/index.html", ip: "8.8.8.8", user: "bob:ok"}},
 			{req: req{target: "/index.html", ip: "8.8.8.8", user: "alice:ok", want: 403}}, // ForbiddenOnFail
-			{req: req{target: "/index.html", ip: "8.8.8.8", user: "carol:x", want: 500}}, // not authoritative: AH01796
+			{req: req{target: "/index.html", ip: "8.8.8.8", user: "carol:x", want: 500}},  // not authoritative: AH01796
 			{req: req{target: "/index.html", ip: "8.8.8.8", user: "bob:bad", want: 401}, realm: "Outer"},
 			{req: req{target: "/realm/", ip: "8.8.8.8", want: 401}, realm: "Inner"},
 			{req: req{target: "/realm/", ip: "8.8.8.8", user: "bob:ok"}},
 			{req: req{target: "/carol/", ip: "8.8.8.8", want: 401}, realm: "Outer"},
-			{req: req{target: "/carol/", ip: "8.8.8.8", user: "bob:ok", want: 403}},   // carol's list replaced bob's; forbidden on failure still on
+			{req: req{target: "/carol/", ip: "8.8.8.8", user: "bob:ok", want: 403}},                    // carol's list replaced bob's; forbidden on failure still on
 			{req: req{target: "/fofoff/", ip: "8.8.8.8", user: "alice:ok", want: 401}, realm: "Outer"}, // keeps Require user bob
 			{req: req{target: "/fofoff/", ip: "8.8.8.8", user: "bob:ok"}},
 			{req: req{target: "/authoritative/", ip: "8.8.8.8", user: "carol:x", want: 401}, realm: "Outer"},
