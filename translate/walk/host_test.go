@@ -93,3 +93,33 @@ func TestNewNilFS(t *testing.T) {
 		}
 	}
 }
+
+// SlashesKept says whether Result.URI keeps %2F escapes: under
+// AllowEncodedSlashes NoDecode, and under 2.2's On (which does not decode
+// them); 2.4's On decodes them, and Off refuses them (404).
+func TestSlashesKept(t *testing.T) {
+	for _, tt := range []struct {
+		sem      translate.Semantics
+		conf     string
+		status   int
+		uri      string
+		kept     bool
+		plainURI string // /a/b's
+	}{
+		{translate.Compat24, "AllowEncodedSlashes NoDecode", 0, "/a%2Fb", true, "/a/b"},
+		{translate.Compat24, "AllowEncodedSlashes On", 0, "/a/b", false, "/a/b"},
+		{translate.Compat24, "AllowEncodedSlashes Off", 404, "", false, "/a/b"},
+		{translate.Legacy22, "AllowEncodedSlashes On", 0, "/a%2Fb", true, "/a/b"},
+		{translate.Legacy22, "AllowEncodedSlashes Off", 404, "", false, "/a/b"},
+	} {
+		e, _ := engineWith(t, tt.sem, tt.conf+"\n")
+		res := decide(e, req{target: "/a%2Fb", ip: "8.8.8.8"})
+		if res.Status != tt.status || res.URI != tt.uri || res.SlashesKept != tt.kept {
+			t.Errorf("%s %s: status %d URI %q kept %v; want %d %q %v", tt.sem, tt.conf, res.Status, res.URI, res.SlashesKept, tt.status, tt.uri, tt.kept)
+		}
+		res = decide(e, req{target: "/a/b", ip: "8.8.8.8"})
+		if res.Status != 0 || res.URI != tt.plainURI || res.SlashesKept != tt.kept {
+			t.Errorf("%s %s: /a/b: status %d URI %q kept %v; want 0 %q %v", tt.sem, tt.conf, res.Status, res.URI, res.SlashesKept, tt.plainURI, tt.kept)
+		}
+	}
+}
