@@ -152,3 +152,38 @@ func sectionTail(s *translate.Section) string {
 	}
 	return filepath.Base(strings.TrimSuffix(s.Path, "/"))
 }
+
+// A named group of a matching regex section sets MATCH_<NAME> (upper
+// case) before authorisation (server/request.c, 2.4.8+; corpus case 129):
+// one variable per group that took part in the match.
+func TestMatchEnv(t *testing.T) {
+	e, _ := engine(t, `<DirectoryMatch "/home/(?<owner>[^/]+)/(?<part>[a-z]+)(?<digits>[0-9]+)?">
+Require all granted
+</DirectoryMatch>
+<FilesMatch "^(?<file>[^.]+)\.html$">
+Require user %{env:MATCH_OWNER}
+AuthType Basic
+AuthName R
+AuthUserFile /x
+</FilesMatch>
+`, "home/bob/private/page.html", "home/alice/pub1/page.html")
+	for _, tt := range []struct {
+		target, user string
+		want         int
+		env          map[string]string // "" for unset
+	}{
+		{"/home/bob/private/page.html", "bob:ok", 0, map[string]string{"MATCH_OWNER": "bob", "MATCH_PART": "private", "MATCH_DIGITS": "", "MATCH_FILE": "page"}},
+		{"/home/bob/private/page.html", "alice:ok", 401, nil},
+		{"/home/alice/pub1/page.html", "alice:ok", 0, map[string]string{"MATCH_OWNER": "alice", "MATCH_PART": "pub", "MATCH_DIGITS": "1", "MATCH_FILE": "page"}},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8", user: tt.user})
+		if res.Status != tt.want {
+			t.Errorf("%s as %s: %d, want %d", tt.target, tt.user, res.Status, tt.want)
+		}
+		for name, want := range tt.env {
+			if got, ok := res.Env.Get(name); got != want || ok != (want != "") {
+				t.Errorf("%s: %s = %q (%v), want %q", tt.target, name, got, ok, want)
+			}
+		}
+	}
+}
