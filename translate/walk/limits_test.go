@@ -157,3 +157,63 @@ LimitRequestBody 7
 		t.Errorf("2.4.53 default: %d, want none", n)
 	}
 }
+
+// LimitRequestBody's default by version: 1 GiB from 2.4.54 (CVE-2022-29404),
+// none before, nor under 2.2; a version's suffix does not count.
+func TestDefaultBodyLimit(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		want    int64
+	}{
+		{"2.4.54", 1 << 30},
+		{"2.4.54-dev", 1 << 30},
+		{"2.4.59", 1 << 30},
+		{"2.4.60", 1 << 30},
+		{"2.4.100", 1 << 30},
+		{"2.5.0", 1 << 30},
+		{"3.0.0", 1 << 30},
+		{"2.4.53", 0},
+		{"2.4.9", 0},
+		{"2.3.99", 0},
+		{"1.9.99", 0},
+	} {
+		cfg := &translate.Config{Semantics: translate.Compat24, Version: tt.version}
+		if n := defaultBodyLimit(cfg); n != tt.want {
+			t.Errorf("%s: %d, want %d", tt.version, n, tt.want)
+		}
+	}
+	if n := defaultBodyLimit(&translate.Config{Semantics: translate.Legacy22, Version: "2.4.60"}); n != 0 {
+		t.Errorf("2.2: %d, want none", n)
+	}
+}
+
+// A 2.4 refusal whose status closes the connection (ap_status_drops_connection)
+// reads no body: no limit applies to it.
+func TestBodyLimitDroppedConnection(t *testing.T) {
+	e, _ := engine(t, "LimitRequestBody 100\n<Directory @DOCROOT@/auth>\nRequire valid-user\n</Directory>\n", "auth/x.html")
+	for _, tt := range []struct {
+		method, target, host string
+		status               int
+		limit                int64
+		applies              bool
+	}{
+		{"POST", "/auth/x.html", "", 500, 0, false},
+		{"POST", "/x.html", "a..b", 400, 0, false},
+		{"POST", "/x.html", "", 0, 100, true},
+	} {
+		res := decideLim(e, limReq{method: tt.method, target: tt.target, host: tt.host})
+		if n, ok := res.BodyLimit(); res.Status != tt.status || n != tt.limit || ok != tt.applies {
+			t.Errorf("%s %s: status %d BodyLimit %d %v, want %d %d %v", tt.method, tt.target, res.Status, n, ok, tt.status, tt.limit, tt.applies)
+		}
+	}
+	for _, st := range []int{400, 408, 411, 413, 414, 500, 501, 503} {
+		if !dropsConnection(st) {
+			t.Errorf("dropsConnection(%d) = false", st)
+		}
+	}
+	for _, st := range []int{401, 403, 404, 405, 502} {
+		if dropsConnection(st) {
+			t.Errorf("dropsConnection(%d) = true", st)
+		}
+	}
+}
