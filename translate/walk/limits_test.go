@@ -3,6 +3,8 @@ package walk
 import (
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/translate"
@@ -216,4 +218,37 @@ func TestBodyLimitDroppedConnection(t *testing.T) {
 			t.Errorf("dropsConnection(%d) = true", st)
 		}
 	}
+}
+
+// A user name is refused only in an absolute-form target's authority, and
+// only under HttpProtocolOptions Strict (the default); Unsafe also lets
+// host names through that strict_hostname_check refuses.
+func TestReadRequestUserinfo(t *testing.T) {
+	strict, _ := engine(t, "")
+	checkLim(t, strict, []limReq{
+		{target: "http://u:p@h.test/", want: 400},
+		{target: "http://u@h.test", want: 400},
+		{target: "http://h.test/a@b", want: 0},
+		{target: "http://h.test?q=a@b", want: 0},
+		{target: "http://h.test#a@b", want: 400}, // a fragment
+		{target: "/x?u=http://a@b", want: 0},
+		{target: "/a@b", want: 0},
+		{target: "/", host: "1.2.3", want: 400},
+	})
+	root := tree(t, "index.html")
+	cf := filepath.Join(filepath.Dir(root), "legacy.conf")
+	if err := os.WriteFile(cf, []byte("HttpProtocolOptions Unsafe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root, ForwardUnfaithful: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsafe := New(cfg, OS, users{})
+	checkLim(t, unsafe, []limReq{
+		{target: "http://u:p@h.test/", want: 0},
+		{target: "/", host: "1.2.3", want: 0},
+		{target: "/", host: "123", want: 0},
+		{target: "/", host: "a..b", want: 400},
+	})
 }
