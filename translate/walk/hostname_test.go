@@ -17,6 +17,8 @@ func TestFixHostname(t *testing.T) {
 	}{
 		{"", true, "", true},
 		{"Example.TEST", true, "example.test", true},
+		{"AZ.Za", false, "az.za", true},
+		{"a@Z", false, "a@z", true},
 		{"example.test.", true, "example.test", true},
 		{"example.test:1", true, "example.test", true},
 		{"example.test:65535", true, "example.test", true},
