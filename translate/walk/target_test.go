@@ -9,7 +9,7 @@ func TestTarget(t *testing.T) {
 	e, _ := engine(t, "<Location /y>\nRequire all denied\n</Location>\n", "y/")
 	for _, tt := range []struct {
 		method, target, uri string
-		want               int
+		want                int
 	}{
 		{"GET", "/a?x#y", "", 400},
 		{"GET", "/a#y", "", 400},
