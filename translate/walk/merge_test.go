@@ -187,3 +187,73 @@ AuthUserFile /x
 		}
 	}
 }
+
+// Each walk merges its own sections, then merges the result over what the
+// walks before it left (ap_directory_walk, ap_file_walk,
+// ap_location_walk): a <Location> with AuthMerging Or is merged over the
+// <Directory> sections' result, which the deeper <Directory> has already
+// overridden (apache-access-semantics.md §4.2).
+func TestMergePhases(t *testing.T) {
+	e, _ := engine(t, `<Directory @DOCROOT@>
+Require ip 10.1
+</Directory>
+<Directory @DOCROOT@/sub>
+Require ip 10.2
+</Directory>
+<Files x.html>
+Require ip 10.4
+</Files>
+<Location /sub>
+AuthMerging Or
+Require ip 10.3
+</Location>
+`, "sub/index.html", "sub/x.html")
+	for _, tt := range []struct {
+		target, ip string
+		want       int
+	}{
+		{"/sub/", "10.1.2.3", 403},
+		{"/sub/", "10.2.2.3", 0},
+		{"/sub/", "10.3.2.3", 0},
+		{"/sub/x.html", "10.4.2.3", 0},
+		{"/sub/x.html", "10.3.2.3", 0},
+		{"/sub/x.html", "10.2.2.3", 403},
+		{"/index.html", "10.1.2.3", 0},
+		{"/index.html", "10.2.2.3", 403},
+	} {
+		if res := decide(e, req{target: tt.target, ip: tt.ip}); res.Status != tt.want {
+			t.Errorf("%s from %s: %d, want %d", tt.target, tt.ip, res.Status, tt.want)
+		}
+	}
+}
+
+// Under 2.2 the Require lines (Requires22) make the section whose Require
+// configuration is in force.
+func TestAuthzFrom22(t *testing.T) {
+	e, _ := engineWith(t, translate.Legacy22, `<Directory @DOCROOT@>
+Order allow,deny
+Allow from all
+</Directory>
+<Directory @DOCROOT@/a>
+AuthType Basic
+AuthName R
+AuthUserFile /x
+Require valid-user
+</Directory>
+`, "a/index.html")
+	for _, tt := range []struct {
+		target        string
+		compat, authz string
+	}{
+		{"/index.html", "docroot", ""},
+		{"/a/index.html", "docroot", "a"},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8", user: "bob:ok"})
+		if got := sectionTail(res.CompatFrom); got != tt.compat {
+			t.Errorf("%s: CompatFrom %q, want %q", tt.target, got, tt.compat)
+		}
+		if got := sectionTail(res.AuthzFrom); got != tt.authz {
+			t.Errorf("%s: AuthzFrom %q, want %q", tt.target, got, tt.authz)
+		}
+	}
+}
