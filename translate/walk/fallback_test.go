@@ -70,3 +70,34 @@ func TestFallbackAnswers(t *testing.T) {
 		}
 	}
 }
+
+// mod_dir's index subrequests (fixup_dir): an index name that maps to
+// nothing falls back (fixup_dflt runs for the subrequest too), and a
+// served fallback serves the directory; a 401 of the only candidate is
+// the answer with its challenge, the last error of several is answered
+// as a status only (no WWW-Authenticate); a 404 is no error.
+func TestDirIndexAnswers(t *testing.T) {
+	root := tree(t, "index.html", "real.html", "fb/", "one/index.html", "two/index.html", "nf/", "red/index.html")
+	conf := "<Directory @DOCROOT@/fb>\nFallbackResource /real.html\nDirectoryIndex start.html\n</Directory>\n" +
+		"<Files index.html>\nAuthType Basic\nAuthName R\nAuthUserFile /x\nRequire valid-user\n</Files>\n" +
+		"<Directory @DOCROOT@/two>\nDirectoryIndex missing.html index.html\n</Directory>\n" +
+		"<Directory @DOCROOT@/nf>\nDirectoryIndex nothere.html start.html\n</Directory>\n" +
+		"Redirect /red/index.html http://example.com/elsewhere\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	for _, tt := range []struct {
+		target, index, location string
+		want                    int
+		noChallenge             bool
+	}{
+		{"/fb/", "start.html", "", 0, false},
+		{"/one/", "index.html", "", 401, false},
+		{"/two/", "index.html", "", 401, true},
+		{"/nf/", "", "", 403, false}, // no index: autoindex's refusal
+		{"/red/", "index.html", "http://example.com/elsewhere", 302, false},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
+		if res.Status != tt.want || res.NoChallenge != tt.noChallenge || res.Index != tt.index || res.Location != tt.location || res.URI != tt.target {
+			t.Errorf("%s: status %d NoChallenge %v Index %q Location %q URI %q; want %d %v %q %q", tt.target, res.Status, res.NoChallenge, res.Index, res.Location, res.URI, tt.want, tt.noChallenge, tt.index, tt.location)
+		}
+	}
+}
