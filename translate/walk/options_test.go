@@ -407,3 +407,24 @@ func TestMergeSlashesOffLocations(t *testing.T) {
 		}
 	}
 }
+
+// An index candidate that is refused does not stop a later one whose
+// sections are the main request's: that one still shares the main
+// request's merged configuration, and its check is skipped
+// (ap_process_request_internal), however the merges before it were
+// cached.
+func TestIndexSkipsAfterOtherCandidates(t *testing.T) {
+	root := tree(t, "index.html", "dir/index.html")
+	conf := "<Directory @DOCROOT@>\nRequire all granted\n</Directory>\n<Directory @DOCROOT@/dir>\nRequire method PUT\nDirectoryIndex a.html b.html index.html\n</Directory>\n" +
+		"<Files a.html>\nRequire method PUT\n</Files>\n<Files b.html>\nRequire method PUT\n</Files>\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	for _, tt := range []struct {
+		method string
+		want   int
+	}{{"PUT", 0}, {"GET", 403}, {"PUT", 0}} {
+		res := decide(e, req{method: tt.method, target: "/dir/", ip: "8.8.8.8"})
+		if res.Status != tt.want || tt.want == 0 && res.Index != "index.html" {
+			t.Errorf("%s /dir/: %d (index %q), want %d", tt.method, res.Status, res.Index, tt.want)
+		}
+	}
+}
