@@ -46,13 +46,15 @@ func TestFallbackDepth(t *testing.T) {
 // status (a 401 without the subrequest's WWW-Authenticate), serves its
 // file, and declines on its 404: the request is then its handler's.
 func TestFallbackAnswers(t *testing.T) {
-	root := tree(t, "index.html", "auth/login.html", "real.html")
+	root := tree(t, "index.html", "auth/login.html", "real.html", "t/")
 	conf := "Redirect /moved http://example.com/new\n" +
 		"<Directory @DOCROOT@/auth>\nAuthType Basic\nAuthName R\nAuthUserFile /x\nRequire valid-user\n</Directory>\n" +
 		"<Location /a>\nFallbackResource /auth/login.html\n</Location>\n" +
 		"<Location /b>\nFallbackResource /x%2Fy\n</Location>\n" +
 		"<Location /c>\nFallbackResource /moved\n</Location>\n" +
-		"<Location /d>\nFallbackResource /real.html\n</Location>\n"
+		"<Location /d>\nFallbackResource /real.html\n</Location>\n" +
+		"<Location /e>\nFallbackResource /t/x.html\n</Location>\n" +
+		"<Directory @DOCROOT@/t>\nRedirect /t/x.html http://example.com/tx\n</Directory>\n"
 	e := optEngine(t, translate.Compat24, root, conf, nil)
 	for _, tt := range []struct {
 		target, location string
@@ -63,6 +65,7 @@ func TestFallbackAnswers(t *testing.T) {
 		{"/b/x", "", 0, false},
 		{"/c/x", "http://example.com/new", 302, false},
 		{"/d/x", "", 0, false},
+		{"/e/x", "http://example.com/tx", 302, false}, // the subrequest's own fixups redirect
 	} {
 		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
 		if res.Status != tt.want || res.NoChallenge != tt.noChallenge || res.Location != tt.location || res.URI != tt.target {
@@ -77,12 +80,14 @@ func TestFallbackAnswers(t *testing.T) {
 // the answer with its challenge, the last error of several is answered
 // as a status only (no WWW-Authenticate); a 404 is no error.
 func TestDirIndexAnswers(t *testing.T) {
-	root := tree(t, "index.html", "real.html", "fb/", "one/index.html", "two/index.html", "nf/", "red/index.html")
+	root := tree(t, "index.html", "real.html", "fb/", "one/index.html", "two/index.html", "nf/", "red/index.html", "ri/home.html", "gone/home.html")
 	conf := "<Directory @DOCROOT@/fb>\nFallbackResource /real.html\nDirectoryIndex start.html\n</Directory>\n" +
 		"<Files index.html>\nAuthType Basic\nAuthName R\nAuthUserFile /x\nRequire valid-user\n</Files>\n" +
 		"<Directory @DOCROOT@/two>\nDirectoryIndex missing.html index.html\n</Directory>\n" +
 		"<Directory @DOCROOT@/nf>\nDirectoryIndex nothere.html start.html\n</Directory>\n" +
-		"Redirect /red/index.html http://example.com/elsewhere\n"
+		"Redirect /red/index.html http://example.com/elsewhere\n" +
+		"<Directory @DOCROOT@/ri>\nDirectoryIndex home.html\nRedirect /ri/home.html http://example.com/ri\n</Directory>\n" +
+		"<Directory @DOCROOT@/gone>\nDirectoryIndex home.html\nRedirect gone /gone/home.html\n</Directory>\n"
 	e := optEngine(t, translate.Compat24, root, conf, nil)
 	for _, tt := range []struct {
 		target, index, location string
@@ -94,6 +99,8 @@ func TestDirIndexAnswers(t *testing.T) {
 		{"/two/", "index.html", "", 401, true},
 		{"/nf/", "", "", 403, false}, // no index: autoindex's refusal
 		{"/red/", "index.html", "http://example.com/elsewhere", 302, false},
+		{"/ri/", "home.html", "http://example.com/ri", 302, false}, // mod_alias's fixups of the subrequest
+		{"/gone/", "home.html", "", 410, false},                    // an error, not a redirect: kept as the last error
 	} {
 		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
 		if res.Status != tt.want || res.NoChallenge != tt.noChallenge || res.Index != tt.index || res.Location != tt.location || res.URI != tt.target {
