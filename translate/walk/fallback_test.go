@@ -80,13 +80,15 @@ func TestFallbackAnswers(t *testing.T) {
 // the answer with its challenge, the last error of several is answered
 // as a status only (no WWW-Authenticate); a 404 is no error.
 func TestDirIndexAnswers(t *testing.T) {
-	root := tree(t, "index.html", "real.html", "fb/", "one/index.html", "two/index.html", "nf/", "red/index.html", "ri/home.html", "gone/home.html")
+	root := tree(t, "index.html", "real.html", "fb/", "one/index.html", "two/index.html", "nf/", "red/index.html", "ri/home.html", "gone/home.html", "fbdir/", "sub2/home.html")
 	conf := "<Directory @DOCROOT@/fb>\nFallbackResource /real.html\nDirectoryIndex start.html\n</Directory>\n" +
 		"<Files index.html>\nAuthType Basic\nAuthName R\nAuthUserFile /x\nRequire valid-user\n</Files>\n" +
 		"<Directory @DOCROOT@/two>\nDirectoryIndex missing.html index.html\n</Directory>\n" +
 		"<Directory @DOCROOT@/nf>\nDirectoryIndex nothere.html start.html\n</Directory>\n" +
 		"Redirect /red/index.html http://example.com/elsewhere\n" +
 		"<Directory @DOCROOT@/ri>\nDirectoryIndex home.html\nRedirect /ri/home.html http://example.com/ri\n</Directory>\n" +
+		"<Directory @DOCROOT@/fbdir>\nFallbackResource /sub2/\nDirectoryIndex start.html\n</Directory>\n" +
+		"<Directory @DOCROOT@/sub2>\nDirectoryIndex home.html\n</Directory>\n" +
 		"<Directory @DOCROOT@/gone>\nDirectoryIndex home.html\nRedirect gone /gone/home.html\n</Directory>\n"
 	e := optEngine(t, translate.Compat24, root, conf, nil)
 	for _, tt := range []struct {
@@ -100,6 +102,7 @@ func TestDirIndexAnswers(t *testing.T) {
 		{"/nf/", "", "", 403, false}, // no index: autoindex's refusal
 		{"/red/", "index.html", "http://example.com/elsewhere", 302, false},
 		{"/ri/", "home.html", "http://example.com/ri", 302, false}, // mod_alias's fixups of the subrequest
+		{"/fbdir/", "start.html", "", 0, false},                    // the fallback, a directory, serves its index
 		{"/gone/", "home.html", "", 410, false},                    // an error, not a redirect: kept as the last error
 	} {
 		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
