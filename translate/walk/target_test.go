@@ -21,7 +21,9 @@ func TestTarget(t *testing.T) {
 		{"GET", "http://h.test", "/", 0},
 		{"GET", "http://h.test/x/../y", "/y", 403},
 		{"GET", "https://h.test/y?q=1", "/y", 403},
+		{"GET", "http:///y", "/y", 403}, // an empty authority
 		{"GET", "h.test:443", "", 400},
+		{"GET", "?x=http://h.test/y", "", 400}, // a query is no absolute-form
 		{"GET", "y", "", 400},
 		{"GET", "", "", 400},
 	} {
