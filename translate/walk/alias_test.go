@@ -82,6 +82,7 @@ func TestExpand(t *testing.T) {
 		{"$1-$2", "xyz", []int{0, 3, 0, 1, -1, -1}, "x-"},
 		{"$9", "abcdefghi", []int{0, 9, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9}, "i"},
 		{"$5", "ab", []int{0, 2, 1, 2}, ""},
+		{"$2", "ab", []int{0, 2, 1, 2}, ""}, // one past the last group
 		{`\$1\&\\`, "xy", []int{0, 2, 0, 1}, `$1&\`},
 		{`a\`, "x", []int{0, 1}, `a\`},
 		{"a$", "x", []int{0, 1}, "a$"},
@@ -112,6 +113,7 @@ func TestAliasMatches(t *testing.T) {
 		{"/x", "/", 1},
 		{"//x", "/", 2},
 		{"/", "/", 1},
+		{"/x", "", 0}, // Alias "" matches nothing (Apache would read before the string)
 	}
 	for _, tt := range tests {
 		if got := aliasMatches(tt.uri, tt.alias); got != tt.want {
