@@ -1,6 +1,10 @@
 package walk
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode"
+)
 
 // normalize is ap_normalize_path with AP_NORMALIZE_NOT_ABOVE_ROOT: the
 // expected values are what httpd's own C function (server/util.c, 2.4)
@@ -137,6 +141,69 @@ func TestNormalizeDifferential(t *testing.T) {
 		got, ok := normalize([]byte(tt.in), tt.merge, tt.decode)
 		if string(got) != tt.want || ok != tt.ok {
 			t.Errorf("normalize(%q, merge=%v, decode=%v) = %q, %v; want %q, %v", tt.in, tt.merge, tt.decode, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// isHex and unhex are apr_isxdigit and x2c's digit values, for every byte.
+func TestHexDigits(t *testing.T) {
+	const digits = "0123456789abcdef"
+	for c := 0; c < 256; c++ {
+		v := strings.IndexByte(digits, byte(unicode.ToLower(rune(c))))
+		if c >= 128 {
+			v = -1
+		}
+		if got := isHex(byte(c)); got != (v >= 0) {
+			t.Errorf("isHex(%q) = %v", byte(c), got)
+		}
+		if v >= 0 && unhex(byte(c)) != byte(v) {
+			t.Errorf("unhex(%q) = %d, want %d", byte(c), unhex(byte(c)), v)
+		}
+	}
+}
+
+// unescape is ap_unescape_url_ex: a bad escape is 400 (whatever else is
+// wrong), %00 404, %2F 404 when forbidden, kept encoded when kept, and
+// under KEEP_UNRESERVED the unreserved characters stay encoded.
+func TestUnescape(t *testing.T) {
+	for _, tt := range []struct {
+		in                           string
+		forbid, keep, keepUnreserved bool
+		want                         string
+		status                       int
+	}{
+		{"/a", false, false, false, "/a", 0},
+		{"/a%41%7a%30%39", false, false, false, "/aAz09", 0},
+		{"/a%41%7A%2d%2E%5f%7e", false, false, true, "/a%41%7A%2d%2E%5f%7e", 0},
+		{"/a%40%20", false, false, true, "/a@ ", 0},
+		{"/a%2f", true, false, false, "", 404},
+		{"/a%2F", false, true, false, "/a%2F", 0},
+		{"/a%2f", false, false, false, "/a/", 0},
+		{"/a%00", false, false, false, "", 404},
+		{"/a%zz%2f", true, false, false, "", 400},
+		{"/a%2f%zz", true, false, false, "", 400},
+		{"/a%", false, false, false, "", 400},
+		{"/a%4", false, false, false, "", 400},
+		{"/a%4g", false, false, false, "", 400},
+		{"/a%g4", false, false, false, "", 400},
+		{"/a%41%", false, false, false, "", 400},
+		{"%41", false, false, false, "A", 0},
+		{"/%e9t%C3%A9", false, false, false, "/\xe9t\xc3\xa9", 0},
+	} {
+		got, st := unescape([]byte(tt.in), tt.forbid, tt.keep, tt.keepUnreserved)
+		if string(got) != tt.want || st != tt.status {
+			t.Errorf("unescape(%q, %v, %v, %v) = %q, %d; want %q, %d", tt.in, tt.forbid, tt.keep, tt.keepUnreserved, got, st, tt.want, tt.status)
+		}
+	}
+}
+
+// no2slash is ap_no2slash: every run of slashes becomes one.
+func TestNo2slash(t *testing.T) {
+	for in, want := range map[string]string{
+		"/a/b": "/a/b", "//a///b//": "/a/b/", "////": "/", "a//": "a/", "": "", "/": "/", "a//b/c//d": "a/b/c/d",
+	} {
+		if got := no2slash(in); got != want {
+			t.Errorf("no2slash(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
