@@ -257,3 +257,19 @@ Require valid-user
 		}
 	}
 }
+
+// When no directive decides, the decision names the default of the last
+// section that set an access configuration (Order/Allow/Deny/Satisfy or
+// Require), else the server's: a section that sets none does not count.
+func TestDefaultRule(t *testing.T) {
+	e, _ := engine(t, `<Location /plain>
+SetEnvIf User-Agent x y
+</Location>
+`, "plain/index.html")
+	for _, target := range []string{"/plain/index.html", "/index.html"} {
+		res := decide(e, req{target: target, ip: "8.8.8.8"})
+		if res.Status != 0 || res.Rule != e.Config().Default {
+			t.Errorf("%s: %d by %v, want 0 by %v", target, res.Status, res.Rule, e.Config().Default)
+		}
+	}
+}
