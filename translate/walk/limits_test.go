@@ -252,3 +252,42 @@ func TestReadRequestUserinfo(t *testing.T) {
 		{target: "/", host: "a..b", want: 400},
 	})
 }
+
+// StrictHostCheck for an IP-based host: its ServerName, or its
+// <VirtualHost> address as written (corpus case 412); with no host for
+// the address, the main server's ServerName alone passes, and the warning
+// says so (AH10156).
+func TestStrictHostCheckAddress(t *testing.T) {
+	e, _ := engine(t, `ServerName main.test
+StrictHostCheck On
+<VirtualHost 127.0.0.1:80>
+ServerName one.test
+</VirtualHost>
+<VirtualHost 127.0.0.2:80>
+ServerName two.test
+</VirtualHost>
+`)
+	e.SetLegacyAddress(netip.MustParseAddr("127.0.0.1"), 80)
+	checkLim(t, e, []limReq{
+		{target: "/", host: "one.test"},
+		{target: "/", host: "127.0.0.1"},
+		{target: "/", host: "127.0.0.2", want: 400},
+		{target: "/", host: "two.test", want: 400},
+		{target: "/", host: "main.test", want: 400},
+	})
+	e.SetLegacyAddress(netip.MustParseAddr("127.0.0.2"), 80)
+	checkLim(t, e, []limReq{
+		{target: "/", host: "two.test"},
+		{target: "/", host: "127.0.0.2"},
+		{target: "/", host: "one.test", want: 400},
+	})
+	e.SetLegacyAddress(netip.MustParseAddr("10.9.9.9"), 80)
+	checkLim(t, e, []limReq{
+		{target: "/", host: "main.test"},
+		{target: "/", host: "two.test", want: 400},
+	})
+	res := decideLim(e, limReq{target: "/", host: "two.test"})
+	if l := res.Logs(); len(l) != 1 || l[0].Code != "AH10156" {
+		t.Errorf("logs %v, want AH10156", l)
+	}
+}
