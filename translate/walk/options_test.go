@@ -428,3 +428,29 @@ func TestIndexSkipsAfterOtherCandidates(t *testing.T) {
 		}
 	}
 }
+
+// The Options line a refusal names is the last, in merge order, that set
+// the missing option: a later line that only adds or removes others is
+// passed over, a line without + or - sets them all, and the main
+// server's line counts after every section's.
+func TestOptionsRule(t *testing.T) {
+	root := tree(t, "index.html", "a/empty/", "b/empty/", "c/", "d/")
+	e := optEngine(t, translate.Compat24, root, "Options -Indexes\n"+
+		"<Directory @DOCROOT@/a>\nOptions +Indexes\n</Directory>\n<Directory @DOCROOT@/a/empty>\nOptions -Indexes\n</Directory>\n"+
+		"<Directory @DOCROOT@/b>\nOptions -Indexes +FollowSymLinks\n</Directory>\n<Directory @DOCROOT@/b/empty>\nOptions +FollowSymLinks\n</Directory>\n"+
+		"<Directory @DOCROOT@/c>\nOptions FollowSymLinks\n</Directory>\n", nil)
+	for _, tt := range []struct {
+		target string
+		line   int
+	}{
+		{"/a/empty/", 6},
+		{"/b/empty/", 9},
+		{"/c/", 15},
+		{"/d/", 1},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
+		if res.Status != 403 || res.Rule == nil || res.Rule.Line != tt.line {
+			t.Errorf("%s: %d by %v, want 403 by line %d", tt.target, res.Status, res.Rule, tt.line)
+		}
+	}
+}
