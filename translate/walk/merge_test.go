@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -270,6 +271,39 @@ SetEnvIf User-Agent x y
 		res := decide(e, req{target: target, ip: "8.8.8.8"})
 		if res.Status != 0 || res.Rule != e.Config().Default {
 			t.Errorf("%s: %d by %v, want 0 by %v", target, res.Status, res.Rule, e.Config().Default)
+		}
+	}
+}
+
+// Under 2.2, AuthzUserAuthoritative and AuthzGroupFileAuthoritative are
+// inherited by a section that does not set them: with both Off, a user
+// the group file does not know passes on to mod_authz_user, and one
+// neither module grants falls to mod_authz_default (its first Require
+// line decides).
+func TestAuthoritative22Inherited(t *testing.T) {
+	root := tree(t, "index.html", "sub/index.html")
+	cf := filepath.Join(filepath.Dir(root), "legacy.conf")
+	conf := "<Directory " + root + ">\nAuthType Basic\nAuthName R\nAuthUserFile /x\nAuthGroupFile /g\nAuthzUserAuthoritative Off\nAuthzGroupFileAuthoritative Off\n</Directory>\n" +
+		"<Location /sub>\nRequire nobody-knows\nRequire user bob\nRequire group admins\n</Location>\n"
+	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Legacy22, DocumentRoot: root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(cfg, OS, users{"alice": "ok", "bob": "ok", "carol": "ok"})
+	for _, tt := range []struct {
+		user, rule string
+		want       int
+	}{
+		{"alice:ok", "Require group admins", 0},
+		{"bob:ok", "Require user bob", 0},
+		{"carol:ok", "Require nobody-knows", 401},
+	} {
+		res := decide(e, req{target: "/sub/index.html", ip: "8.8.8.8", user: tt.user})
+		if res.Status != tt.want || res.Rule == nil || res.Rule.Text != tt.rule {
+			t.Errorf("%s: %d by %v, want %d by %q", tt.user, res.Status, res.Rule, tt.want, tt.rule)
 		}
 	}
 }
