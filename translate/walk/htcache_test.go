@@ -52,3 +52,27 @@ func TestHtaccessChanges(t *testing.T) {
 		}
 	}
 }
+
+// AllowOverrideList (2.4.13): with AllowOverride None, the directives it
+// lists are allowed in .htaccess files and every other is a 500 (the
+// example of its documentation); a deeper <Directory> that sets it again
+// replaces the list.
+func TestAllowOverrideList(t *testing.T) {
+	e, root := engine(t, "<Directory @DOCROOT@/d>\nAllowOverride None\nAllowOverrideList Redirect RedirectMatch\n</Directory>\n"+
+		"<Directory @DOCROOT@/d/deny>\nAllowOverrideList Require\n</Directory>\n",
+		"d/index.html", "d/ok/index.html", "d/bad/index.html", "d/deny/index.html")
+	for f, text := range map[string]string{
+		"d/ok/.htaccess":   "Redirect /d/ok/x http://example.com/x\n",
+		"d/bad/.htaccess":  "Require all denied\n",
+		"d/deny/.htaccess": "Require all denied\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for target, want := range map[string]int{"/d/ok/x": 302, "/d/ok/index.html": 0, "/d/bad/index.html": 500, "/d/deny/index.html": 403} {
+		if res := decide(e, req{target: target, ip: "8.8.8.8"}); res.Status != want {
+			t.Errorf("%s: %d, want %d", target, res.Status, want)
+		}
+	}
+}
