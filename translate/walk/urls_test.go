@@ -1,8 +1,11 @@
 package walk
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
 )
 
 // pathSafe is what ap_os_escape_path leaves as it is (gen_test_char's
@@ -98,4 +101,37 @@ func TestConstructURLPorts(t *testing.T) {
 		{target: "/moved/a", want: 302, location: "http://[::1]/new/a", host: "[::1]"},
 		{target: "/moved/a", want: 302, location: "http://[::1]:81/new/a", host: "[::1]:81"},
 	})
+}
+
+// A redirect counts a match of its rule, unless the request is decided
+// dry; a server-level target that is no URL is a 500 with translate_name's
+// line (AH00674), a per-directory one with fixup's (AH00676).
+func TestRedirectRuleAndCodes(t *testing.T) {
+	e, _ := engine(t, "Redirect /moved /new\nRedirectMatch ^/bad/(.*) rel/$1\n<Directory @DOCROOT@/d>\nRedirectMatch ^/d/(.*) rel/$1\n</Directory>\n", "d/")
+	var rule *policy.Rule
+	for _, r := range e.Config().Rules {
+		if r.Text == "Redirect /moved /new" {
+			rule = r
+		}
+	}
+	if rule == nil {
+		t.Fatal("no rule for the Redirect line")
+	}
+	res := decideRed(e, redReq{target: "/moved/x", host: "h.test"})
+	if res.Status != 302 || res.Rule != rule {
+		t.Errorf("/moved/x: %d by %v", res.Status, res.Rule)
+	}
+	dry := &Request{Method: "GET", Target: "/moved/x", Host: "h.test", Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("8.8.8.8"), Dry: true}
+	if res := e.Decide(dry, nil); res.Status != 302 {
+		t.Errorf("dry /moved/x: %d", res.Status)
+	}
+	if m, _, _ := rule.Stats(); m != 1 {
+		t.Errorf("the Redirect matched %d times, want 1 (the dry request not counted)", m)
+	}
+	for target, code := range map[string]string{"/bad/x": "AH00674", "/d/x": "AH00676"} {
+		res := decideRed(e, redReq{target: target, host: "h.test"})
+		if l := res.Logs(); res.Status != 500 || len(l) != 1 || l[0].Code != code {
+			t.Errorf("%s: %d, logs %v, want 500 with %s", target, res.Status, l, code)
+		}
+	}
 }
