@@ -121,3 +121,16 @@ func TestAliasMatches(t *testing.T) {
 		}
 	}
 }
+
+// <Files> sees the last segment of the file name (ap_file_walk: what
+// follows the last "/"), which for the file system's root is empty.
+func TestFilesBaseOfRoot(t *testing.T) {
+	root := tree(t, "index.html")
+	e := optEngine(t, translate.Compat24, root, "Alias /rootfs /\n<FilesMatch \"^$\">\nRequire all denied\n</FilesMatch>\n", nil)
+	for target, want := range map[string]int{"/rootfs": 403, "/index.html": 0} {
+		res := decide(e, req{target: target, ip: "8.8.8.8"})
+		if res.Status != want {
+			t.Errorf("%s: %d (file %q), want %d", target, res.Status, res.Filename, want)
+		}
+	}
+}
