@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"math/big"
+	"net/netip"
 	"slices"
 	"testing"
 	"time"
@@ -47,5 +48,63 @@ func TestSSLUserNameSAN(t *testing.T) {
 		if res.User != tt.user || warned != (tt.user == "") {
 			t.Errorf("%s: status %d user %q (AH02227 %v), want user %q", tt.variable, res.Status, res.User, warned, tt.user)
 		}
+	}
+}
+
+// Among the hosts with SSLEngine on, a TLS request's host is chosen as
+// any other (server/vhost.c): an exact address first, then by name and
+// alias (wildcards too), else the first of them; a port no host listens
+// on leaves the main server.
+func TestSSLVirtualHostsByName(t *testing.T) {
+	e := sslEngine(t, translate.Compat24, `<VirtualHost *:80>
+ServerName www.example.com
+<Location />
+Require all denied
+</Location>
+</VirtualHost>
+<VirtualHost *:443>
+ServerName a.example.com
+SSLEngine on
+<Location />
+Require all denied
+</Location>
+</VirtualHost>
+<VirtualHost *:443>
+ServerName b.example.com
+ServerAlias *.b.example.com c.example.com
+SSLEngine on
+</VirtualHost>
+<VirtualHost 192.0.2.50:443>
+ServerName a.example.com
+SSLEngine on
+</VirtualHost>`, nil)
+	get := func(host string, on bool) int {
+		r := &Request{Method: "GET", Target: "/", Host: host, Proto: "HTTP/1.1", ClientAddr: netip.MustParseAddr("192.0.2.1"), TLSInfo: TLSInfo{On: on}}
+		return e.Decide(r, nil).Status
+	}
+	for _, tt := range []struct {
+		host string
+		tls  bool
+		want int
+	}{
+		{"a.example.com", true, 403},
+		{"b.example.com:443", true, 0},
+		{"x.b.example.com", true, 0},
+		{"c.example.com", true, 0},
+		{"other.example.com", true, 403},
+		{"", true, 403},
+		{"b.example.com", false, 403},
+	} {
+		if got := get(tt.host, tt.tls); got != tt.want {
+			t.Errorf("Host %q tls=%v: %d, want %d", tt.host, tt.tls, got, tt.want)
+		}
+	}
+	e.SetLegacyAddress(netip.MustParseAddr("192.0.2.50"), 443)
+	if got := get("a.example.com", true); got != 0 {
+		t.Errorf("the exact address's host: %d, want 0", got)
+	}
+	e.SetLegacyAddress(netip.MustParseAddr("192.0.2.51"), 8443)
+	if got := get("a.example.com", true); got != 0 {
+		t.Errorf("no host on port 8443: %d, want the main server's 0", got)
 	}
 }
