@@ -307,3 +307,57 @@ func TestAuthoritative22Inherited(t *testing.T) {
 		}
 	}
 }
+
+// The sections a request gets, in Apache's merge order: <Directory> by
+// depth with each directory's .htaccess after its sections, once each,
+// then <DirectoryMatch>, <Files> (top-level, then nested), <Location>.
+func TestSectionOrder(t *testing.T) {
+	e, root := engine(t, `<Directory />
+Require all granted
+</Directory>
+<Directory @DOCROOT@>
+AllowOverride All
+</Directory>
+<Directory @DOCROOT@/d/e>
+<Files x.html>
+Require all granted
+</Files>
+</Directory>
+<DirectoryMatch "/d/">
+Require all granted
+</DirectoryMatch>
+<Files x.html>
+Require all granted
+</Files>
+<Location /d>
+Require all granted
+</Location>
+`, "d/e/x.html", "d/index.html")
+	for _, f := range []string{"d/.htaccess", "d/e/.htaccess"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("Require all granted\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := func(s *translate.Section) string {
+		return strings.ReplaceAll(s.String(), root, "@DOCROOT@")
+	}
+	for _, tt := range []struct {
+		target string
+		want   []string
+	}{
+		{"/d/e/x.html", []string{"<Directory />", "<Directory @DOCROOT@>", "@DOCROOT@/d/.htaccess", "<Directory @DOCROOT@/d/e>", "@DOCROOT@/d/e/.htaccess",
+			"<DirectoryMatch /d/>", "<Files x.html>", "<Files x.html>", "<Location /d>"}},
+		{"/d/e/", []string{"<Directory />", "<Directory @DOCROOT@>", "@DOCROOT@/d/.htaccess", "<Directory @DOCROOT@/d/e>", "@DOCROOT@/d/e/.htaccess",
+			"<DirectoryMatch /d/>", "<Location /d>"}},
+		{"/d", []string{"<Directory />", "<Directory @DOCROOT@>", "@DOCROOT@/d/.htaccess", "<Location /d>"}},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
+		var got []string
+		for _, s := range res.Sections {
+			got = append(got, name(s))
+		}
+		if strings.Join(got, " | ") != strings.Join(tt.want, " | ") {
+			t.Errorf("%s: sections\n %s\nwant\n %s", tt.target, strings.Join(got, " | "), strings.Join(tt.want, " | "))
+		}
+	}
+}
