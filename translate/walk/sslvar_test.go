@@ -108,3 +108,19 @@ SSLEngine on
 		t.Errorf("no host on port 8443: %d, want the main server's 0", got)
 	}
 }
+
+// SSLVerifyDepth 0 accepts self-signed client certificates only (mod_ssl's
+// documentation): a certificate its CA issued is one level too deep.
+func TestSSLVerifyDepthZero(t *testing.T) {
+	ca := newTestCA(t, "Depth CA", nil)
+	alice := ca.client(t, pkix.Name{CommonName: "alice"}, false)
+	for _, tt := range []struct {
+		depth string
+		want  int
+	}{{"0", 403}, {"1", 0}} {
+		e := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\n<Directory @DOCROOT@/verify>\nSSLVerifyClient require\nSSLVerifyDepth "+tt.depth+"\n</Directory>\n", ca)
+		if res := decideSSL(e, sslReq{target: "/verify/", tls: true, chain: []*x509.Certificate{alice}}); res.Status != tt.want {
+			t.Errorf("SSLVerifyDepth %s: %d, want %d", tt.depth, res.Status, tt.want)
+		}
+	}
+}
