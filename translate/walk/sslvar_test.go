@@ -6,9 +6,13 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,6 +125,68 @@ func TestSSLVerifyDepthZero(t *testing.T) {
 		e := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\n<Directory @DOCROOT@/verify>\nSSLVerifyClient require\nSSLVerifyDepth "+tt.depth+"\n</Directory>\n", ca)
 		if res := decideSSL(e, sslReq{target: "/verify/", tls: true, chain: []*x509.Certificate{alice}}); res.Status != tt.want {
 			t.Errorf("SSLVerifyDepth %s: %d, want %d", tt.depth, res.Status, tt.want)
+		}
+	}
+}
+
+// loadCAs reads SSLCACertificateFile (every CERTIFICATE or TRUSTED
+// CERTIFICATE block, at least one; other blocks skipped) and, from
+// SSLCACertificatePath, the files with OpenSSL's hash names only.
+func TestLoadCAs(t *testing.T) {
+	ca := newTestCA(t, "Load CA", nil)
+	alice := ca.client(t, pkix.Name{CommonName: "alice"}, false)
+	dir := t.TempDir()
+	certPEM := func(typ string) string {
+		return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: ca.cert.Raw}))
+	}
+	key := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1, 2, 3}}))
+	files := map[string]string{
+		"empty.pem":         "",
+		"key.pem":           key,
+		"keycert.pem":       key + certPEM("CERTIFICATE"),
+		"trusted.pem":       certPEM("TRUSTED CERTIFICATE"),
+		"bad.pem":           string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2, 3}})),
+		"hashed/0a1b2c3d.0": certPEM("CERTIFICATE"),
+		"named/ca.pem":      certPEM("CERTIFICATE"),
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		file, path string
+		err        string // "" for none
+		trusts     bool
+	}{
+		{"missing.pem", "", "does not exist or is empty", false},
+		{"empty.pem", "", "does not exist or is empty", false},
+		{"key.pem", "", "holds no PEM certificate", false},
+		{"bad.pem", "", "bad.pem", false},
+		{"keycert.pem", "", "", true},
+		{"trusted.pem", "", "", true},
+		{"", "hashed", "", true},
+		{"", "named", "", false},
+		{"", "missing", "does not exist", false},
+	} {
+		pool := x509.NewCertPool()
+		file, path := tt.file, tt.path
+		if file != "" {
+			file = filepath.Join(dir, file)
+		}
+		if path != "" {
+			path = filepath.Join(dir, path)
+		}
+		err := loadCAs(pool, file, path, OS)
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("loadCAs(%q, %q): %v, want %q", tt.file, tt.path, err, tt.err)
+			continue
+		}
+		_, verr := alice.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		if (verr == nil) != tt.trusts {
+			t.Errorf("loadCAs(%q, %q): the CA trusted %v, want %v", tt.file, tt.path, verr == nil, tt.trusts)
 		}
 	}
 }
