@@ -2,6 +2,7 @@ package walk
 
 import (
 	"bytes"
+	"encoding/asn1"
 	"strings"
 	"testing"
 )
@@ -113,6 +114,63 @@ func TestPrintString(t *testing.T) {
 		ok := printString(&b, nameEntry{tag: tt.tag, raw: []byte(tt.raw), der: der}, escCtrl, tt.dump)
 		if ok != tt.ok || ok && b.String() != tt.want {
 			t.Errorf("printString(tag %d, %q, dump %v) = %q, %v; want %q, %v", tt.tag, tt.raw, tt.dump, b.String(), ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// dnOneline's value bytes as X509_NAME_oneline writes them: a
+// GeneralString whose length is a multiple of 4 and whose bytes are zero
+// but every fourth is printed as those, any other byte below " " or
+// above "~" as \xXX; OpenSSL 3 escapes "/" and "+" and joins the entries
+// of a multi-valued RDN with "+"; an OID it does not know is dotted.
+func TestDNOnelineBytes(t *testing.T) {
+	cn := asn1.ObjectIdentifier{2, 5, 4, 3}
+	ou := asn1.ObjectIdentifier{2, 5, 4, 11}
+	val := func(tag int, s string) asn1.RawValue {
+		return asn1.RawValue{Class: asn1.ClassUniversal, Tag: tag, Bytes: []byte(s)}
+	}
+	name := func(sets ...atvSET) []byte {
+		der, err := asn1.Marshal(rdnSequence(sets))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return der
+	}
+	for _, tt := range []struct {
+		der    []byte
+		escape bool
+		want   string
+	}{
+		{name(atvSET{{cn, val(27, "\x00\x00\x00a\x00\x00\x00b")}}), true, "/CN=ab"},
+		{name(atvSET{{cn, val(27, "\x00\x00\x01a")}}), true, `/CN=\x00\x00\x01a`},
+		{name(atvSET{{cn, val(27, "\x01\x00\x00a")}}), true, `/CN=\x01\x00\x00a`},
+		{name(atvSET{{cn, val(27, "\x00\x01\x00a")}}), true, `/CN=\x00\x01\x00a`},
+		{name(atvSET{{cn, val(27, "\x00\x00a")}}), true, `/CN=\x00\x00a`},
+		{name(atvSET{{cn, val(12, "\x00\x00\x00a")}}), true, `/CN=\x00\x00\x00a`},
+		{name(atvSET{{cn, val(12, "~\x7f \x1f!")}}), true, `/CN=~\x7F \x1F!`},
+		{name(atvSET{{cn, val(12, "a/b+c")}}), true, `/CN=a\/b\+c`},
+		{name(atvSET{{cn, val(12, "a/b+c")}}), false, `/CN=a/b+c`},
+		{name(atvSET{{cn, val(12, "x")}, {ou, val(12, "y")}}, atvSET{{cn, val(12, "z")}}), true, "/CN=x+OU=y/CN=z"},
+		{name(atvSET{{cn, val(12, "x")}, {ou, val(12, "y")}}, atvSET{{cn, val(12, "z")}}), false, "/CN=x/OU=y/CN=z"},
+		{name(atvSET{{asn1.ObjectIdentifier{1, 2, 3, 4}, val(12, "v")}}), true, "/1.2.3.4=v"},
+	} {
+		if got, ok := dnOneline(tt.der, tt.escape); !ok || got != tt.want {
+			t.Errorf("dnOneline(% x, %v) = %q, %v; want %q", tt.der, tt.escape, got, ok, tt.want)
+		}
+	}
+	if _, ok := dnOneline(append(name(atvSET{{cn, val(12, "x")}}), 0), true); ok {
+		t.Errorf("dnOneline accepted trailing bytes")
+	}
+	// RFC 2253: the RDNs last first, "+" within one; a value of a
+	// non-universal tag is dumped.
+	der := name(atvSET{{cn, val(12, "x")}, {ou, val(12, "y")}}, atvSET{{cn, asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: []byte("z")}}})
+	if got, ok := dnRFC2253(der); !ok || got != "CN=#80017A,OU=y+CN=x" {
+		t.Errorf("dnRFC2253 = %q, %v", got, ok)
+	}
+	// dnAttr: the n-th value of the attribute, "" past the last.
+	for n, want := range []string{"x", "z", ""} {
+		if got, ok := dnAttr(name(atvSET{{cn, val(12, "x")}, {ou, val(12, "y")}}, atvSET{{cn, val(12, "z")}}), "2.5.4.3", n, false); !ok || got != want {
+			t.Errorf("dnAttr(CN, %d) = %q, %v; want %q", n, got, ok, want)
 		}
 	}
 }
