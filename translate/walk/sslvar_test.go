@@ -190,3 +190,30 @@ func TestLoadCAs(t *testing.T) {
 		}
 	}
 }
+
+// SSLError reports a CA list Apache would not start with, the main
+// server's and each virtual host's (named by its position).
+func TestSSLError(t *testing.T) {
+	for _, tt := range []struct {
+		conf string
+		want []string // substrings; none for no error
+	}{
+		{"", nil},
+		{"SSLCACertificateFile /nonexistent/ca.pem\n", []string{"/nonexistent/ca.pem"}},
+		{"<VirtualHost *:443>\nSSLEngine on\nSSLCACertificateFile /nonexistent/v.pem\n</VirtualHost>\n", []string{"legacy.conf:1", "/nonexistent/v.pem"}},
+		{"SSLCACertificateFile /nonexistent/ca.pem\n<VirtualHost *:443>\nSSLEngine on\nSSLCACertificatePath /nonexistent/dir\n</VirtualHost>\n", []string{"/nonexistent/ca.pem", "legacy.conf:2"}}, // the host inherits the file
+	} {
+		root := tree(t, "index.html")
+		e := optEngine(t, translate.Compat24, root, tt.conf, append(slices.Clone(translate.FragmentModules), "ssl_module"))
+		err := e.SSLError()
+		if (err != nil) != (tt.want != nil) {
+			t.Errorf("%q: %v", tt.conf, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: %v, want %q in it", tt.conf, err, w)
+			}
+		}
+	}
+}
