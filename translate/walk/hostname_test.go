@@ -28,6 +28,8 @@ func TestFixHostname(t *testing.T) {
 		{"a.b:", false, "a.b:", true}, // a lone ":" is no port
 		{"a.b:", true, "", false},
 		{"a..b", false, "", false},
+		{"..", false, "", false},
+		{"/", false, "", false},
 		{"a/b", false, "", false},
 		{`a\b`, false, "", false},
 		{"123", true, "", false},
