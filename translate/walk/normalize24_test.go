@@ -193,6 +193,22 @@ func TestNormalizeDifferential(t *testing.T) {
 		{"//./a", false, true, "//a", true},
 		{"//./a", true, false, "/a", true},
 		{"//./a", true, true, "/a", true},
+		{"/abc/def/../g", false, false, "/abc/g", true},
+		{"/abc/def/../g", false, true, "/abc/g", true},
+		{"/abc/def/../g", true, false, "/abc/g", true},
+		{"/abc/def/../g", true, true, "/abc/g", true},
+		{"/abc/../../x", false, false, "/x", false},
+		{"/abc/../../x", false, true, "/x", false},
+		{"/abc/../../x", true, false, "/x", false},
+		{"/abc/../../x", true, true, "/x", false},
+		{"/abc/def/%2e%2e/g", false, false, "/abc/def/%2e%2e/g", true},
+		{"/abc/def/%2e%2e/g", false, true, "/abc/g", true},
+		{"/abc/def/%2e%2e/g", true, false, "/abc/def/%2e%2e/g", true},
+		{"/abc/def/%2e%2e/g", true, true, "/abc/g", true},
+		{"/abc//def/../g", false, false, "/abc//g", true},
+		{"/abc//def/../g", false, true, "/abc//g", true},
+		{"/abc//def/../g", true, false, "/abc/g", true},
+		{"/abc//def/../g", true, true, "/abc/g", true},
 	} {
 		got, ok := normalize([]byte(tt.in), tt.merge, tt.decode)
 		if string(got) != tt.want || ok != tt.ok {
