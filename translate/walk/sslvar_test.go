@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -215,5 +216,34 @@ func TestSSLError(t *testing.T) {
 				t.Errorf("%q: %v, want %q in it", tt.conf, err, w)
 			}
 		}
+	}
+}
+
+// The server level's SSLVerifyClient optional_no_ca holds in a directory
+// that sets none: a certificate of an unknown CA is let through
+// (GENEROUS); and an .htaccess file's SSLVerifyClient, met by a request
+// that brought no certificate, makes later handshakes ask for one.
+func TestSSLVerifyInherited(t *testing.T) {
+	ca := newTestCA(t, "Inherit CA", nil)
+	other := newTestCA(t, "Other CA", nil)
+	mallory := other.client(t, pkix.Name{CommonName: "mallory"}, false)
+	e := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\nSSLVerifyClient optional_no_ca\n<Directory @DOCROOT@/user>\nSSLUserName SSL_CLIENT_VERIFY\nRequire user GENEROUS\n</Directory>\n", ca)
+	if res := decideSSL(e, sslReq{target: "/user/", tls: true, chain: []*x509.Certificate{mallory}}); res.Status != 0 || res.User != "GENEROUS" {
+		t.Errorf("optional_no_ca from the server level: %d user %q, want 0 GENEROUS", res.Status, res.User)
+	}
+
+	h := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\n<Directory @DOCROOT@/verify>\nAllowOverride AuthConfig\n</Directory>\n", ca)
+	docroot := h.Config().DocumentRoot
+	if err := os.WriteFile(filepath.Join(docroot, "verify", ".htaccess"), []byte("SSLVerifyClient require\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.ClientAuth("").Type; got != tls.NoClientCert {
+		t.Fatalf("before any request: %v", got)
+	}
+	if res := decideSSL(h, sslReq{target: "/verify/", tls: true}); res.Status != 403 {
+		t.Errorf("no certificate where the .htaccess requires one: %d, want 403", res.Status)
+	}
+	if got := h.ClientAuth("").Type; got != tls.RequestClientCert {
+		t.Errorf("after the .htaccess asked: %v, want RequestClientCert", got)
 	}
 }
