@@ -247,3 +247,48 @@ func TestSSLVerifyInherited(t *testing.T) {
 		t.Errorf("after the .htaccess asked: %v, want RequestClientCert", got)
 	}
 }
+
+// The handshake's check of the chain (ClientAuth.Verify): no longer than
+// SSLVerifyDepth above the client, any chain when none is sent; under
+// optional_no_ca any certificate that is not broken (an unknown CA is
+// fine, an expired one is not).
+func TestClientAuthVerify(t *testing.T) {
+	ca := newTestCA(t, "Verify CA", nil)
+	inter := newTestCA(t, "Verify Intermediate", ca)
+	alice := ca.client(t, pkix.Name{CommonName: "alice"}, false)
+	deep := inter.client(t, pkix.Name{CommonName: "deep"}, false)
+	e := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\nSSLVerifyClient require\nSSLVerifyDepth 1\n", ca)
+	v := e.ClientAuth("").Verify
+	if err := v(nil, [][]*x509.Certificate{{alice, ca.cert}}); err != nil {
+		t.Errorf("depth 1: %v", err)
+	}
+	if err := v(nil, [][]*x509.Certificate{{deep, inter.cert, ca.cert}}); err == nil {
+		t.Errorf("depth 2 under SSLVerifyDepth 1: accepted")
+	}
+	if err := v(nil, [][]*x509.Certificate{{deep, inter.cert, ca.cert}, {alice, ca.cert}}); err != nil {
+		t.Errorf("one chain short enough: %v", err)
+	}
+	if err := v(nil, nil); err != nil {
+		t.Errorf("no chain: %v", err)
+	}
+	other := newTestCA(t, "Other CA", nil)
+	mallory := other.client(t, pkix.Name{CommonName: "mallory"}, false)
+	expired := ca.client(t, pkix.Name{CommonName: "old"}, true)
+	n := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\nSSLVerifyClient optional_no_ca\n", ca)
+	nv := n.ClientAuth("").Verify
+	for _, tt := range []struct {
+		name  string
+		raw   [][]byte
+		valid bool
+	}{
+		{"none", nil, true},
+		{"unknown CA", [][]byte{mallory.Raw}, true},
+		{"known CA", [][]byte{alice.Raw}, true},
+		{"expired", [][]byte{expired.Raw}, false},
+		{"garbage", [][]byte{{1, 2, 3}}, false},
+	} {
+		if err := nv(tt.raw, nil); (err == nil) != tt.valid {
+			t.Errorf("optional_no_ca, %s: %v", tt.name, err)
+		}
+	}
+}
