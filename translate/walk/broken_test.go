@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -39,5 +40,27 @@ func TestBrokenFileName(t *testing.T) {
 		if b.rule.File != tt.file || b.rule.Line != tt.line || b.rule.Text != tt.text || b.alert != tt.path+": "+tt.err.Error() && tt.line == 0 {
 			t.Errorf("newBrokenFile(%q, %v, %q) = %+v, alert %q", tt.path, tt.err, tt.base, b.rule, b.alert)
 		}
+	}
+}
+
+// The rule of a broken .htaccess file keeps its counters across edits
+// that leave the file broken (the proxy counts the 500s under it).
+func TestBrokenFileCountsAcrossEdits(t *testing.T) {
+	e, root := engine(t, "<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n", "a/index.html")
+	p := filepath.Join(root, "a", ".htaccess")
+	for i, text := range []string{"Dney from all\n", "Order deny,allow\nDney from all\n", "Alow from all\n"} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-time.Duration(10-i) * time.Minute)
+		os.Chtimes(p, old, old)
+		res := decide(e, req{target: "/a/index.html", ip: "8.8.8.8"})
+		if res.Status != 500 || res.Rule == nil {
+			t.Fatalf("edit %d: %d by %v", i, res.Status, res.Rule)
+		}
+		if m, _, _ := res.Rule.Stats(); m != uint64(i) {
+			t.Errorf("edit %d: the broken file's rule has %d matches, want the %d before the edit", i, m, i)
+		}
+		res.Rule.Hit(0)
 	}
 }
