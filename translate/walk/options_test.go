@@ -324,7 +324,7 @@ func TestAcceptPathInfoOff(t *testing.T) {
 		if res.Status != tt.want {
 			t.Errorf("%s from %s: %d, want %d", tt.target, tt.ip, res.Status, tt.want)
 		}
-		if res.Status == 404 && (res.Rule == nil || res.Rule.Text != "AcceptPathInfo Off") {
+		if res.Status == 404 && (res.Rule == nil || res.Rule.Text != "AcceptPathInfo Off" || res.Rule.Line == 0) {
 			t.Errorf("%s: the 404 names %v, want the AcceptPathInfo Off line", tt.target, res.Rule)
 		}
 	}
