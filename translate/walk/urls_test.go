@@ -2,6 +2,8 @@ package walk
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -132,6 +134,40 @@ func TestRedirectRuleAndCodes(t *testing.T) {
 		res := decideRed(e, redReq{target: target, host: "h.test"})
 		if l := res.Logs(); res.Status != 500 || len(l) != 1 || l[0].Code != code {
 			t.Errorf("%s: %d, logs %v, want 500 with %s", target, res.Status, l, code)
+		}
+	}
+}
+
+// An ErrorDocument URL of a section answers that section's refusals, but
+// not those of a walk that failed (map_to_storage): Apache then has the
+// server's per-directory configuration only.
+func TestErrorDocumentSections(t *testing.T) {
+	e, root := engine(t, `ErrorDocument 500 http://example.com/server500
+<Directory @DOCROOT@/d>
+AllowOverride All
+ErrorDocument 403 http://example.com/d403
+ErrorDocument 500 http://example.com/d500
+</Directory>
+<Directory @DOCROOT@/d/deny>
+Require all denied
+</Directory>
+`, "d/deny/index.html", "d/broken/index.html")
+	if err := os.WriteFile(filepath.Join(root, "d", "broken", ".htaccess"), []byte("Dney from all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkRed(t, e, []redReq{
+		{target: "/d/deny/index.html", want: 302, location: "http://example.com/d403"},
+		{target: "/d/broken/index.html", want: 302, location: "http://example.com/server500"},
+	})
+}
+
+// A <Location> path that ends in "/" matches below it only; one that
+// does not matches itself and below it, on a segment boundary.
+func TestLocationPrefix(t *testing.T) {
+	e, _ := engine(t, "<Location /a/>\nRequire all denied\n</Location>\n<Location /b>\nRequire all denied\n</Location>\n", "a/x", "ab/x", "b/x", "bc/x")
+	for target, want := range map[string]int{"/a/x": 403, "/a": 0, "/ab/x": 0, "/b/x": 403, "/b": 403, "/bc/x": 0} {
+		if res := decide(e, req{target: target, ip: "8.8.8.8"}); res.Status != want {
+			t.Errorf("%s: %d, want %d", target, res.Status, want)
 		}
 	}
 }
