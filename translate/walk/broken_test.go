@@ -64,3 +64,13 @@ func TestBrokenFileCountsAcrossEdits(t *testing.T) {
 		res.Rule.Hit(0)
 	}
 }
+
+// An empty error list (no position to name) still makes a rule for the
+// file, at line 0, with Apache's alert line.
+func TestBrokenFileEmptyList(t *testing.T) {
+	err := apacheconf.ErrorList{}
+	b := newBrokenFile("/x/.htaccess", err, "")
+	if b.rule.File != "/x/.htaccess" || b.rule.Line != 0 || b.rule.Text != "(does not load) "+err.Error() || b.alert != "/x/.htaccess: "+err.Error() {
+		t.Errorf("newBrokenFile with an empty list: %+v, alert %q", b.rule, b.alert)
+	}
+}
