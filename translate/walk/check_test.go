@@ -29,7 +29,7 @@ func TestRoots(t *testing.T) {
 // links to directories, visits a directory once, and stops after limit
 // directories.
 func TestCheckHtaccess(t *testing.T) {
-	root := tree(t, "index.html", "a/", "b/", "c/d/", "link -> @DOCROOT@/a", "n/")
+	root := tree(t, "index.html", "a/", "b/", "c/d/", "link -> @DOCROOT@/a", "n/", "zz/")
 	for f, text := range map[string]string{
 		"a/.htaccess":   "Frobnicate on\n",
 		"b/.htaccess":   "Require all denied\n",
@@ -51,7 +51,8 @@ func TestCheckHtaccess(t *testing.T) {
 	}{
 		{[]string{root}, 0, "a/.htaccess:1 c/d/.htaccess:2", false},
 		{[]string{root, root, root + "/a"}, 0, "a/.htaccess:1 c/d/.htaccess:2", false},
-		{[]string{root}, 6, "a/.htaccess:1 c/d/.htaccess:2", false}, // docroot, a, b, c, c/d, n
+		{[]string{root}, 7, "a/.htaccess:1 c/d/.htaccess:2", false}, // docroot, a, b, c, c/d, n, zz (empty)
+		{[]string{root}, 6, "a/.htaccess:1 c/d/.htaccess:2", true},
 		{[]string{root}, 5, "a/.htaccess:1 c/d/.htaccess:2", true},
 		{[]string{root}, 2, "a/.htaccess:1", true},
 	} {
