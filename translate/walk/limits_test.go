@@ -3,6 +3,8 @@ package walk
 import (
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/translate"
@@ -155,5 +157,137 @@ LimitRequestBody 7
 	old := &translate.Config{Semantics: translate.Compat24, Version: "2.4.53"}
 	if n := defaultBodyLimit(old); n != 0 {
 		t.Errorf("2.4.53 default: %d, want none", n)
+	}
+}
+
+// LimitRequestBody's default by version: 1 GiB from 2.4.54 (CVE-2022-29404),
+// none before, nor under 2.2; a version's suffix does not count.
+func TestDefaultBodyLimit(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		want    int64
+	}{
+		{"2.4.54", 1 << 30},
+		{"2.4.54-dev", 1 << 30},
+		{"2.4.59", 1 << 30},
+		{"2.4.60", 1 << 30},
+		{"2.4.100", 1 << 30},
+		{"2.5.0", 1 << 30},
+		{"3.0.0", 1 << 30},
+		{"2.4.53", 0},
+		{"2.4.9", 0},
+		{"2.3.99", 0},
+		{"1.9.99", 0},
+	} {
+		cfg := &translate.Config{Semantics: translate.Compat24, Version: tt.version}
+		if n := defaultBodyLimit(cfg); n != tt.want {
+			t.Errorf("%s: %d, want %d", tt.version, n, tt.want)
+		}
+	}
+	if n := defaultBodyLimit(&translate.Config{Semantics: translate.Legacy22, Version: "2.4.60"}); n != 0 {
+		t.Errorf("2.2: %d, want none", n)
+	}
+}
+
+// A 2.4 refusal whose status closes the connection (ap_status_drops_connection)
+// reads no body: no limit applies to it.
+func TestBodyLimitDroppedConnection(t *testing.T) {
+	e, _ := engine(t, "LimitRequestBody 100\n<Directory @DOCROOT@/auth>\nRequire valid-user\n</Directory>\n", "auth/x.html")
+	for _, tt := range []struct {
+		method, target, host string
+		status               int
+		limit                int64
+		applies              bool
+	}{
+		{"POST", "/auth/x.html", "", 500, 0, false},
+		{"POST", "/x.html", "a..b", 400, 0, false},
+		{"POST", "/x.html", "", 0, 100, true},
+	} {
+		res := decideLim(e, limReq{method: tt.method, target: tt.target, host: tt.host})
+		if n, ok := res.BodyLimit(); res.Status != tt.status || n != tt.limit || ok != tt.applies {
+			t.Errorf("%s %s: status %d BodyLimit %d %v, want %d %d %v", tt.method, tt.target, res.Status, n, ok, tt.status, tt.limit, tt.applies)
+		}
+	}
+	for _, st := range []int{400, 408, 411, 413, 414, 500, 501, 503} {
+		if !dropsConnection(st) {
+			t.Errorf("dropsConnection(%d) = false", st)
+		}
+	}
+	for _, st := range []int{401, 403, 404, 405, 502} {
+		if dropsConnection(st) {
+			t.Errorf("dropsConnection(%d) = true", st)
+		}
+	}
+}
+
+// A user name is refused only in an absolute-form target's authority, and
+// only under HttpProtocolOptions Strict (the default); Unsafe also lets
+// host names through that strict_hostname_check refuses.
+func TestReadRequestUserinfo(t *testing.T) {
+	strict, _ := engine(t, "")
+	checkLim(t, strict, []limReq{
+		{target: "http://u:p@h.test/", want: 400},
+		{target: "http://u@h.test", want: 400},
+		{target: "http://h.test/a@b", want: 0},
+		{target: "http://h.test?q=a@b", want: 0},
+		{target: "http://h.test#a@b", want: 400}, // a fragment
+		{target: "/x?u=http://a@b", want: 0},
+		{target: "/a@b", want: 0},
+		{target: "/", host: "1.2.3", want: 400},
+	})
+	root := tree(t, "index.html")
+	cf := filepath.Join(filepath.Dir(root), "legacy.conf")
+	if err := os.WriteFile(cf, []byte("HttpProtocolOptions Unsafe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root, ForwardUnfaithful: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsafe := New(cfg, OS, users{})
+	checkLim(t, unsafe, []limReq{
+		{target: "http://u:p@h.test/", want: 0},
+		{target: "/", host: "1.2.3", want: 0},
+		{target: "/", host: "123", want: 0},
+		{target: "/", host: "a..b", want: 400},
+	})
+}
+
+// StrictHostCheck for an IP-based host: its ServerName, or its
+// <VirtualHost> address as written (corpus case 412); with no host for
+// the address, the main server's ServerName alone passes, and the warning
+// says so (AH10156).
+func TestStrictHostCheckAddress(t *testing.T) {
+	e, _ := engine(t, `ServerName main.test
+StrictHostCheck On
+<VirtualHost 127.0.0.1:80>
+ServerName one.test
+</VirtualHost>
+<VirtualHost 127.0.0.2:80>
+ServerName two.test
+</VirtualHost>
+`)
+	e.SetLegacyAddress(netip.MustParseAddr("127.0.0.1"), 80)
+	checkLim(t, e, []limReq{
+		{target: "/", host: "one.test"},
+		{target: "/", host: "127.0.0.1"},
+		{target: "/", host: "127.0.0.2", want: 400},
+		{target: "/", host: "two.test", want: 400},
+		{target: "/", host: "main.test", want: 400},
+	})
+	e.SetLegacyAddress(netip.MustParseAddr("127.0.0.2"), 80)
+	checkLim(t, e, []limReq{
+		{target: "/", host: "two.test"},
+		{target: "/", host: "127.0.0.2"},
+		{target: "/", host: "one.test", want: 400},
+	})
+	e.SetLegacyAddress(netip.MustParseAddr("10.9.9.9"), 80)
+	checkLim(t, e, []limReq{
+		{target: "/", host: "main.test"},
+		{target: "/", host: "two.test", want: 400},
+	})
+	res := decideLim(e, limReq{target: "/", host: "two.test"})
+	if l := res.Logs(); len(l) != 1 || l[0].Code != "AH10156" {
+		t.Errorf("logs %v, want AH10156", l)
 	}
 }

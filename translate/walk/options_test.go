@@ -324,7 +324,7 @@ func TestAcceptPathInfoOff(t *testing.T) {
 		if res.Status != tt.want {
 			t.Errorf("%s from %s: %d, want %d", tt.target, tt.ip, res.Status, tt.want)
 		}
-		if res.Status == 404 && (res.Rule == nil || res.Rule.Text != "AcceptPathInfo Off") {
+		if res.Status == 404 && (res.Rule == nil || res.Rule.Text != "AcceptPathInfo Off" || res.Rule.Line == 0) {
 			t.Errorf("%s: the 404 names %v, want the AcceptPathInfo Off line", tt.target, res.Rule)
 		}
 	}
@@ -404,6 +404,53 @@ func TestMergeSlashesOffLocations(t *testing.T) {
 	for _, tt := range tests {
 		if res := decide(e, req{target: tt.target, ip: "8.8.8.8"}); res.Status != tt.want {
 			t.Errorf("%s: %d, want %d", tt.target, res.Status, tt.want)
+		}
+	}
+}
+
+// An index candidate that is refused does not stop a later one whose
+// sections are the main request's: that one still shares the main
+// request's merged configuration, and its check is skipped
+// (ap_process_request_internal), however the merges before it were
+// cached.
+func TestIndexSkipsAfterOtherCandidates(t *testing.T) {
+	root := tree(t, "index.html", "dir/index.html")
+	conf := "<Directory @DOCROOT@>\nRequire all granted\n</Directory>\n<Directory @DOCROOT@/dir>\nRequire method PUT\nDirectoryIndex a.html b.html index.html\n</Directory>\n" +
+		"<Files a.html>\nRequire method PUT\n</Files>\n<Files b.html>\nRequire method PUT\n</Files>\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	for _, tt := range []struct {
+		method string
+		want   int
+	}{{"PUT", 0}, {"GET", 403}, {"PUT", 0}} {
+		res := decide(e, req{method: tt.method, target: "/dir/", ip: "8.8.8.8"})
+		if res.Status != tt.want || tt.want == 0 && res.Index != "index.html" {
+			t.Errorf("%s /dir/: %d (index %q), want %d", tt.method, res.Status, res.Index, tt.want)
+		}
+	}
+}
+
+// The Options line a refusal names is the last, in merge order, that set
+// the missing option: a later line that only adds or removes others is
+// passed over, a line without + or - sets them all, and the main
+// server's line counts after every section's.
+func TestOptionsRule(t *testing.T) {
+	root := tree(t, "index.html", "a/empty/", "b/empty/", "c/", "d/")
+	e := optEngine(t, translate.Compat24, root, "Options -Indexes\n"+
+		"<Directory @DOCROOT@/a>\nOptions +Indexes\n</Directory>\n<Directory @DOCROOT@/a/empty>\nOptions -Indexes\n</Directory>\n"+
+		"<Directory @DOCROOT@/b>\nOptions -Indexes +FollowSymLinks\n</Directory>\n<Directory @DOCROOT@/b/empty>\nOptions +FollowSymLinks\n</Directory>\n"+
+		"<Directory @DOCROOT@/c>\nOptions FollowSymLinks\n</Directory>\n", nil)
+	for _, tt := range []struct {
+		target string
+		line   int
+	}{
+		{"/a/empty/", 6},
+		{"/b/empty/", 9},
+		{"/c/", 15},
+		{"/d/", 1},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
+		if res.Status != 403 || res.Rule == nil || res.Rule.Line != tt.line {
+			t.Errorf("%s: %d by %v, want 403 by line %d", tt.target, res.Status, res.Rule, tt.line)
 		}
 	}
 }
