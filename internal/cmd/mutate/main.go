@@ -14,10 +14,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -34,6 +36,8 @@ func main() {
 	timeout := flag.Duration("timeout", 0, "one mutant's go test (default: ten times the unmutated run, plus 30s)")
 	verbose := flag.Bool("v", false, "print every mutant's status, not only survivors")
 	dry := flag.Bool("dry-run", false, "list the mutants without testing them")
+	saveDir := flag.String("results", "", "write each package's results (with the stamp of the sources they were run on) to DIR/PKG.json")
+	rejudge := flag.Bool("rejudge", false, "judge the results -results saved against mutants.txt as it is now, without running mutants: for reviewing survivors after a long run; refused when the sources changed since")
 	only := flag.String("only", "", "test only the mutants whose entry (file:line:col MUTATOR (func) code) matches this regexp; the verdict then checks no kill rate and no stale entry")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mutate [flags] ./pkg ...")
@@ -79,10 +83,24 @@ func main() {
 			}
 			continue
 		}
-		ok, err := run(ctx, p, *workers, *timeout, *verbose, *only != "")
+		var results []mutate.Result
+		start := time.Now()
+		saved := filepath.Join(*saveDir, strings.ReplaceAll(p.Rel, "/", "_")+".json")
+		if *rejudge {
+			if *saveDir == "" || *only != "" {
+				fatal(fmt.Errorf("-rejudge reads the results of a full run: give -results DIR, not -only"))
+			}
+			results, err = load(saved, sum)
+		} else {
+			results, err = run(ctx, p, *workers, *timeout, *verbose)
+			if err == nil && *saveDir != "" && *only == "" {
+				err = save(saved, sum, results)
+			}
+		}
 		if err != nil {
 			fatal(err)
 		}
+		ok := judge(p, results, *only != "", time.Since(start))
 		if !ok {
 			failed = true
 			continue
@@ -103,8 +121,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Duration, verbose, partial bool) (bool, error) {
-	start := time.Now()
+func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Duration, verbose bool) ([]mutate.Result, error) {
 	done := 0
 	r := &mutate.Runner{Workers: workers, Report: func(res mutate.Result) {
 		done++
@@ -114,17 +131,50 @@ func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Durat
 	}}
 	base, err := r.Baseline(ctx, p)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	r.Timeout = timeout
 	if r.Timeout == 0 {
 		r.Timeout = 10*base + 30*time.Second
 	}
 	fmt.Printf("go test ./%s unmutated: %.1fs; a mutant's timeout: %s\n", p.Rel, base.Seconds(), r.Timeout)
-	results, err := r.Run(ctx, p)
+	return r.Run(ctx, p)
+}
+
+type savedRun struct {
+	Stamp   string
+	Results []mutate.Result
+}
+
+func save(path, stamp string, results []mutate.Result) error {
+	data, err := json.MarshalIndent(savedRun{stamp, results}, "", "\t")
 	if err != nil {
-		return false, err
+		return err
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+func load(path, stamp string) ([]mutate.Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var sr savedRun
+	if err := json.Unmarshal(data, &sr); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if sr.Stamp != stamp {
+		return nil, fmt.Errorf("%s: the package's sources changed since these results (stamp %.12s, now %.12s): run the mutants again", path, sr.Stamp, stamp)
+	}
+	return sr.Results, nil
+}
+
+// judge prints the verdict on results and reports whether the package
+// passes; partial runs (-only) check only that every survivor is reviewed.
+func judge(p *mutate.Package, results []mutate.Result, partial bool, took time.Duration) bool {
 	v := mutate.Judge(p.List, results)
 	if partial {
 		v.Stale = nil
@@ -132,7 +182,7 @@ func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Durat
 	fmt.Printf("./%s: %d killed, %d timed out, %d lived (%d equivalent), %d not viable: %.1f%% of %d viable non-equivalent mutants killed (at least %.0f%% needed), in %s\n",
 		p.Rel, v.Killed, v.TimedOut, v.Lived, v.Equivalent, v.NotViable,
 		100*v.Efficacy(), v.Killed+v.TimedOut+v.Lived-v.Equivalent, 100*mutate.MinEfficacy,
-		time.Since(start).Round(time.Second))
+		took.Round(time.Second))
 	if len(v.Unlisted) > 0 && p.List.Floor > 0 {
 		fmt.Printf("\n%d survivors are not reviewed: ./%s is under way to %.0f%% (floor %.0f%% in %s):\n", len(v.Unlisted), p.Rel, 100*mutate.MinEfficacy, 100*p.List.Floor, p.List.Path)
 		for _, m := range v.Unlisted {
@@ -152,18 +202,18 @@ func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Durat
 	}
 	if partial && len(v.Unlisted) == 0 {
 		fmt.Printf("ok ./%s (partial run: -only)\n", p.Rel)
-		return true, nil
+		return true
 	}
 	if !v.OK(p.List) {
 		fmt.Printf("FAIL ./%s\n", p.Rel)
-		return false, nil
+		return false
 	}
 	if p.List.Floor > 0 {
 		fmt.Printf("ok ./%s: above its floor of %.0f%%, below the %.0f%% target\n", p.Rel, 100*p.List.Floor, 100*mutate.MinEfficacy)
-		return true, nil
+		return true
 	}
 	fmt.Printf("ok ./%s\n", p.Rel)
-	return true, nil
+	return true
 }
 
 func scopeText(scopes []mutate.Scope) string {
