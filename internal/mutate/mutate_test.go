@@ -282,3 +282,39 @@ func TestRunSample(t *testing.T) {
 		t.Errorf("baseline of failing tests: %v", err)
 	}
 }
+
+func TestSample(t *testing.T) {
+	order := func(seed uint64) []int {
+		ms := make([]Mutant, 20)
+		for i := range ms {
+			ms[i].Line = i
+		}
+		Sample(ms, seed)
+		var lines []int
+		for _, m := range ms {
+			lines = append(lines, m.Line)
+		}
+		return lines
+	}
+	a, b := order(1), order(2)
+	if !slices.Equal(a, order(1)) {
+		t.Error("the same seed draws another order")
+	}
+	if slices.Equal(a, b) {
+		t.Error("two seeds draw the same order")
+	}
+	if s := slices.Sorted(slices.Values(a)); s[0] != 0 || s[19] != 19 || len(slices.Compact(s)) != 20 {
+		t.Errorf("not a permutation: %v", a)
+	}
+}
+
+// TestRunDeadline: past its deadline a runner hands out no more mutants,
+// and returns the results of those it tested.
+func TestRunDeadline(t *testing.T) {
+	p := &Package{Root: t.TempDir(), Rel: ".", List: &List{}, Mutants: []Mutant{{File: "x.go"}, {File: "y.go"}}}
+	r := &Runner{Workers: 1, Timeout: time.Second, Deadline: time.Now().Add(-time.Second)}
+	rs, err := r.Run(context.Background(), p)
+	if err != nil || len(rs) != 0 {
+		t.Errorf("Run past its deadline: %v, %v", rs, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,6 +145,10 @@ type Runner struct {
 	Workers int           // mutants tested at once
 	Timeout time.Duration // for one mutant's go test
 	Report  func(Result)  // called as each mutant ends, serialised
+	// Deadline, when set, stops handing out mutants once it has passed:
+	// Run then returns the results of those it tested, a sample when the
+	// mutants were shuffled (Sample).
+	Deadline time.Time
 }
 
 // Baseline runs the package's tests unmutated: they must pass, and their
@@ -175,6 +180,7 @@ func (r *Runner) Run(ctx context.Context, p *Package) ([]Result, error) {
 	defer os.RemoveAll(tmp)
 	workers := max(r.Workers, 1)
 	results := make([]Result, len(p.Mutants))
+	ran := make([]bool, len(p.Mutants))
 	jobs := make(chan int)
 	var (
 		mu       sync.Mutex
@@ -192,7 +198,7 @@ func (r *Runner) Run(ctx context.Context, p *Package) ([]Result, error) {
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				results[i] = res
+				results[i], ran[i] = res, err == nil
 				if err == nil && r.Report != nil {
 					r.Report(res)
 				}
@@ -201,7 +207,7 @@ func (r *Runner) Run(ctx context.Context, p *Package) ([]Result, error) {
 		}()
 	}
 	for i := range p.Mutants {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !r.Deadline.IsZero() && time.Now().After(r.Deadline) {
 			break
 		}
 		jobs <- i
@@ -211,7 +217,21 @@ func (r *Runner) Run(ctx context.Context, p *Package) ([]Result, error) {
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
-	return results, firstErr
+	out := results[:0]
+	for i, res := range results {
+		if ran[i] {
+			out = append(out, res)
+		}
+	}
+	return out, firstErr
+}
+
+// Sample puts the mutants in an order drawn from seed, so that a run cut
+// short by a deadline tests a fair sample of them, the same for the same
+// seed.
+func Sample(ms []Mutant, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0x6d757461))
+	r.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 }
 
 func (r *Runner) one(ctx context.Context, p *Package, m Mutant, dir string) (Result, error) {

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ func main() {
 	timeout := flag.Duration("timeout", 0, "one mutant's go test (default: ten times the unmutated run, plus 30s)")
 	verbose := flag.Bool("v", false, "print every mutant's status, not only survivors")
 	dry := flag.Bool("dry-run", false, "list the mutants without testing them")
+	budget := flag.Duration("budget", 0, "test, for each package, a random sample of its mutants for about this long (the seed is drawn from the package's stamp); the verdict then holds the sample to the kill rate and every survivor in it to review, and no stamp is recorded")
 	saveDir := flag.String("results", "", "write each package's results (with the stamp of the sources they were run on) to DIR/PKG.json")
 	rejudge := flag.Bool("rejudge", false, "judge the results -results saved against mutants.txt as it is now, without running mutants: for reviewing survivors after a long run; refused when the sources changed since")
 	only := flag.String("only", "", "test only the mutants whose entry (file:line:col MUTATOR (func) code) matches this regexp; the verdict then checks no kill rate and no stale entry")
@@ -77,6 +79,13 @@ func main() {
 			p.Mutants = slices.DeleteFunc(p.Mutants, func(m mutate.Mutant) bool { return !re.MatchString(mutate.Entry(m)) })
 		}
 		fmt.Printf("== mutate ./%s: %d mutants in %s\n", p.Rel, len(p.Mutants), scopeText(p.List.Scopes))
+		var deadline time.Time
+		if *budget > 0 {
+			seed, _ := strconv.ParseUint(sum[:16], 16, 64)
+			mutate.Sample(p.Mutants, seed)
+			deadline = time.Now().Add(*budget)
+			fmt.Printf("a sample for %s, drawn with seed %#x (the stamp's)\n", *budget, seed)
+		}
 		if *dry {
 			for _, m := range p.Mutants {
 				fmt.Println(mutate.Entry(m))
@@ -92,20 +101,24 @@ func main() {
 			}
 			results, err = load(saved, sum)
 		} else {
-			results, err = run(ctx, p, *workers, *timeout, *verbose)
-			if err == nil && *saveDir != "" && *only == "" {
+			results, err = run(ctx, p, *workers, *timeout, *verbose, deadline)
+			if err == nil && *saveDir != "" && *only == "" && *budget == 0 {
 				err = save(saved, sum, results)
 			}
 		}
 		if err != nil {
 			fatal(err)
 		}
-		ok := judge(p, results, *only != "", time.Since(start))
+		partial := *only != "" || len(results) < len(p.Mutants)
+		if partial && *budget > 0 {
+			fmt.Printf("sampled %d of the %d mutants\n", len(results), len(p.Mutants))
+		}
+		ok := judge(p, results, *only != "", partial && *only == "", time.Since(start))
 		if !ok {
 			failed = true
 			continue
 		}
-		if *stamp && *only == "" && sum != p.List.Stamp {
+		if *stamp && !partial && sum != p.List.Stamp {
 			data, err := os.ReadFile(p.List.Path)
 			if err != nil {
 				fatal(err)
@@ -121,9 +134,9 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Duration, verbose bool) ([]mutate.Result, error) {
+func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Duration, verbose bool, deadline time.Time) ([]mutate.Result, error) {
 	done := 0
-	r := &mutate.Runner{Workers: workers, Report: func(res mutate.Result) {
+	r := &mutate.Runner{Workers: workers, Deadline: deadline, Report: func(res mutate.Result) {
 		done++
 		if verbose || res.Status == mutate.Lived {
 			fmt.Printf("%4d/%d %-10s %s\n", done, len(p.Mutants), res.Status, mutate.Entry(res.Mutant))
@@ -173,10 +186,12 @@ func load(path, stamp string) ([]mutate.Result, error) {
 }
 
 // judge prints the verdict on results and reports whether the package
-// passes; partial runs (-only) check only that every survivor is reviewed.
-func judge(p *mutate.Package, results []mutate.Result, partial bool, took time.Duration) bool {
+// passes. A run of some of the mutants (-only) checks only that every
+// survivor is reviewed; a sample (-budget) is held to the kill rate too;
+// neither can tell a stale entry.
+func judge(p *mutate.Package, results []mutate.Result, only, sampled bool, took time.Duration) bool {
 	v := mutate.Judge(p.List, results)
-	if partial {
+	if only || sampled {
 		v.Stale = nil
 	}
 	fmt.Printf("./%s: %d killed, %d timed out, %d lived (%d equivalent), %d not viable: %.1f%% of %d viable non-equivalent mutants killed (at least %.0f%% needed), in %s\n",
@@ -200,7 +215,7 @@ func judge(p *mutate.Package, results []mutate.Result, partial bool, took time.D
 			fmt.Printf("%s:%d: %s %s (%s) %s\n", p.List.Path, s.Line, s.Where, s.Kind, s.Func, s.Code)
 		}
 	}
-	if partial && len(v.Unlisted) == 0 {
+	if only && len(v.Unlisted) == 0 {
 		fmt.Printf("ok ./%s (partial run: -only)\n", p.Rel)
 		return true
 	}
