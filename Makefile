@@ -75,6 +75,6 @@ soak:
 # (-changed), each for a sample of MUTATE_BUDGET.
 MUTATE_PKGS ?= ./policy ./translate/walk ./translate/retire ./proxy ./translate
 MUTATE_FLAGS ?=
-MUTATE_BUDGET ?= 5m
+MUTATE_BUDGET ?= 4m
 mutate:
 	$(GO) run ./internal/cmd/mutate $(MUTATE_FLAGS) $(MUTATE_PKGS)

@@ -112,9 +112,9 @@ differential() {
 # mutants.txt records its stamp): what a change touched. A full run of
 # translate/walk takes hours (each mutant rebuilds and links its test
 # binary), so each such package gets a random sample of its mutants for
-# MUTATE_BUDGET (default 5m), held to the same verdict.
+# MUTATE_BUDGET (default 4m), held to the same verdict.
 mutation() {
-  $GO run ./internal/cmd/mutate -changed -budget "${MUTATE_BUDGET:-5m}" \
+  $GO run ./internal/cmd/mutate -changed -budget "${MUTATE_BUDGET:-4m}" \
     ${MUTATE_PKGS:-./policy ./translate/walk ./translate/retire ./proxy ./translate}
 }
 
