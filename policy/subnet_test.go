@@ -80,7 +80,7 @@ func TestParseSubnet(t *testing.T) {
 		{"1::ffff:10.1.2.3", "", false, "1::ffff:a01:203/128"},
 		{"10.1.2.3", "-8", true, ErrBadMask.Error()}, // strtol reads -8: not a mask
 		{"10.9", "", false, "10.9.0.0/16"},
-		{"10.1.2.3", " 8", true, "10.0.0.0/8"},       // strtol skips leading blanks
+		{"10.1.2.3", " 8", true, "10.0.0.0/8"}, // strtol skips leading blanks
 		{"10.1.2.3", " ", true, ErrBadMask.Error()},
 	}
 	for _, tt := range tests {
