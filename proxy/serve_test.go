@@ -338,32 +338,3 @@ func TestNoBackendLogThrottled(t *testing.T) {
 		t.Errorf("backend errors counted %v, want 4", v)
 	}
 }
-
-// encodePath at the edges of what it leaves as it is: the unreserved
-// characters and sub-delimiters of RFC 3986 (and ':', '@', '/') stay, the
-// characters next to them are escaped; "%2F" stays only where slashes
-// were kept, and only as a whole.
-func TestEncodePathEdges(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		kept bool
-		want string
-	}{
-		{"", false, ""},
-		{"*", false, ""},
-		{"/*", false, "/*"},
-		{"/azAZ09-._~!$&'()*+,;=:@/", false, "/azAZ09-._~!$&'()*+,;=:@/"},
-		{"/`{[]\"<>\\^|", false, "/%60%7B%5B%5D%22%3C%3E%5C%5E%7C"},
-		{"/\x00\x1f \x7f\xff", false, "/%00%1F%20%7F%FF"},
-		{"/x%2", true, "/x%252"},
-		{"/x%", true, "/x%25"},
-		{"/x%2G", true, "/x%252G"},
-		{"/%2f%2F/", true, "/%2f%2F/"},
-		{"/%2f%2F/", false, "/%252f%252F/"},
-		{"/a%2Fb%2", true, "/a%2Fb%252"},
-	} {
-		if got := encodePath(tt.in, tt.kept); got != tt.want {
-			t.Errorf("encodePath(%q, %v) = %q, want %q", tt.in, tt.kept, got, tt.want)
-		}
-	}
-}
