@@ -221,6 +221,7 @@ func TestStamp(t *testing.T) {
 	if s2, _ := Stamp(dir); s2 != s1 {
 		t.Error("the stamp changed with mutants.txt or a sub-package")
 	}
+	c1, _ := CodeStamp(dir)
 	for _, f := range []string{"a_test.go", "testdata/x/case.txt", "a.go"} {
 		write(f, "changed "+f)
 		s, _ := Stamp(dir)
@@ -228,6 +229,10 @@ func TestStamp(t *testing.T) {
 			t.Errorf("the stamp ignores %s", f)
 		}
 		s1 = s
+		c, _ := CodeStamp(dir)
+		if code := f == "a.go"; (c != c1) != code {
+			t.Errorf("changing %s changes the code stamp: %v, want %v", f, c != c1, code)
+		}
 	}
 }
 

@@ -94,6 +94,21 @@ func missingFuncs(src []byte, funcs []string) []string {
 // directory: every file of it (code, tests) but mutants.txt, and its
 // testdata. A change to any of them puts the package up for mutation again.
 func Stamp(dir string) (string, error) {
+	return hashDir(dir, func(rel string) bool { return true })
+}
+
+// CodeStamp hashes what the package's mutants are made of: its files but
+// the tests, their testdata and mutants.txt. Two runs with the same code
+// stamp test the same mutants, whatever their tests.
+func CodeStamp(dir string) (string, error) {
+	return hashDir(dir, func(rel string) bool {
+		return !strings.HasSuffix(rel, "_test.go") && !strings.HasPrefix(rel, "testdata/")
+	})
+}
+
+// hashDir hashes the regular files of dir and of its testdata, but
+// mutants.txt, that keep says to.
+func hashDir(dir string, keep func(rel string) bool) (string, error) {
 	h := sha256.New()
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -107,7 +122,7 @@ func Stamp(dir string) (string, error) {
 			}
 			return nil
 		}
-		if rel == ListName || !d.Type().IsRegular() {
+		if rel == ListName || !d.Type().IsRegular() || !keep(rel) {
 			return nil
 		}
 		data, err := os.ReadFile(path)

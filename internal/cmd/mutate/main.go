@@ -40,6 +40,7 @@ func main() {
 	budget := flag.Duration("budget", 0, "test, for each package, a random sample of its mutants for about this long (the seed is drawn from the package's stamp); the verdict then holds the sample to the kill rate and every survivor in it to review, and no stamp is recorded")
 	saveDir := flag.String("results", "", "write each package's results (with the stamp of the sources they were run on) to DIR/PKG.json")
 	rejudge := flag.Bool("rejudge", false, "judge the results -results saved against mutants.txt as it is now, without running mutants: for reviewing survivors after a long run; refused when the sources changed since")
+	retest := flag.Bool("retest", false, "with -results: test again only the mutants that lived in the saved run, against the tests as they are now, and keep the rest of its results; refused unless the package's code (all but its tests and their testdata) is the code that run mutated. It trusts the saved kills: remove no test in between")
 	only := flag.String("only", "", "test only the mutants whose entry (file:line:col MUTATOR (func) code) matches this regexp; the verdict then checks no kill rate and no stale entry")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mutate [flags] ./pkg ...")
@@ -64,6 +65,10 @@ func main() {
 			fatal(err)
 		}
 		sum, err := mutate.Stamp(p.Dir())
+		if err != nil {
+			fatal(err)
+		}
+		code, err := mutate.CodeStamp(p.Dir())
 		if err != nil {
 			fatal(err)
 		}
@@ -95,15 +100,23 @@ func main() {
 		var results []mutate.Result
 		start := time.Now()
 		saved := filepath.Join(*saveDir, strings.ReplaceAll(p.Rel, "/", "_")+".json")
-		if *rejudge {
-			if *saveDir == "" || *only != "" {
-				fatal(fmt.Errorf("-rejudge reads the results of a full run: give -results DIR, not -only"))
+		switch {
+		case *rejudge || *retest:
+			if *saveDir == "" || *only != "" || *budget > 0 || *rejudge && *retest {
+				fatal(fmt.Errorf("-rejudge and -retest read the results of a full run: give -results DIR, and neither -only nor -budget"))
 			}
-			results, err = load(saved, sum)
-		} else {
+			if *rejudge {
+				results, err = load(saved, sum, "")
+				break
+			}
+			results, err = retestLived(ctx, p, saved, code, *workers, *timeout, *verbose)
+			if err == nil {
+				err = save(saved, sum, code, results)
+			}
+		default:
 			results, err = run(ctx, p, *workers, *timeout, *verbose, deadline)
 			if err == nil && *saveDir != "" && *only == "" && *budget == 0 {
-				err = save(saved, sum, results)
+				err = save(saved, sum, code, results)
 			}
 		}
 		if err != nil {
@@ -155,12 +168,13 @@ func run(ctx context.Context, p *mutate.Package, workers int, timeout time.Durat
 }
 
 type savedRun struct {
-	Stamp   string
-	Results []mutate.Result
+	Stamp     string // of the code and tests run
+	CodeStamp string // of the code mutated
+	Results   []mutate.Result
 }
 
-func save(path, stamp string, results []mutate.Result) error {
-	data, err := json.MarshalIndent(savedRun{stamp, results}, "", "\t")
+func save(path, stamp, code string, results []mutate.Result) error {
+	data, err := json.MarshalIndent(savedRun{stamp, code, results}, "", "\t")
 	if err != nil {
 		return err
 	}
@@ -170,7 +184,9 @@ func save(path, stamp string, results []mutate.Result) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-func load(path, stamp string) ([]mutate.Result, error) {
+// load reads saved results, refused unless they were run on the sources
+// of stamp, or, when stamp is "", on the code of code.
+func load(path, stamp, code string) ([]mutate.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -179,10 +195,49 @@ func load(path, stamp string) ([]mutate.Result, error) {
 	if err := json.Unmarshal(data, &sr); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	if sr.Stamp != stamp {
-		return nil, fmt.Errorf("%s: the package's sources changed since these results (stamp %.12s, now %.12s): run the mutants again", path, sr.Stamp, stamp)
+	if stamp != "" && sr.Stamp != stamp {
+		return nil, fmt.Errorf("%s: the package's sources changed since these results (stamp %.12s, now %.12s): run the mutants again, or only those that lived with -retest", path, sr.Stamp, stamp)
+	}
+	if stamp == "" && sr.CodeStamp != code {
+		return nil, fmt.Errorf("%s: the package's code (not only its tests) changed since these results (code stamp %.12s, now %.12s): run the mutants again", path, sr.CodeStamp, code)
 	}
 	return sr.Results, nil
+}
+
+// retestLived runs again the mutants that lived in the saved results of
+// the same code (and any the saved run did not reach), and returns all
+// the results in p.Mutants' order: the saved ones for the rest.
+func retestLived(ctx context.Context, p *mutate.Package, path, code string, workers int, timeout time.Duration, verbose bool) ([]mutate.Result, error) {
+	prev, err := load(path, "", code)
+	if err != nil {
+		return nil, err
+	}
+	byEntry := make(map[string]mutate.Result, len(prev))
+	for _, r := range prev {
+		byEntry[mutate.Entry(r.Mutant)] = r
+	}
+	all := p.Mutants
+	var again []mutate.Mutant
+	for _, m := range all {
+		if r, ok := byEntry[mutate.Entry(m)]; !ok || r.Status == mutate.Lived {
+			again = append(again, m)
+		}
+	}
+	fmt.Printf("retesting the %d of %d mutants that lived (or were not run) in %s\n", len(again), len(all), path)
+	p.Mutants = again
+	res, err := run(ctx, p, workers, timeout, verbose, time.Time{})
+	p.Mutants = all
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range res {
+		byEntry[mutate.Entry(r.Mutant)] = r
+	}
+	out := make([]mutate.Result, 0, len(all))
+	for _, m := range all {
+		out = append(out, byEntry[mutate.Entry(m)])
+	}
+	return out, nil
 }
 
 // judge prints the verdict on results and reports whether the package
