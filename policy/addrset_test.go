@@ -31,18 +31,35 @@ func TestAddrSetMatchesLinearScan(t *testing.T) {
 			subnets = append(subnets, s)
 			idx = append(idx, int32(i))
 		}
-		set := newAddrSet(subnets, idx)
+		// Lines of one to four words, written in runs or interleaved:
+		// the first match of another line is what deleting the first
+		// match's line leaves.
+		owner := make([]int32, len(subnets))
+		for i := range owner {
+			if round%2 == 0 {
+				owner[i] = int32(i / (1 + round%4))
+			} else {
+				owner[i] = int32(rng.IntN(40))
+			}
+		}
+		set := newAddrSet(subnets, idx, owner)
 		for q := 0; q < 200; q++ {
 			a := netip.AddrFrom4([4]byte{10, byte(rng.IntN(4)), byte(rng.IntN(4)), byte(rng.IntN(8))})
-			want := int32(-1)
+			want := pair{-1, -1}
 			for i, s := range subnets {
-				if s.Contains(a) {
-					want = int32(i)
-					break
+				switch {
+				case !s.Contains(a):
+				case want.first < 0:
+					want.first = int32(i)
+				case want.other < 0 && owner[i] != owner[want.first]:
+					want.other = int32(i)
 				}
 			}
-			if got := set.first(a); got != want {
-				t.Fatalf("round %d: first(%s) = %d, linear scan %d", round, a, got, want)
+			if got := set.lookup(a); got != want {
+				t.Fatalf("round %d: lookup(%s) = %v, linear scan %v", round, a, got, want)
+			}
+			if got := set.first(a); got != want.first {
+				t.Fatalf("round %d: first(%s) = %d, linear scan %d", round, a, got, want.first)
 			}
 		}
 	}

@@ -128,39 +128,51 @@ type accessList struct {
 }
 
 type accessGroup struct {
-	mask   MethodMask
-	all    int32 // first "all", or -1
-	ips    *addrSet
-	others []int32 // env and host words, ascending
+	mask MethodMask
+	all  int32 // first "all", or -1
+	// allOther is the first "all" of another line than all's, or -1.
+	allOther int32
+	ips      *addrSet
+	others   []int32 // env and host words, ascending
 }
 
 func compileList(list []AccessRule) accessList {
 	var l accessList
 	byMask := map[MethodMask]int{}
 	var subnets [][]Subnet
-	var idx [][]int32
+	var idx, owner [][]int32
+	lines := map[*Rule]int32{}
 	for i, a := range list {
 		g, ok := byMask[a.Methods]
 		if !ok {
 			g = len(l.groups)
 			byMask[a.Methods] = g
-			l.groups = append(l.groups, accessGroup{mask: a.Methods, all: -1})
-			subnets, idx = append(subnets, nil), append(idx, nil)
+			l.groups = append(l.groups, accessGroup{mask: a.Methods, all: -1, allOther: -1})
+			subnets, idx, owner = append(subnets, nil), append(idx, nil), append(owner, nil)
 		}
-		switch a.Kind {
+		line, ok := lines[a.Rule]
+		if !ok || a.Rule == nil {
+			line = int32(i)
+			lines[a.Rule] = line
+		}
+		switch gr := &l.groups[g]; a.Kind {
 		case AccessAll:
-			if l.groups[g].all < 0 {
-				l.groups[g].all = int32(i)
+			switch {
+			case gr.all < 0:
+				gr.all = int32(i)
+			case gr.allOther < 0 && list[gr.all].Rule != a.Rule:
+				gr.allOther = int32(i)
 			}
 		case AccessIP:
 			subnets[g] = append(subnets[g], a.Subnet)
 			idx[g] = append(idx[g], int32(i))
+			owner[g] = append(owner[g], line)
 		default:
-			l.groups[g].others = append(l.groups[g].others, int32(i))
+			gr.others = append(gr.others, int32(i))
 		}
 	}
 	for g := range l.groups {
-		l.groups[g].ips = newAddrSet(subnets[g], idx[g])
+		l.groups[g].ips = newAddrSet(subnets[g], idx[g], owner[g])
 	}
 	return l
 }
@@ -168,6 +180,13 @@ func compileList(list []AccessRule) accessList {
 // find is find_allowdeny: the first rule of the list, in configuration
 // order, that applies to the method and matches the request.
 func (l *accessList) find(list []AccessRule, r *Request) *AccessRule {
+	return l.findExcept(list, r, nil)
+}
+
+// findExcept is find as if the line except were deleted: the first word
+// of another line (all of them when except is nil). It costs what find
+// does.
+func (l *accessList) findExcept(list []AccessRule, r *Request, except *Rule) *AccessRule {
 	bit := MethodMask(1) << uint(r.Method)
 	best := int32(-1)
 	for gi := range l.groups {
@@ -175,17 +194,26 @@ func (l *accessList) find(list []AccessRule, r *Request) *AccessRule {
 		if g.mask&bit == 0 {
 			continue
 		}
-		if g.all >= 0 && (best < 0 || g.all < best) {
-			best = g.all
+		all := g.all
+		if except != nil && all >= 0 && list[all].Rule == except {
+			all = g.allOther
 		}
-		if i := g.ips.first(r.Addr); i >= 0 && (best < 0 || i < best) {
+		if all >= 0 && (best < 0 || all < best) {
+			best = all
+		}
+		p := g.ips.lookup(r.Addr)
+		i := p.first
+		if except != nil && i >= 0 && list[i].Rule == except {
+			i = p.other
+		}
+		if i >= 0 && (best < 0 || i < best) {
 			best = i
 		}
 		for _, i := range g.others {
 			if best >= 0 && i >= best {
 				break
 			}
-			if list[i].match(r) {
+			if (except == nil || list[i].Rule != except) && list[i].match(r) {
 				best = i
 				break
 			}
@@ -234,6 +262,13 @@ func (c *Compat) trace(tr Tracer, name string, list []AccessRule, r *Request) {
 // (the Order directive, or nil, when the order's default decided). Each
 // word that matched counts a match for its directive.
 func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
+	ok, decisive, _, _ := c.check(r, tr)
+	return ok, decisive
+}
+
+// check is Check, which also returns the first Allow and Deny words
+// that matched, nil where none did.
+func (c *Compat) check(r *Request, tr Tracer) (bool, *Rule, *AccessRule, *AccessRule) {
 	if !c.compiled && (len(c.Allows) > 0 || len(c.Denys) > 0) {
 		// Empty compiled lists would match nothing: fail loudly, never
 		// decide on a list that was not prepared.
@@ -306,5 +341,5 @@ func (c *Compat) Check(r *Request, tr Tracer) (bool, *Rule) {
 	if decisive == nil {
 		decisive = ruleOf(c.OrderRule, m)
 	}
-	return ok, decisive
+	return ok, decisive, a, d
 }

@@ -134,6 +134,9 @@ type Decision struct {
 
 	logs  [MaxLogLines]LogLine
 	nlogs uint8
+
+	necessary [MaxNecessary]*Rule
+	nneed     uint8
 }
 
 // Allowed reports whether the request may pass.
@@ -179,12 +182,35 @@ func (d *Decision) denied(module, code string, r *Request) {
 // does not grow with the number of address rules. The deciding rule
 // counts a decisive hit; Layers.Default stands in when no directive
 // decided.
+//
+// A decision that counts (not Dry) also finds the rules necessary to it,
+// those whose deletion would have changed its answer (necessity.go), and
+// counts each.
 func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
+	var nc needCtx
+	ncp := &nc
+	if r.Dry {
+		ncp = nil
+	}
+	d := decideOnce(l, r, id, tr, ncp, nil)
+	if ncp != nil {
+		necessity(l, r, id, &d, ncp)
+	}
+	if d.Rule == nil {
+		d.Rule = l.Default
+	}
+	d.Rule.decide(r)
+	return d
+}
+
+// decideOnce decides by the version's combination, as it is or as alt
+// alters it; nc, when not nil, collects what necessity needs.
+func decideOnce(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration) Decision {
 	var d Decision
 	if l.Legacy != nil {
-		d = decide22(l, r, id, tr)
+		d = decide22(l, r, id, tr, nc, alt)
 	} else {
-		d = decide(l, r, id, tr)
+		d = decide(l, r, id, tr, nc, alt)
 	}
 	if d.Status == 401 && !validFieldContent(d.Realm) {
 		// http_filters.c check_headers: a challenge Apache cannot send
@@ -192,10 +218,6 @@ func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		d.Status, d.Layer = 500, LayerConfig
 		d.log(LogLine{Module: "http", Code: "AH02430", Subject: d.Realm})
 	}
-	if d.Rule == nil {
-		d.Rule = l.Default
-	}
-	d.Rule.decide(r)
 	return d
 }
 
@@ -210,14 +232,14 @@ func validFieldContent(s string) bool {
 	return true
 }
 
-func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
+func decide(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration) Decision {
 	var d Decision
 	c := l.Compat
 	if c == nil {
 		c = DefaultCompat
 	}
 	sat := c.Satisfy[r.Method]
-	ok, rule := c.Check(r, tr)
+	ok, rule := compatCheck(c, r, tr, nc, alt)
 	if tr != nil && tr.Enabled() {
 		tr.Trace(Event{Layer: LayerCompat, Rule: ruleOf(c.SatisfyRule, r.Method), Text: "Satisfy", Result: sat.String()})
 	}
@@ -244,7 +266,13 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 		d.Status = 403
 		return d
 	}
-	ec := evalCtx{req: r, groupFile: l.GroupFile, id: id, tr: tr, trace: tr != nil && tr.Enabled()}
+	ec := evalCtx{req: r, groupFile: l.GroupFile, id: id, tr: tr, trace: tr != nil && tr.Enabled(), collect: nc != nil}
+	if alt != nil {
+		ec.without = alt.without
+	}
+	if nc != nil {
+		defer func() { nc.answered = ec.answered }()
+	}
 	if user != "" {
 		ec.user, ec.hasUser = user, true
 	}

@@ -32,7 +32,7 @@ type Legacy22 struct {
 // apache-access-semantics.md §3.2): the host-access check, Satisfy from
 // core, authentication when a Require line applies, then the
 // auth_checker chain, where the first authoritative module decides.
-func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
+func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration) Decision {
 	var d Decision
 	c := l.Compat
 	if c == nil {
@@ -41,15 +41,19 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	lg := l.Legacy
 	m := r.Method
 	bit := MethodMask(1) << uint(m)
+	var without *Rule
+	if alt != nil {
+		without = alt.without
+	}
 	authNeeded := false
 	for i := range lg.Requires {
-		if lg.Requires[i].Methods&bit != 0 {
+		if lg.Requires[i].Methods&bit != 0 && (without == nil || lg.Requires[i].Rule != without) {
 			authNeeded = true
 			break
 		}
 	}
 	sat := lg.Satisfy[m]
-	ok, rule := c.Check(r, tr)
+	ok, rule := compatCheck(c, r, tr, nc, alt)
 	trace := tr != nil && tr.Enabled()
 	if trace {
 		tr.Trace(Event{Layer: LayerCompat, Rule: lg.SatisfyRule[m], Text: "Satisfy", Result: sat.String()})
@@ -101,7 +105,7 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	if trace {
 		tr.Trace(Event{Layer: LayerAuthn, Rule: l.AuthTypeRule, Text: "AuthType " + l.AuthType, Result: "authenticated " + d.User})
 	}
-	st, why := authorize22(l, r, id, d.User, tr)
+	st, why := authorize22(l, r, id, d.User, tr, without)
 	d.Layer, d.Rule = LayerAuthz, why
 	if st != 0 {
 		d.Status, d.Realm = st, l.AuthName
@@ -114,21 +118,21 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 // mod_authz_groupfile and mod_authz_user in load order, then
 // mod_authz_default. Each module reads only its own keywords; the first
 // that says OK or, being authoritative, 401, decides.
-func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer) (int, *Rule) {
+func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer, without *Rule) (int, *Rule) {
 	first, second := groupCheck22, userCheck22
 	if !l.Legacy.GroupFirst {
 		first, second = userCheck22, groupCheck22
 	}
-	if st, why, decided := first(l, r, id, user, tr); decided {
+	if st, why, decided := first(l, r, id, user, tr, without); decided {
 		return st, why
 	}
-	if st, why, decided := second(l, r, id, user, tr); decided {
+	if st, why, decided := second(l, r, id, user, tr, without); decided {
 		return st, why
 	}
 	// mod_authz_default: any Require line left unanswered is a refusal.
 	bit := MethodMask(1) << uint(r.Method)
 	for i := range l.Legacy.Requires {
-		if q := &l.Legacy.Requires[i]; q.Methods&bit != 0 {
+		if q := &l.Legacy.Requires[i]; q.Methods&bit != 0 && (without == nil || q.Rule != without) {
 			note22(tr, q.Rule, "mod_authz_default", "401: no module granted")
 			return 401, q.Rule
 		}
@@ -143,7 +147,7 @@ func note22(tr Tracer, rule *Rule, module, res string) {
 }
 
 // groupCheck22 is mod_authz_groupfile's check_user_access.
-func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer) (int, *Rule, bool) {
+func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer, without *Rule) (int, *Rule, bool) {
 	if l.GroupFile == "" {
 		return 0, nil, false // not configured: DECLINED
 	}
@@ -154,7 +158,7 @@ func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer) (i
 	var seen *Rule
 	for i := range lg.Requires {
 		q := &lg.Requires[i]
-		if q.Methods&bit == 0 || !strings.EqualFold(q.Words[0], "group") {
+		if q.Methods&bit == 0 || !strings.EqualFold(q.Words[0], "group") || without != nil && q.Rule == without {
 			continue
 		}
 		seen = q.Rule
@@ -182,13 +186,13 @@ func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer) (i
 }
 
 // userCheck22 is mod_authz_user's check_user_access.
-func userCheck22(l *Layers, r *Request, _ Identity, user string, tr Tracer) (int, *Rule, bool) {
+func userCheck22(l *Layers, r *Request, _ Identity, user string, tr Tracer, without *Rule) (int, *Rule, bool) {
 	lg := l.Legacy
 	bit := MethodMask(1) << uint(r.Method)
 	var seen *Rule
 	for i := range lg.Requires {
 		q := &lg.Requires[i]
-		if q.Methods&bit == 0 {
+		if q.Methods&bit == 0 || without != nil && q.Rule == without {
 			continue
 		}
 		switch {

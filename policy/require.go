@@ -69,6 +69,7 @@ type Node struct {
 	// Compile: subnet i decides for setRules[i].
 	set      *addrSet
 	setRules []*Rule
+	merged   bool // the leaf stands for several Require ip lines
 }
 
 // Compile prepares the tree for evaluation that does not grow with the
@@ -91,7 +92,7 @@ func (n *Node) Compile() *Node {
 		for i := range idx {
 			idx[i], rules[i] = int32(i), n.Rule
 		}
-		c.set, c.setRules = newAddrSet(n.Subnets, idx), rules
+		c.set, c.setRules = newAddrSet(n.Subnets, idx, make([]int32, len(idx))), rules
 		return &c
 	}
 	c := *n
@@ -104,18 +105,20 @@ func (n *Node) Compile() *Node {
 		}
 		j := i
 		var subnets []Subnet
-		var idx []int32
+		var idx, owner []int32
 		var rules []*Rule
 		for ; j < len(n.Children) && mergeableIP(n.Children[j]) && n.Children[j].Methods == ch.Methods; j++ {
 			for _, s := range n.Children[j].Subnets {
 				subnets = append(subnets, s)
 				idx = append(idx, int32(len(rules)))
+				owner = append(owner, int32(j))
 				rules = append(rules, n.Children[j].Rule)
 			}
 		}
 		leaf := *ch
 		leaf.Subnets = subnets
-		leaf.set, leaf.setRules = newAddrSet(subnets, idx), rules
+		leaf.set, leaf.setRules = newAddrSet(subnets, idx, owner), rules
+		leaf.merged = j-i > 1
 		c.Children = append(c.Children, &leaf)
 		i = j - 1
 	}
@@ -153,14 +156,26 @@ type evalCtx struct {
 	tr        Tracer
 	trace     bool
 	groupErr  bool // a group file could not be opened (AH01665)
+	// without is the Require line a counterfactual deletes (nil: none);
+	// with collect, answered gathers the lines that answered
+	// (necessity.go).
+	without  *Rule
+	collect  bool
+	answered answeredSet
 }
 
 // eval is apply_authz_sections of mod_authz_core (apache-access-semantics.md
 // §3.4). It also returns the leaf that made the result: for a container,
 // the child whose result the container took.
 func (n *Node) eval(c *evalCtx, parentAll bool) (Result, *Rule) {
+	if n.Kind == Leaf && c.without != nil && n.Rule == c.without && !n.merged {
+		return Neutral, nil // deleted: its container skips it
+	}
 	if n.Methods&(MethodMask(1)<<uint(c.req.Method)) == 0 {
 		if parentAll {
+			if n.Kind == Leaf && c.collect {
+				c.answered.add(n.Rule)
+			}
 			return Granted, nil
 		}
 		return Neutral, nil
@@ -212,6 +227,12 @@ func (n *Node) eval(c *evalCtx, parentAll bool) (Result, *Rule) {
 	if c.trace && n.Kind == Leaf {
 		c.tr.Trace(Event{Layer: LayerAuthz, Rule: why, Text: "Require", Result: res.String()})
 	}
+	// A leaf that answered may be necessary; one that was neutral is
+	// skipped by its container, deleted or not. Of several Require ip
+	// lines made one leaf, only the line that granted can be.
+	if n.Kind == Leaf && c.collect && res != Neutral && (!n.merged || res == Granted) {
+		c.answered.add(why)
+	}
 	return res, why
 }
 
@@ -236,7 +257,12 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		return Denied, nil
 	case ProvIP:
 		if n.set != nil {
-			if i := n.set.first(r.Addr); i >= 0 {
+			p := n.set.lookup(r.Addr)
+			i := p.first
+			if c.without != nil && i >= 0 && n.setRules[i] == c.without {
+				i = p.other // a deleted line's addresses grant nothing
+			}
+			if i >= 0 {
 				return Granted, n.setRules[i]
 			}
 			return Denied, nil

@@ -19,6 +19,12 @@ type Rule struct {
 	// Default marks a synthetic rule that stands for a scope's default
 	// decision, when no directive decided.
 	Default bool
+	// Structural marks an access line whose deletion changes more than
+	// its own words: the only line of its kind in its section (which
+	// then inherits its parent's), or a Require whose <Limit> widens its
+	// container. Its necessity is not counted (necessity.go): it goes
+	// with its section.
+	Structural bool
 
 	// Parts are the words of an Allow or Deny line, each counted on its
 	// own, so that a part of a line that never matches shows.
@@ -81,8 +87,9 @@ func (p *Part) hit(req *Request) {
 }
 
 type ruleStats struct {
-	matches  atomic.Uint64
-	decisive atomic.Uint64
+	matches   atomic.Uint64
+	decisive  atomic.Uint64
+	necessary atomic.Uint64 // decisions it was necessary to (necessity.go)
 	firstHit atomic.Int64 // unix nanoseconds
 	lastHit  atomic.Int64 // unix nanoseconds
 }
@@ -149,6 +156,14 @@ func (r *Rule) AddStats(matches, decisive uint64, lastHit time.Time) {
 		st.lastHit.Store(lastHit.UnixNano())
 	}
 }
+
+// Necessary returns how many decisions the rule was necessary to: its
+// deletion would have changed their answer.
+func (r *Rule) Necessary() uint64 { return r.stats().necessary.Load() }
+
+// AddNecessary adds counts carried over from saved state or an earlier
+// copy of the rule.
+func (r *Rule) AddNecessary(n uint64) { r.stats().necessary.Add(n) }
 
 // FirstHit returns when the rule first matched or decided (zero if never).
 func (r *Rule) FirstHit() time.Time {

@@ -93,6 +93,22 @@ func TestStrictHostCheck(t *testing.T) {
 	if l := res.Logs(); len(l) != 1 || l[0].Code != "AH10157" {
 		t.Errorf("logs %v, want AH10157", l)
 	}
+	// A host without ServerName takes the main server's (corpus case 438).
+	nameless, _ := engine(t, `ServerName main.test
+StrictHostCheck On
+<VirtualHost *:*>
+    ServerAlias alias.test
+</VirtualHost>
+<VirtualHost *:*>
+    ServerName other.test
+</VirtualHost>
+`)
+	checkLim(t, nameless, []limReq{
+		{target: "/", host: "main.test"},
+		{target: "/", host: "alias.test"},
+		{target: "/", host: "other.test"},
+		{target: "/", host: "nope.test", want: 400},
+	})
 	main, _ := engine(t, "ServerName www.example.test\nStrictHostCheck On\n")
 	checkLim(t, main, []limReq{
 		{target: "/", host: "www.example.test"},
@@ -233,6 +249,7 @@ func TestReadRequestUserinfo(t *testing.T) {
 		{target: "http://h.test#a@b", want: 400}, // a fragment
 		{target: "/x?u=http://a@b", want: 0},
 		{target: "/a@b", want: 0},
+		{target: "://u@h.test/", want: 400}, // no scheme: apr_uri_parse fails
 		{target: "/", host: "1.2.3", want: 400},
 	})
 	root := tree(t, "index.html")
@@ -289,5 +306,46 @@ ServerName two.test
 	res := decideLim(e, limReq{target: "/", host: "two.test"})
 	if l := res.Logs(); len(l) != 1 || l[0].Code != "AH10156" {
 		t.Errorf("logs %v, want AH10156", l)
+	}
+}
+
+// The address's hosts match its port: <VirtualHost *> (any port) and
+// <VirtualHost *:81> only for traffic that stands for port 81; the first
+// of them gives the limits a request is read with.
+func TestAddressHostsPort(t *testing.T) {
+	e, _ := engine(t, `<VirtualHost *:81>
+ServerName eighty-one.test
+LimitRequestLine 1000
+</VirtualHost>
+<VirtualHost *>
+ServerName any.test
+</VirtualHost>
+`)
+	for _, c := range []struct{ port, line int }{{80, 8190}, {81, 1000}, {0, 1000}} {
+		e.SetLegacyAddress(netip.MustParseAddr("127.0.0.1"), c.port)
+		if got := e.RequestLimits().RequestLine; got != c.line {
+			t.Errorf("port %d: LimitRequestLine %d, want %d (the limits of the wrong host)", c.port, got, c.line)
+		}
+	}
+}
+
+// userinfo is apr_uri_parse finding a user in an absolute-form target:
+// the last '@' of the authority, which ends at the first '/', '?' or '#'.
+func TestUserinfo(t *testing.T) {
+	for _, c := range []struct {
+		target string
+		want   bool
+	}{
+		{"http://u@h.test/", true},
+		{"http://u:p@h.test", true},
+		{"http:///u@h.test", false},
+		{"http://?u@h.test", false},
+		{"http://#u@h.test", false},
+		{"http://h.test/u@x", false},
+		{"/http://u@h.test", false},
+	} {
+		if got := userinfo(c.target); got != c.want {
+			t.Errorf("userinfo(%q) = %v, want %v", c.target, got, c.want)
+		}
 	}
 }
