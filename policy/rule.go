@@ -90,8 +90,8 @@ type ruleStats struct {
 	matches   atomic.Uint64
 	decisive  atomic.Uint64
 	necessary atomic.Uint64 // decisions it was necessary to (necessity.go)
-	firstHit atomic.Int64 // unix nanoseconds
-	lastHit  atomic.Int64 // unix nanoseconds
+	firstHit  atomic.Int64  // unix nanoseconds
+	lastHit   atomic.Int64  // unix nanoseconds
 }
 
 // hitAt records a hit at now (unix nanoseconds; 0 records none).
