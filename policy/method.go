@@ -81,6 +81,19 @@ func MethodName(n int) string {
 	return "method#" + strconv.Itoa(n)
 }
 
+// Name returns the name of method number n: a built-in method's, or one
+// the configuration registered ("method#N" for neither).
+func (m *Methods) Name(n int) string {
+	if m != nil && n >= MethodFirstCustom {
+		for k, v := range m.custom {
+			if v == n {
+				return k
+			}
+		}
+	}
+	return MethodName(n)
+}
+
 // Registered returns the methods a configuration registered, by number.
 func (m *Methods) Registered() map[string]int {
 	out := map[string]int{}

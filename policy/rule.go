@@ -90,8 +90,12 @@ type ruleStats struct {
 	matches   atomic.Uint64
 	decisive  atomic.Uint64
 	necessary atomic.Uint64 // decisions it was necessary to (necessity.go)
-	firstHit  atomic.Int64  // unix nanoseconds
-	lastHit   atomic.Int64  // unix nanoseconds
+	// covered counts, by method, the decisions made with a section's
+	// access lines in force (on the section's synthetic rule); allocated
+	// by the first.
+	covered  atomic.Pointer[[MaxMethods]atomic.Uint64]
+	firstHit atomic.Int64 // unix nanoseconds
+	lastHit  atomic.Int64 // unix nanoseconds
 }
 
 // hitAt records a hit at now (unix nanoseconds; 0 records none).
@@ -164,6 +168,38 @@ func (r *Rule) Necessary() uint64 { return r.stats().necessary.Load() }
 // AddNecessary adds counts carried over from saved state or an earlier
 // copy of the rule.
 func (r *Rule) AddNecessary(n uint64) { r.stats().necessary.Add(n) }
+
+// Cover counts a decision of method made with the access lines of the
+// rule's section in force: called on a section's synthetic rule, it is
+// the traffic the necessity of those lines was measured over.
+func (r *Rule) Cover(method int) {
+	r.AddCovered(method, 1)
+}
+
+// AddCovered adds n decisions of method to the rule's coverage.
+func (r *Rule) AddCovered(method int, n uint64) {
+	st := r.stats()
+	c := st.covered.Load()
+	if c == nil {
+		st.covered.CompareAndSwap(nil, new([MaxMethods]atomic.Uint64))
+		c = st.covered.Load()
+	}
+	c[method].Add(n)
+}
+
+// Covered returns the rule's coverage by method number (Cover); nil
+// when it has none.
+func (r *Rule) Covered() []uint64 {
+	c := r.stats().covered.Load()
+	if c == nil {
+		return nil
+	}
+	out := make([]uint64, MaxMethods)
+	for i := range c {
+		out[i] = c[i].Load()
+	}
+	return out
+}
 
 // FirstHit returns when the rule first matched or decided (zero if never).
 func (r *Rule) FirstHit() time.Time {

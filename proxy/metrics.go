@@ -28,6 +28,7 @@ type Metrics struct {
 	scopeInfo    *prometheus.GaugeVec
 	scopeShare   *prometheus.GaugeVec
 	demoted      atomic.Pointer[map[string]bool]
+	methods      atomic.Pointer[policy.Methods] // the legacy configuration's registry
 
 	reloads    *prometheus.CounterVec
 	reloadOK   prometheus.Gauge
@@ -110,7 +111,7 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	m.setPolicies(&Policies{scopes: []*Scope{{Name: DefaultScope, Mode: ModeEnforce, Enforce: PolicyLegacy, Percent: 100}}})
 	m.Loaded(1, true)
 	if rules != nil {
-		reg.MustRegister(newRuleCollector(rules, m.isDemoted))
+		reg.MustRegister(newRuleCollector(rules, m.isDemoted, m.methodName))
 	}
 	for _, d := range []string{"allow", "deny", "challenge", "error"} {
 		for _, l := range []policy.Layer{policy.LayerNone, policy.LayerCompat, policy.LayerAuthz, policy.LayerAuthn, policy.LayerConfig, policy.LayerRequest, policy.LayerSSL} {
@@ -178,7 +179,12 @@ func (m *Metrics) setPolicies(p *Policies) {
 	}
 	demoted := p.Demoted
 	m.demoted.Store(&demoted)
+	if p.Legacy != nil {
+		m.methods.Store(p.Legacy.Config().Methods)
+	}
 }
+
+func (m *Metrics) methodName(n int) string { return m.methods.Load().Name(n) }
 
 func (m *Metrics) backendState(u *url.URL, up bool) {
 	v := 0.0

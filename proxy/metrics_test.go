@@ -33,8 +33,19 @@ func TestRuleMetricsExposition(t *testing.T) {
 		{ID: "d1", Text: "(default) server", Default: true},
 	}
 	rules[0].AddStats(5, 4, time.Unix(1764000000, 500000000))
+	rules[0].AddNecessary(2)
+	rules[2].AddCovered(policy.MethodGet, 6)
+	rules[2].AddCovered(2, 1)
 	m := NewMetrics(func() []*policy.Rule { return rules })
 	want := `
+# HELP orderly_rule_necessary_total Requests whose answer the legacy rule was necessary to: deleting the line would have changed it (a counterfactual, unlike decisive hits). Lines whose deletion changes their section's merge are not counted; their section's verdict covers them.
+# TYPE orderly_rule_necessary_total counter
+orderly_rule_necessary_total{rule_id="a1"} 2
+orderly_rule_necessary_total{rule_id="b2"} 0
+# HELP orderly_section_decisions_total Requests decided with the section's access lines in force, by method: the traffic its rules' necessity was measured over. rule_id is the section's synthetic (default) rule.
+# TYPE orderly_section_decisions_total counter
+orderly_section_decisions_total{method="GET",rule_id="d1"} 6
+orderly_section_decisions_total{method="POST",rule_id="d1"} 1
 # HELP orderly_rule_decisive_hits_total Requests whose decision the legacy rule made (synthetic default rules count decisions no directive made).
 # TYPE orderly_rule_decisive_hits_total counter
 orderly_rule_decisive_hits_total{rule_id="a1"} 4
@@ -57,7 +68,8 @@ orderly_rule_matches_total{rule_id="b2"} 0
 orderly_rule_matches_total{rule_id="d1"} 0
 `
 	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want),
-		"orderly_rule_matches_total", "orderly_rule_decisive_hits_total", "orderly_rule_last_hit_timestamp_seconds", "orderly_rule_info"); err != nil {
+		"orderly_rule_matches_total", "orderly_rule_decisive_hits_total", "orderly_rule_last_hit_timestamp_seconds", "orderly_rule_info",
+		"orderly_rule_necessary_total", "orderly_section_decisions_total"); err != nil {
 		t.Error(err)
 	}
 }

@@ -16,14 +16,20 @@ import (
 type ruleCollector struct {
 	rules   func() []*policy.Rule
 	demoted func(id string) bool
+	methods func(num int) string // a method number's name
 
-	matches, decisive, firstHit, lastHit, info, parts, enforced *prometheus.Desc
+	matches, decisive, necessary, covered, firstHit, lastHit, info, parts, enforced *prometheus.Desc
 }
 
-func newRuleCollector(rules func() []*policy.Rule, demoted func(string) bool) *ruleCollector {
+func newRuleCollector(rules func() []*policy.Rule, demoted func(string) bool, methods func(int) string) *ruleCollector {
 	return &ruleCollector{
 		rules:   rules,
 		demoted: demoted,
+		methods: methods,
+		necessary: prometheus.NewDesc("orderly_rule_necessary_total",
+			"Requests whose answer the legacy rule was necessary to: deleting the line would have changed it (a counterfactual, unlike decisive hits). Lines whose deletion changes their section's merge are not counted; their section's verdict covers them.", []string{"rule_id"}, nil),
+		covered: prometheus.NewDesc("orderly_section_decisions_total",
+			"Requests decided with the section's access lines in force, by method: the traffic its rules' necessity was measured over. rule_id is the section's synthetic (default) rule.", []string{"rule_id", "method"}, nil),
 		enforced: prometheus.NewDesc("orderly_rule_enforced",
 			"Whether the rule is enforced (1) or demoted to shadow-only (0: still evaluated and counted, its absence decides).", []string{"rule_id"}, nil),
 		matches: prometheus.NewDesc("orderly_rule_matches_total",
@@ -44,6 +50,8 @@ func newRuleCollector(rules func() []*policy.Rule, demoted func(string) bool) *r
 func (c *ruleCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.matches
 	ch <- c.decisive
+	ch <- c.necessary
+	ch <- c.covered
 	ch <- c.firstHit
 	ch <- c.lastHit
 	ch <- c.info
@@ -61,6 +69,14 @@ func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
 		m, d, last := r.Stats()
 		ch <- prometheus.MustNewConstMetric(c.matches, prometheus.CounterValue, float64(m), r.ID)
 		ch <- prometheus.MustNewConstMetric(c.decisive, prometheus.CounterValue, float64(d), r.ID)
+		if !r.Default {
+			ch <- prometheus.MustNewConstMetric(c.necessary, prometheus.CounterValue, float64(r.Necessary()), r.ID)
+		}
+		for num, n := range r.Covered() {
+			if n > 0 {
+				ch <- prometheus.MustNewConstMetric(c.covered, prometheus.CounterValue, float64(n), r.ID, c.methods(num))
+			}
+		}
 		ch <- prometheus.MustNewConstMetric(c.firstHit, prometheus.GaugeValue, seconds(r.FirstHit()), r.ID)
 		ch <- prometheus.MustNewConstMetric(c.lastHit, prometheus.GaugeValue, seconds(last), r.ID)
 		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1, r.ID, r.File, strconv.Itoa(r.Line), r.Text)

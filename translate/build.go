@@ -763,6 +763,9 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	if s.Conf.Compat != nil && !b.opt.RenderOnly {
 		s.Conf.Compat.Compile()
 	}
+	if !b.noIDs() {
+		markStructural(s.Conf)
+	}
 	s.Default = b.defaultRule(d, scope...)
 	return s
 }
@@ -1404,12 +1407,83 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 		b.errorf(d, "<%s> directive contains only negative authorization directives", d.Name)
 		return
 	}
+	if !b.noIDs() {
+		markStructuralLeaves(sec)
+	}
 	parent.Methods |= sec.Methods
 	if !sec.Negate && sec.Kind == parent.Kind {
 		parent.Children = append(parent.Children, sec.Children...)
 		return
 	}
 	parent.Children = append(parent.Children, sec)
+}
+
+// markStructural marks the access lines of a section whose deletion
+// would change more than their own words (policy.Rule.Structural): the
+// only Allow or Deny line of a section that names no Order (or, in 2.4,
+// Satisfy), after which the section would inherit its parent's host
+// access; the only Require line (2.2); and the Require lines whose
+// deletion would empty their container, leave it negated lines only, or
+// narrow the methods it applies to.
+func markStructural(c *DirConf) {
+	if cp := c.Compat; cp != nil && cp.OrderRule == nil && cp.SatisfyRule == nil {
+		if r := soleRule(cp.Allows, cp.Denys); r != nil {
+			r.Structural = true
+		}
+	}
+	if len(c.Requires22) > 0 {
+		only := c.Requires22[0].Rule
+		for _, q := range c.Requires22[1:] {
+			if q.Rule != only {
+				only = nil
+				break
+			}
+		}
+		if only != nil {
+			only.Structural = true
+		}
+	}
+	if c.Authz != nil && c.Authz.Root != nil {
+		markStructuralLeaves(c.Authz.Root)
+	}
+}
+
+// soleRule returns the rule of every word of the lists when they are
+// all one line's, nil otherwise.
+func soleRule(lists ...[]policy.AccessRule) *policy.Rule {
+	var only *policy.Rule
+	for _, l := range lists {
+		for _, a := range l {
+			switch {
+			case only == nil:
+				only = a.Rule
+			case a.Rule != only:
+				return nil
+			}
+		}
+	}
+	return only
+}
+
+// markStructuralLeaves marks the Require lines among n's children whose
+// deletion would change n beyond losing them (markStructural).
+func markStructuralLeaves(n *policy.Node) {
+	for i, ch := range n.Children {
+		if ch.Kind != policy.Leaf || ch.Rule == nil {
+			continue
+		}
+		var others policy.MethodMask
+		positive := false
+		for j, o := range n.Children {
+			if j != i {
+				others |= o.Methods
+				positive = positive || !o.Negate
+			}
+		}
+		if len(n.Children) == 1 || !positive || ch.Methods&^others != 0 {
+			ch.Rule.Structural = true
+		}
+	}
 }
 
 // setEnvIf adds a SetEnvIf-family line to list (add_setenvif_core).
@@ -1720,6 +1794,7 @@ func (c *Config) ParseHtaccessWith(path string, data []byte, allow HtaccessAllow
 	if s.Conf.Compat != nil {
 		s.Conf.Compat.Compile()
 	}
+	markStructural(s.Conf)
 	s.Default = b.defaultRule(&apacheconf.Directive{Name: "htaccess", Args: []string{b.relFile(path)}, Pos: s.Pos}, scope...)
 	s.Rules = append(b.rules, b.defaults...)
 	return s, nil

@@ -25,10 +25,13 @@ type state struct {
 }
 
 type ruleState struct {
-	Matches  uint64 `json:"matches"`
-	Decisive uint64 `json:"decisive"`
-	FirstHit int64  `json:"first_hit,omitempty"` // unix nanoseconds
-	LastHit  int64  `json:"last_hit,omitempty"`
+	Matches   uint64 `json:"matches"`
+	Decisive  uint64 `json:"decisive"`
+	Necessary uint64 `json:"necessary,omitempty"`
+	// Covered is a section's coverage by method number (policy.Rule.Cover).
+	Covered  map[int]uint64 `json:"covered,omitempty"`
+	FirstHit int64          `json:"first_hit,omitempty"` // unix nanoseconds
+	LastHit  int64          `json:"last_hit,omitempty"`
 	// Parts are the matches of each word of an Allow or Deny line, in
 	// the line's order.
 	Parts []partState `json:"parts,omitempty"`
@@ -66,6 +69,12 @@ func loadState(path string) ([]*policy.Rule, error) {
 		rs := s.Rules[id]
 		r := &policy.Rule{ID: id}
 		r.Restore(rs.Matches, rs.Decisive, unixNano(rs.FirstHit), unixNano(rs.LastHit))
+		r.AddNecessary(rs.Necessary)
+		for m, n := range rs.Covered {
+			if m >= 0 && m < policy.MaxMethods {
+				r.AddCovered(m, n)
+			}
+		}
 		for _, p := range rs.Parts {
 			r.NewPart(p.Word).AddMatches(p.Matches)
 		}
@@ -87,7 +96,15 @@ func saveState(path string, rules []*policy.Rule) error {
 	s := state{Version: stateVersion, Saved: time.Now().UTC(), Rules: map[string]ruleState{}}
 	for _, r := range rules {
 		m, d, last := r.Stats()
-		rs := ruleState{Matches: m, Decisive: d}
+		rs := ruleState{Matches: m, Decisive: d, Necessary: r.Necessary()}
+		for num, n := range r.Covered() {
+			if n > 0 {
+				if rs.Covered == nil {
+					rs.Covered = map[int]uint64{}
+				}
+				rs.Covered[num] = n
+			}
+		}
 		if f := r.FirstHit(); !f.IsZero() {
 			rs.FirstHit = f.UnixNano()
 		}

@@ -18,7 +18,10 @@ func TestStateRoundTrip(t *testing.T) {
 	first, last := time.Unix(1764000000, 5), time.Unix(1764000100, 7)
 	a := &policy.Rule{ID: "a"}
 	a.Restore(5, 2, first, last)
+	a.AddNecessary(3)
 	b := &policy.Rule{ID: "b"}
+	b.AddCovered(policy.MethodGet, 7)
+	b.AddCovered(2, 1)
 	if err := saveState(path, []*policy.Rule{a, b}); err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +38,12 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	if m, d, l := rules[1].Stats(); m != 0 || d != 0 || !l.IsZero() || !rules[1].FirstHit().IsZero() {
 		t.Errorf("b: %d %d %v", m, d, l)
+	}
+	if n := rules[0].Necessary(); n != 3 {
+		t.Errorf("a: necessary %d, want 3", n)
+	}
+	if c := rules[1].Covered(); c == nil || c[policy.MethodGet] != 7 || c[2] != 1 || rules[0].Covered() != nil {
+		t.Errorf("coverage %v and %v, want GET 7 and POST 1 for b, none for a", rules[1].Covered(), rules[0].Covered())
 	}
 	// No temporary file left beside it.
 	if es, _ := os.ReadDir(filepath.Dir(path)); len(es) != 1 {

@@ -199,7 +199,7 @@ func TestIndexSymlink(t *testing.T) {
 // DirectoryIndex file where the request's options lack it; without
 // mod_autoindex there is nothing to refuse (the default handler's 404).
 func TestIndexesOption(t *testing.T) {
-	files := []string{"index.html", "empty/", "withindex/", "withindex/index.html", "other/", "other/home.html"}
+	files := []string{"index.html", "empty/", "withindex/", "withindex/index.html", "other/", "other/home.html", "other/sub/"}
 	noAutoindex := []string{"authz_core_module", "authz_host_module", "access_compat_module", "dir_module", "alias_module"}
 	const forbidden = "AH01276: Cannot serve directory @DOCROOT@/empty/: No matching DirectoryIndex (index.html) found, and server-generated directory index forbidden by Options directive"
 	tests := []struct {
@@ -215,6 +215,14 @@ func TestIndexesOption(t *testing.T) {
 		{"without mod_autoindex", translate.Compat24, "", noAutoindex, []optReq{{"GET", "/empty/", 0, ""}}},
 		{"2.2 default: All", translate.Legacy22, "", nil, []optReq{{"GET", "/empty/", 0, ""}}},
 		{"2.2 -Indexes", translate.Legacy22, "<Directory @DOCROOT@>\nOptions -Indexes\n</Directory>", nil, []optReq{{"GET", "/empty/", 403, forbidden}}},
+		// 2.2 lets a plus come before a plain word: the plain word sets
+		// the options anew, the plus stays in opts_add, and a section
+		// below with no Options line of its own brings it back
+		// (merge_core_dir_configs), where an .htaccess file has no core
+		// configuration to merge.
+		{"2.2: a plus before a plain word comes back below", translate.Legacy22,
+			"<Directory @DOCROOT@/other>\nOptions +Indexes FollowSymLinks\n</Directory>\n<Directory @DOCROOT@/other/sub>\nOrder allow,deny\nAllow from all\n</Directory>", nil, []optReq{
+				{"GET", "/other/", 403, ""}, {"GET", "/other/sub/", 0, ""}}},
 		{"+Indexes", translate.Compat24, "<Directory @DOCROOT@>\nOptions +Indexes\n</Directory>", nil, []optReq{{"GET", "/empty/", 0, ""}}},
 		{"Indexes in a parent, -Indexes in a child", translate.Compat24,
 			"<Directory @DOCROOT@>\nOptions Indexes\n</Directory>\n<Directory @DOCROOT@/empty>\nOptions -Indexes\n</Directory>", nil, []optReq{
