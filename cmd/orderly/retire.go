@@ -50,7 +50,7 @@ func cmdRetire(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
 			return 2
 		}
-		more, err := retire.FromMetrics(cfg.Rules, in)
+		more, err := retire.FromMetrics(cfg.Rules, retire.IndexOf(cfg), in)
 		in.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
@@ -60,7 +60,7 @@ func cmdRetire(args []string, stdout, stderr io.Writer) int {
 	}
 	if *prom != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		more, err := retire.FromPrometheus(ctx, strings.TrimSuffix(*prom, "/"), *window, cfg.Rules)
+		more, err := retire.FromPrometheus(ctx, strings.TrimSuffix(*prom, "/"), *window, cfg.Rules, retire.IndexOf(cfg))
 		cancel()
 		if err != nil {
 			fmt.Fprintf(stderr, "retire: -prometheus %s: %v\n", *prom, err)
@@ -78,9 +78,13 @@ func cmdRetire(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEVERITY\tKIND\tWHERE\tRULE\tDIRECTIVE\tWHY")
+	fmt.Fprintln(tw, "VERDICT\tSEVERITY\tKIND\tWHERE\tRULE\tDIRECTIVE\tWHY")
 	for _, f := range findings {
-		fmt.Fprintf(tw, "%s\t%s\t%s:%d\t%s\t%s\t%s\n", f.Severity, f.Kind, f.File, f.Line, f.RuleID, f.Text, f.Why)
+		v := f.Verdict
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d\t%s\t%s\t%s\n", v, f.Severity, f.Kind, f.File, f.Line, f.RuleID, f.Text, f.Why)
 	}
 	tw.Flush()
 	fmt.Fprintf(stderr, "retire: %d findings\n", len(findings))

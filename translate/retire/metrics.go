@@ -16,7 +16,13 @@ import (
 // decision) and those that matched but never decided, since the process
 // that exported it started. Rules the scrape does not know (added since)
 // are left out.
-func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) {
+//
+// When the scrape has orderly_rule_necessary_total (orderly since it
+// counts necessity), access and SetEnvIf lines are judged by it instead
+// (verdicts): needed, can go, and sections that can go, with the
+// requests decided with each section in force (ix: nil judges without
+// sections).
+func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Finding, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(exposition)
 	if err != nil {
@@ -57,6 +63,28 @@ func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) 
 		return nil, fmt.Errorf("the metrics hold no orderly_rule_matches_total or orderly_rule_decisive_hits_total series: not a scrape of orderly")
 	}
 	var out []Finding
+	var ev *evidence
+	if f := fams["orderly_rule_necessary_total"]; f != nil {
+		ev = &evidence{when: "since orderly started", necessary: counts("orderly_rule_necessary_total"), covered: map[string]map[string]float64{}}
+		if f := fams["orderly_section_decisions_total"]; f != nil {
+			for _, m := range f.GetMetric() {
+				var id, method string
+				for _, l := range m.GetLabel() {
+					switch l.GetName() {
+					case "rule_id":
+						id = l.GetValue()
+					case "method":
+						method = l.GetValue()
+					}
+				}
+				if ev.covered[id] == nil {
+					ev.covered[id] = map[string]float64{}
+				}
+				ev.covered[id][method] += m.GetCounter().GetValue()
+			}
+		}
+		out = verdicts(rules, ix, ev)
+	}
 	for _, r := range rules {
 		m, okm := matches[r.ID]
 		d, okd := decisive[r.ID]
@@ -67,6 +95,8 @@ func FromMetrics(rules []*policy.Rule, exposition io.Reader) ([]Finding, error) 
 			out = append(out, partFindings(r, parts, "since orderly started")...)
 		}
 		switch {
+		case ev != nil:
+			// judged by necessity above
 		case !fires(r):
 		case m == 0 && d == 0:
 			out = append(out, Finding{Kind: "not-fired", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,

@@ -39,7 +39,7 @@ func TestFromMetricsKinds(t *testing.T) {
 		fmt.Fprintf(&b, "orderly_rule_part_matches_total{part=%q,rule_id=%q} %s\n", s.part, s.id, s.v)
 	}
 
-	fs, err := FromMetrics(promRules, strings.NewReader(b.String()))
+	fs, err := FromMetrics(promRules, nil, strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +68,12 @@ func TestFromMetricsErrors(t *testing.T) {
 		"orderly_rule_matches_total{rule_id=\"x\"} one\n",
 		"# TYPE orderly_rule_part_matches_total counter\norderly_rule_part_matches_total{rule_id=\"x\",part=\"all\"} 1\n",
 	} {
-		if fs, err := FromMetrics(promRules, strings.NewReader(text)); err == nil || fs != nil {
+		if fs, err := FromMetrics(promRules, nil, strings.NewReader(text)); err == nil || fs != nil {
 			t.Errorf("FromMetrics(%q) = %v, %v, want an error", text, fs, err)
 		}
 	}
 	// Only the decisive counter: still a scrape of orderly.
-	fs, err := FromMetrics(promRules, strings.NewReader("# TYPE orderly_rule_decisive_hits_total counter\norderly_rule_decisive_hits_total{rule_id=\"deny\"} 0\n"))
+	fs, err := FromMetrics(promRules, nil, strings.NewReader("# TYPE orderly_rule_decisive_hits_total counter\norderly_rule_decisive_hits_total{rule_id=\"deny\"} 0\n"))
 	if err != nil || len(fs) != 1 || fs[0].Kind != "not-fired" {
 		t.Errorf("decisive counts alone: %v, %v, want deny not fired", fs, err)
 	}

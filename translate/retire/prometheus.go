@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/common/model"
 
@@ -18,7 +19,11 @@ import (
 // wide (the counters of every orderly it scrapes, summed by rule). Only
 // rules older than the window count: those whose orderly_rule_info series
 // existed a window ago.
-func FromPrometheus(ctx context.Context, base string, window string, rules []*policy.Rule) ([]Finding, error) {
+//
+// With orderly_rule_necessary_total in the fleet's series, access and
+// SetEnvIf lines are judged by necessity over the window (verdicts), as
+// FromMetrics does for one scrape.
+func FromPrometheus(ctx context.Context, base string, window string, rules []*policy.Rule, ix *Index) ([]Finding, error) {
 	if _, err := model.ParseDuration(window); err != nil {
 		return nil, fmt.Errorf("window %q: %v", window, err)
 	}
@@ -38,7 +43,32 @@ func FromPrometheus(ctx context.Context, base string, window string, rules []*po
 	if err != nil {
 		return nil, err
 	}
+	necessary, err := query(ctx, base, "sum by (rule_id) (increase(orderly_rule_necessary_total["+window+"]))")
+	if err != nil {
+		return nil, err
+	}
 	var out []Finding
+	var ev *evidence
+	if len(necessary) > 0 {
+		covered, err := query(ctx, base, "sum by (rule_id, method) (increase(orderly_section_decisions_total["+window+"]))")
+		if err != nil {
+			return nil, err
+		}
+		ev = &evidence{when: "in the last " + window, necessary: map[string]float64{}, covered: map[string]map[string]float64{}}
+		for id, n := range necessary {
+			if _, ok := old[id]; ok { // only rules older than the window
+				ev.necessary[id] = n
+			}
+		}
+		for k, n := range covered {
+			id, method, _ := strings.Cut(k, "\x00")
+			if ev.covered[id] == nil {
+				ev.covered[id] = map[string]float64{}
+			}
+			ev.covered[id][method] += n
+		}
+		out = verdicts(rules, ix, ev)
+	}
 	for _, r := range rules {
 		if _, ok := old[r.ID]; !ok {
 			continue // younger than the window
@@ -52,6 +82,8 @@ func FromPrometheus(ctx context.Context, base string, window string, rules []*po
 			continue // too few samples to tell
 		}
 		switch {
+		case ev != nil:
+			// judged by necessity above
 		case !fires(r):
 		case m == 0 && d == 0:
 			out = append(out, Finding{Kind: "not-fired", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
@@ -104,6 +136,8 @@ func query(ctx context.Context, base, q string) (map[string]float64, error) {
 		key := r.Metric["rule_id"]
 		if part, ok := r.Metric["part"]; ok {
 			key += "\x00" + part
+		} else if method, ok := r.Metric["method"]; ok {
+			key += "\x00" + method
 		}
 		out[key] = v
 	}

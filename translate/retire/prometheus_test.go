@@ -101,6 +101,8 @@ var (
 			byRule("deny", "0"), byRule("silent", "0"), byRule("words", "12"), byRule("quietwords", "0"),
 			byRule("require", "0"), byRule("requireused", "1"), byRule("setenv", "0"), byRule("setenvquiet", "0"),
 			byRule("order", "0"), byRule("default", "0"), byRule("young", "0")),
+		// A fleet of orderly that does not count necessity yet.
+		"sum by (rule_id) (increase(orderly_rule_necessary_total[7d]))": vector(),
 		"sum by (rule_id, part) (increase(orderly_rule_part_matches_total[7d]))": vector(
 			byPart("words", "10.0.0.0/8", "12"), byPart("words", "172.16.0.0/12", "0"), byPart("words", "10.0.0.0/8#2", "0"),
 			byPart("quietwords", "198.51.100.0/24", "0"), byPart("quietwords", "203.0.113.0/24", "0"),
@@ -118,7 +120,7 @@ func TestFromPrometheus(t *testing.T) {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
-	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules)
+	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +146,8 @@ func TestFromPrometheus(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(api.queries) != 4 {
-		t.Errorf("%d queries, want 4: %q", len(api.queries), api.queries)
+	if len(api.queries) != 5 {
+		t.Errorf("%d queries, want 5: %q", len(api.queries), api.queries)
 	}
 }
 
@@ -186,7 +188,7 @@ func TestFromPrometheusErrors(t *testing.T) {
 			if base == "" {
 				base = srv.URL
 			}
-			fs, err := FromPrometheus(context.Background(), base, tt.window, promRules)
+			fs, err := FromPrometheus(context.Background(), base, tt.window, promRules, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v (findings %v), want one with %q", err, fs, tt.want)
 			}
@@ -202,7 +204,7 @@ func TestFromPrometheusErrors(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		base := srv.URL
 		srv.Close()
-		if _, err := FromPrometheus(context.Background(), base, "7d", promRules); err == nil {
+		if _, err := FromPrometheus(context.Background(), base, "7d", promRules, nil); err == nil {
 			t.Error("a closed server gave no error")
 		}
 	})
@@ -211,8 +213,40 @@ func TestFromPrometheusErrors(t *testing.T) {
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := FromPrometheus(ctx, srv.URL, "7d", promRules); err == nil {
+		if _, err := FromPrometheus(ctx, srv.URL, "7d", promRules, nil); err == nil {
 			t.Error("a cancelled context gave no error")
 		}
 	})
+}
+
+// With necessity in the fleet's series, lines are judged by it over the
+// window, rules younger than the window left out.
+func TestFromPrometheusNecessity(t *testing.T) {
+	answers := map[string]string{}
+	for q, a := range promAnswers {
+		answers[q] = a
+	}
+	answers["sum by (rule_id) (increase(orderly_rule_necessary_total[7d]))"] = vector(byRule("deny", "0"), byRule("require", "2.5"), byRule("young", "0"))
+	answers["sum by (rule_id, method) (increase(orderly_section_decisions_total[7d]))"] = vector()
+	api := &promAPI{answer: func(q string) (int, string) {
+		if a, ok := answers[q]; ok {
+			return http.StatusOK, a
+		}
+		return http.StatusBadRequest, `{"status":"error","errorType":"bad_data","error":"unexpected query"}`
+	}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if f.Kind != "part-not-matched" {
+			got = append(got, fmt.Sprintf("%s %s [%s]", f.RuleID, f.Kind, f.Verdict))
+		}
+	}
+	if want := "require needed [needed],deny not-seen []"; strings.Join(got, ",") != want {
+		t.Errorf("findings %q, want %s", got, want)
+	}
 }

@@ -25,7 +25,10 @@ const (
 
 // Finding is one rule that can go, and why.
 type Finding struct {
-	Kind     string   `json:"kind"` // never-decides, permissive, not-fired, not-decisive
+	Kind string `json:"kind"` // never-decides, permissive, needed, can-go, section-can-go, with-section, not-seen, part-not-matched, not-fired, not-decisive
+	// Verdict is what the finding says the rule is: Needed, CanGo, Dead,
+	// SectionCanGo; "" for findings that are evidence only.
+	Verdict  string   `json:"verdict,omitempty"`
 	Severity Severity `json:"severity"`
 	RuleID   string   `json:"rule_id"`
 	File     string   `json:"file"`
@@ -113,7 +116,7 @@ func compat(c *policy.Compat) []Finding {
 				}
 			}
 			if dead && rule != nil {
-				out = append(out, Finding{Kind: "never-decides", Severity: Warning, RuleID: rule.ID, File: rule.File, Line: rule.Line, Text: rule.Text,
+				out = append(out, Finding{Kind: "never-decides", Verdict: Dead, Severity: Warning, RuleID: rule.ID, File: rule.File, Line: rule.Line, Text: rule.Text,
 					Why: "can never decide a request: " + why})
 			}
 			i = j

@@ -200,7 +200,7 @@ orderly_rule_part_matches_total{rule_id=%q,part="192.168.0.0/16"} 0
 `, id["Deny from all"], id["Allow from 10.0.0.0/8 172.16.0.0/12"], id["Allow from 192.168.0.0/16"],
 		id["Deny from all"], id["Allow from 10.0.0.0/8 172.16.0.0/12"], id["Allow from 192.168.0.0/16"],
 		id["Allow from 10.0.0.0/8 172.16.0.0/12"], id["Allow from 10.0.0.0/8 172.16.0.0/12"], id["Allow from 192.168.0.0/16"])
-	fs, err := FromMetrics(cfg.Rules, strings.NewReader(text))
+	fs, err := FromMetrics(cfg.Rules, nil, strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ orderly_rule_part_matches_total{rule_id=%q,part="192.168.0.0/16"} 0
 	if want := "not-decisive Deny from all,part-not-matched Allow from 10.0.0.0/8 172.16.0.0/12,not-fired Allow from 192.168.0.0/16"; strings.Join(got, ",") != want {
 		t.Errorf("findings %v, want %s", got, want)
 	}
-	if _, err := FromMetrics(cfg.Rules, strings.NewReader("# TYPE up gauge\nup 1\n")); err == nil {
+	if _, err := FromMetrics(cfg.Rules, nil, strings.NewReader("# TYPE up gauge\nup 1\n")); err == nil {
 		t.Error("a scrape without orderly's rule series was accepted")
 	}
 }

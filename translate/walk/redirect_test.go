@@ -102,6 +102,21 @@ Redirect /private/away http://example.com/away
 	})
 }
 
+// A <Location>'s one-argument Redirect alone, with no server-level
+// Redirect: still tried at translate_name, before the Deny beside it.
+func TestLocationRedirectAlone(t *testing.T) {
+	e, _ := engine(t, `<Location /loc>
+    Order allow,deny
+    Deny from all
+    Redirect http://example.com/location
+</Location>
+`)
+	checkRed(t, e, []redReq{
+		{target: "/loc/x", want: 302, location: "http://example.com/location"},
+		{target: "/other", want: 0},
+	})
+}
+
 // 2.2: the one-argument form does not exist, and a server-level target
 // that is no URL is sent as written.
 func TestRedirects22(t *testing.T) {

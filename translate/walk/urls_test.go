@@ -84,6 +84,13 @@ func TestEscapeTargetMore(t *testing.T) {
 		"/a?":                       "/a?",
 		"/a#":                       "/a#",
 		"gopher://h.test:70/1 menu": "gopher://h.test/1%20menu",
+		// Delimiters first in their part (apr_uri_parse): an empty path
+		// before the query, an empty authority before the path, an empty
+		// user before the password, an empty host before the port.
+		"?a=b":                "?a=b",
+		"http:///a:b@c":       "http:///a:b@c",
+		"http://:pw@h.test/x": "http://:XXXXXXXX@h.test/x",
+		"http://:80/x":        "http:///x",
 	} {
 		if got := escapeTarget(in); got != want {
 			t.Errorf("escapeTarget(%q) = %q, want %q", in, got, want)

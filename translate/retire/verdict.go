@@ -1,0 +1,266 @@
+package retire
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// The verdicts a rule or a section can get from traffic (Finding.Verdict).
+// Static analysis adds "dead" (a line that can never be necessary).
+const (
+	Needed       = "needed"         // deleting it would have changed some answer seen
+	CanGo        = "can go"         // deleting it would have changed no answer seen
+	Dead         = "dead"           // deleting it can change no answer at all (static)
+	SectionCanGo = "section can go" // every access line of the section can go
+)
+
+// Index is what the verdicts need of a configuration beside its rules:
+// the section each access line belongs to (by the section's synthetic
+// rule, whose coverage counts the requests decided with the section in
+// force), and the access lines that read each environment variable.
+type Index struct {
+	section map[*policy.Rule]*policy.Rule   // access line → its section's synthetic rule
+	lines   map[*policy.Rule][]*policy.Rule // section's synthetic rule → its access lines
+	readers map[string][]reader             // variable (lower case) → the lines that test it
+	sets    map[*policy.Rule][]string       // SetEnvIf line → the variables it sets (lower case)
+	dead    map[string]bool                 // lines Static finds can never decide, by ID
+}
+
+// reader is an access line that tests a variable: it matches when the
+// variable is set (negated: unset).
+type reader struct {
+	rule    *policy.Rule
+	negated bool
+}
+
+// IndexOf indexes cfg's sections (virtual hosts and .htaccess files read
+// so far included).
+func IndexOf(cfg *translate.Config) *Index {
+	ix := &Index{section: map[*policy.Rule]*policy.Rule{}, lines: map[*policy.Rule][]*policy.Rule{},
+		readers: map[string][]reader{}, sets: map[*policy.Rule][]string{}, dead: map[string]bool{}}
+	for _, f := range Static(cfg) {
+		if f.Verdict == Dead {
+			ix.dead[f.RuleID] = true
+		}
+	}
+	add := func(sec, line *policy.Rule) {
+		if line == nil || sec == nil || ix.section[line] != nil {
+			return
+		}
+		ix.section[line] = sec
+		ix.lines[sec] = append(ix.lines[sec], line)
+	}
+	read := func(name string, line *policy.Rule, negated bool) {
+		k := strings.ToLower(name)
+		ix.readers[k] = append(ix.readers[k], reader{line, negated})
+	}
+	var node func(n *policy.Node, sec *policy.Rule, negated bool)
+	node = func(n *policy.Node, sec *policy.Rule, negated bool) {
+		if n == nil {
+			return
+		}
+		neg := negated != n.Negate
+		if n.Kind != policy.Leaf {
+			for _, c := range n.Children {
+				node(c, sec, neg)
+			}
+			return
+		}
+		add(sec, n.Rule)
+		if n.Provider == policy.ProvEnv {
+			for _, v := range n.Args {
+				read(v, n.Rule, neg)
+			}
+		}
+	}
+	for _, s := range sectionsAll(cfg) {
+		c := s.Conf
+		if cp := c.Compat; cp != nil {
+			for _, list := range [][]policy.AccessRule{cp.Allows, cp.Denys} {
+				for _, a := range list {
+					add(s.Default, a.Rule)
+					switch a.Kind {
+					case policy.AccessEnv:
+						read(a.Name, a.Rule, false)
+					case policy.AccessNotEnv:
+						read(a.Name, a.Rule, true)
+					}
+				}
+			}
+		}
+		if z := c.Authz; z != nil {
+			node(z.Root, s.Default, false)
+		}
+		for _, q := range c.Requires22 {
+			add(s.Default, q.Rule)
+		}
+	}
+	for _, env := range envLists(cfg) {
+		for _, e := range env {
+			if e.Rule == nil {
+				continue
+			}
+			for _, f := range e.Features {
+				v := strings.ToLower(f.Name)
+				if f.Unset {
+					v = "!" + v // unsets: its deletion sets the variable more often
+				}
+				if !slices.Contains(ix.sets[e.Rule], v) {
+					ix.sets[e.Rule] = append(ix.sets[e.Rule], v)
+				}
+			}
+		}
+	}
+	return ix
+}
+
+// sectionsAll are the configuration's sections (.htaccess files, read
+// as requests come, are not in it).
+func sectionsAll(cfg *translate.Config) []*translate.Section { return sections(cfg) }
+
+// envLists are the SetEnvIf lists of the server, its virtual hosts and
+// its sections.
+func envLists(cfg *translate.Config) [][]*translate.EnvRule {
+	out := [][]*translate.EnvRule{cfg.ServerEnv}
+	for _, v := range cfg.VHosts {
+		out = append(out, v.Config.ServerEnv)
+	}
+	for _, s := range sectionsAll(cfg) {
+		out = append(out, s.Conf.SetEnv)
+	}
+	return out
+}
+
+// evidence is what the counters say, from one scrape or over a window.
+type evidence struct {
+	when      string // "since orderly started", "in the last 7d"
+	necessary map[string]float64
+	covered   map[string]map[string]float64 // section rule ID → method → requests
+}
+
+// coverage is the requests decided with sec in force, in total and as
+// "GET 12, POST 3".
+func (ev *evidence) coverage(sec *policy.Rule) (float64, string) {
+	if sec == nil {
+		return 0, ""
+	}
+	by := ev.covered[sec.ID]
+	methods := make([]string, 0, len(by))
+	total := 0.0
+	for m, n := range by {
+		total += n
+		if n > 0 {
+			methods = append(methods, m)
+		}
+	}
+	sort.Slice(methods, func(i, j int) bool { return by[methods[i]] > by[methods[j]] || by[methods[i]] == by[methods[j]] && methods[i] < methods[j] })
+	var parts []string
+	for _, m := range methods {
+		parts = append(parts, fmt.Sprintf("%s %.0f", m, by[m]))
+	}
+	return total, strings.Join(parts, ", ")
+}
+
+// verdicts judges each access line, each SetEnvIf line and each section
+// by necessity (policy.Rule.Necessary). Settings and synthetic rules get
+// no verdict of their own: their section does.
+func verdicts(rules []*policy.Rule, ix *Index, ev *evidence) []Finding {
+	if ix == nil {
+		ix = &Index{}
+	}
+	verdict := map[*policy.Rule]string{}
+	var out []Finding
+	finding := func(r *policy.Rule, kind, v string, sev Severity, why string) {
+		verdict[r] = v
+		out = append(out, Finding{Kind: kind, Verdict: v, Severity: sev, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text, Why: why})
+	}
+	for _, r := range rules {
+		if !decides(r) {
+			continue
+		}
+		n, ok := ev.necessary[r.ID]
+		if !ok {
+			continue // not in the scrape: added since, or too young
+		}
+		total, methods := ev.coverage(ix.section[r])
+		switch {
+		case ix.dead[r.ID]:
+			verdict[r] = Dead // Static says so, and why
+		case r.Structural:
+			out = append(out, Finding{Kind: "with-section", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
+				Why: "deleting it would change how its section merges (the section's only line of its kind, or one whose <Limit> widens its container): it is judged with its section"})
+		case n > 0:
+			finding(r, "needed", Needed, Info, fmt.Sprintf("necessary to %.0f requests %s: deleting it would have changed their answer", n, ev.when))
+		case total > 0:
+			finding(r, "can-go", CanGo, Warning, fmt.Sprintf("deleting it would have changed none of the %.0f requests decided with its section in force %s (%s); traffic not seen is not covered", total, ev.when, methods))
+		default:
+			out = append(out, Finding{Kind: "not-seen", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
+				Why: "no request was decided with its section in force " + ev.when + ": no evidence either way"})
+		}
+	}
+	// A SetEnvIf line goes with the lines that read what it sets: needed
+	// if one of them is; it can go when none is and none tests for the
+	// variable's absence (deleting the SetEnvIf line would make such a
+	// line match more, not less).
+	for _, r := range rules {
+		vars, ok := ix.sets[r]
+		if !ok {
+			continue
+		}
+		var needed, negated, unjudged []string
+		readers := 0
+		for _, v := range vars {
+			if strings.HasPrefix(v, "!") {
+				negated = append(negated, r.Text)
+				continue
+			}
+			for _, rd := range ix.readers[v] {
+				readers++
+				switch {
+				case rd.negated:
+					negated = append(negated, rd.rule.Text)
+				case verdict[rd.rule] == Needed:
+					needed = append(needed, rd.rule.Text)
+				case verdict[rd.rule] != CanGo:
+					unjudged = append(unjudged, rd.rule.Text)
+				}
+			}
+		}
+		switch {
+		case len(needed) > 0:
+			finding(r, "needed", Needed, Info, fmt.Sprintf("sets %s, which %q reads, and that line is needed", strings.Join(vars, ", "), needed[0]))
+		case len(negated) > 0 || len(unjudged) > 0:
+			// Nothing to say: a reader has no verdict, or tests absence.
+		case readers == 0:
+			finding(r, "can-go", CanGo, Warning, fmt.Sprintf("sets %s, which no access line reads (other modules, such as CustomLog env= or mod_rewrite, may)", strings.Join(vars, ", ")))
+		default:
+			finding(r, "can-go", CanGo, Warning, fmt.Sprintf("sets %s, and every access line that reads it can go %s", strings.Join(vars, ", "), ev.when))
+		}
+	}
+	// A section can go when every one of its access lines can.
+	seen := map[*policy.Rule]bool{}
+	for _, r := range rules {
+		sec := ix.section[r]
+		if sec == nil || seen[sec] {
+			continue
+		}
+		seen[sec] = true
+		all := true
+		for _, l := range ix.lines[sec] {
+			if verdict[l] != CanGo && verdict[l] != Dead {
+				all = false
+				break
+			}
+		}
+		if total, methods := ev.coverage(sec); all && total > 0 {
+			out = append(out, Finding{Kind: "section-can-go", Verdict: SectionCanGo, Severity: Warning, RuleID: sec.ID, File: sec.File, Line: sec.Line, Text: strings.TrimPrefix(sec.Text, "(default) "),
+				Why: fmt.Sprintf("each of its %d access lines can go on its own, over %.0f requests %s (%s): delete them one at a time, each after a window without disagreement", len(ix.lines[sec]), total, ev.when, methods)})
+		}
+	}
+	return out
+}
