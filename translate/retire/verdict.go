@@ -158,7 +158,9 @@ func (ev *evidence) coverage(sec *policy.Rule) (float64, string) {
 			methods = append(methods, m)
 		}
 	}
-	sort.Slice(methods, func(i, j int) bool { return by[methods[i]] > by[methods[j]] || by[methods[i]] == by[methods[j]] && methods[i] < methods[j] })
+	sort.Slice(methods, func(i, j int) bool {
+		return by[methods[i]] > by[methods[j]] || by[methods[i]] == by[methods[j]] && methods[i] < methods[j]
+	})
 	var parts []string
 	for _, m := range methods {
 		parts = append(parts, fmt.Sprintf("%s %.0f", m, by[m]))
