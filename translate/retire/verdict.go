@@ -48,6 +48,21 @@ func IndexOf(cfg *translate.Config) *Index {
 			ix.dead[f.RuleID] = true
 		}
 	}
+	ix.addSections(sectionsAll(cfg))
+	for _, e := range cfg.ServerEnv {
+		ix.addEnv(e)
+	}
+	for _, v := range cfg.VHosts {
+		for _, e := range v.Config.ServerEnv {
+			ix.addEnv(e)
+		}
+	}
+	return ix
+}
+
+// addSections indexes the access lines of secs and the variables they
+// read.
+func (ix *Index) addSections(secs []*translate.Section) {
 	add := func(sec, line *policy.Rule) {
 		if line == nil || sec == nil || ix.section[line] != nil {
 			return
@@ -78,7 +93,7 @@ func IndexOf(cfg *translate.Config) *Index {
 			}
 		}
 	}
-	for _, s := range sectionsAll(cfg) {
+	for _, s := range secs {
 		c := s.Conf
 		if cp := c.Compat; cp != nil {
 			for _, list := range [][]policy.AccessRule{cp.Allows, cp.Denys} {
@@ -100,41 +115,32 @@ func IndexOf(cfg *translate.Config) *Index {
 			add(s.Default, q.Rule)
 		}
 	}
-	for _, env := range envLists(cfg) {
-		for _, e := range env {
-			if e.Rule == nil {
-				continue
-			}
-			for _, f := range e.Features {
-				v := strings.ToLower(f.Name)
-				if f.Unset {
-					v = "!" + v // unsets: its deletion sets the variable more often
-				}
-				if !slices.Contains(ix.sets[e.Rule], v) {
-					ix.sets[e.Rule] = append(ix.sets[e.Rule], v)
-				}
-			}
+	for _, s := range secs {
+		for _, e := range s.Conf.SetEnv {
+			ix.addEnv(e)
 		}
 	}
-	return ix
+}
+
+// addEnv notes the variables a SetEnvIf entry sets ("!name": unsets).
+func (ix *Index) addEnv(e *translate.EnvRule) {
+	if e.Rule == nil {
+		return
+	}
+	for _, f := range e.Features {
+		v := strings.ToLower(f.Name)
+		if f.Unset {
+			v = "!" + v // unsets: its deletion sets the variable more often
+		}
+		if !slices.Contains(ix.sets[e.Rule], v) {
+			ix.sets[e.Rule] = append(ix.sets[e.Rule], v)
+		}
+	}
 }
 
 // sectionsAll are the configuration's sections (.htaccess files, read
 // as requests come, are not in it).
 func sectionsAll(cfg *translate.Config) []*translate.Section { return sections(cfg) }
-
-// envLists are the SetEnvIf lists of the server, its virtual hosts and
-// its sections.
-func envLists(cfg *translate.Config) [][]*translate.EnvRule {
-	out := [][]*translate.EnvRule{cfg.ServerEnv}
-	for _, v := range cfg.VHosts {
-		out = append(out, v.Config.ServerEnv)
-	}
-	for _, s := range sectionsAll(cfg) {
-		out = append(out, s.Conf.SetEnv)
-	}
-	return out
-}
 
 // evidence is what the counters say, from one scrape or over a window.
 type evidence struct {
@@ -265,4 +271,35 @@ func verdicts(rules []*policy.Rule, ix *Index, ev *evidence) []Finding {
 		}
 	}
 	return out
+}
+
+// FromCounters judges rules by their own counters (policy.Rule's
+// Necessary and Covered), as a live orderly holds them: what the admin
+// page shows, and what FromMetrics reads back from a scrape. when says
+// over what ("since orderly started"). methods names method numbers.
+func FromCounters(rules []*policy.Rule, ix *Index, when string, methods *policy.Methods) []Finding {
+	ev := &evidence{when: when, necessary: map[string]float64{}, covered: map[string]map[string]float64{}}
+	for _, r := range rules {
+		if !r.Default {
+			ev.necessary[r.ID] += float64(r.Necessary())
+		}
+		for num, n := range r.Covered() {
+			if n == 0 {
+				continue
+			}
+			if ev.covered[r.ID] == nil {
+				ev.covered[r.ID] = map[string]float64{}
+			}
+			ev.covered[r.ID][methods.Name(num)] += float64(n)
+		}
+	}
+	out := verdicts(rules, ix, ev)
+	sortFindings(out)
+	return out
+}
+
+// AddSections indexes more sections, such as the .htaccess files a
+// running orderly has read.
+func (ix *Index) AddSections(secs []*translate.Section) {
+	ix.addSections(secs)
 }

@@ -113,8 +113,8 @@ type sslReq struct {
 	ip     string
 	want   int
 	// wantUser is the user the decision names; wantCode an error-log code
-	// it must hold.
-	wantUser, wantCode string
+	// it must hold; wantRule the directive it names.
+	wantUser, wantCode, wantRule string
 }
 
 func decideSSL(e *Engine, r sslReq) Result {
@@ -292,6 +292,19 @@ SSLVerifyClient require
 SSLUserName SSL_CLIENT_S_DN
 Require valid-user
 </Directory>`, []sslReq{{target: "/user/", tls: true, chain: []*x509.Certificate{alice}, want: 500}}},
+		{"server-level SSLVerifyClient and SSLVerifyDepth", translate.Compat24, `SSLCACertificateFile @CA@
+SSLVerifyClient require
+SSLVerifyDepth 2
+`, []sslReq{
+			{target: "/", tls: true, chain: []*x509.Certificate{deep, inter.cert}},
+			{target: "/", tls: true, chain: []*x509.Certificate{mallory}, want: 403, wantRule: "SSLVerifyClient require"}}},
+		{"a refusal names the level whose SSLVerifyClient applies", translate.Compat24, `SSLCACertificateFile @CA@
+SSLVerifyClient optional
+<Directory @DOCROOT@/verify>
+SSLVerifyClient require
+</Directory>`, []sslReq{
+			{target: "/verify/", tls: true, want: 403, wantRule: "SSLVerifyClient require"},
+			{target: "/", tls: true, chain: []*x509.Certificate{mallory}, want: 403, wantRule: "SSLVerifyClient optional"}}},
 		{"2.2 per-directory CA sets the server's", translate.Legacy22, `<Directory @DOCROOT@/verify>
 SSLCACertificateFile @CA@
 SSLVerifyClient require
@@ -310,6 +323,9 @@ SSLVerifyClient require
 				}
 				if r.wantCode != "" && !slices.ContainsFunc(res.Logs(), func(l policy.LogLine) bool { return l.Code == r.wantCode }) {
 					t.Errorf("%s: logs %v, want %s", r.target, res.Logs(), r.wantCode)
+				}
+				if r.wantRule != "" && (res.Rule == nil || res.Rule.Text != r.wantRule) {
+					t.Errorf("%s: rule %v, want %q", r.target, res.Rule, r.wantRule)
 				}
 			}
 		})
@@ -449,5 +465,35 @@ func TestDNFormats(t *testing.T) {
 	}
 	if got := serialHex(big.NewInt(0x18EB8CF98AB027A6)); got != "18EB8CF98AB027A6" {
 		t.Errorf("serial: %s", got)
+	}
+}
+
+// verifyClient keeps its answer for the connection, keyed by what it was
+// asked: another noCA or depth asks OpenSSL's question again. Under
+// optional_no_ca an unknown issuer is GENEROUS only within the depth.
+func TestVerifyClientCache(t *testing.T) {
+	ca := newTestCA(t, "Test CA", nil)
+	inter := newTestCA(t, "Intermediate", ca)
+	otherRoot := newTestCA(t, "Other Root", nil)
+	otherInter := newTestCA(t, "Other Intermediate", otherRoot)
+	deep := inter.client(t, pkix.Name{CommonName: "deep"}, false)
+	stranger := otherInter.client(t, pkix.Name{CommonName: "stranger"}, false)
+	e := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\n", ca)
+	for _, seq := range [][]struct {
+		chain []*x509.Certificate
+		noCA  bool
+		depth int
+		want  verifyResult
+	}{
+		{{[]*x509.Certificate{stranger, otherInter.cert}, true, 1, certGenerous}, {[]*x509.Certificate{stranger, otherInter.cert}, false, 1, certFailed}},
+		{{[]*x509.Certificate{deep, inter.cert}, false, 2, certOK}, {[]*x509.Certificate{deep, inter.cert}, false, 1, certFailed}},
+		{{[]*x509.Certificate{stranger, otherInter.cert}, true, 0, certFailed}},
+	} {
+		tls := &TLSInfo{On: true, Chain: seq[0].chain}
+		for i, c := range seq {
+			if got := e.verifyClient(tls, c.noCA, c.depth); got != c.want {
+				t.Errorf("call %d (noCA %v, depth %d) on %s: %v, want %v", i, c.noCA, c.depth, c.chain[0].Subject.CommonName, got, c.want)
+			}
+		}
 	}
 }

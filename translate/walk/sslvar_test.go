@@ -135,6 +135,7 @@ func TestSSLVerifyDepthZero(t *testing.T) {
 // SSLCACertificatePath, the files with OpenSSL's hash names only.
 func TestLoadCAs(t *testing.T) {
 	ca := newTestCA(t, "Load CA", nil)
+	other := newTestCA(t, "Other CA", nil)
 	alice := ca.client(t, pkix.Name{CommonName: "alice"}, false)
 	dir := t.TempDir()
 	certPEM := func(typ string) string {
@@ -142,13 +143,17 @@ func TestLoadCAs(t *testing.T) {
 	}
 	key := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1, 2, 3}}))
 	files := map[string]string{
-		"empty.pem":         "",
-		"key.pem":           key,
-		"keycert.pem":       key + certPEM("CERTIFICATE"),
-		"trusted.pem":       certPEM("TRUSTED CERTIFICATE"),
-		"bad.pem":           string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2, 3}})),
-		"hashed/0a1b2c3d.0": certPEM("CERTIFICATE"),
-		"named/ca.pem":      certPEM("CERTIFICATE"),
+		"empty.pem":            "",
+		"key.pem":              key,
+		"keycert.pem":          key + certPEM("CERTIFICATE"),
+		"trusted.pem":          certPEM("TRUSTED CERTIFICATE"),
+		"bad.pem":              string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2, 3}})),
+		"hashed/0a1b2c3d.0":    certPEM("CERTIFICATE"),
+		"named/ca.pem":         certPEM("CERTIFICATE"),
+		"badhashed/0a1b2c3d.0": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2, 3}})),
+		// Every hashed file is read, not the first alone.
+		"two/00000000.0": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.cert.Raw})),
+		"two/0a1b2c3d.0": certPEM("CERTIFICATE"),
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -170,6 +175,8 @@ func TestLoadCAs(t *testing.T) {
 		{"trusted.pem", "", "", true},
 		{"", "hashed", "", true},
 		{"", "named", "", false},
+		{"", "badhashed", "0a1b2c3d.0", false},
+		{"", "two", "", true},
 		{"", "missing", "does not exist", false},
 	} {
 		pool := x509.NewCertPool()
