@@ -65,7 +65,8 @@ type family struct {
 
 func exportedMetrics(t *testing.T) exported {
 	t.Helper()
-	rules := []*policy.Rule{{ID: "x", File: "f", Line: 1, Text: "Deny from all"}}
+	rules := []*policy.Rule{{ID: "x", File: "f", Line: 1, Text: "Deny from all"}, {ID: "d", Text: "(default) server", Default: true}}
+	rules[1].Cover(policy.MethodGet) // a section's coverage exists once it decided a request
 	m := proxy.NewMetrics(func() []*policy.Rule { return rules })
 	// Series that exist once traffic has made them: a shadow disagreement.
 	m.Compare("default", &policy.Decision{Status: 403, Rule: rules[0]}, 200)
@@ -215,6 +216,39 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// readmeQueries are the ```promql blocks of the top-level README.
+func readmeQueries(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range promqlBlock.FindAllStringSubmatch(string(b), -1) {
+		out = append(out, m[1])
+	}
+	if len(out) < 3 {
+		t.Fatalf("README.md has %d promql blocks, want at least 3", len(out))
+	}
+	return out
+}
+
+var promqlBlock = regexp.MustCompile("(?s)```promql\n(.*?)```")
+
+// TestReadmeQueries: the metrics and labels the README's queries name
+// are orderly's.
+func TestReadmeQueries(t *testing.T) {
+	e := exportedMetrics(t)
+	for _, q := range readmeQueries(t) {
+		for _, name := range unknownMetrics(e, q) {
+			t.Errorf("README.md names %s, which orderly does not export:\n%s", name, q)
+		}
+		for _, l := range unknownLabels(e, q) {
+			t.Errorf("README.md selects %s, a label orderly's metric does not carry:\n%s", l, q)
+		}
+	}
 }
 
 // TestMetricsExist: every orderly metric the deploy files name, and every
@@ -600,6 +634,9 @@ func TestQueriesParse(t *testing.T) {
 		if a.Expr != "" {
 			qs = append(qs, query{fmt.Sprintf("%s: annotation %q", dashboardFile, a.Name), grafanaVars.Replace(a.Expr)})
 		}
+	}
+	for i, q := range readmeQueries(t) {
+		qs = append(qs, query{fmt.Sprintf("README.md: promql block %d", i+1), q})
 	}
 	_, args, aqs := analysisTemplate(t)
 	for i, q := range aqs {
