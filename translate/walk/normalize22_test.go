@@ -47,6 +47,10 @@ func TestGetparents(t *testing.T) {
 		{"/.././a", "a"},
 		{"/a/b/c/../../..", "/"},
 		{"/a/b/c/../../../..", ""},
+		// A trailing ".." whose parent is the first segment, slash or not
+		// (ap_getparents step d at index 0).
+		{"//..", "/"},
+		{"/../ab/..", ""},
 	} {
 		if got := getparents(tt.in); got != tt.want {
 			t.Errorf("getparents(%q) = %q, want %q", tt.in, got, tt.want)

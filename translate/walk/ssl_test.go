@@ -496,4 +496,13 @@ func TestVerifyClientCache(t *testing.T) {
 			}
 		}
 	}
+	// A connection that outlives a reload asks the new CA list.
+	tls := &TLSInfo{On: true, Chain: []*x509.Certificate{deep, inter.cert}}
+	if got := e.verifyClient(tls, false, 2); got != certOK {
+		t.Fatalf("first engine: %v, want certOK", got)
+	}
+	other := sslEngine(t, translate.Compat24, "SSLCACertificateFile @CA@\n", otherRoot)
+	if got := other.verifyClient(tls, false, 2); got != certFailed {
+		t.Errorf("after a reload to another CA: %v, want certFailed", got)
+	}
 }

@@ -88,6 +88,7 @@ func TestEscapeTargetMore(t *testing.T) {
 		// before the query, an empty authority before the path, an empty
 		// user before the password, an empty host before the port.
 		"?a=b":                "?a=b",
+		"#x":                  "#x",
 		"http:///a:b@c":       "http:///a:b@c",
 		"http://:pw@h.test/x": "http://:XXXXXXXX@h.test/x",
 		"http://:80/x":        "http:///x",
