@@ -391,8 +391,8 @@ func TestNecessity(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := Decide(c.l, &c.r, testID, nil)
 			var got []string
-			for _, r := range d.Necessary() {
-				got = append(got, r.ID)
+			for _, n := range d.Necessary() {
+				got = append(got, n.Rule.ID)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("necessary %q, want %q (status %d)", got, c.want, d.Status)
