@@ -776,17 +776,17 @@ type merged struct {
 	compatFrom, authzFrom *translate.Section
 	// cover are the synthetic rules of the sections whose access lines
 	// are in force: each counts the decisions made here (Rule.Cover).
-	cover []*policy.Rule
-	layers                *policy.Layers
-	setEnv                []*translate.EnvRule
-	dirIndex              []string
-	handler               string                // SetHandler in force, "" for none
-	fallback              string                // FallbackResource in force, "" for none
-	pathInfoOff           *policy.Rule          // the AcceptPathInfo Off in force, if any
-	dir                   translate.DirSettings // mod_dir's switches in force
-	lookups               translate.HostnameLookups
-	options               translate.OptionBits // core's Options in force
-	ssl                   *translate.SSLDir    // mod_ssl's (ssl.go)
+	cover       []*policy.Rule
+	layers      *policy.Layers
+	setEnv      []*translate.EnvRule
+	dirIndex    []string
+	handler     string                // SetHandler in force, "" for none
+	fallback    string                // FallbackResource in force, "" for none
+	pathInfoOff *policy.Rule          // the AcceptPathInfo Off in force, if any
+	dir         translate.DirSettings // mod_dir's switches in force
+	lookups     translate.HostnameLookups
+	options     translate.OptionBits // core's Options in force
+	ssl         *translate.SSLDir    // mod_ssl's (ssl.go)
 }
 
 // walked is what the walk found on the file system.
