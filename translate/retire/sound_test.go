@@ -24,16 +24,17 @@ import (
 // over 300 generated configurations (Order, Allow, Deny, Satisfy Any,
 // <Limit>, env=, SetEnvIf, Require, Basic authentication, .htaccess
 // files) and their traffic from random clients and methods, every rule
-// the verdicts call "can go" is deleted (translate's Omit, as demotion
-// deletes it) and the same traffic replayed: no answer may change. And
+// the verdicts call "can go", and every one Static calls dead, is
+// deleted (translate's Omit, as demotion deletes it) and the same
+// traffic replayed: no answer may change. And
 // the converse on a sample: deleting a rule called "needed" changes at
 // least one answer.
 func TestRetireSound(t *testing.T) {
 	dir := t.TempDir()
 	var (
-		mu                          sync.Mutex
-		canGo, needed, neededSample int
-		wg                          sync.WaitGroup
+		mu                                sync.Mutex
+		canGo, dead, needed, neededSample int
+		wg                                sync.WaitGroup
 	)
 	next := make(chan uint64)
 	for range 2 * runtime.GOMAXPROCS(0) {
@@ -41,9 +42,9 @@ func TestRetireSound(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for n := range next {
-				c, nd, ns := retireSound(t, dir, n)
+				c, d, nd, ns := retireSound(t, dir, n)
 				mu.Lock()
-				canGo, needed, neededSample = canGo+c, needed+nd, neededSample+ns
+				canGo, dead, needed, neededSample = canGo+c, dead+d, needed+nd, neededSample+ns
 				mu.Unlock()
 			}
 		}()
@@ -53,8 +54,8 @@ func TestRetireSound(t *testing.T) {
 	}
 	close(next)
 	wg.Wait()
-	t.Logf("300 configurations: %d rules called can go, each deleted without changing an answer; %d needed, %d of them deleted, each changing one", canGo, needed, neededSample)
-	if canGo < 50 || neededSample < 50 {
+	t.Logf("300 configurations: %d rules called can go and %d dead, each deleted without changing an answer; %d needed, %d of them deleted, each changing one", canGo, dead, needed, neededSample)
+	if canGo < 50 || dead < 20 || neededSample < 50 {
 		t.Errorf("%d rules can go, %d needed rules checked: the test proves too little", canGo, neededSample)
 	}
 }
@@ -98,7 +99,7 @@ func answerOf(res walk.Result) string {
 	return a
 }
 
-func retireSound(t *testing.T, dir string, n uint64) (canGo, needed, neededSample int) {
+func retireSound(t *testing.T, dir string, n uint64) (canGo, dead, needed, neededSample int) {
 	c := gen.Generate(rand.New(rand.NewPCG(44, n)))
 	l, err := c.Materialize(filepath.Join(dir, fmt.Sprint(n)))
 	if err != nil {
@@ -120,7 +121,7 @@ func retireSound(t *testing.T, dir string, n uint64) (canGo, needed, neededSampl
 	}
 	ix := IndexOf(cfg)
 	ix.AddSections(e.HtaccessSections())
-	findings := FromCounters(e.Rules(), ix, "in the test", cfg.Methods)
+	findings := append(FromCounters(e.Rules(), ix, "in the test", cfg.Methods), Static(cfg)...)
 	replay := func(id string) (changed int, first string) {
 		_, e2 := load(map[string]bool{id: true})
 		for i, mk := range reqs {
@@ -141,6 +142,12 @@ func retireSound(t *testing.T, dir string, n uint64) (canGo, needed, neededSampl
 			continue // SetEnvIf lines and sections: not deleted one by one here
 		}
 		switch f.Verdict {
+		case Dead:
+			dead++
+			if changed, first := replay(f.RuleID); changed > 0 {
+				b, _ := os.ReadFile(l.Legacy)
+				t.Errorf("case %d: %s:%d %q called dead (%s), and deleting it changes %d answers, first %s\n%s", n, f.File, f.Line, f.Text, f.Why, changed, first, b)
+			}
 		case CanGo:
 			canGo++
 			if changed, first := replay(f.RuleID); changed > 0 {
@@ -160,7 +167,7 @@ func retireSound(t *testing.T, dir string, n uint64) (canGo, needed, neededSampl
 			}
 		}
 	}
-	return canGo, needed, neededSample
+	return canGo, dead, needed, neededSample
 }
 
 // demotableText reports whether a rule is one Omit deletes (translate's
