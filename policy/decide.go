@@ -135,7 +135,7 @@ type Decision struct {
 	logs  [MaxLogLines]LogLine
 	nlogs uint8
 
-	necessary [MaxNecessary]*Rule
+	necessary [MaxNecessary]Necessity
 	nneed     uint8
 }
 

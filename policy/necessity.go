@@ -123,16 +123,16 @@ func necessity(l *Layers, r *Request, id Identity, d *Decision, nc *needCtx) {
 	}
 	if flip[0] != nil || flip[1] != nil {
 		alt := decideOnce(l, r, id, nil, nil, &alteration{compatOK: !nc.ok})
-		if alt.answers() != d.answers() {
-			d.need(flip[0], r)
-			d.need(flip[1], r)
+		if a := alt.answers(); a != d.answers() {
+			d.need(flip[0], r, a)
+			d.need(flip[1], r, a)
 		}
 	}
 	for _, x := range nc.answered.rules[:nc.answered.n] {
 		requireNecessity(l, r, id, d, nc, x)
 	}
 	for _, x := range nc.answered.overflow {
-		d.need(x, r)
+		d.need(x, r, answer{status: -1})
 	}
 	if lg := l.Legacy; lg != nil {
 		// 2.2: a Require line that applies to the method can change
@@ -145,7 +145,7 @@ func necessity(l *Layers, r *Request, id Identity, d *Decision, nc *needCtx) {
 				continue
 			}
 			if seen++; seen > maxAnswered {
-				d.need(q.Rule, r)
+				d.need(q.Rule, r, answer{status: -1})
 				continue
 			}
 			requireNecessity(l, r, id, d, nc, q.Rule)
@@ -155,8 +155,8 @@ func necessity(l *Layers, r *Request, id Identity, d *Decision, nc *needCtx) {
 
 func requireNecessity(l *Layers, r *Request, id Identity, d *Decision, nc *needCtx, x *Rule) {
 	alt := decideOnce(l, r, id, nil, nil, &alteration{compatOK: nc.ok, without: x})
-	if alt.answers() != d.answers() {
-		d.need(x, r)
+	if a := alt.answers(); a != d.answers() {
+		d.need(x, r, a)
 	}
 }
 
@@ -183,27 +183,48 @@ func (d *Decision) answers() answer {
 	return answer{status: d.Status}
 }
 
-// need records x as necessary to the decision and counts it. r is dry
-// while necessity runs; the count is for the request as decided.
-func (d *Decision) need(x *Rule, r *Request) {
+// Necessity is a rule necessary to a decision, with the answer the
+// decision would have had without it.
+type Necessity struct {
+	Rule   *Rule
+	Status int
+	Realm  string // for a 401
+}
+
+// Count counts the decision the rule was necessary to, at now (unix
+// nanoseconds; 0 keeps its last-hit time).
+func (n Necessity) Count(now int64) {
+	st := n.Rule.stats()
+	st.necessary.Add(1)
+	st.hitAt(now)
+}
+
+// need records x as necessary to the decision, alt being its answer
+// without x, and counts it unless the caller counts
+// (Request.DeferNecessity). A rule past MaxNecessary is counted at once:
+// a count too many can only call a removable rule needed.
+func (d *Decision) need(x *Rule, r *Request, alt answer) {
 	if x == nil {
 		return
 	}
 	for _, y := range d.necessary[:d.nneed] {
-		if y == x {
+		if y.Rule == x {
 			return
 		}
 	}
-	if int(d.nneed) < len(d.necessary) {
-		d.necessary[d.nneed] = x
-		d.nneed++
+	n := Necessity{Rule: x, Status: alt.status, Realm: alt.realm}
+	if int(d.nneed) == len(d.necessary) {
+		n.Count(r.Now)
+		return
 	}
-	st := x.stats()
-	st.necessary.Add(1)
-	st.hitAt(r.Now)
+	d.necessary[d.nneed] = n
+	d.nneed++
+	if !r.DeferNecessity {
+		n.Count(r.Now)
+	}
 }
 
 // Necessary returns the rules necessary to the decision (up to
 // MaxNecessary of them), those whose deletion would have changed its
-// answer. A dry decision lists none.
-func (d *Decision) Necessary() []*Rule { return d.necessary[:d.nneed] }
+// answer, each with that answer. A dry decision lists none.
+func (d *Decision) Necessary() []Necessity { return d.necessary[:d.nneed] }

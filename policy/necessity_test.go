@@ -19,6 +19,10 @@ type necessityWorld struct {
 	req22   []Require22
 	legacy  bool
 	realm   string
+	// 2.2: AuthzUserAuthoritative, AuthzGroupFileAuthoritative, and
+	// whether AuthGroupFile is set (mod_authz_groupfile declines
+	// without one).
+	userAuth, groupAuth, groupFile bool
 }
 
 const methodPOST = 2
@@ -26,7 +30,7 @@ const methodPOST = 2
 var necessityMasks = []MethodMask{AllMethods, AllMethods, AllMethods, 1 << MethodGet, 1 << methodPOST}
 
 func randomWorld(rng *rand.Rand) *necessityWorld {
-	w := &necessityWorld{legacy: rng.IntN(4) == 0, realm: "area"}
+	w := &necessityWorld{legacy: rng.IntN(4) == 0, realm: "area", userAuth: rng.IntN(3) > 0, groupAuth: rng.IntN(3) > 0, groupFile: rng.IntN(3) > 0}
 	for _, m := range []int{MethodGet, methodPOST} {
 		w.order[m] = Order(rng.IntN(3))
 		w.satisfy[m] = Satisfy(rng.IntN(3))
@@ -212,6 +216,9 @@ func (w *necessityWorld) layers(x *Rule) (*Layers, bool) {
 	structural := x != nil && lines == 0 && len(w.allows)+len(w.denys) == 1 // the section's only access line
 	c.Compile()
 	l := &Layers{Compat: c, Default: &Rule{ID: "default", Default: true}, AuthType: "Basic", AuthName: w.realm, HasAuthName: true, UserFile: "users", GroupFile: "groups"}
+	if w.legacy && !w.groupFile {
+		l.GroupFile = ""
+	}
 	if w.tree != nil {
 		t := without(w.tree, x)
 		if !withMasks(t) {
@@ -222,7 +229,7 @@ func (w *necessityWorld) layers(x *Rule) (*Layers, bool) {
 		l.Authz = t.Compile()
 	}
 	if w.legacy {
-		lg := &Legacy22{Satisfy: w.satisfy, UserAuthoritative: true, GroupAuthoritative: true}
+		lg := &Legacy22{Satisfy: w.satisfy, UserAuthoritative: w.userAuth, GroupAuthoritative: w.groupAuth}
 		for _, q := range w.req22 {
 			if q.Rule != x {
 				lg.Requires = append(lg.Requires, q)
@@ -382,6 +389,23 @@ func TestNecessity(t *testing.T) {
 			want: []string{"GET only"},
 		},
 		{
+			// Past eight answering Require lines the rest are counted
+			// without a check: a count too many, never one too few.
+			name: "over eight answering Require lines",
+			l: &Layers{Compat: compat(DenyAllow, SatisfyAll, nil, nil), Authz: anyOf(leaf("r1", ProvEnv, "x1"), leaf("r2", ProvEnv, "x2"), leaf("r3", ProvEnv, "x3"),
+				leaf("r4", ProvEnv, "x4"), leaf("r5", ProvEnv, "x5"), leaf("r6", ProvEnv, "x6"), leaf("r7", ProvEnv, "x7"), leaf("r8", ProvEnv, "x8"),
+				leaf("r9", ProvEnv, "x9"), leaf("r10", ProvEnv, "x10")).Compile()},
+			r:    Request{Addr: netip.MustParseAddr("10.1.1.1"), URI: "/"},
+			want: []string{"r9", "r10"},
+		},
+		{
+			name: "over eight 2.2 Require lines",
+			l: &Layers{Compat: compat(DenyAllow, SatisfyAll, nil, nil), AuthType: "Basic", AuthName: "a", HasAuthName: true, UserFile: "u",
+				Legacy: &Legacy22{UserAuthoritative: true, Requires: requires22("user u1", "user u2", "user u3", "user u4", "user u5", "user u6", "user u7", "user u8", "user u9", "user u10")}},
+			r:    Request{Addr: netip.MustParseAddr("10.1.1.1"), URI: "/", Auth: alice},
+			want: []string{"q9", "q:"},
+		},
+		{
 			name: "a dry decision needs nothing",
 			l:    &Layers{Compat: compat(DenyAllow, SatisfyAll, words(allowNet, "10.1.0.0/16"), words(denyAll, "all"))},
 			r:    Request{Addr: netip.MustParseAddr("10.1.1.1"), URI: "/", Dry: true},
@@ -391,8 +415,8 @@ func TestNecessity(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := Decide(c.l, &c.r, testID, nil)
 			var got []string
-			for _, r := range d.Necessary() {
-				got = append(got, r.ID)
+			for _, n := range d.Necessary() {
+				got = append(got, n.Rule.ID)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("necessary %q, want %q (status %d)", got, c.want, d.Status)

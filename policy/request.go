@@ -19,6 +19,11 @@ type Request struct {
 	// change. A policy enforced with some rules demoted to shadow-only is
 	// decided dry, the full policy beside it counts.
 	Dry bool
+	// DeferNecessity leaves counting the decision's necessary rules to
+	// the caller (Decision.Necessary, Necessity.Count), which knows the
+	// final answer: the directory walk, whose answer an index subrequest
+	// can make the same with or without a rule.
+	DeferNecessity bool
 
 	// Credentials from the Authorization header.
 	Auth Credentials

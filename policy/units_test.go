@@ -89,6 +89,17 @@ func TestMethods(t *testing.T) {
 	if MethodName(0) != "GET" || MethodName(2) != "POST" || MethodName(25) != "MERGE" || MethodName(26) != "method#26" {
 		t.Error("MethodName")
 	}
+	// Name: a registered method by its name, built-ins as MethodName.
+	for n, want := range map[int]string{0: "GET", 25: "MERGE", 27: "Xmethod#27", 40: "Xmethod#40", 63: "Xmethod#63"} {
+		if got := m.Name(n); got != want {
+			t.Errorf("Name(%d) = %q, want %q", n, got, want)
+		}
+	}
+	var one Methods
+	one.Register("BREW")
+	if one.Name(27) != "BREW" || one.Name(28) != "method#28" || nilMethods.Name(27) != "method#27" || nilMethods.Name(2) != "POST" {
+		t.Errorf("Name with one registered: %q %q %q %q", one.Name(27), one.Name(28), nilMethods.Name(27), nilMethods.Name(2))
+	}
 }
 
 // TestNames: the names explain prints.

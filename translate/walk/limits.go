@@ -43,6 +43,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	}
 	res.engine = h
 	h.errorDocument(req, &res)
+	h.countNecessary(req, &res)
 	return res
 }
 

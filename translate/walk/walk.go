@@ -326,14 +326,31 @@ type Result struct {
 	// Satisfy and Require configurations were in force: the two layers
 	// inherit independently (apache-access-semantics.md §9.3).
 	CompatFrom, AuthzFrom *translate.Section
+
+	// main is the main request's policy decision, whose necessary rules
+	// are counted once the final answer is known (countNecessary).
+	main mainDecision
+}
+
+// mainDecision is what countNecessary needs of the main request's policy
+// decision.
+type mainDecision struct {
+	need     [policy.MaxNecessary]policy.Necessity
+	n        uint8
+	allowed  bool
+	sections []*translate.Section
 }
 
 // decide runs access control for req (Decide, limits.go, runs the
 // phases around it). tr may be nil.
-func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
+func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	if h := e.hostFor(req); h != e {
 		return h.Decide(req, tr)
 	}
+	// Whichever result the walk answers with (an index subrequest's, a
+	// fallback's), it carries the main decision for countNecessary.
+	var main mainDecision
+	defer func() { out.main = main }()
 	var res Result
 	// ap_process_request_internal: the path is unescaped and its dot
 	// segments resolved first (400 for a bad escape or a path above the
@@ -395,10 +412,13 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 	pr := policy.Request{
 		Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
-		Now: req.Now, Dry: req.Dry,
+		Now: req.Now, Dry: req.Dry, DeferNecessity: true,
 	}
 	pr.SSL = e.sslRequest(req, m, res.Filename, false)
 	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
+	m.covered(&pr)
+	main.n = uint8(copy(main.need[:], res.Decision.Necessary()))
+	main.allowed, main.sections = res.Status == 0, res.Sections
 	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	if res.Status == 0 && e.fixupRedirect(req, &res) {
 		return res // mod_alias's fixups come before mod_dir's
@@ -431,6 +451,22 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	return e.dirIndex(req, m, res, methodNum, tr)
+}
+
+// countNecessary counts the rules necessary to the main request's
+// decision that the final answer depends on. One is not, where the main
+// decision granted and without the rule would have refused with the very
+// answer the request got anyway (an index subrequest refused it): the
+// refusal would have come sooner, the same. Every other one counts, a
+// count too many only ever calling a removable rule needed.
+func (e *Engine) countNecessary(req *Request, res *Result) {
+	for _, n := range res.main.need[:res.main.n] {
+		if res.main.allowed && res.Status != 0 && n.Status == res.Status && (n.Status != http.StatusUnauthorized || n.Realm == res.Realm) &&
+			e.dirRedirects(res.main.sections).ErrorURL(n.Status) == "" {
+			continue
+		}
+		n.Count(req.Now)
+	}
 }
 
 // dirSettings are mod_dir's switches in force, unset ones at their
@@ -519,6 +555,7 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	}
 	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
+	sm.covered(&pr)
 	if sub.Status == 0 && e.fixupRedirect(req, &sub) {
 		// mod_alias's fixups, before mod_dir's: fixup_dflt answers the
 		// subrequest's redirect, or its error.
@@ -667,6 +704,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			}
 			pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
+			sm.covered(&pr)
 		}
 		if sub.Status == 0 && e.fixupRedirect(req, &sub) && translate.IsRedirect(sub.Status) {
 			// mod_alias's fixups run for the subrequest too, before
@@ -736,16 +774,19 @@ type merged struct {
 	// compatFrom and authzFrom are the sections whose host-access and
 	// Require configurations are in force (nil: Apache's defaults).
 	compatFrom, authzFrom *translate.Section
-	layers                *policy.Layers
-	setEnv                []*translate.EnvRule
-	dirIndex              []string
-	handler               string                // SetHandler in force, "" for none
-	fallback              string                // FallbackResource in force, "" for none
-	pathInfoOff           *policy.Rule          // the AcceptPathInfo Off in force, if any
-	dir                   translate.DirSettings // mod_dir's switches in force
-	lookups               translate.HostnameLookups
-	options               translate.OptionBits // core's Options in force
-	ssl                   *translate.SSLDir    // mod_ssl's (ssl.go)
+	// cover are the synthetic rules of the sections whose access lines
+	// are in force: each counts the decisions made here (Rule.Cover).
+	cover       []*policy.Rule
+	layers      *policy.Layers
+	setEnv      []*translate.EnvRule
+	dirIndex    []string
+	handler     string                // SetHandler in force, "" for none
+	fallback    string                // FallbackResource in force, "" for none
+	pathInfoOff *policy.Rule          // the AcceptPathInfo Off in force, if any
+	dir         translate.DirSettings // mod_dir's switches in force
+	lookups     translate.HostnameLookups
+	options     translate.OptionBits // core's Options in force
+	ssl         *translate.SSLDir    // mod_ssl's (ssl.go)
 }
 
 // walked is what the walk found on the file system.
@@ -791,6 +832,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	}
 	scope := e.cfg.Default
 	var compatFrom, authzFrom *translate.Section
+	var requiresFrom []*translate.Section // the sections whose Require lines are in force
 	for _, s := range sections {
 		if s.Conf.Compat != nil || s.Conf.Authz != nil || s.Conf.Requires22 != nil {
 			scope = s.Default
@@ -801,9 +843,26 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		if s.Conf.Authz != nil || s.Conf.Requires22 != nil {
 			authzFrom = s
 		}
+		switch z := s.Conf.Authz; {
+		case s.Conf.Requires22 != nil:
+			requiresFrom = []*translate.Section{s}
+		case z == nil || z.Root == nil:
+		case z.Merge == translate.MergeAnd || z.Merge == translate.MergeOr:
+			requiresFrom = append(requiresFrom, s)
+		default:
+			requiresFrom = []*translate.Section{s}
+		}
 	}
 	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), fallback: fallbackOf(a.fallback), pathInfoOff: pathInfoOff(a.pathInfo, a.pathInfoRule), dir: dirSettings(a.dir), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	m.ssl = mergedSSL(e.cfg.Defaults, sections)
+	if compatFrom != nil && compatFrom.Default != nil {
+		m.cover = append(m.cover, compatFrom.Default)
+	}
+	for _, s := range requiresFrom {
+		if s.Default != nil && !slices.Contains(m.cover, s.Default) {
+			m.cover = append(m.cover, s.Default)
+		}
+	}
 	l := &policy.Layers{Compat: a.compat, Default: scope}
 	if a.authz != nil {
 		l.Authz = a.authz.Root.Compile()
@@ -834,6 +893,17 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	}
 	m.layers = l
 	return m
+}
+
+// covered counts a decision made here for the sections whose access
+// lines were in force, unless it was decided dry.
+func (m *merged) covered(r *policy.Request) {
+	if r.Dry {
+		return
+	}
+	for _, c := range m.cover {
+		c.Cover(r.Method)
+	}
 }
 
 // accum is a per-directory configuration being merged, module by module
@@ -1537,6 +1607,18 @@ func (e *Engine) HtaccessRules() []*policy.Rule {
 			out = append(out, h.sec.Rules...)
 		} else if h.broken != nil {
 			out = append(out, h.broken.rule)
+		}
+		return true
+	})
+	return out
+}
+
+// HtaccessSections returns the .htaccess files read so far, as sections.
+func (e *Engine) HtaccessSections() []*translate.Section {
+	var out []*translate.Section
+	e.ht.Range(func(_, v any) bool {
+		if h := v.(*htEntry); h.sec != nil {
+			out = append(out, h.sec)
 		}
 		return true
 	})

@@ -1,0 +1,178 @@
+package retire
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/internal/apachetest"
+	"github.com/orderly-proxy/orderly/internal/gen"
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/walk"
+)
+
+// TestRetireSound is the proof that retirement by necessity is sound:
+// over 300 generated configurations (Order, Allow, Deny, Satisfy Any,
+// <Limit>, env=, SetEnvIf, Require, Basic authentication, .htaccess
+// files) and their traffic from random clients and methods, every rule
+// the verdicts call "can go", and every one Static calls dead, is
+// deleted (translate's Omit, as demotion deletes it) and the same
+// traffic replayed: no answer may change. And
+// the converse on a sample: deleting a rule called "needed" changes at
+// least one answer.
+func TestRetireSound(t *testing.T) {
+	dir := t.TempDir()
+	var (
+		mu                                sync.Mutex
+		canGo, dead, needed, neededSample int
+		wg                                sync.WaitGroup
+	)
+	next := make(chan uint64)
+	for range 2 * runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				c, d, nd, ns := retireSound(t, dir, n)
+				mu.Lock()
+				canGo, dead, needed, neededSample = canGo+c, dead+d, needed+nd, neededSample+ns
+				mu.Unlock()
+			}
+		}()
+	}
+	for n := range uint64(300) {
+		next <- n
+	}
+	close(next)
+	wg.Wait()
+	t.Logf("300 configurations: %d rules called can go and %d dead, each deleted without changing an answer; %d needed, %d of them deleted, each changing one", canGo, dead, needed, neededSample)
+	if canGo < 50 || dead < 20 || neededSample < 50 {
+		t.Errorf("%d rules can go, %d needed rules checked: the test proves too little", canGo, neededSample)
+	}
+}
+
+// soundRequests are the requests replayed on configuration n: each of
+// the case's, from several clients and methods.
+func soundRequests(c *apachetest.Case, n uint64) []func() *walk.Request {
+	r := rand.New(rand.NewPCG(43, n))
+	var out []func() *walk.Request
+	for _, rq := range c.Requests {
+		for range 6 {
+			ip := rq.ClientIP
+			if ip == "" || r.IntN(2) == 0 {
+				ip = netip.AddrFrom4([4]byte{[]byte{10, 192, 203, 127}[r.IntN(4)], byte(r.IntN(256)), byte(r.IntN(4)), byte(r.IntN(256))}).String()
+			}
+			method := []string{rq.Method, "GET", "POST", "PUT", "DELETE"}[r.IntN(5)]
+			auth := policy.Credentials{Present: rq.HasAuth, Basic: rq.HasAuth, User: rq.User, Password: rq.Password}
+			h := http.Header{}
+			for _, kv := range rq.Header {
+				h.Add(kv[0], kv[1])
+			}
+			target := rq.Target
+			out = append(out, func() *walk.Request {
+				return &walk.Request{Method: method, Target: target, Host: h.Get("Host"), Proto: "HTTP/1.1",
+					Header: h.Clone(), ClientAddr: netip.MustParseAddr(ip), Auth: auth}
+			})
+		}
+	}
+	return out
+}
+
+// answer is what a client sees of a decision.
+func answerOf(res walk.Result) string {
+	a := fmt.Sprint(res.Status)
+	if res.Status == 401 {
+		a += " realm " + res.Realm
+	}
+	if res.Location != "" {
+		a += " to " + res.Location
+	}
+	return a
+}
+
+func retireSound(t *testing.T, dir string, n uint64) (canGo, dead, needed, neededSample int) {
+	c := gen.Generate(rand.New(rand.NewPCG(44, n)))
+	l, err := c.Materialize(filepath.Join(dir, fmt.Sprint(n)))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	load := func(omit map[string]bool) (*translate.Config, *walk.Engine) {
+		cfg, err := translate.Load([]string{l.Legacy}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot, Omit: omit}})
+		if err != nil {
+			t.Fatalf("case %d (omitting %v): %v", n, omit, err)
+		}
+		return cfg, walk.New(cfg, walk.OS, proxy.NewIdentity())
+	}
+	cfg, e := load(nil)
+	reqs := soundRequests(c, n)
+	answers := make([]string, len(reqs))
+	for i, mk := range reqs {
+		answers[i] = answerOf(e.Decide(mk(), nil))
+	}
+	ix := IndexOf(cfg)
+	ix.AddSections(e.HtaccessSections())
+	findings := append(FromCounters(e.Rules(), ix, "in the test", cfg.Methods), Static(cfg)...)
+	replay := func(id string) (changed int, first string) {
+		_, e2 := load(map[string]bool{id: true})
+		for i, mk := range reqs {
+			rq := mk()
+			rq.Dry = true
+			if a := answerOf(e2.Decide(rq, nil)); a != answers[i] {
+				if changed == 0 {
+					first = fmt.Sprintf("%s %s from %s: %s, was %s", rq.Method, rq.Target, rq.ClientAddr, a, answers[i])
+				}
+				changed++
+			}
+		}
+		return changed, first
+	}
+	sampled := 0
+	for _, f := range findings {
+		if !demotableText(f.Text) {
+			continue // SetEnvIf lines and sections: not deleted one by one here
+		}
+		switch f.Verdict {
+		case Dead:
+			dead++
+			if changed, first := replay(f.RuleID); changed > 0 {
+				b, _ := os.ReadFile(l.Legacy)
+				t.Errorf("case %d: %s:%d %q called dead (%s), and deleting it changes %d answers, first %s\n%s", n, f.File, f.Line, f.Text, f.Why, changed, first, b)
+			}
+		case CanGo:
+			canGo++
+			if changed, first := replay(f.RuleID); changed > 0 {
+				b, _ := os.ReadFile(l.Legacy)
+				t.Errorf("case %d: %s:%d %q called can go (%s), and deleting it changes %d answers, first %s\n%s", n, f.File, f.Line, f.Text, f.Why, changed, first, b)
+			}
+		case Needed:
+			needed++
+			if sampled >= 2 {
+				continue
+			}
+			sampled++
+			neededSample++
+			if changed, _ := replay(f.RuleID); changed == 0 {
+				b, _ := os.ReadFile(l.Legacy)
+				t.Errorf("case %d: %s:%d %q called needed (%s), and deleting it changes no answer\n%s", n, f.File, f.Line, f.Text, f.Why, b)
+			}
+		}
+	}
+	return canGo, dead, needed, neededSample
+}
+
+// demotableText reports whether a rule is one Omit deletes (translate's
+// demotable directives that get a verdict: Allow, Deny, Require).
+func demotableText(text string) bool {
+	name, _, _ := strings.Cut(strings.ToLower(text), " ")
+	return name == "allow" || name == "deny" || name == "require"
+}
