@@ -221,6 +221,30 @@ type Request struct {
 	// Remote_Host's name: r->useragent_host, once looked up.
 	nameDone bool
 	name     string
+
+	// subNeed are the rules necessary to the request's subrequests'
+	// decisions, counted with the main request's (countNecessary).
+	subNeed  [policy.MaxNecessary]policy.Necessity
+	nSubNeed uint8
+}
+
+// subNecessary keeps what a subrequest's decision needed, for
+// countNecessary; past the room it has, a rule is counted at once.
+func (r *Request) subNecessary(d *policy.Decision) {
+next:
+	for _, n := range d.Necessary() {
+		for _, m := range r.subNeed[:r.nSubNeed] {
+			if m.Rule == n.Rule {
+				continue next
+			}
+		}
+		if int(r.nSubNeed) == len(r.subNeed) {
+			n.Count(r.Now)
+			continue
+		}
+		r.subNeed[r.nSubNeed] = n
+		r.nSubNeed++
+	}
 }
 
 // HostResolver finds the double-reverse verified name of an address.
@@ -459,14 +483,27 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 // answer the request got anyway (an index subrequest refused it): the
 // refusal would have come sooner, the same. Every other one counts, a
 // count too many only ever calling a removable rule needed.
+//
+// A rule necessary to a subrequest's decision counts too, once per
+// request whatever the number of decisions it was necessary to.
 func (e *Engine) countNecessary(req *Request, res *Result) {
+	var counted [2 * policy.MaxNecessary]*policy.Rule
+	k := 0
 	for _, n := range res.main.need[:res.main.n] {
 		if res.main.allowed && res.Status != 0 && n.Status == res.Status && (n.Status != http.StatusUnauthorized || n.Realm == res.Realm) &&
 			e.dirRedirects(res.main.sections).ErrorURL(n.Status) == "" {
 			continue
 		}
 		n.Count(req.Now)
+		counted[k] = n.Rule
+		k++
 	}
+	for _, n := range req.subNeed[:req.nSubNeed] {
+		if !slices.Contains(counted[:k], n.Rule) {
+			n.Count(req.Now)
+		}
+	}
+	req.nSubNeed = 0
 }
 
 // dirSettings are mod_dir's switches in force, unset ones at their
@@ -551,11 +588,12 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	pr := policy.Request{
 		Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 		Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
-		Now: req.Now, Dry: req.Dry,
+		Now: req.Now, Dry: req.Dry, DeferNecessity: true,
 	}
 	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 	sm.covered(&pr)
+	req.subNecessary(&sub.Decision)
 	if sub.Status == 0 && e.fixupRedirect(req, &sub) {
 		// mod_alias's fixups, before mod_dir's: fixup_dflt answers the
 		// subrequest's redirect, or its error.
@@ -700,11 +738,12 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			pr := policy.Request{
 				Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
-				Now: req.Now, Dry: req.Dry,
+				Now: req.Now, Dry: req.Dry, DeferNecessity: true,
 			}
 			pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 			sm.covered(&pr)
+			req.subNecessary(&sub.Decision)
 		}
 		if sub.Status == 0 && e.fixupRedirect(req, &sub) && translate.IsRedirect(sub.Status) {
 			// mod_alias's fixups run for the subrequest too, before

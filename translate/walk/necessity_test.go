@@ -1,0 +1,149 @@
+package walk
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+// ruleAt returns the engine's rule written on line (or, for a section's
+// synthetic rule, the section header's line).
+func ruleAt(t *testing.T, e *Engine, line int, synthetic bool) *policy.Rule {
+	t.Helper()
+	for _, r := range e.Rules() {
+		if r.Line == line && r.Default == synthetic {
+			return r
+		}
+	}
+	t.Fatalf("no rule on line %d (synthetic %v)", line, synthetic)
+	return nil
+}
+
+// Each decision counts, by method, for the sections whose access lines
+// were in force: the host-access section, the Require sections that
+// merge (AuthMerging Or) or the last one; none for a dry decision.
+func TestCoverage(t *testing.T) {
+	e, _ := engine(t, `<Directory "@DOCROOT@/a">
+    Order deny,allow
+    Allow from all
+    Require all granted
+</Directory>
+<Directory "@DOCROOT@/a/b">
+    AuthMerging Or
+    Require ip 10.0.0.0/8
+</Directory>
+<Directory "@DOCROOT@/c">
+    Require all granted
+</Directory>
+<Directory "@DOCROOT@/c/d">
+    Require ip 10.0.0.0/8
+</Directory>
+`, "a/b/x.html", "c/d/x.html")
+	for _, r := range []req{
+		{target: "/a/b/x.html", ip: "10.1.1.1"},
+		{method: "POST", target: "/a/b/x.html", ip: "10.1.1.1"},
+		{target: "/c/d/x.html", ip: "10.1.1.1"},
+		{target: "/index.html", ip: "10.1.1.1"},
+	} {
+		decide(e, r)
+	}
+	dry := &Request{Method: "GET", Target: "/c/d/x.html", Proto: "HTTP/1.1", Dry: true, ClientAddr: netip.MustParseAddr("10.1.1.1")}
+	e.Decide(dry, nil)
+	for _, c := range []struct {
+		line      int
+		get, post uint64
+	}{{1, 1, 1}, {6, 1, 1}, {10, 0, 0}, {13, 1, 0}} {
+		got := ruleAt(t, e, c.line, true).Covered()
+		var get, post uint64
+		if got != nil {
+			get, post = got[policy.MethodGet], got[2]
+		}
+		if get != c.get || post != c.post {
+			t.Errorf("section on line %d: GET %d, POST %d; want %d, %d", c.line, get, post, c.get, c.post)
+		}
+	}
+}
+
+// A rule necessary to the main request's decision counts unless the
+// final answer is the very refusal the main request would have given
+// without it (an index subrequest refused it anyway), and ErrorDocument
+// would not have turned that refusal into something else.
+func TestNecessityFinalAnswer(t *testing.T) {
+	e, _ := engine(t, `<Directory "@DOCROOT@/same">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    Allow from 192.0.2.0/24
+</Directory>
+<Directory "@DOCROOT@/same/inner">
+    <Files index.html>
+        Order allow,deny
+    </Files>
+</Directory>
+<Directory "@DOCROOT@/other">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    Allow from 192.0.2.0/24
+</Directory>
+<Directory "@DOCROOT@/other/inner">
+    <Files index.html>
+        AuthType Basic
+        AuthName "inner"
+        AuthUserFile /nonexistent
+        Require valid-user
+    </Files>
+</Directory>
+<Directory "@DOCROOT@/doc">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    Allow from 192.0.2.0/24
+    ErrorDocument 403 http://example.com/denied
+</Directory>
+<Directory "@DOCROOT@/doc/inner">
+    <Files index.html>
+        Order allow,deny
+    </Files>
+</Directory>
+<Directory "@DOCROOT@/doc2">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    Allow from 192.0.2.0/24
+</Directory>
+<Directory "@DOCROOT@/doc2/inner">
+    <Files index.html>
+        Order allow,deny
+    </Files>
+</Directory>
+<LocationMatch "^/doc2/inner/$">
+    ErrorDocument 403 http://example.com/denied
+</LocationMatch>
+`, "same/inner/index.html", "other/inner/index.html", "doc/inner/index.html", "doc2/inner/index.html")
+	for _, c := range []struct {
+		target string
+		line   int // the Allow line that admits 10/8
+		status int
+		counts uint64
+	}{
+		{"/same/inner/", 4, 403, 0},
+		{"/other/inner/", 15, 401, 1},
+		{"/doc/inner/", 29, 302, 1},
+		{"/same/inner/index.html", 4, 403, 0},
+		// The directory's own ErrorDocument, which its index file does
+		// not have, would have answered the main request's refusal.
+		{"/doc2/inner/", 41, 403, 1},
+	} {
+		r := ruleAt(t, e, c.line, false)
+		before := r.Necessary()
+		res := decide(e, req{target: c.target, ip: "10.1.1.1"})
+		if res.Status != c.status {
+			t.Errorf("%s: %d, want %d", c.target, res.Status, c.status)
+		}
+		if got := r.Necessary() - before; got != c.counts {
+			t.Errorf("%s: %q counted necessary %d times, want %d", c.target, r.Text, got, c.counts)
+		}
+	}
+}
