@@ -72,9 +72,18 @@ func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
 		if !r.Default {
 			ch <- prometheus.MustNewConstMetric(c.necessary, prometheus.CounterValue, float64(r.Necessary()), r.ID)
 		}
-		for num, n := range r.Covered() {
-			if n > 0 {
-				ch <- prometheus.MustNewConstMetric(c.covered, prometheus.CounterValue, float64(n), r.ID, c.methods(num))
+		if r.Default {
+			// A section's GET series exists from start-up, at 0 until a
+			// request comes, so that increase() over a window sees its
+			// first requests; other methods appear as they come.
+			cov := r.Covered()
+			if cov == nil {
+				cov = make([]uint64, policy.MaxMethods)
+			}
+			for num, n := range cov {
+				if n > 0 || num == policy.MethodGet {
+					ch <- prometheus.MustNewConstMetric(c.covered, prometheus.CounterValue, float64(n), r.ID, c.methods(num))
+				}
 			}
 		}
 		ch <- prometheus.MustNewConstMetric(c.firstHit, prometheus.GaugeValue, seconds(r.FirstHit()), r.ID)

@@ -18,11 +18,11 @@ import (
 )
 
 // TestRetirePrometheus feeds Debian's Prometheus from a running orderly
-// in front of real Apache and asks orderly retire which rules have not
-// fired over a window: the rules that decided requests are kept, the
-// Deny that matched without deciding is "not-decisive", the lines of the
-// section no request reached are "not-fired" (its Order, a setting, is
-// not reported).
+// in front of real Apache and asks orderly retire for its verdicts over a
+// window: the Allow the traffic needed is "needed", the Deny whose
+// deletion would change none of its section's requests "can-go", the
+// lines of the section no request reached "not-seen" (its Order, a
+// setting, is not reported).
 func TestRetirePrometheus(t *testing.T) {
 	apachetest.Require(t)
 	prom := apachetest.RequireTool(t, "prometheus", "prometheus")
@@ -116,10 +116,10 @@ GET /admin/ 10.1.2.3 want=200
 		got[f.Directive] = f.Kind
 	}
 	for directive, want := range map[string]string{
-		"Allow from 10.0.0.0/8@4":   "",
-		"Deny from all@3":           "not-decisive",
-		"Allow from 192.0.2.0/24@9": "not-fired",
-		"Deny from all@8":           "not-fired",
+		"Allow from 10.0.0.0/8@4":   "needed", // deleting it refuses 10.1.2.3
+		"Deny from all@3":           "can-go", // the Allow admits 10.1.2.3 with or without it
+		"Allow from 192.0.2.0/24@9": "not-seen",
+		"Deny from all@8":           "not-seen",
 		// A setting never matches: its silence is no evidence.
 		"Order deny,allow@7": "",
 	} {
