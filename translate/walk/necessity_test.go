@@ -147,3 +147,63 @@ func TestNecessityFinalAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A 401 is the same answer only with the same realm: a rule whose
+// deletion would have made the main request challenge for another realm
+// than the index file's challenge counts; one for the same realm does not.
+func TestNecessityRealm(t *testing.T) {
+	section := func(dir, realm, inner string) string {
+		return `<Directory "@DOCROOT@/` + dir + `">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    Satisfy Any
+    AuthType Basic
+    AuthName "` + realm + `"
+    AuthUserFile /nonexistent
+    Require valid-user
+    <Files index.html>
+        Order allow,deny
+        Allow from all
+        Satisfy All
+        AuthName "` + inner + `"
+    </Files>
+</Directory>
+`
+	}
+	e, _ := engine(t, section("differ", "outer", "inner")+section("same", "area", "area"), "differ/index.html", "same/index.html")
+	for _, c := range []struct {
+		target string
+		line   int
+		counts uint64
+	}{{"/differ/", 4, 1}, {"/same/", 20, 0}} {
+		r := ruleAt(t, e, c.line, false)
+		before := r.Necessary()
+		if res := decide(e, req{target: c.target, ip: "10.1.1.1"}); res.Status != 401 {
+			t.Errorf("%s: %d, want 401", c.target, res.Status)
+		}
+		if got := r.Necessary() - before; got != c.counts {
+			t.Errorf("%s: %q counted necessary %d times, want %d", c.target, r.Text, got, c.counts)
+		}
+	}
+}
+
+// subNecessary keeps a rule once, however many subrequests needed it.
+func TestSubNecessaryOnce(t *testing.T) {
+	x := &policy.Rule{ID: "x", Text: "Allow from 10.0.0.0/8"}
+	c := &policy.Compat{Allows: []policy.AccessRule{{Kind: policy.AccessAll, Methods: policy.AllMethods, Word: "all", Rule: x}}}
+	c.Order[policy.MethodGet] = policy.AllowDeny
+	c.Compile()
+	l := &policy.Layers{Compat: c}
+	var req Request
+	for range 3 {
+		d := policy.Decide(l, &policy.Request{Addr: netip.MustParseAddr("10.1.1.1"), URI: "/", DeferNecessity: true}, nil, nil)
+		if len(d.Necessary()) != 1 {
+			t.Fatalf("necessary %v, want the Allow", d.Necessary())
+		}
+		req.subNecessary(&d)
+	}
+	if req.nSubNeed != 1 || req.subNeed[0].Rule != x || x.Necessary() != 0 {
+		t.Errorf("kept %d (%v), counted %d; want the Allow once, not yet counted", req.nSubNeed, req.subNeed[:req.nSubNeed], x.Necessary())
+	}
+}
