@@ -69,8 +69,8 @@ soak:
 # go test -overlay. Fails unless every survivor is reviewed in mutants.txt
 # and at least 90% of the viable non-equivalent mutants are killed (or, for
 # a package still under way, its floor). A mutant costs a rebuild and link
-# of the package's test binary: seconds for policy, about 7 s for
-# translate/walk on two cores (1,051 mutants: hours). MUTATE_FLAGS=-stamp
+# of the package's test binary: seconds for policy, a few seconds for
+# translate/walk on two cores (1,051 mutants: an hour). MUTATE_FLAGS=-stamp
 # records a passing full run; make test runs the packages changed since
 # (-changed), each for a sample of MUTATE_BUDGET.
 MUTATE_PKGS ?= ./policy ./translate/walk ./translate/retire ./proxy ./translate
