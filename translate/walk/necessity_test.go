@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
 )
 
 // ruleAt returns the engine's rule written on line (or, for a section's
@@ -39,12 +40,21 @@ func TestCoverage(t *testing.T) {
 <Directory "@DOCROOT@/c/d">
     Require ip 10.0.0.0/8
 </Directory>
-`, "a/b/x.html", "c/d/x.html")
+<Directory "@DOCROOT@/c/d/e">
+    Options None
+</Directory>
+<Directory "@DOCROOT@/k">
+    Order allow,deny
+    Allow from all
+</Directory>
+`, "a/b/x.html", "c/d/x.html", "c/d/e/x.html", "k/x.html")
 	for _, r := range []req{
 		{target: "/a/b/x.html", ip: "10.1.1.1"},
 		{method: "POST", target: "/a/b/x.html", ip: "10.1.1.1"},
 		{target: "/c/d/x.html", ip: "10.1.1.1"},
 		{target: "/index.html", ip: "10.1.1.1"},
+		{target: "/c/d/e/x.html", ip: "10.1.1.1"},
+		{target: "/k/x.html", ip: "10.1.1.1"},
 	} {
 		decide(e, r)
 	}
@@ -53,7 +63,7 @@ func TestCoverage(t *testing.T) {
 	for _, c := range []struct {
 		line      int
 		get, post uint64
-	}{{1, 1, 1}, {6, 1, 1}, {10, 0, 0}, {13, 1, 0}} {
+	}{{1, 1, 1}, {6, 1, 1}, {10, 0, 0}, {13, 2, 0}, {16, 0, 0}, {19, 1, 0}} {
 		got := ruleAt(t, e, c.line, true).Covered()
 		var get, post uint64
 		if got != nil {
@@ -205,5 +215,26 @@ func TestSubNecessaryOnce(t *testing.T) {
 	}
 	if req.nSubNeed != 1 || req.subNeed[0].Rule != x || x.Necessary() != 0 {
 		t.Errorf("kept %d (%v), counted %d; want the Allow once, not yet counted", req.nSubNeed, req.subNeed[:req.nSubNeed], x.Necessary())
+	}
+}
+
+// 2.2: the Require lines of the last section that has any are in force.
+func TestCoverage22(t *testing.T) {
+	e, _ := engineWith(t, translate.Legacy22, `<Directory "@DOCROOT@/a">
+    AuthType Basic
+    AuthName "a"
+    AuthUserFile /nonexistent
+    Require valid-user
+</Directory>
+<Directory "@DOCROOT@/a/b">
+    Require user alice
+</Directory>
+`, "a/b/x.html")
+	decide(e, req{target: "/a/b/x.html", ip: "10.1.1.1", user: "alice:ok"})
+	if got := ruleAt(t, e, 7, true).Covered(); got == nil || got[policy.MethodGet] != 1 {
+		t.Errorf("the last section with Require lines: %v, want GET 1", got)
+	}
+	if got := ruleAt(t, e, 1, true).Covered(); got != nil && got[policy.MethodGet] != 0 {
+		t.Errorf("the section it replaces: %v, want none", got)
 	}
 }
