@@ -2,6 +2,8 @@ package walk
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -236,5 +238,29 @@ func TestCoverage22(t *testing.T) {
 	}
 	if got := ruleAt(t, e, 1, true).Covered(); got != nil && got[policy.MethodGet] != 0 {
 		t.Errorf("the section it replaces: %v, want none", got)
+	}
+}
+
+// HtaccessSections lists the .htaccess files read so far that loaded;
+// a broken one is not a section.
+func TestHtaccessSections(t *testing.T) {
+	e, root := engine(t, `<Directory "@DOCROOT@">
+    AllowOverride All
+</Directory>
+`, "h/x.html", "b/x.html")
+	if err := os.WriteFile(filepath.Join(root, "h", ".htaccess"), []byte("Order allow,deny\nDeny from all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "b", ".htaccess"), []byte("NoSuchDirective\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(e.HtaccessSections()); got != 0 {
+		t.Fatalf("%d sections before any request", got)
+	}
+	decide(e, req{target: "/h/x.html", ip: "10.1.1.1"})
+	decide(e, req{target: "/b/x.html", ip: "10.1.1.1"})
+	secs := e.HtaccessSections()
+	if len(secs) != 1 || secs[0] == nil || secs[0].Path != filepath.Join(root, "h", ".htaccess") {
+		t.Errorf("sections %v, want h/.htaccess alone", secs)
 	}
 }
