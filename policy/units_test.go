@@ -184,3 +184,25 @@ func TestRuleStats(t *testing.T) {
 		t.Error("the same word at the same place not shared")
 	}
 }
+
+// Coverage counts by method, from nothing; a rule that adopts another's
+// counters shares its coverage.
+func TestRuleCoverage(t *testing.T) {
+	r := &Rule{ID: "section", Default: true}
+	if r.Covered() != nil {
+		t.Fatal("coverage before any decision")
+	}
+	r.Cover(MethodGet)
+	r.Cover(MethodGet)
+	r.AddCovered(2, 5)
+	c := r.Covered()
+	if len(c) != MaxMethods || c[MethodGet] != 2 || c[2] != 5 || c[1] != 0 {
+		t.Errorf("coverage %v, want GET 2 and POST 5", c)
+	}
+	next := &Rule{ID: "section", Default: true}
+	next.Adopt(r)
+	next.Cover(2)
+	if c := r.Covered(); c[2] != 6 {
+		t.Errorf("after a reload: POST %d, want 6", c[2])
+	}
+}
