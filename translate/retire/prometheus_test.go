@@ -110,15 +110,21 @@ var (
 	}
 )
 
-func TestFromPrometheus(t *testing.T) {
+// answering serves the instant queries of answers, and refuses any other.
+func answering(t *testing.T, answers map[string]string) (*promAPI, *httptest.Server) {
 	api := &promAPI{answer: func(q string) (int, string) {
-		if a, ok := promAnswers[q]; ok {
+		if a, ok := answers[q]; ok {
 			return http.StatusOK, a
 		}
 		return http.StatusBadRequest, `{"status":"error","errorType":"bad_data","error":"unexpected query"}`
 	}}
 	srv := httptest.NewServer(api)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return api, srv
+}
+
+func TestFromPrometheus(t *testing.T) {
+	api, srv := answering(t, promAnswers)
 
 	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules, nil)
 	if err != nil {
@@ -228,14 +234,7 @@ func TestFromPrometheusNecessity(t *testing.T) {
 	}
 	answers["sum by (rule_id) (increase(orderly_rule_necessary_total[7d]))"] = vector(byRule("deny", "0"), byRule("require", "2.5"), byRule("young", "0"))
 	answers["sum by (rule_id, method) (increase(orderly_section_decisions_total[7d]))"] = vector()
-	api := &promAPI{answer: func(q string) (int, string) {
-		if a, ok := answers[q]; ok {
-			return http.StatusOK, a
-		}
-		return http.StatusBadRequest, `{"status":"error","errorType":"bad_data","error":"unexpected query"}`
-	}}
-	srv := httptest.NewServer(api)
-	defer srv.Close()
+	_, srv := answering(t, answers)
 	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules, nil)
 	if err != nil {
 		t.Fatal(err)
