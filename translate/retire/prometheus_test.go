@@ -233,7 +233,7 @@ func TestFromPrometheusNecessity(t *testing.T) {
 		answers[q] = a
 	}
 	answers["sum by (rule_id) (increase(orderly_rule_necessary_total[7d]))"] = vector(byRule("deny", "0"), byRule("require", "2.5"), byRule("young", "0"))
-	answers["sum by (rule_id, method) (increase(orderly_section_decisions_total[7d]))"] = vector()
+	answers["sum by (rule_id, method) (increase(orderly_section_decisions_total[7d]))"] = vector(sample{map[string]string{"rule_id": "default", "method": "GET"}, "3"})
 	_, srv := answering(t, answers)
 	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules, nil)
 	if err != nil {

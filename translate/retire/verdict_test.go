@@ -8,9 +8,11 @@ import (
 
 // TestVerdicts: with necessity in the scrape, each access line is needed
 // or can go by its own counter, over the requests decided with its
-// section in force; a SetEnvIf line goes with the lines that read its
-// variable; a section can go when each of its lines can; the only line
-// of a section is judged with it; a dead line is Static's.
+// section in force (its methods by count, then name); a SetEnvIf line
+// goes with the lines that read its variable, and gets no verdict when
+// one of them has none (trusted: Require env) or tests its absence
+// (robot: Require not env); a section can go when each of its lines can;
+// the only line of a section is judged with it; a dead line is Static's.
 func TestVerdicts(t *testing.T) {
 	cfg := load(t, `SetEnvIf Remote_Addr ^192\.0\.2\. trusted
 SetEnvIf User-Agent curl robot
@@ -40,6 +42,12 @@ SetEnvIf Referer x unread
     Order allow,deny
     Allow from 10.0.0.0/8
 </Directory>
+<Directory @DOCROOT@/f>
+    <RequireAll>
+        Require env trusted
+        Require not env robot
+    </RequireAll>
+</Directory>
 `)
 	at := map[int]string{}
 	sec := map[string]string{}
@@ -52,7 +60,7 @@ SetEnvIf Referer x unread
 	}
 	var b strings.Builder
 	fmt.Fprintln(&b, "# TYPE orderly_rule_necessary_total counter")
-	for line, n := range map[int]int{7: 5, 8: 3, 9: 0, 10: 1, 14: 0, 15: 0, 18: 0, 22: 9, 23: 0, 27: 0} {
+	for line, n := range map[int]int{7: 5, 8: 3, 9: 0, 10: 1, 14: 0, 15: 0, 18: 0, 22: 9, 23: 0, 27: 0, 31: 0, 32: 0} {
 		fmt.Fprintf(&b, "orderly_rule_necessary_total{rule_id=%q} %d\n", at[line], n)
 	}
 	fmt.Fprintln(&b, "# TYPE orderly_rule_matches_total counter")
@@ -61,7 +69,7 @@ SetEnvIf Referer x unread
 	for _, c := range []struct {
 		sec, method string
 		n           int
-	}{{"a>", "GET", 10}, {"a>", "POST", 2}, {"b>", "GET", 4}, {"d>", "GET", 9}} {
+	}{{"a>", "GET", 10}, {"a>", "POST", 2}, {"a>", "PUT", 2}, {"a>", "DELETE", 0}, {"b>", "GET", 4}, {"d>", "GET", 9}} {
 		fmt.Fprintf(&b, "orderly_section_decisions_total{rule_id=%q,method=%q} %d\n", sec[c.sec], c.method, c.n)
 	}
 	fs, err := FromMetrics(cfg.Rules, IndexOf(cfg), strings.NewReader(b.String()))
@@ -73,12 +81,10 @@ SetEnvIf Referer x unread
 		got = append(got, fmt.Sprintf("%d %s [%s] %s: %s", f.Line, f.Text, f.Verdict, f.Kind, f.Why))
 	}
 	want := []string{
-		`1 SetEnvIf Remote_Addr ^192\.0\.2\. trusted [can go] can-go: sets trusted, and every access line that reads it can go since orderly started`,
-		`2 SetEnvIf User-Agent curl robot [can go] can-go: sets robot, and every access line that reads it can go since orderly started`,
 		`4 SetEnvIf Referer x unread [can go] can-go: sets unread, which no access line reads (other modules, such as CustomLog env= or mod_rewrite, may)`,
 		`7 Deny from all [needed] needed: necessary to 5 requests since orderly started: deleting it would have changed their answer`,
 		`8 Allow from 10.0.0.0/8 [needed] needed: necessary to 3 requests since orderly started: deleting it would have changed their answer`,
-		`9 Allow from env=trusted [can go] can-go: deleting it would have changed none of the 12 requests decided with its section in force since orderly started (GET 10, POST 2); traffic not seen is not covered`,
+		`9 Allow from env=trusted [can go] can-go: deleting it would have changed none of the 14 requests decided with its section in force since orderly started (GET 10, POST 2, PUT 2); traffic not seen is not covered`,
 		`10 Allow from env=!known [needed] needed: necessary to 1 requests since orderly started: deleting it would have changed their answer`,
 		`12 <Directory @DOCROOT@/b> [section can go] section-can-go: each of its 2 access lines can go on its own, over 4 requests since orderly started (GET 4): delete them one at a time, each after a window without disagreement`,
 		`14 Allow from 172.16.0.0/12 [can go] can-go: deleting it would have changed none of the 4 requests decided with its section in force since orderly started (GET 4); traffic not seen is not covered`,
@@ -86,6 +92,8 @@ SetEnvIf Referer x unread
 		`18 Deny from all [] with-section: deleting it would change how its section merges (the section's only line of its kind, or one whose <Limit> widens its container): it is judged with its section`,
 		`22 Allow from all [needed] needed: necessary to 9 requests since orderly started: deleting it would have changed their answer`,
 		`27 Allow from 10.0.0.0/8 [] not-seen: no request was decided with its section in force since orderly started: no evidence either way`,
+		`31 Require env trusted [] with-section: deleting it would change how its section merges (the section's only line of its kind, or one whose <Limit> widens its container): it is judged with its section`,
+		`32 Require not env robot [] not-seen: no request was decided with its section in force since orderly started: no evidence either way`,
 	}
 	if g, w := strings.Join(normalizeDocroot(got), "\n"), strings.Join(want, "\n"); g != w {
 		t.Errorf("findings\n%s\nwant\n%s", g, w)
