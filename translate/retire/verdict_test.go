@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
 )
 
 // TestVerdicts: with necessity in the scrape, each access line is needed
@@ -48,6 +50,18 @@ SetEnvIf Referer x unread
         Require not env robot
     </RequireAll>
 </Directory>
+SetEnvIf Remote_Addr ^10\. lan
+<Directory @DOCROOT@/g>
+    Require env lan
+    Require ip 10.0.0.0/8
+</Directory>
+SetEnvIf Remote_Addr ^10\.1\. ok
+<Directory @DOCROOT@/h>
+    <RequireAll>
+        Require env ok
+        Require ip 10.0.0.0/8
+    </RequireAll>
+</Directory>
 `)
 	at := map[int]string{}
 	sec := map[string]string{}
@@ -60,7 +74,7 @@ SetEnvIf Referer x unread
 	}
 	var b strings.Builder
 	fmt.Fprintln(&b, "# TYPE orderly_rule_necessary_total counter")
-	for line, n := range map[int]int{7: 5, 8: 3, 9: 0, 10: 1, 14: 0, 15: 0, 18: 0, 22: 9, 23: 0, 27: 0, 31: 0, 32: 0} {
+	for line, n := range map[int]int{7: 5, 8: 3, 9: 0, 10: 1, 14: 0, 15: 0, 18: 0, 22: 9, 23: 0, 27: 0, 31: 0, 32: 0, 37: 0, 38: 0, 43: 0, 44: 0} {
 		fmt.Fprintf(&b, "orderly_rule_necessary_total{rule_id=%q} %d\n", at[line], n)
 	}
 	fmt.Fprintln(&b, "# TYPE orderly_rule_matches_total counter")
@@ -69,7 +83,7 @@ SetEnvIf Referer x unread
 	for _, c := range []struct {
 		sec, method string
 		n           int
-	}{{"a>", "GET", 10}, {"a>", "POST", 2}, {"a>", "PUT", 2}, {"a>", "DELETE", 0}, {"b>", "GET", 4}, {"d>", "GET", 9}} {
+	}{{"a>", "GET", 10}, {"a>", "POST", 2}, {"a>", "PUT", 2}, {"a>", "DELETE", 0}, {"b>", "GET", 4}, {"d>", "GET", 9}, {"g>", "GET", 6}, {"h>", "GET", 1}} {
 		fmt.Fprintf(&b, "orderly_section_decisions_total{rule_id=%q,method=%q} %d\n", sec[c.sec], c.method, c.n)
 	}
 	fs, err := FromMetrics(cfg.Rules, IndexOf(cfg), strings.NewReader(b.String()))
@@ -94,6 +108,14 @@ SetEnvIf Referer x unread
 		`27 Allow from 10.0.0.0/8 [] not-seen: no request was decided with its section in force since orderly started: no evidence either way`,
 		`31 Require env trusted [] with-section: deleting it would change how its section merges (the section's only line of its kind, or one whose <Limit> widens its container): it is judged with its section`,
 		`32 Require not env robot [] not-seen: no request was decided with its section in force since orderly started: no evidence either way`,
+		`35 SetEnvIf Remote_Addr ^10\. lan [can go] can-go: sets lan, and every access line that reads it can go since orderly started`,
+		`36 <Directory @DOCROOT@/g> [section can go] section-can-go: each of its 2 access lines can go on its own, over 6 requests since orderly started (GET 6): delete them one at a time, each after a window without disagreement`,
+		`37 Require env lan [can go] can-go: deleting it would have changed none of the 6 requests decided with its section in force since orderly started (GET 6); traffic not seen is not covered`,
+		`38 Require ip 10.0.0.0/8 [can go] can-go: deleting it would have changed none of the 6 requests decided with its section in force since orderly started (GET 6); traffic not seen is not covered`,
+		`40 SetEnvIf Remote_Addr ^10\.1\. ok [can go] can-go: sets ok, and every access line that reads it can go since orderly started`,
+		`41 <Directory @DOCROOT@/h> [section can go] section-can-go: each of its 2 access lines can go on its own, over 1 requests since orderly started (GET 1): delete them one at a time, each after a window without disagreement`,
+		`43 Require env ok [can go] can-go: deleting it would have changed none of the 1 requests decided with its section in force since orderly started (GET 1); traffic not seen is not covered`,
+		`44 Require ip 10.0.0.0/8 [can go] can-go: deleting it would have changed none of the 1 requests decided with its section in force since orderly started (GET 1); traffic not seen is not covered`,
 	}
 	if g, w := strings.Join(normalizeDocroot(got), "\n"), strings.Join(want, "\n"); g != w {
 		t.Errorf("findings\n%s\nwant\n%s", g, w)
@@ -113,4 +135,35 @@ func normalizeDocroot(lines []string) []string {
 		out[i] = l
 	}
 	return out
+}
+
+// FromCounters judges live rules by their own counters, as the admin
+// page does: coverage by method name from the registry.
+func TestFromCounters(t *testing.T) {
+	cfg := load(t, `<Directory @DOCROOT@/a>
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+</Directory>
+`)
+	for _, r := range cfg.Rules {
+		switch {
+		case r.Default && strings.HasSuffix(r.Text, "/a>"):
+			r.AddCovered(policy.MethodGet, 3)
+			r.AddCovered(2, 0)
+		case r.Text == "Allow from 10.0.0.0/8":
+			r.AddNecessary(2)
+		}
+	}
+	var got []string
+	for _, f := range FromCounters(cfg.Rules, IndexOf(cfg), "in the test", cfg.Methods) {
+		got = append(got, fmt.Sprintf("%s [%s] %s", f.Text, f.Verdict, f.Why))
+	}
+	want := []string{
+		"Deny from all [can go] deleting it would have changed none of the 3 requests decided with its section in force in the test (GET 3); traffic not seen is not covered",
+		"Allow from 10.0.0.0/8 [needed] necessary to 2 requests in the test: deleting it would have changed their answer",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
