@@ -192,7 +192,8 @@ func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 	if r.Dry {
 		ncp = nil
 	}
-	d := decideOnce(l, r, id, tr, ncp, nil)
+	var d Decision
+	decideOnce(l, r, id, tr, ncp, nil, &d)
 	if ncp != nil {
 		necessity(l, r, id, &d, ncp)
 	}
@@ -205,12 +206,11 @@ func Decide(l *Layers, r *Request, id Identity, tr Tracer) Decision {
 
 // decideOnce decides by the version's combination, as it is or as alt
 // alters it; nc, when not nil, collects what necessity needs.
-func decideOnce(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration) Decision {
-	var d Decision
+func decideOnce(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration, d *Decision) {
 	if l.Legacy != nil {
-		d = decide22(l, r, id, tr, nc, alt)
+		decide22(l, r, id, tr, nc, alt, d)
 	} else {
-		d = decide(l, r, id, tr, nc, alt)
+		decide(l, r, id, tr, nc, alt, d)
 	}
 	if d.Status == 401 && !validFieldContent(d.Realm) {
 		// http_filters.c check_headers: a challenge Apache cannot send
@@ -218,7 +218,6 @@ func decideOnce(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt 
 		d.Status, d.Layer = 500, LayerConfig
 		d.log(LogLine{Module: "http", Code: "AH02430", Subject: d.Realm})
 	}
-	return d
 }
 
 // validFieldContent is ap_scan_http_field_content reaching the end: no
@@ -232,8 +231,7 @@ func validFieldContent(s string) bool {
 	return true
 }
 
-func decide(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration) Decision {
-	var d Decision
+func decide(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration, d *Decision) {
 	c := l.Compat
 	if c == nil {
 		c = DefaultCompat
@@ -251,20 +249,20 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alt
 	// passed: its refusal is the access checkers' (policy/ssl.go).
 	forbidden, user := false, ""
 	if ok && r.SSL.Loaded {
-		ok, forbidden = sslAccess(r, &d, tr)
+		ok, forbidden = sslAccess(r, d, tr)
 		if !ok && r.SSL.Final {
 			d.Status = 403 // the connection broke: nothing grants it
-			return d
+			return
 		}
-		user = sslUser(r, &d)
+		user = sslUser(r, d)
 		d.User = user
 	}
 	if sat == SatisfyAny && ok {
-		return d
+		return
 	}
 	if sat != SatisfyAny && !ok {
 		d.Status = 403
-		return d
+		return
 	}
 	ec := evalCtx{req: r, groupFile: l.GroupFile, id: id, tr: tr, trace: tr != nil && tr.Enabled(), collect: nc != nil}
 	if alt != nil {
@@ -276,16 +274,16 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alt
 	if user != "" {
 		ec.user, ec.hasUser = user, true
 	}
-	switch st := authorize(l, &ec, &d, false); st {
+	switch st := authorize(l, &ec, d, false); st {
 	case 0:
-		return d
+		return
 	case declined:
 	default:
 		d.Status = st
-		return d
+		return
 	}
 	// check_user_id: mod_ssl, mod_auth_basic, then mod_authn_core.
-	st := authenticateSSL(l, r, id, &d, sat == SatisfyAny, forbidden, user, tr)
+	st := authenticateSSL(l, r, id, d, sat == SatisfyAny, forbidden, user, tr)
 	if tr != nil && tr.Enabled() && d.Layer != LayerSSL { // mod_ssl traced its own
 		res := "authenticated " + d.User
 		switch {
@@ -300,13 +298,13 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alt
 	}
 	if st != 0 {
 		d.Status = st
-		return d
+		return
 	}
 	ec.user, ec.hasUser = d.User, true
-	if st := authorize(l, &ec, &d, true); st != 0 {
+	if st := authorize(l, &ec, d, true); st != 0 {
 		d.Status = st
 	}
-	return d
+	return
 }
 
 const declined = -1

@@ -32,8 +32,7 @@ type Legacy22 struct {
 // apache-access-semantics.md §3.2): the host-access check, Satisfy from
 // core, authentication when a Require line applies, then the
 // auth_checker chain, where the first authoritative module decides.
-func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration) Decision {
-	var d Decision
+func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alteration, d *Decision) {
 	c := l.Compat
 	if c == nil {
 		c = DefaultCompat
@@ -66,25 +65,25 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 	// mod_ssl's access hook, after mod_authz_host's (ssl.go).
 	forbidden := false
 	if ok && r.SSL.Loaded {
-		ok, forbidden = sslAccess(r, &d, tr)
+		ok, forbidden = sslAccess(r, d, tr)
 		if !ok && r.SSL.Final {
 			d.Status = 403 // the connection broke: nothing grants it
-			return d
+			return
 		}
-		d.User = sslUser(r, &d)
+		d.User = sslUser(r, d)
 	}
 	switch {
 	case ok && (sat == SatisfyAny || !authNeeded):
-		return d
+		return
 	case !ok && (sat != SatisfyAny || !authNeeded):
 		d.Status = 403
-		return d
+		return
 	}
 	// authenticate: mod_ssl, mod_auth_basic, then mod_authn_default.
-	st, cr := sslUserCheck(r, &d, forbidden, tr)
+	st, cr := sslUserCheck(r, d, forbidden, tr)
 	if st != 0 {
 		d.Status = st
-		return d
+		return
 	}
 	d.Layer, d.Rule = LayerAuthn, l.AuthTypeRule
 	switch {
@@ -92,15 +91,15 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 		d.Layer = LayerConfig
 		d.log(LogLine{Module: "core", Code: "AH00027", Subject: r.URI})
 		d.Status = 500
-		return d
+		return
 	case !strings.EqualFold(l.AuthType, "Basic"):
 		// mod_authn_default: AuthType set but no module for it.
 		d.Realm, d.Status = l.AuthName, 401
-		return d
+		return
 	}
-	if st := authenticateAs(l, r, cr, id, &d, false, true); st != 0 {
+	if st := authenticateAs(l, r, cr, id, d, false, true); st != 0 {
 		d.Status = st
-		return d
+		return
 	}
 	if trace {
 		tr.Trace(Event{Layer: LayerAuthn, Rule: l.AuthTypeRule, Text: "AuthType " + l.AuthType, Result: "authenticated " + d.User})
@@ -111,7 +110,7 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 		d.Status, d.Realm = st, l.AuthName
 		d.log(LogLine{Module: "authz_core", Code: "AH01631", User: d.User, Subject: r.URI})
 	}
-	return d
+	return
 }
 
 // authorize22 runs 2.2's auth_checker hooks for an authenticated user:

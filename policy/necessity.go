@@ -122,7 +122,8 @@ func necessity(l *Layers, r *Request, id Identity, d *Decision, nc *needCtx) {
 		flip[1] = dn.Rule
 	}
 	if flip[0] != nil || flip[1] != nil {
-		alt := decideOnce(l, r, id, nil, nil, &alteration{compatOK: !nc.ok})
+		var alt Decision
+		decideOnce(l, r, id, nil, nil, &alteration{compatOK: !nc.ok}, &alt)
 		if a := alt.answers(); a != d.answers() {
 			d.need(flip[0], r, a)
 			d.need(flip[1], r, a)
@@ -154,7 +155,8 @@ func necessity(l *Layers, r *Request, id Identity, d *Decision, nc *needCtx) {
 }
 
 func requireNecessity(l *Layers, r *Request, id Identity, d *Decision, nc *needCtx, x *Rule) {
-	alt := decideOnce(l, r, id, nil, nil, &alteration{compatOK: nc.ok, without: x})
+	var alt Decision
+	decideOnce(l, r, id, nil, nil, &alteration{compatOK: nc.ok, without: x}, &alt)
 	if a := alt.answers(); a != d.answers() {
 		d.need(x, r, a)
 	}

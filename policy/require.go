@@ -162,6 +162,9 @@ type evalCtx struct {
 	without  *Rule
 	collect  bool
 	answered answeredSet
+	// shared: the Require ip leaf just evaluated granted by more than
+	// one line, so deleting any one of them leaves it granting.
+	shared bool
 }
 
 // eval is apply_authz_sections of mod_authz_core (apache-access-semantics.md
@@ -230,7 +233,7 @@ func (n *Node) eval(c *evalCtx, parentAll bool) (Result, *Rule) {
 	// A leaf that answered may be necessary; one that was neutral is
 	// skipped by its container, deleted or not. Of several Require ip
 	// lines made one leaf, only the line that granted can be.
-	if n.Kind == Leaf && c.collect && res != Neutral && (!n.merged || res == Granted) {
+	if n.Kind == Leaf && c.collect && res != Neutral && (!n.merged || res == Granted && !c.shared) {
 		c.answered.add(why)
 	}
 	return res, why
@@ -262,6 +265,7 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 			if c.without != nil && i >= 0 && n.setRules[i] == c.without {
 				i = p.other // a deleted line's addresses grant nothing
 			}
+			c.shared = p.other >= 0
 			if i >= 0 {
 				return Granted, n.setRules[i]
 			}
