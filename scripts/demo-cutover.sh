@@ -196,6 +196,45 @@ bin/orderly retire -config "$DEMO/orderly.hcl" -metrics "http://$METRICS/metrics
 echo
 echo "# each word of an Allow/Deny line is counted too:"
 metric 'orderly_rule_part_matches_total'
+
+step "6. Delete one rule retire says can go, and check that the legacy rules answer every request of the traffic as before"
+# legacy_answers: the legacy policy's decision (orderly explain) for each
+# kind of request the traffic sends, one line each.
+legacy_answers() {
+  local ip u
+  for ip in 203.0.113.5 10.1.2.3; do
+    for u in / /admin/ /members/ /images/logo.gif /backup.sql; do
+      echo "$ip $u $(bin/orderly explain -config "$DEMO/orderly.hcl" -ip "$ip" "http://$FRONT$u" | sed -n 's/^decision: //p')"
+    done
+    echo "$ip /members/ alice $(bin/orderly explain -config "$DEMO/orderly.hcl" -ip "$ip" -user alice -password wonderland "http://$FRONT/members/" | sed -n 's/^decision: //p')"
+    echo "$ip /images/logo.gif referred $(bin/orderly explain -config "$DEMO/orderly.hcl" -ip "$ip" -header 'Referer: http://www.example.com/' "http://$FRONT/images/logo.gif" | sed -n 's/^decision: //p')"
+  done
+}
+# The first access line (Allow, Deny, Require) whose verdict is "can go".
+pick=$(bin/orderly retire -config "$DEMO/orderly.hcl" -metrics "http://$METRICS/metrics" -format json 2>/dev/null | awk '
+  /^  \{/ { v = ""; f = ""; l = ""; d = "" }
+  /"verdict":/ { v = $0; sub(/.*"verdict": "/, "", v); sub(/".*/, "", v) }
+  /"file":/ { f = $0; sub(/.*"file": "/, "", f); sub(/".*/, "", f) }
+  /"line":/ { l = $0; sub(/.*"line": /, "", l); sub(/,.*/, "", l) }
+  /"directive":/ { d = $0; sub(/.*"directive": "/, "", d); sub(/",?$/, "", d) }
+  /^  \}/ { if (v == "can go" && d ~ /^(Allow|Deny|Require) / && !done) { print l "\t" f "\t" d; done = 1 } }')
+if [ -z "$pick" ]; then
+  echo "  no access line can go on this traffic"
+else
+  line=$(printf '%s' "$pick" | cut -f1); text=$(printf '%s' "$pick" | cut -f3)
+  legacy_answers > "$DEMO/answers.before"
+  echo "\$ sed -i '${line}d' legacy.conf    # $text"
+  sed -i "${line}d" "$DEMO/legacy.conf"
+  legacy_answers > "$DEMO/answers.after"
+  if diff "$DEMO/answers.before" "$DEMO/answers.after" > /dev/null; then
+    echo "  the legacy rules answer all $(wc -l < "$DEMO/answers.before") kinds of request as before, for example:"
+    head -n 3 "$DEMO/answers.after" | sed 's/^/    /'
+  else
+    echo "  the answers changed (a bug: a rule that can go changed a decision):"
+    diff "$DEMO/answers.before" "$DEMO/answers.after" | sed 's/^/    /'
+    exit 1
+  fi
+fi
 if [ "${DEMO_KEEP:-}" = 1 ]; then
   echo
   echo "DEMO_KEEP=1: orderly (pid $ORDERLY_PID) and Apache (pid $APACHE_PID) keep running; the admin page is http://$ADMIN/; stop them with: kill $ORDERLY_PID $APACHE_PID"

@@ -25,9 +25,9 @@ const (
 
 // Finding is one rule that can go, and why.
 type Finding struct {
-	Kind string `json:"kind"` // never-decides, permissive, needed, can-go, section-can-go, with-section, not-seen, part-not-matched, not-fired, not-decisive
-	// Verdict is what the finding says the rule is: Needed, CanGo, Dead,
-	// SectionCanGo; "" for findings that are evidence only.
+	Kind string `json:"kind"` // never-decides, permissive, needed, can-go, with-section, not-seen, part-not-matched, not-fired, not-decisive
+	// Verdict is what the finding says the rule is: Needed, CanGo or
+	// Dead; "" for findings that are evidence only.
 	Verdict  string   `json:"verdict,omitempty"`
 	Severity Severity `json:"severity"`
 	RuleID   string   `json:"rule_id"`

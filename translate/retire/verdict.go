@@ -13,10 +13,9 @@ import (
 // The verdicts a rule or a section can get from traffic (Finding.Verdict).
 // Static analysis adds "dead" (a line that can never be necessary).
 const (
-	Needed       = "needed"         // deleting it would have changed some answer seen
-	CanGo        = "can go"         // deleting it would have changed no answer seen
-	Dead         = "dead"           // deleting it can change no answer at all (static)
-	SectionCanGo = "section can go" // every access line of the section can go
+	Needed = "needed" // deleting it would have changed some answer seen
+	CanGo  = "can go" // deleting it would have changed no answer seen
+	Dead   = "dead"   // deleting it can change no answer at all (static)
 )
 
 // Index is what the verdicts need of a configuration beside its rules:
@@ -24,11 +23,10 @@ const (
 // rule, whose coverage counts the requests decided with the section in
 // force), and the access lines that read each environment variable.
 type Index struct {
-	section map[*policy.Rule]*policy.Rule   // access line → its section's synthetic rule
-	lines   map[*policy.Rule][]*policy.Rule // section's synthetic rule → its access lines
-	readers map[string][]reader             // variable (lower case) → the lines that test it
-	sets    map[*policy.Rule][]string       // SetEnvIf line → the variables it sets (lower case)
-	dead    map[string]bool                 // lines Static finds can never decide, by ID
+	section map[*policy.Rule]*policy.Rule // access line → its section's synthetic rule
+	readers map[string][]reader           // variable (lower case) → the lines that test it
+	sets    map[*policy.Rule][]string     // SetEnvIf line → the variables it sets (lower case)
+	dead    map[string]bool               // lines Static finds can never decide, by ID
 }
 
 // reader is an access line that tests a variable: it matches when the
@@ -41,7 +39,7 @@ type reader struct {
 // IndexOf indexes cfg's sections (virtual hosts and .htaccess files read
 // so far included).
 func IndexOf(cfg *translate.Config) *Index {
-	ix := &Index{section: map[*policy.Rule]*policy.Rule{}, lines: map[*policy.Rule][]*policy.Rule{},
+	ix := &Index{section: map[*policy.Rule]*policy.Rule{},
 		readers: map[string][]reader{}, sets: map[*policy.Rule][]string{}, dead: map[string]bool{}}
 	for _, f := range Static(cfg) {
 		if f.Verdict == Dead {
@@ -68,7 +66,6 @@ func (ix *Index) addSections(secs []*translate.Section) {
 			return
 		}
 		ix.section[line] = sec
-		ix.lines[sec] = append(ix.lines[sec], line)
 	}
 	read := func(name string, line *policy.Rule, negated bool) {
 		k := strings.ToLower(name)
@@ -174,9 +171,9 @@ func (ev *evidence) coverage(sec *policy.Rule) (float64, string) {
 	return total, strings.Join(parts, ", ")
 }
 
-// verdicts judges each access line, each SetEnvIf line and each section
-// by necessity (policy.Rule.Necessary). Settings and synthetic rules get
-// no verdict of their own: their section does.
+// verdicts judges each access line and each SetEnvIf line by necessity
+// (policy.Rule.Necessary). Settings and synthetic rules get no verdict of
+// their own.
 func verdicts(rules []*policy.Rule, ix *Index, ev *evidence) []Finding {
 	if ix == nil {
 		ix = &Index{}
@@ -250,26 +247,10 @@ func verdicts(rules []*policy.Rule, ix *Index, ev *evidence) []Finding {
 			finding(r, "can-go", CanGo, Warning, fmt.Sprintf("sets %s, and every access line that reads it can go %s", strings.Join(vars, ", "), ev.when))
 		}
 	}
-	// A section can go when every one of its access lines can.
-	seen := map[*policy.Rule]bool{}
-	for _, r := range rules {
-		sec := ix.section[r]
-		if sec == nil || seen[sec] {
-			continue
-		}
-		seen[sec] = true
-		all := true
-		for _, l := range ix.lines[sec] {
-			if verdict[l] != CanGo && verdict[l] != Dead {
-				all = false
-				break
-			}
-		}
-		if total, methods := ev.coverage(sec); all && total > 0 {
-			out = append(out, Finding{Kind: "section-can-go", Verdict: SectionCanGo, Severity: Warning, RuleID: sec.ID, File: sec.File, Line: sec.Line, Text: strings.TrimPrefix(sec.Text, "(default) "),
-				Why: fmt.Sprintf("each of its %d access lines can go on its own, over %.0f requests %s (%s): delete them one at a time, each after a window without disagreement", len(ix.lines[sec]), total, ev.when, methods)})
-		}
-	}
+	// No verdict for a section as a whole: that each of its lines can go
+	// on its own says nothing of deleting the section, whose settings
+	// (Order allow,deny alone refuses everyone) may be what decides.
+	// That needs a counterfactual of its own (issue 15, left).
 	return out
 }
 
