@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -19,9 +20,8 @@ import (
 //
 // When the scrape has orderly_rule_necessary_total (orderly since it
 // counts necessity), access and SetEnvIf lines are judged by it instead
-// (verdicts): needed, can go, and sections that can go, with the
-// requests decided with each section in force (ix: nil judges without
-// sections).
+// (verdicts): needed or can go, with the requests decided with each
+// line's section in force (ix: nil judges without sections).
 func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Finding, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(exposition)
@@ -35,10 +35,8 @@ func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Findi
 			return out
 		}
 		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "rule_id" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
-				}
+			if id, ok := label(m, "rule_id"); ok {
+				out[id] += m.GetCounter().GetValue()
 			}
 		}
 		return out
@@ -47,15 +45,8 @@ func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Findi
 	parts := map[string]float64{}
 	if f := fams["orderly_rule_part_matches_total"]; f != nil {
 		for _, m := range f.GetMetric() {
-			var id, part string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "rule_id":
-					id = l.GetValue()
-				case "part":
-					part = l.GetValue()
-				}
-			}
+			id, _ := label(m, "rule_id")
+			part, _ := label(m, "part")
 			parts[id+"\x00"+part] += m.GetCounter().GetValue()
 		}
 	}
@@ -68,15 +59,8 @@ func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Findi
 		ev = &evidence{when: "since orderly started", necessary: counts("orderly_rule_necessary_total"), covered: map[string]map[string]float64{}}
 		if f := fams["orderly_section_decisions_total"]; f != nil {
 			for _, m := range f.GetMetric() {
-				var id, method string
-				for _, l := range m.GetLabel() {
-					switch l.GetName() {
-					case "rule_id":
-						id = l.GetValue()
-					case "method":
-						method = l.GetValue()
-					}
-				}
+				id, _ := label(m, "rule_id")
+				method, _ := label(m, "method")
 				if ev.covered[id] == nil {
 					ev.covered[id] = map[string]float64{}
 				}
@@ -146,4 +130,14 @@ func fires(r *policy.Rule) bool {
 func decides(r *policy.Rule) bool {
 	name, _, _ := strings.Cut(strings.ToLower(r.Text), " ")
 	return !r.Default && (name == "allow" || name == "deny" || name == "require")
+}
+
+// label returns the value of a series' label, and whether it has it.
+func label(m *dto.Metric, name string) (string, bool) {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue(), true
+		}
+	}
+	return "", false
 }

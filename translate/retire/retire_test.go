@@ -99,33 +99,49 @@ func TestStatic(t *testing.T) {
 // few goroutines at once.
 func TestStaticSound(t *testing.T) {
 	dir := t.TempDir()
-	var (
-		mu            sync.Mutex
-		dead, checked int
-		wg            sync.WaitGroup
-	)
-	next := make(chan uint64)
-	for range 4 * runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				d, c := staticSound(t, dir, n)
-				mu.Lock()
-				dead, checked = dead+d, checked+c
-				mu.Unlock()
-			}
-		}()
-	}
-	for n := range uint64(300) {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
+	s := sumOverConfigs(300, 4*runtime.GOMAXPROCS(0), func(n uint64) []int {
+		d, c := staticSound(t, dir, n)
+		return []int{d, c}
+	})
+	dead, checked := s[0], s[1]
 	if dead < 20 || checked != dead {
 		t.Errorf("%d dead rules found, %d checked: the test proves too little", dead, checked)
 	}
 	t.Logf("%d rules called dead across 300 configurations, none decided a request", dead)
+}
+
+// sumOverConfigs runs check on the generated configurations 0 to n-1,
+// workers at a time, and sums the counts each returns.
+func sumOverConfigs(n uint64, workers int, check func(n uint64) []int) []int {
+	var (
+		mu  sync.Mutex
+		sum []int
+		wg  sync.WaitGroup
+	)
+	next := make(chan uint64)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				c := check(n)
+				mu.Lock()
+				for len(sum) < len(c) {
+					sum = append(sum, 0)
+				}
+				for i, v := range c {
+					sum[i] += v
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return sum
 }
 
 // staticSound checks generated configuration n and returns how many rules

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
@@ -31,29 +30,11 @@ import (
 // least one answer.
 func TestRetireSound(t *testing.T) {
 	dir := t.TempDir()
-	var (
-		mu                                sync.Mutex
-		canGo, dead, needed, neededSample int
-		wg                                sync.WaitGroup
-	)
-	next := make(chan uint64)
-	for range 2 * runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				c, d, nd, ns := retireSound(t, dir, n)
-				mu.Lock()
-				canGo, dead, needed, neededSample = canGo+c, dead+d, needed+nd, neededSample+ns
-				mu.Unlock()
-			}
-		}()
-	}
-	for n := range uint64(300) {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
+	s := sumOverConfigs(300, 2*runtime.GOMAXPROCS(0), func(n uint64) []int {
+		c, d, nd, ns := retireSound(t, dir, n)
+		return []int{c, d, nd, ns}
+	})
+	canGo, dead, needed, neededSample := s[0], s[1], s[2], s[3]
 	t.Logf("300 configurations: %d rules called can go and %d dead, each deleted without changing an answer; %d needed, %d of them deleted, each changing one", canGo, dead, needed, neededSample)
 	if canGo < 50 || dead < 20 || neededSample < 50 {
 		t.Errorf("%d rules can go, %d needed rules checked: the test proves too little", canGo, neededSample)
