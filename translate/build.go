@@ -896,7 +896,7 @@ func (b *builder) skippedConfig(info *directive.Info, conf *DirConf, ctx *dirCtx
 func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	name := d.LowerName()
 	conf := ctx.conf
-	info := b.admit(d, ctxOf(b), ctx.parent)
+	info := b.admit(d, ctxOf(b, ctx), ctx.parent)
 	if info == nil {
 		if skipped := b.skipped; skipped != nil {
 			b.skipped = nil
@@ -1051,6 +1051,9 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "limit", "limitexcept":
 		b.limit(d, ctx, name == "limitexcept")
 	case "files", "filesmatch":
+		if b.inLimit(d, ctx) {
+			return
+		}
 		if s := b.section(d, ctx.sec, ctx.scope); s != nil {
 			conf.Files = append(conf.Files, s)
 		}
@@ -1109,6 +1112,9 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "redirect", "redirectmatch", "redirecttemp", "redirectpermanent", "redirectrelative", "usecanonicalname", "errordocument":
 		b.redirects(d, ctx)
 	case "if", "elseif", "else":
+		if b.inLimit(d, ctx) {
+			return
+		}
 		b.ifSection(d)
 	case "error":
 		b.errorf(d, "%s", strings.Join(d.Args, " "))
@@ -1132,11 +1138,19 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	}
 }
 
-func (b *builder) limit(d *apacheconf.Directive, ctx *dirCtx, except bool) {
-	if ctx.container != nil {
-		b.errorf(d, "<%s> cannot occur within <%s> section", d.Name, ctx.inRequire)
-		return
+// inLimit refuses a section that core's filesection and ifsection
+// refuse inside a <Limit> or <LimitExcept>, or inside a Require container,
+// which clears cmd->limited's last bit to the same end
+// (ap_check_cmd_context with NOT_IN_LIMIT).
+func (b *builder) inLimit(d *apacheconf.Directive, ctx *dirCtx) bool {
+	if ctx.limited == policy.AllMethods {
+		return false
 	}
+	b.errorf(d, "<%s> cannot occur within <Limit> or <LimitExcept> section", d.Name)
+	return true
+}
+
+func (b *builder) limit(d *apacheconf.Directive, ctx *dirCtx, except bool) {
 	if len(d.Args) == 0 {
 		b.errorf(d, "<%s> directive requires additional arguments", d.Name)
 		return
@@ -1380,13 +1394,12 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 	inner.parent = d.Name
 	inner.scope = b.within(ctx.scope, d)
 	inner.limited = ctx.limited &^ (1 << (policy.MaxMethods - 1))
+	// Its contents are read as any directive of the section, but with
+	// AuthConfig's directives alone allowed (ctxOf): AuthName, Satisfy or
+	// a <Limit> act as they would outside, and the Require lines inside
+	// fill this container.
 	for _, c := range d.Block {
-		switch c.LowerName() {
-		case "require", "requireall", "requireany", "requirenone":
-			b.dirDirective(c, &inner)
-		default:
-			b.errorf(c, "%s not allowed in <%s>", c.Name, d.Name)
-		}
+		b.dirDirective(c, &inner)
 	}
 	if len(sec.Children) == 0 {
 		b.errorf(d, "<%s> directive contains no authorization directives", d.Name)

@@ -60,7 +60,7 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 	}
 	info, known := directive.Find(name, b.tableVersion(), b.loaded)
 	if info == nil {
-		if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 {
+		if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 && where != directive.Authz {
 			return nil // AH02296: Unknown directive ... (a warning)
 		}
 		msg := directive.InvalidCommand(name)
@@ -88,7 +88,7 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 		allowed = directive.Override(b.htaccess.override)
 	}
 	if !info.Where.Allows(where, allowed) && !b.listed(info.Name) {
-		if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 {
+		if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 && where != directive.Authz {
 			// AH02295: ... in .htaccess forbidden by AllowOverride. The
 			// module's configuration for the file was made all the same
 			// (ap_walk_config_sub sets the config vectors before
@@ -252,7 +252,7 @@ func (b *builder) opaque(d *apacheconf.Directive, why string, applies bool) {
 	var walk func(ds []*apacheconf.Directive, parent string)
 	walk = func(ds []*apacheconf.Directive, parent string) {
 		for _, c := range ds {
-			info := b.admit(c, ctxOf(b), parent)
+			info := b.admit(c, ctxOf(b, nil), parent)
 			if info == nil {
 				continue
 			}
@@ -268,8 +268,12 @@ func (b *builder) opaque(d *apacheconf.Directive, why string, applies bool) {
 	walk(d.Block, d.Name)
 }
 
-// ctxOf is the directive context inside a section of b.
-func ctxOf(b *builder) directive.Context {
+// ctxOf is the directive context inside a section of b (ctx, where
+// known, says whether inside a Require container).
+func ctxOf(b *builder, ctx *dirCtx) directive.Context {
+	if ctx != nil && ctx.container != nil {
+		return directive.Authz
+	}
 	if b.htaccess != nil {
 		return directive.Htaccess
 	}

@@ -79,6 +79,11 @@ const (
 	Dir
 	// Htaccess is an .htaccess file: the AllowOverride classes in force.
 	Htaccess
+	// Authz is inside <RequireAll>, <RequireAny> or <RequireNone>, in any
+	// file: mod_authz_core reads their contents with OR_AUTHCFG alone
+	// (add_authz_section), which also drops an .htaccess file's Nonfatal=
+	// bits.
+	Authz
 )
 
 // Allows reports whether a directive with override o may appear in
@@ -93,6 +98,8 @@ func (o Override) Allows(c Context, allowed Override) bool {
 		in = OrAll | AccessConf
 	case Htaccess:
 		in = allowed & OrAll
+	case Authz:
+		in = OrAuthCfg
 	}
 	return o&in != 0
 }
