@@ -96,7 +96,42 @@ type ruleStats struct {
 	covered  atomic.Pointer[[MaxMethods]atomic.Uint64]
 	firstHit atomic.Int64 // unix nanoseconds
 	lastHit  atomic.Int64 // unix nanoseconds
+
+	example   atomic.Pointer[Example]
+	exampleAt atomic.Int64 // unix nanoseconds of the example
 }
+
+// Example is a request a rule decided, kept so that an operator can ask
+// how it was decided (the admin page's explain links).
+type Example struct {
+	Method string    `json:"method"`
+	Target string    `json:"target"` // the request-target as received
+	Host   string    `json:"host,omitempty"`
+	Client string    `json:"client"`
+	Time   time.Time `json:"time"`
+	// Header is the request's header, credentials and cookies redacted.
+	Header map[string][]string `json:"header,omitempty"`
+}
+
+// ExampleEvery is how often a rule takes a new example at most.
+const ExampleEvery = time.Second
+
+// ExampleDue reports whether the rule would take a new example at now
+// (unix nanoseconds): one a second at most, so that the request path pays
+// an atomic load per request and an allocation a second per rule.
+func (r *Rule) ExampleDue(now int64) bool {
+	return r != nil && now-r.stats().exampleAt.Load() >= int64(ExampleEvery)
+}
+
+// SetExample keeps e as the rule's latest example.
+func (r *Rule) SetExample(e *Example) {
+	st := r.stats()
+	st.exampleAt.Store(e.Time.UnixNano())
+	st.example.Store(e)
+}
+
+// Example returns the rule's latest example, nil if it has none.
+func (r *Rule) Example() *Example { return r.stats().example.Load() }
 
 // hitAt records a hit at now (unix nanoseconds; 0 records none).
 func (st *ruleStats) hitAt(now int64) {

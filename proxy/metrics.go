@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/orderly-proxy/orderly/policy"
 )
@@ -223,9 +224,59 @@ func (m *Metrics) disagreement(scope, against, dir string, rule *policy.Rule) {
 	if m == nil {
 		return
 	}
-	id := "-"
-	if rule != nil {
-		id = rule.ID
+	m.disagree.WithLabelValues(scope, against, dir, ruleID(rule)).Inc()
+}
+
+// ruleID is the rule_id label of a disagreement: "-" for none.
+func ruleID(rule *policy.Rule) string {
+	if rule == nil {
+		return "-"
 	}
-	m.disagree.WithLabelValues(scope, against, dir, id).Inc()
+	return rule.ID
+}
+
+// ScopeTotal is what a scope has seen since the process started: the
+// requests it decided, by the policy that decided them, and the
+// disagreements counted in it.
+type ScopeTotal struct {
+	Requests      map[string]uint64 // by policy
+	Disagreements uint64
+}
+
+// ScopeTotals reads the per-scope counters (orderly_scope_requests_total
+// and orderly_shadow_disagreements_total) as Prometheus would scrape them.
+func (m *Metrics) ScopeTotals() map[string]ScopeTotal {
+	out := map[string]ScopeTotal{}
+	if m == nil {
+		return out
+	}
+	each := func(c prometheus.Collector, f func(labels map[string]string, v uint64)) {
+		ch := make(chan prometheus.Metric, 64)
+		go func() { c.Collect(ch); close(ch) }()
+		for pm := range ch {
+			var d dto.Metric
+			if pm.Write(&d) != nil || d.Counter == nil {
+				continue
+			}
+			labels := map[string]string{}
+			for _, l := range d.Label {
+				labels[l.GetName()] = l.GetValue()
+			}
+			f(labels, uint64(d.Counter.GetValue()))
+		}
+	}
+	each(m.scopeReqs, func(l map[string]string, v uint64) {
+		t := out[l["scope"]]
+		if t.Requests == nil {
+			t.Requests = map[string]uint64{}
+		}
+		t.Requests[l["policy"]] += v
+		out[l["scope"]] = t
+	})
+	each(m.disagree, func(l map[string]string, v uint64) {
+		t := out[l["scope"]]
+		t.Disagreements += v
+		out[l["scope"]] = t
+	})
+	return out
 }

@@ -248,6 +248,11 @@ func (h *Handler) Engine() *walk.Engine { return h.active.Load().p.Legacy }
 // Disagreements returns the latest sampled disagreements, newest first.
 func (h *Handler) Disagreements() []Sample { return h.shadow.Recent() }
 
+// DisagreementGroups returns every disagreement since the process
+// started, grouped by scope, comparison, direction and rule, the most
+// recent first, and how many fell beyond MaxDisagreementGroups.
+func (h *Handler) DisagreementGroups() ([]DisagreementGroup, uint64) { return h.shadow.Groups() }
+
 // Policies returns the configuration in force and its generation.
 func (h *Handler) Policies() (*Policies, uint64) {
 	a := h.active.Load()
@@ -415,6 +420,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 	}
 	h.cfg.Metrics.observe(&res.Decision, start, mode)
 	h.cfg.Metrics.observeScope(&v)
+	v.examples(start, r, client)
 	status := 0
 	if mode == ModeShadow {
 		status = rec.status

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +38,80 @@ type shadowLog struct {
 	recent [RecentSamples]Sample
 	next   int // where the next sample goes in recent
 	n      int // samples in recent
+
+	groups   map[groupKey]*DisagreementGroup
+	overflow uint64 // disagreements of groups over MaxDisagreementGroups
+}
+
+// MaxDisagreementGroups bounds the groups of disagreements kept in memory
+// (a scope, what it was compared with, a direction and a rule each);
+// disagreements of groups beyond it are only counted (GroupsDropped).
+const MaxDisagreementGroups = 1000
+
+// groupKey is what the disagreements of a group share.
+type groupKey struct {
+	Scope, Against, Direction, RuleID string
+}
+
+// DisagreementGroup is every disagreement of one scope, comparison,
+// direction and rule since the process started: how many, when the first
+// and the last were, the generation of the configuration of the last, and
+// the latest sample taken of them (none when the rate limit dropped
+// every one).
+type DisagreementGroup struct {
+	Scope      string    `json:"scope"`
+	Against    string    `json:"against"`
+	Direction  string    `json:"direction"`
+	RuleID     string    `json:"rule_id"`
+	Count      uint64    `json:"count"`
+	First      time.Time `json:"first"`
+	Last       time.Time `json:"last"`
+	Generation uint64    `json:"generation"`
+	Sample     *Sample   `json:"sample,omitempty"`
+}
+
+// count records one disagreement in its group and returns the group.
+func (l *shadowLog) count(now time.Time, k groupKey, gen uint64) *DisagreementGroup {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g := l.groups[k]
+	if g == nil {
+		if l.groups == nil {
+			l.groups = map[groupKey]*DisagreementGroup{}
+		}
+		if len(l.groups) >= MaxDisagreementGroups {
+			l.overflow++
+			return nil
+		}
+		g = &DisagreementGroup{Scope: k.Scope, Against: k.Against, Direction: k.Direction, RuleID: k.RuleID, First: now.UTC()}
+		l.groups[k] = g
+	}
+	g.Count++
+	g.Last, g.Generation = now.UTC(), gen
+	return g
+}
+
+// Groups returns a copy of the groups of disagreements, the most recent
+// first, and how many disagreements fell beyond MaxDisagreementGroups.
+func (l *shadowLog) Groups() ([]DisagreementGroup, uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]DisagreementGroup, 0, len(l.groups))
+	for _, g := range l.groups {
+		c := *g
+		if g.Sample != nil {
+			s := *g.Sample
+			c.Sample = &s
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b DisagreementGroup) int {
+		if c := b.Last.Compare(a.Last); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Scope+a.Against+a.Direction+a.RuleID, b.Scope+b.Against+b.Direction+b.RuleID)
+	})
+	return out, l.overflow
 }
 
 // Recent returns the latest samples, newest first.
@@ -85,6 +161,18 @@ type SampleDecision struct {
 
 type SampleBackend struct {
 	Status int `json:"status"`
+}
+
+// redact copies a request header, credentials and cookies replaced.
+func redact(h http.Header) map[string][]string {
+	out := make(map[string][]string, len(h))
+	for k, v := range h {
+		if redacted[k] {
+			v = []string{"[redacted]"}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // trail collects a decision's steps that name a rule.
@@ -145,7 +233,7 @@ func (l *shadowLog) allow(now time.Time) bool {
 }
 
 // sample writes one disagreement, or reports that the rate limit dropped it.
-func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direction string, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) bool {
+func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direction string, g *DisagreementGroup, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) bool {
 	if !l.allow(now) {
 		return false
 	}
@@ -157,7 +245,6 @@ func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direct
 	s := Sample{
 		Time: now.UTC(), Scope: v.scope.Name, Against: against, Direction: direction,
 		Client: client.String(), Method: r.Method, URI: r.RequestURI, Host: r.Host,
-		Header:     map[string][]string{},
 		Orderly:    describe(v.policy, enforced, req),
 		Generation: pol.gen,
 	}
@@ -171,15 +258,14 @@ func (l *shadowLog) sample(now time.Time, h *Handler, v verdict, against, direct
 		o := describe(PolicyLegacy+" (with demoted rules)", p.Legacy, req)
 		s.Other = &o
 	}
-	for k, v := range r.Header {
-		if redacted[k] {
-			v = []string{"[redacted]"}
-		}
-		s.Header[k] = v
-	}
+	s.Header = redact(r.Header)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.recent[l.next] = s
+	if g != nil {
+		c := s
+		g.Sample = &c
+	}
 	l.next = (l.next + 1) % RecentSamples
 	l.n = min(l.n+1, RecentSamples)
 	if l.w != nil {

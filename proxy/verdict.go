@@ -37,6 +37,17 @@ func (v *verdict) newAndOld() (newRes, oldRes *walk.Result) {
 	return v.other, &v.res
 }
 
+// examples keeps the request as an example of the rules that decided it,
+// in force and in shadow, where they take one (policy.Rule.ExampleDue).
+func (v *verdict) examples(now time.Time, r *http.Request, client netip.Addr) {
+	ns := now.UnixNano()
+	for _, res := range [...]*walk.Result{&v.res, v.other} {
+		if res != nil && res.Rule.ExampleDue(ns) {
+			res.Rule.SetExample(&policy.Example{Method: r.Method, Target: r.RequestURI, Host: r.Host, Client: client.String(), Time: now.UTC(), Header: redact(r.Header)})
+		}
+	}
+}
+
 // shadowing reports whether any scope compares with the backend (and so
 // needs the response status).
 func (h *Handler) shadowing() bool {
@@ -117,18 +128,18 @@ func (h *Handler) compare(v verdict, r *http.Request, req *walk.Request, client 
 	if newRes, oldRes := v.newAndOld(); newRes != nil {
 		if dir, rule := direction(newRes.Allowed(), oldRes.Allowed(), newRes.Rule, oldRes.Rule); dir != "" {
 			h.cfg.Metrics.disagreement(v.scope.Name, AgainstPolicy, dir, rule)
-			h.sample(v, AgainstPolicy, dir, r, req, client, backendStatus, pol)
+			h.sample(v, AgainstPolicy, dir, rule, r, req, client, backendStatus, pol)
 		}
 	}
 	if v.full != nil {
 		if dir, rule := direction(v.res.Allowed(), v.full.Allowed(), v.res.Rule, v.full.Rule); dir != "" {
 			h.cfg.Metrics.disagreement(v.scope.Name, AgainstDemoted, dir, rule)
-			h.sample(v, AgainstDemoted, dir, r, req, client, backendStatus, pol)
+			h.sample(v, AgainstDemoted, dir, rule, r, req, client, backendStatus, pol)
 		}
 	}
 	if backendStatus != 0 {
 		if dir := h.cfg.Metrics.Compare(v.scope.Name, &v.res.Decision, backendStatus); dir != "" {
-			h.sample(v, AgainstBackend, dir, r, req, client, backendStatus, pol)
+			h.sample(v, AgainstBackend, dir, v.res.Rule, r, req, client, backendStatus, pol)
 		}
 	}
 }
@@ -146,8 +157,12 @@ func direction(newAllowed, oldAllowed bool, newRule, oldRule *policy.Rule) (stri
 	return "", nil
 }
 
-func (h *Handler) sample(v verdict, against, dir string, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
-	if !h.shadow.sample(time.Now(), h, v, against, dir, r, req, client, backendStatus, pol) && h.cfg.Metrics != nil {
+// sample records one disagreement in its group (DisagreementGroups) and
+// takes a sample of it when the rate limit allows.
+func (h *Handler) sample(v verdict, against, dir string, rule *policy.Rule, r *http.Request, req *walk.Request, client netip.Addr, backendStatus int, pol *active) {
+	now := time.Now()
+	g := h.shadow.count(now, groupKey{Scope: v.scope.Name, Against: against, Direction: dir, RuleID: ruleID(rule)}, pol.gen)
+	if !h.shadow.sample(now, h, v, against, dir, g, r, req, client, backendStatus, pol) && h.cfg.Metrics != nil {
 		h.cfg.Metrics.dropped.Inc()
 	}
 }

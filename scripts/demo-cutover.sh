@@ -142,6 +142,18 @@ traffic() {
   curl -s -o /dev/null -H "X-Forwarded-For: 10.1.2.3" "http://$FRONT/admin/"
   curl -s -o /dev/null -H "X-Forwarded-For: 10.1.2.3" "http://$FRONT/members/"
 }
+# snapshot NAME: with DEMO_SNAPSHOTS=DIR, the admin page as headless
+# Chromium draws it now: DIR/NAME.html (the DOM after its script ran) and
+# DIR/NAME.png (TestAdminPageDuringCutover checks both).
+snapshot() {
+  [ -n "${DEMO_SNAPSHOTS:-}" ] || return 0
+  mkdir -p "$DEMO_SNAPSHOTS"
+  local c=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
+    --disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir="$DEMO/chromium" --virtual-time-budget=5000)
+  "${c[@]}" --dump-dom "http://$ADMIN/" > "$DEMO_SNAPSHOTS/$1.html" 2>> "$DEMO/chromium.log"
+  "${c[@]}" --screenshot="$DEMO_SNAPSHOTS/$1.png" --window-size=1400,1800 "http://$ADMIN/" >> "$DEMO/chromium.log" 2>&1
+  echo "  (admin page snapshot: $DEMO_SNAPSHOTS/$1.png)"
+}
 metric() { curl -s "http://$METRICS/metrics" | grep -E "^($1)" | grep -Ev ' 0$' | sed 's/^/  /' || echo "  (none)"; }
 
 echo "orderly $(bin/orderly version | cut -d' ' -f2) on http://$FRONT; Apache 2.4 on http://$BACK enforcing the 2.2 rules (mod_access_compat)"
@@ -158,6 +170,7 @@ echo
 echo "# the draft would newly allow /backup.sql: it forgot the 2.2 <FilesMatch>. Every answer was still the backend's:"
 echo "\$ curl -s -o /dev/null -w '%{http_code}' -H 'X-Forwarded-For: 203.0.113.9' http://$FRONT/backup.sql"
 echo "  -> $(curl -s -o /dev/null -w '%{http_code}' -H 'X-Forwarded-For: 203.0.113.9' "http://$FRONT/backup.sql")"
+snapshot 1-shadow
 
 step "2. Fix the draft and reload: the disagreements stop growing"
 expand examples/cutover/native-fix.conf >> "$DEMO/native.conf"
@@ -166,6 +179,7 @@ before=$(curl -s "http://$METRICS/metrics" | awk '/^orderly_shadow_disagreements
 traffic
 after=$(curl -s "http://$METRICS/metrics" | awk '/^orderly_shadow_disagreements_total/ {s += $2} END {print s+0}')
 echo "  disagreements before this round: $before, after it: $after"
+snapshot 2-fixed
 
 step "3. Enforce, and roll the native policy out to 10%, 50%, 100% of clients (sticky: a client in the cohort stays in it)"
 by_policy() { curl -s "http://$METRICS/metrics" | awk -v p="$1" '/^orderly_scope_requests_total/ && $0 ~ "policy=\""p"\"" {s += $2} END {print s+0}'; }
@@ -176,6 +190,7 @@ for pct in 10 50 100; do
   traffic
   l1=$(by_policy legacy); n1=$(by_policy native)
   echo "  at $pct%: this round, $((n1 - n0)) requests decided by native, $((l1 - l0)) by legacy (each shadowed by the other)"
+  if [ "$pct" = 50 ]; then snapshot 3-rollout-50; fi
 done
 echo "# the access log names the scope and the policy of each decision:"
 tail -n 2 "$DEMO/orderly-access.log" | sed 's/^/  /'

@@ -124,6 +124,8 @@ type builder struct {
 	// skipped is the row of the directive admit last skipped for
 	// AllowOverride Nonfatal=Override, until dirDirective reads it.
 	skipped *directive.Info
+	// owned are the rules a section has taken as its Lines (own).
+	owned map[*policy.Rule]bool
 	// strictHost is the StrictHostCheck On line of the server being
 	// built, if any.
 	strictHost *apacheconf.Directive
@@ -756,9 +758,11 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	s.block = d.Block
 	s.directive = d
 	ctx := &dirCtx{sec: s, conf: s.Conf, limited: policy.AllMethods, scope: scope, parent: d.Name}
+	first := len(b.rules)
 	for _, c := range d.Block {
 		b.dirDirective(c, ctx)
 	}
+	b.own(s, first)
 	s.block = nil
 	if s.Conf.Compat != nil && !b.opt.RenderOnly {
 		s.Conf.Compat.Compile()
@@ -768,6 +772,20 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	}
 	s.Default = b.defaultRule(d, scope...)
 	return s
+}
+
+// own gives s the rules made since b.rules[first] that no section inside
+// it took (a nested section's are its own).
+func (b *builder) own(s *Section, first int) {
+	for _, r := range b.rules[first:] {
+		if !b.owned[r] {
+			if b.owned == nil {
+				b.owned = map[*policy.Rule]bool{}
+			}
+			b.owned[r] = true
+			s.Lines = append(s.Lines, r)
+		}
+	}
 }
 
 // defaultRule makes the synthetic rule of a scope, which counts the
@@ -1800,6 +1818,7 @@ func (c *Config) ParseHtaccessWith(path string, data []byte, allow HtaccessAllow
 	for _, d := range ds {
 		b.dirDirective(d, ctx)
 	}
+	b.own(s, 0)
 	if len(b.errs) > 0 {
 		markOwn(b.errs)
 		return nil, b.errs

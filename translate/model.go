@@ -70,6 +70,10 @@ type Section struct {
 	// Rules are the rules of an .htaccess section (those of the main
 	// configuration are in Config.Rules).
 	Rules []*policy.Rule
+	// Lines are the rules of the directives written in the section itself
+	// (in a <Limit> or a Require container of it too, not in a section
+	// nested in it), settings included, in the order written.
+	Lines []*policy.Rule
 
 	block     []*apacheconf.Directive // while building: the section's directives
 	names     map[string]bool         // while building: sectionHas's index of block

@@ -1,6 +1,10 @@
 package translate
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // TestStructural: the access lines whose deletion would change how their
 // section merges are marked (policy.Rule.Structural), and no others:
@@ -80,5 +84,49 @@ func TestStructural(t *testing.T) {
 		if seen[text] == 0 {
 			t.Errorf("no rule %q", text)
 		}
+	}
+}
+
+// TestSectionLines: a section's Lines are the rules written in it, in a
+// <Limit> or a Require container of it too, settings included, but not
+// those of a section nested in it; a virtual host's sections have theirs.
+func TestSectionLines(t *testing.T) {
+	cfg, err := buildText(t, `SetEnvIf Referer x ok
+<Directory /srv/www>
+    Order deny,allow
+    <Files "*.sql">
+        Deny from all
+    </Files>
+    Deny from env=ok
+    <Limit POST>
+        Require valid-user
+    </Limit>
+    AuthName "x"
+</Directory>
+<VirtualHost *:80>
+    <Location /a>
+        Allow from 10.0.0.0/8
+    </Location>
+</VirtualHost>
+`, Options{Semantics: Legacy22, Modules: fragmentModules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := func(s *Section) string {
+		var out []string
+		for _, r := range s.Lines {
+			out = append(out, fmt.Sprintf("%d %s", r.Line, r.Text))
+		}
+		return strings.Join(out, "|")
+	}
+	dir := cfg.Dirs[0]
+	if got, want := lines(dir), `3 Order deny,allow|7 Deny from env=ok|9 Require valid-user|11 AuthName "x"`; got != want {
+		t.Errorf("<Directory> lines %q, want %q", got, want)
+	}
+	if got, want := lines(dir.Conf.Files[0]), "5 Deny from all"; got != want {
+		t.Errorf("<Files> lines %q, want %q", got, want)
+	}
+	if got, want := lines(cfg.VHosts[0].Config.Locations[0]), "15 Allow from 10.0.0.0/8"; got != want {
+		t.Errorf("<Location> in the virtual host: lines %q, want %q", got, want)
 	}
 }

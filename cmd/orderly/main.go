@@ -214,6 +214,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "orderly.hcl", "configuration file")
+	started := time.Now()
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -338,7 +339,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		mux := http.NewServeMux()
 		outer.Handle("/", requireToken(rc.AdminToken, mux))
 		mux.HandleFunc("POST /-/reload", rl.serveReload)
-		mux.Handle("GET /{$}", &adminPage{h: h, rl: rl})
+		mux.Handle("GET /{$}", adminPage{})
+		hist := newScopeHistory(metrics, h)
+		done := make(chan struct{})
+		defer close(done)
+		go hist.run(done)
+		(&adminAPI{h: h, rl: rl, hist: hist, started: started}).register(mux)
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)

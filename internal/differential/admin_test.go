@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +58,8 @@ scope "admin" {
 	})
 	reload(t, admin)
 
-	// Filter on "legacy.conf", sort by hits (column 4), descending.
-	dom := runChromium(t, chromium, "--dump-dom", "http://"+admin+"/#q=legacy.conf&sort=4&dir=desc")
+	// Filter on "legacy.conf".
+	dom := runChromium(t, chromium, "--dump-dom", "http://"+admin+"/#q=legacy.conf")
 	doc, err := html.Parse(strings.NewReader(dom))
 	if err != nil {
 		t.Fatal(err)
@@ -69,44 +68,45 @@ scope "admin" {
 		t.Errorf("generation %q, want 2 after the reload", g)
 	}
 	scopes := tableRows(doc, "scopes")
-	if len(scopes) != 2 || strings.Join(scopes[0], "|") != "admin|any|/admin|enforce|native|legacy|100%" ||
-		strings.Join(scopes[1], "|") != "default|any|any|enforce|legacy|none|100%" {
+	if len(scopes) != 2 || strings.Join(scopes[0][:7], "|") != "admin|any|/admin|enforce|native|legacy|100%" ||
+		strings.Join(scopes[1][:7], "|") != "default|any|any|enforce|legacy|none|100%" {
 		t.Errorf("scopes table: %q", scopes)
 	}
-	rules := tableRows(doc, "rules")
-	var visible [][]string
-	for _, r := range rules {
+	if got := scopes[0][7]; got != "6" {
+		t.Errorf("scope admin: %s requests in the last hour, want 6", got)
+	}
+	var rules, visible [][]string
+	for _, r := range tableRows(doc, "rules") {
+		if len(r) < 9 {
+			continue // a section's title row, or the fold of its settings
+		}
+		rules = append(rules, r)
 		if r[len(r)-1] != "hidden" {
 			visible = append(visible, r)
 		}
 	}
-	// legacy.conf's four rules (Order, Deny, Allow and the section's
-	// default) show; native.conf's and the built-in default are
-	// filtered out.
-	if len(rules) < 6 || len(visible) != 4 {
+	// legacy.conf's Deny, Allow and the section's default show; its Order
+	// line is a setting, folded into the section; native.conf's rules and
+	// the built-in default are filtered out.
+	if len(rules) < 6 || len(visible) != 3 {
 		t.Fatalf("%d rules, %d shown after filtering on legacy.conf:\n%q", len(rules), len(visible), rules)
 	}
-	prev := int64(1 << 62)
 	for _, r := range visible {
-		if !strings.HasPrefix(r[2], "legacy.conf:") {
+		if !strings.HasPrefix(r[1], "legacy.conf:") {
 			t.Errorf("filtered on legacy.conf, shows %q", r)
 		}
-		n, _ := strconv.ParseInt(r[4], 10, 64)
-		if n > prev {
-			t.Errorf("not sorted by hits, descending: %d after %d", n, prev)
-		}
-		prev = n
 	}
 	// Deny from all matched every request (legacy is evaluated beside
-	// native on each) and would have decided the three it refuses.
+	// native on each), would have decided the three it refuses, and was
+	// necessary to them: needed.
 	found := false
 	for _, r := range rules {
-		if r[0] == order && (r[8] != "demoted" || r[3] != "Order deny,allow") {
-			t.Errorf("the demoted Order line: %q", r)
+		if strings.HasPrefix(r[0], order) && (r[7] != "demoted" || r[2] != "Order deny,allow" || r[len(r)-1] != "hidden") {
+			t.Errorf("the demoted Order line, a folded setting: %q", r)
 		}
-		if r[0] == deny {
+		if strings.HasPrefix(r[0], deny) {
 			found = true
-			if r[1] != "legacy" || r[3] != "Deny from all" || r[4] != "6" || r[5] != "3" || r[7] == "never" || r[8] != "in use" || r[9] != "all: 6" {
+			if r[2] != "Deny from all" || r[3] != "6" || r[4] != "3" || r[5] != "3" || r[6] == "never" || r[7] != "needed" || r[8] != "explain" {
 				t.Errorf("Deny from all row: %q", r)
 			}
 		}
@@ -115,16 +115,21 @@ scope "admin" {
 		t.Errorf("no row for rule %s", deny)
 	}
 	dis := tableRows(doc, "disagreements")
-	if len(dis) != 4 { // 172.16.5.5 newly denied, three of 192.168/16 newly allowed
+	// 172.16.5.5 newly denied; three of 192.168/16 newly allowed, by the
+	// same rule: two groups.
+	if len(dis) != 2 {
 		t.Fatalf("disagreements: %q", dis)
 	}
 	for _, r := range dis {
-		if r[1] != "admin" || r[2] != "policy" || !strings.Contains(r[6], "native: ") || !strings.Contains(r[7], "legacy: ") {
+		if r[0] != "admin" || r[1] != "policy" || !strings.Contains(r[8], "native: ") || !strings.Contains(r[8], "legacy: ") {
 			t.Errorf("disagreement row: %q", r)
 		}
-		if r[3] == "would_newly_allow" && !strings.Contains(r[7], deny) {
-			t.Errorf("a newly allowed request's legacy trail does not name Deny from all (%s): %q", deny, r)
+		if r[2] == "would_newly_allow" && (r[3] != deny || r[4] != "3") {
+			t.Errorf("the newly allowed requests are not three under Deny from all (%s): %q", deny, r)
 		}
+	}
+	if s := nodeText(doc, "summary-disagreements"); s != "4 disagreements in the last hour" {
+		t.Errorf("summary: %q", s)
 	}
 
 	dir := os.Getenv("ORDERLY_ARTIFACTS")

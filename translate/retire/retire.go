@@ -41,7 +41,7 @@ type Finding struct {
 func Static(cfg *translate.Config) []Finding {
 	var out []Finding
 	seen := map[*translate.Section]bool{}
-	for _, s := range sections(cfg) {
+	for _, s := range Sections(cfg) {
 		if seen[s] {
 			continue
 		}
@@ -55,9 +55,10 @@ func Static(cfg *translate.Config) []Finding {
 	return dedupe(out)
 }
 
-// sections lists every section of the main server and the virtual hosts,
-// nested <Files> included.
-func sections(cfg *translate.Config) []*translate.Section {
+// Sections lists every section of the main server and the virtual hosts,
+// nested <Files> included (.htaccess files, read as requests come, are
+// not in it).
+func Sections(cfg *translate.Config) []*translate.Section {
 	var out []*translate.Section
 	add := func(c *translate.Config) {
 		for _, list := range [][]*translate.Section{c.Dirs, c.DirMatches, c.Files, c.Locations} {

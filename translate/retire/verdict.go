@@ -46,7 +46,7 @@ func IndexOf(cfg *translate.Config) *Index {
 			ix.dead[f.RuleID] = true
 		}
 	}
-	ix.addSections(sectionsAll(cfg))
+	ix.addSections(Sections(cfg))
 	for _, e := range cfg.ServerEnv {
 		ix.addEnv(e)
 	}
@@ -134,10 +134,6 @@ func (ix *Index) addEnv(e *translate.EnvRule) {
 		}
 	}
 }
-
-// sectionsAll are the configuration's sections (.htaccess files, read
-// as requests come, are not in it).
-func sectionsAll(cfg *translate.Config) []*translate.Section { return sections(cfg) }
 
 // evidence is what the counters say, from one scrape or over a window.
 type evidence struct {
