@@ -206,3 +206,35 @@ func TestRuleCoverage(t *testing.T) {
 		t.Errorf("after a reload: POST %d, want 6", c[2])
 	}
 }
+
+// A rule takes an example a second at most, kept across a reload that
+// keeps the rule (Adopt); no rule takes none.
+func TestRuleExample(t *testing.T) {
+	var none *Rule
+	if none.ExampleDue(1) {
+		t.Error("a nil rule takes an example")
+	}
+	r := &Rule{ID: "r"}
+	t0 := time.Unix(1_800_000_000, 0)
+	if r.Example() != nil || !r.ExampleDue(t0.UnixNano()) {
+		t.Fatal("a new rule has an example, or takes none")
+	}
+	r.SetExample(&Example{Target: "/a", Time: t0})
+	for _, c := range []struct {
+		at  time.Duration
+		due bool
+	}{{0, false}, {ExampleEvery - 1, false}, {ExampleEvery, true}, {-time.Hour, false}} {
+		if got := r.ExampleDue(t0.Add(c.at).UnixNano()); got != c.due {
+			t.Errorf("%v after the example: due %v, want %v", c.at, got, c.due)
+		}
+	}
+	next := &Rule{ID: "r"}
+	next.Adopt(r)
+	if ex := next.Example(); ex == nil || ex.Target != "/a" || next.ExampleDue(t0.UnixNano()) {
+		t.Errorf("after Adopt: %+v", ex)
+	}
+	next.SetExample(&Example{Target: "/b", Time: t0.Add(ExampleEvery)})
+	if r.Example().Target != "/b" {
+		t.Error("the adopted rule does not share its example")
+	}
+}

@@ -8,11 +8,14 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
 
@@ -117,6 +120,55 @@ func TestShadowLog(t *testing.T) {
 	if strings.Contains(slog.String(), "YWxpY2U6c2VjcmV0") || strings.Contains(slog.String(), "abc") ||
 		s.Header["Authorization"][0] != "[redacted]" || s.Header["Cookie"][0] != "[redacted]" || s.Header["User-Agent"][0] != "probe" {
 		t.Errorf("headers: %v", s.Header)
+	}
+	// Every disagreement is in its group, sampled or not; the group keeps
+	// the latest sample.
+	groups, over := h.DisagreementGroups()
+	if len(groups) != 1 || over != 0 {
+		t.Fatalf("groups %+v, %d beyond", groups, over)
+	}
+	g := groups[0]
+	if g.Scope != DefaultScope || g.Against != AgainstBackend || g.Direction != "would_newly_deny" || g.RuleID != s.Orderly.RuleID ||
+		g.Count != uint64(n) || g.Generation != 1 || g.First.After(g.Last) || g.Sample == nil || g.Sample.URI != "/private/a.txt" ||
+		g.Sample.Time.Before(s.Time) || g.Sample.Header["Cookie"][0] != "[redacted]" {
+		t.Errorf("group: %+v", g)
+	}
+	if tot := m.ScopeTotals()[DefaultScope]; tot.Requests[PolicyLegacy] != uint64(n) || tot.Disagreements != uint64(n) || len(tot.Requests) != 1 {
+		t.Errorf("scope totals: %+v", tot)
+	}
+	// The deciding rule keeps one example a second: the first request.
+	var deny *policy.Rule
+	for _, r := range h.Engine().Rules() {
+		if r.ID == s.Orderly.RuleID {
+			deny = r
+		}
+	}
+	ex := deny.Example()
+	if ex == nil || ex.Method != "GET" || ex.Target != "/private/a.txt" || ex.Client != "127.0.0.1" || ex.Header["Authorization"][0] != "[redacted]" ||
+		ex.Header["User-Agent"][0] != "probe" || ex.Time.After(g.First) {
+		t.Errorf("example: %+v", ex)
+	}
+}
+
+// Groups are bounded: past MaxDisagreementGroups a new group's
+// disagreements are only counted, the groups kept still count theirs.
+func TestDisagreementGroupsBounded(t *testing.T) {
+	var l shadowLog
+	now := time.Unix(1_800_000_000, 0)
+	for i := range MaxDisagreementGroups {
+		if g := l.count(now.Add(time.Duration(i)*time.Second), groupKey{Scope: "s", RuleID: strconv.Itoa(i)}, 1); g == nil || g.Count != 1 {
+			t.Fatalf("group %d: %+v", i, g)
+		}
+	}
+	if g := l.count(now, groupKey{Scope: "s", RuleID: "new"}, 2); g != nil {
+		t.Errorf("a group beyond the bound: %+v", g)
+	}
+	if g := l.count(now.Add(time.Hour), groupKey{Scope: "s", RuleID: "7"}, 3); g == nil || g.Count != 2 || g.Generation != 3 || !g.First.Equal(now.Add(7*time.Second)) {
+		t.Errorf("a kept group: %+v", g)
+	}
+	groups, over := l.Groups()
+	if len(groups) != MaxDisagreementGroups || over != 1 || groups[0].RuleID != "7" || groups[1].RuleID != "999" {
+		t.Errorf("%d groups, %d beyond, first %+v, second %+v", len(groups), over, groups[0], groups[1])
 	}
 }
 

@@ -104,6 +104,10 @@ unit() {
 
 differential() {
   set -o pipefail
+  # The admin page's screenshots (TestAdminPageInChromium,
+  # TestAdminPageDuringCutover) are kept here.
+  export ORDERLY_ARTIFACTS=${ORDERLY_ARTIFACTS:-$PWD/artifacts}
+  echo "artifacts: $ORDERLY_ARTIFACTS"
   $GO test -count=1 -v ./internal/differential/ 2>&1 | report -text
 }
 
