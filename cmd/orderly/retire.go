@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -44,30 +45,49 @@ func cmdRetire(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	findings := retire.Static(cfg)
+	// The demoted rules' disagreements (against="demoted"), where traffic
+	// was read: nil says none was.
+	var against map[string]float64
+	when := ""
 	if *metrics != "" {
 		in, err := openMetrics(*metrics)
 		if err != nil {
 			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
 			return 2
 		}
-		more, err := retire.FromMetrics(cfg.Rules, retire.IndexOf(cfg), in)
+		scrape, err := io.ReadAll(in)
 		in.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
 			return 2
 		}
+		more, err := retire.FromMetrics(cfg.Rules, retire.IndexOf(cfg), bytes.NewReader(scrape))
+		if err == nil {
+			against, err = retire.DemotedDisagreements(bytes.NewReader(scrape))
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
+			return 2
+		}
 		findings = append(findings, more...)
+		when = "since orderly started"
 	}
 	if *prom != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		more, err := retire.FromPrometheus(ctx, strings.TrimSuffix(*prom, "/"), *window, cfg.Rules, retire.IndexOf(cfg))
+		base := strings.TrimSuffix(*prom, "/")
+		more, err := retire.FromPrometheus(ctx, base, *window, cfg.Rules, retire.IndexOf(cfg))
+		if err == nil {
+			against, err = retire.DemotedFromPrometheus(ctx, base, *window)
+		}
 		cancel()
 		if err != nil {
 			fmt.Fprintf(stderr, "retire: -prometheus %s: %v\n", *prom, err)
 			return 2
 		}
 		findings = append(findings, more...)
+		when = "in the last " + *window
 	}
+	findings = retire.MarkDemoted(findings, cfg.Rules, rc.Demote, against, when)
 	if *format == "json" {
 		if findings == nil {
 			findings = []retire.Finding{}

@@ -1,10 +1,15 @@
 package retire
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
@@ -279,4 +284,78 @@ func FromCounters(rules []*policy.Rule, ix *Index, when string, methods *policy.
 // running orderly has read.
 func (ix *Index) AddSections(secs []*translate.Section) {
 	ix.addSections(secs)
+}
+
+// Demoted is the verdict of a rule demoted to shadow-only
+// (legacy.demote): evaluated and counted, no longer enforced.
+const Demoted = "demoted"
+
+// MarkDemoted gives each demoted rule the verdict Demoted in place of the
+// traffic verdicts findings held for it, with the disagreements counted
+// under it against the legacy policy with it (against="demoted": the
+// requests its deletion let through, or would refuse) when against has
+// them (nil: no traffic read), over when. Static findings stay.
+func MarkDemoted(findings []Finding, rules []*policy.Rule, demoted map[string]bool, against map[string]float64, when string) []Finding {
+	if len(demoted) == 0 {
+		return findings
+	}
+	out := findings[:0:0]
+	for _, f := range findings {
+		if demoted[f.RuleID] && f.Verdict != Dead && f.Kind != "never-decides" && f.Kind != "permissive" {
+			continue
+		}
+		out = append(out, f)
+	}
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if !demoted[r.ID] || seen[r.ID] {
+			continue
+		}
+		seen[r.ID] = true
+		why := "demoted (legacy.demote): evaluated and counted, no longer enforced; read a scrape (-metrics) or the fleet (-prometheus) for the disagreements its demotion made"
+		sev := Info
+		if against != nil {
+			n := against[r.ID]
+			why = fmt.Sprintf("demoted (legacy.demote): %.0f disagreements %s between the legacy policy without it and with it (against=\"demoted\")", n, when)
+			if n == 0 {
+				why += ": deleting it changed no answer seen; traffic not seen is not covered"
+				sev = Warning
+			} else {
+				why += ": its deletion changes answers, keep it (or fix what depends on it)"
+			}
+		}
+		out = append(out, Finding{Kind: "demoted", Verdict: Demoted, Severity: sev, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text, Why: why})
+	}
+	return out
+}
+
+// DemotedDisagreements reads a scrape's orderly_shadow_disagreements_total
+// with against="demoted", summed by rule.
+func DemotedDisagreements(exposition io.Reader) (map[string]float64, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(exposition)
+	if err != nil {
+		return nil, fmt.Errorf("reading the metrics: %w", err)
+	}
+	out := map[string]float64{}
+	if f := fams["orderly_shadow_disagreements_total"]; f != nil {
+		for _, m := range f.GetMetric() {
+			if a, _ := label(m, "against"); a != "demoted" {
+				continue
+			}
+			if id, ok := label(m, "rule_id"); ok {
+				out[id] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out, nil
+}
+
+// DemotedFromPrometheus asks a Prometheus server for the fleet's
+// against="demoted" disagreements over the window, summed by rule.
+func DemotedFromPrometheus(ctx context.Context, base, window string) (map[string]float64, error) {
+	if _, err := model.ParseDuration(window); err != nil {
+		return nil, fmt.Errorf("window %q: %v", window, err)
+	}
+	return query(ctx, base, `sum by (rule_id) (increase(orderly_shadow_disagreements_total{against="demoted"}[`+window+`]))`)
 }

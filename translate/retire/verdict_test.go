@@ -165,3 +165,54 @@ func TestFromCounters(t *testing.T) {
 		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A demoted rule's traffic verdicts give way to "demoted" with its
+// against="demoted" disagreements, read from a scrape; static findings
+// stay; without traffic it is listed demoted all the same.
+func TestMarkDemoted(t *testing.T) {
+	cfg := load(t, `<Directory @DOCROOT@/a>
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+    Allow from 10.1.0.0/16
+</Directory>
+`)
+	ids := map[string]string{}
+	for _, r := range cfg.Rules {
+		ids[r.Text] = r.ID
+	}
+	deny, wide, narrow := ids["Deny from all"], ids["Allow from 10.0.0.0/8"], ids["Allow from 10.1.0.0/16"]
+	scrape := `# TYPE orderly_shadow_disagreements_total counter
+orderly_shadow_disagreements_total{against="demoted",direction="would_newly_allow",rule_id="` + deny + `",scope="default"} 4
+orderly_shadow_disagreements_total{against="demoted",direction="would_newly_deny",rule_id="` + deny + `",scope="site"} 1
+orderly_shadow_disagreements_total{against="policy",direction="would_newly_allow",rule_id="` + wide + `",scope="default"} 9
+`
+	against, err := DemotedDisagreements(strings.NewReader(scrape))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(against) != 1 || against[deny] != 5 {
+		t.Fatalf("against: %v", against)
+	}
+	findings := append(Static(cfg), Finding{Kind: "can-go", Verdict: CanGo, RuleID: deny, Text: "Deny from all"})
+	demoted := map[string]bool{deny: true, wide: true, narrow: true}
+	var got []string
+	for _, f := range MarkDemoted(findings, cfg.Rules, demoted, against, "since orderly started") {
+		got = append(got, fmt.Sprintf("%s [%s/%s] %s", f.Text, f.Kind, f.Verdict, f.Why))
+	}
+	want := []string{
+		"Allow from 10.1.0.0/16 [never-decides/dead] " + findings[0].Why,
+		`Deny from all [demoted/demoted] demoted (legacy.demote): 5 disagreements since orderly started between the legacy policy without it and with it (against="demoted"): its deletion changes answers, keep it (or fix what depends on it)`,
+		`Allow from 10.0.0.0/8 [demoted/demoted] demoted (legacy.demote): 0 disagreements since orderly started between the legacy policy without it and with it (against="demoted"): deleting it changed no answer seen; traffic not seen is not covered`,
+		`Allow from 10.1.0.0/16 [demoted/demoted] demoted (legacy.demote): 0 disagreements since orderly started between the legacy policy without it and with it (against="demoted"): deleting it changed no answer seen; traffic not seen is not covered`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if out := MarkDemoted(nil, cfg.Rules, map[string]bool{deny: true}, nil, ""); len(out) != 1 || out[0].Verdict != Demoted || !strings.Contains(out[0].Why, "read a scrape") {
+		t.Errorf("without traffic: %+v", out)
+	}
+	if out := MarkDemoted(findings, cfg.Rules, nil, against, ""); len(out) != len(findings) {
+		t.Errorf("nothing demoted, findings changed: %+v", out)
+	}
+}
