@@ -18,7 +18,7 @@ type ruleCollector struct {
 	demoted func(id string) bool
 	methods func(num int) string // a method number's name
 
-	matches, decisive, necessary, covered, firstHit, lastHit, info, parts, enforced *prometheus.Desc
+	matches, decisive, necessary, secNecessary, covered, firstHit, lastHit, info, parts, enforced *prometheus.Desc
 }
 
 func newRuleCollector(rules func() []*policy.Rule, demoted func(string) bool, methods func(int) string) *ruleCollector {
@@ -28,6 +28,8 @@ func newRuleCollector(rules func() []*policy.Rule, demoted func(string) bool, me
 		methods: methods,
 		necessary: prometheus.NewDesc("orderly_rule_necessary_total",
 			"Requests whose answer the legacy rule was necessary to: deleting the line would have changed it (a counterfactual, unlike decisive hits). Lines whose deletion changes their section's merge are not counted; their section's verdict covers them.", []string{"rule_id"}, nil),
+		secNecessary: prometheus.NewDesc("orderly_section_necessary_total",
+			"Requests whose answer the section's access configuration (its Order, Allow, Deny, Satisfy, Require and Auth* lines together) was necessary to: deleting them all would have changed it. rule_id is the section's synthetic (default) rule.", []string{"rule_id"}, nil),
 		covered: prometheus.NewDesc("orderly_section_decisions_total",
 			"Requests decided with the section's access lines in force, by method: the traffic its rules' necessity was measured over. rule_id is the section's synthetic (default) rule.", []string{"rule_id", "method"}, nil),
 		enforced: prometheus.NewDesc("orderly_rule_enforced",
@@ -51,6 +53,7 @@ func (c *ruleCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.matches
 	ch <- c.decisive
 	ch <- c.necessary
+	ch <- c.secNecessary
 	ch <- c.covered
 	ch <- c.firstHit
 	ch <- c.lastHit
@@ -73,6 +76,7 @@ func (c *ruleCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.necessary, prometheus.CounterValue, float64(r.Necessary()), r.ID)
 		}
 		if r.Default {
+			ch <- prometheus.MustNewConstMetric(c.secNecessary, prometheus.CounterValue, float64(r.Necessary()), r.ID)
 			// A section's GET series exists from start-up, at 0 until a
 			// request comes, so that increase() over a window sees its
 			// first requests; other methods appear as they come.

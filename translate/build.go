@@ -126,6 +126,9 @@ type builder struct {
 	skipped *directive.Info
 	// owned are the rules a section has taken as its Lines (own).
 	owned map[*policy.Rule]bool
+	// vanished: the Require container just read held only lines
+	// Options.Omit took out, and went with them.
+	vanished bool
 	// strictHost is the StrictHostCheck On line of the server being
 	// built, if any.
 	strictHost *apacheconf.Directive
@@ -297,8 +300,9 @@ func (b *builder) ruleKey(d *apacheconf.Directive, scope []string) []byte {
 }
 
 // demotable are the directives Options.Omit can take out of a policy:
-// single access lines, whose absence is what deleting the line means.
-var demotable = map[string]bool{"order": true, "allow": true, "deny": true, "satisfy": true, "require": true}
+// access lines and settings (IsSectionAccess), whose absence is what
+// deleting the line means.
+var demotable = sectionAccess
 
 // omitted reports whether d is a rule Options.Omit takes out; its ID is
 // then used up, so that the IDs of the rules after it do not move.
@@ -1416,8 +1420,22 @@ func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name stri
 	// AuthConfig's directives alone allowed (ctxOf): AuthName, Satisfy or
 	// a <Limit> act as they would outside, and the Require lines inside
 	// fill this container.
+	omitted := false
 	for _, c := range d.Block {
+		if b.omitted(c, c.LowerName(), inner.scope) {
+			omitted = true
+			continue
+		}
 		b.dirDirective(c, &inner)
+		if b.vanished {
+			omitted, b.vanished = true, false
+		}
+	}
+	if len(sec.Children) == 0 && omitted {
+		// Options.Omit took every Require line out: the container goes
+		// with them, as a deletion of the lines would take it.
+		b.vanished = true
+		return
 	}
 	if len(sec.Children) == 0 {
 		b.errorf(d, "<%s> directive contains no authorization directives", d.Name)

@@ -12,6 +12,7 @@ package translate
 
 import (
 	"net/netip"
+	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -350,4 +351,44 @@ func MergeDirSettings(base, add *DirSettings) *DirSettings {
 		m.IndexRedirect, m.IndexRedirectRule = add.IndexRedirect, add.IndexRedirectRule
 	}
 	return &m
+}
+
+// sectionAccess are the directives that make a section's access
+// configuration (DirConf.WithoutAccess takes away what they set): host
+// access, authorization, authentication and their settings.
+var sectionAccess = map[string]bool{
+	"order": true, "allow": true, "deny": true, "satisfy": true, "require": true,
+	"authmerging": true, "authzsendforbiddenonfailure": true,
+	"authtype": true, "authname": true, "authuserfile": true, "authgroupfile": true,
+	"authbasicauthoritative": true, "authbasicprovider": true,
+	"authzuserauthoritative": true, "authzgroupfileauthoritative": true,
+}
+
+// IsSectionAccess reports whether a rule's directive (its text, "Deny
+// from all") belongs to its section's access configuration: the lines
+// whose deletion together is DirConf.WithoutAccess. A Require inside a
+// <RequireAll> is its own line; the container has none.
+func IsSectionAccess(text string) bool {
+	name, _, _ := strings.Cut(text, " ")
+	return sectionAccess[strings.ToLower(name)]
+}
+
+// HasAccess reports whether the section configuration sets any part of
+// the access configuration.
+func (c *DirConf) HasAccess() bool {
+	return c.Compat != nil || c.Authz != nil || c.AuthType != nil || c.AuthName != nil || c.UserFile != nil ||
+		c.BasicAuthoritative != nil || c.GroupFile != nil || c.Satisfy22Set != 0 || c.Requires22 != nil ||
+		c.UserAuthoritative != nil || c.GroupAuthoritative != nil
+}
+
+// WithoutAccess is the configuration with its access configuration taken
+// away, as if the section's access directives (IsSectionAccess) were
+// deleted: what the section would merge as without them.
+func (c *DirConf) WithoutAccess() *DirConf {
+	d := *c
+	d.Compat, d.Authz = nil, nil
+	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile = nil, nil, nil, nil, nil, nil
+	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
+	d.UserAuthoritative, d.GroupAuthoritative = nil, nil
+	return &d
 }

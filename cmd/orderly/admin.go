@@ -40,7 +40,7 @@ tr.section td{background:#eef1f6;font-weight:600;border-top:2px solid #c9d0dc}
 tr.setting td{color:#5b6475}tr.default td{color:#5b6475;font-style:italic}
 .v{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;white-space:nowrap}
 .v-needed{background:#e3f1e6;color:#1e5b2c}.v-can-go{background:#fdecea;color:#8c1d18}.v-dead{background:#fbd5d1;color:#8c1d18}
-.v-demoted{background:#fff3c4;color:#6b5200}.v-with-section,.v-not-seen{background:#eef1f6;color:#3b4354}
+.v-demoted{background:#fff3c4;color:#6b5200}.v-section-needed{background:#e3f1e6;color:#1e5b2c}.v-section-can-go{background:#fdecea;color:#8c1d18}.v-with-section,.v-not-seen{background:#eef1f6;color:#3b4354}
 .newly-deny{color:#8c1d18}.newly-allow{color:#b3261e;font-weight:600}
 input{font:inherit;padding:4px 8px;width:28em;margin:0 .6em .5em 0}
 .trail{font-size:12px;color:#3b4354;white-space:pre-wrap;margin:.3em 0}
@@ -174,9 +174,10 @@ function ruleRow(r, sec){
 function drawRules(d){
   var table = document.getElementById("rules");
   Array.prototype.slice.call(table.tBodies).forEach(function(b){ table.removeChild(b); });
-  var group = function(id, title, meta, rules){
+  var group = function(id, title, meta, rules, sv, svWhy){
     var body = el("tbody", {id: "sec-" + id, "data-section": title});
-    body.appendChild(el("tr", {"class": "section"}, [el("td", {colspan: 9}, [title + "  ", el("span", {"class": "meta", text: meta})])]));
+    body.appendChild(el("tr", {"class": "section"}, [el("td", {colspan: 7}, [title + "  ", el("span", {"class": "meta", text: meta})]),
+      el("td", {"class": "section-verdict"}, [verdict(sv, svWhy)]), el("td")]));
     var settings = rules.filter(function(r){ return r.kind === "setting"; });
     rules.filter(function(r){ return r.kind !== "setting"; }).forEach(function(r){ body.appendChild(ruleRow(r, id)); });
     if (settings.length) {
@@ -189,11 +190,11 @@ function drawRules(d){
     table.appendChild(body);
   };
   d.sections.forEach(function(s){
-    group(s.id, s.section, s.policy + " · " + s.where + " · " + s.requests + " requests decided with it in force" + (s.methods ? " (" + s.methods + ")" : ""), s.rules);
+    group(s.id, s.section, s.policy + " · " + s.where + " · " + s.requests + " requests decided with it in force" + (s.methods ? " (" + s.methods + ")" : ""), s.rules, s.verdict, s.why);
   });
   if (d.other.length) group("other", "Outside any section", "server-level lines and built-in defaults", d.other);
   var v = d.verdicts, parts = [];
-  ["needed", "can go", "dead", "demoted", "with section", "not seen"].forEach(function(k){ if (v[k]) parts.push(v[k] + " " + k); });
+  ["needed", "can go", "dead", "demoted", "with section", "not seen", "section needed", "section can go"].forEach(function(k){ if (v[k]) parts.push(v[k] + " " + k); });
   document.getElementById("since").textContent = "verdicts " + d.since + ": " + (parts.join(", ") || "none yet");
   filter();
 }
@@ -230,7 +231,7 @@ function summary(sc, dis, rules){
   }).join("; ")}));
   var v = rules.verdicts;
   s.appendChild(document.createTextNode(" · "));
-  s.appendChild(el("span", {id: "summary-retire", text: (v["can go"] || 0) + " rules can go, " + (v.dead || 0) + " dead, " + (v.demoted || 0) + " demoted, " + (v.needed || 0) + " needed"}));
+  s.appendChild(el("span", {id: "summary-retire", text: (v["can go"] || 0) + " rules can go, " + (v.dead || 0) + " dead, " + (v.demoted || 0) + " demoted, " + (v.needed || 0) + " needed; " + (v["section can go"] || 0) + " sections can go as a whole"}));
 }
 
 function refresh(){

@@ -86,6 +86,8 @@ type apiSection struct {
 	Requests uint64    `json:"requests"` // decided with its access lines in force
 	Methods  string    `json:"methods"`  // those, by method: "GET 12, POST 3"
 	Matches  uint64    `json:"matches"`  // of its rules
+	Verdict  string    `json:"verdict"`  // of its access lines together: section needed, section can go; "" for no evidence
+	Why      string    `json:"why,omitempty"`
 	Rules    []apiRule `json:"rules"`
 }
 
@@ -220,6 +222,10 @@ func (a *adminAPI) rules(w http.ResponseWriter, _ *http.Request) {
 				sec.Requests += n
 			}
 			sec.Methods = coverage(s.Default, cfg.Methods)
+			if f, ok := judged[s.Default.ID]; ok && strings.HasPrefix(f.Kind, "section-") {
+				sec.Verdict, sec.Why = f.Verdict, f.Why
+				out.Verdicts[f.Verdict]++
+			}
 			for _, r := range append(slices.Clip(s.Lines), s.Default) {
 				ar := row(r)
 				if ar.Example == nil {
@@ -329,6 +335,9 @@ func (a *adminAPI) ruleRow(r *policy.Rule, pol string, demoted bool, judged map[
 		row.Parts = append(row.Parts, apiPart{p.Word, p.Matches()})
 	}
 	f, ok := judged[r.ID]
+	if r.Default {
+		ok = false // its section's verdict is the section's (apiSection)
+	}
 	switch {
 	case demoted:
 		row.Verdict = "demoted"

@@ -170,6 +170,11 @@ func TestAdminAPI(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != "setting: access:needed access:needed default:" || admin.Requests != 3 || admin.Methods != "GET 3" {
 		t.Errorf("admin section: %s, %d requests (%s)", got, admin.Requests, admin.Methods)
 	}
+	// Deleting its three lines together lets 8.8.8.8 in: needed as a
+	// whole too.
+	if admin.Verdict != "section needed" || !strings.Contains(admin.Why, "its access lines (6, 7, 8) together would have changed the answer to 2 requests") {
+		t.Errorf("admin section's verdict: %s (%s)", admin.Verdict, admin.Why)
+	}
 	deny := lines["legacy.conf:7 Deny from all"]
 	if deny.Necessary != 2 || deny.Matches != 3 || deny.Decisive != 2 || deny.Example == nil || deny.Example.Target != "/admin/" {
 		t.Errorf("Deny from all: %+v", deny)

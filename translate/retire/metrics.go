@@ -57,6 +57,9 @@ func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Findi
 	var ev *evidence
 	if f := fams["orderly_rule_necessary_total"]; f != nil {
 		ev = &evidence{when: "since orderly started", necessary: counts("orderly_rule_necessary_total"), covered: map[string]map[string]float64{}}
+		if fams["orderly_section_necessary_total"] != nil {
+			ev.sections = counts("orderly_section_necessary_total")
+		}
 		if f := fams["orderly_section_decisions_total"]; f != nil {
 			for _, m := range f.GetMetric() {
 				id, _ := label(m, "rule_id")

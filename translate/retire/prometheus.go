@@ -54,10 +54,22 @@ func FromPrometheus(ctx context.Context, base string, window string, rules []*po
 		if err != nil {
 			return nil, err
 		}
+		sections, err := query(ctx, base, "sum by (rule_id) (increase(orderly_section_necessary_total["+window+"]))")
+		if err != nil {
+			return nil, err
+		}
 		ev = &evidence{when: "in the last " + window, necessary: map[string]float64{}, covered: map[string]map[string]float64{}}
 		for id, n := range necessary {
 			if _, ok := old[id]; ok { // only rules older than the window
 				ev.necessary[id] = n
+			}
+		}
+		if len(sections) > 0 {
+			ev.sections = map[string]float64{}
+			for id, n := range sections {
+				if _, ok := old[id]; ok {
+					ev.sections[id] = n
+				}
 			}
 		}
 		for k, n := range covered {

@@ -234,6 +234,7 @@ func TestFromPrometheusNecessity(t *testing.T) {
 	}
 	answers["sum by (rule_id) (increase(orderly_rule_necessary_total[7d]))"] = vector(byRule("deny", "0"), byRule("require", "2.5"), byRule("young", "0"))
 	answers["sum by (rule_id, method) (increase(orderly_section_decisions_total[7d]))"] = vector(sample{map[string]string{"rule_id": "default", "method": "GET"}, "3"})
+	answers["sum by (rule_id) (increase(orderly_section_necessary_total[7d]))"] = vector(byRule("default", "0"))
 	_, srv := answering(t, answers)
 	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", promRules, nil)
 	if err != nil {

@@ -21,6 +21,11 @@ const (
 	Needed = "needed" // deleting it would have changed some answer seen
 	CanGo  = "can go" // deleting it would have changed no answer seen
 	Dead   = "dead"   // deleting it can change no answer at all (static)
+
+	// A section's access configuration as a whole (all its Order, Allow,
+	// Deny, Satisfy, Require and Auth* lines together).
+	SectionNeeded = "section needed"
+	SectionCanGo  = "section can go"
 )
 
 // Index is what the verdicts need of a configuration beside its rules:
@@ -32,6 +37,7 @@ type Index struct {
 	readers map[string][]reader           // variable (lower case) → the lines that test it
 	sets    map[*policy.Rule][]string     // SetEnvIf line → the variables it sets (lower case)
 	dead    map[string]bool               // lines Static finds can never decide, by ID
+	secs    []*translate.Section          // the sections with an access configuration
 }
 
 // reader is an access line that tests a variable: it matches when the
@@ -97,6 +103,9 @@ func (ix *Index) addSections(secs []*translate.Section) {
 	}
 	for _, s := range secs {
 		c := s.Conf
+		if c.HasAccess() && s.Default != nil && !slices.Contains(ix.secs, s) {
+			ix.secs = append(ix.secs, s)
+		}
 		if cp := c.Compat; cp != nil {
 			for _, list := range [][]policy.AccessRule{cp.Allows, cp.Denys} {
 				for _, a := range list {
@@ -145,6 +154,9 @@ type evidence struct {
 	when      string // "since orderly started", "in the last 7d"
 	necessary map[string]float64
 	covered   map[string]map[string]float64 // section rule ID → method → requests
+	// sections is the necessity of the sections' access configurations,
+	// by their synthetic rules' IDs (nil: not counted by that orderly).
+	sections map[string]float64
 }
 
 // coverage is the requests decided with sec in force, in total and as
@@ -248,11 +260,50 @@ func verdicts(rules []*policy.Rule, ix *Index, ev *evidence) []Finding {
 			finding(r, "can-go", CanGo, Warning, fmt.Sprintf("sets %s, and every access line that reads it can go %s", strings.Join(vars, ", "), ev.when))
 		}
 	}
-	// No verdict for a section as a whole: that each of its lines can go
-	// on its own says nothing of deleting the section, whose settings
+	// A section's access configuration is judged as a whole by its own
+	// counterfactual (walk's sectionsNecessary): that each of its lines
+	// can go on its own says nothing of deleting them all, as its settings
 	// (Order allow,deny alone refuses everyone) may be what decides.
-	// That needs a counterfactual of its own (issue 15, left).
+	if ev.sections != nil {
+		for _, s := range ix.secs {
+			out = append(out, sectionVerdict(s, ev)...)
+		}
+	}
 	return out
+}
+
+// sectionVerdict judges the access configuration of s as a whole.
+func sectionVerdict(s *translate.Section, ev *evidence) []Finding {
+	n, ok := ev.sections[s.Default.ID]
+	if !ok {
+		return nil
+	}
+	var lines []string
+	for _, r := range s.Lines {
+		if translate.IsSectionAccess(r.Text) {
+			lines = append(lines, fmt.Sprintf("%d", r.Line))
+		}
+	}
+	f := Finding{RuleID: s.Default.ID, File: s.Default.File, Line: s.Default.Line, Text: s.String()}
+	what := "its access lines (" + strings.Join(lines, ", ") + ")"
+	if len(lines) == 1 {
+		what = "its access line (" + lines[0] + ")"
+	}
+	if s.Kind == translate.KindHtaccess {
+		what = "the .htaccess file's access lines"
+	}
+	total, methods := ev.coverage(s.Default)
+	switch {
+	case n > 0:
+		f.Kind, f.Verdict, f.Severity = "section-needed", SectionNeeded, Info
+		f.Why = fmt.Sprintf("deleting %s together would have changed the answer to %.0f requests %s", what, n, ev.when)
+	case total > 0:
+		f.Kind, f.Verdict, f.Severity = "section-can-go", SectionCanGo, Warning
+		f.Why = fmt.Sprintf("deleting %s together would have changed none of the %.0f requests decided with it in force %s (%s); traffic not seen is not covered", what, total, ev.when, methods)
+	default:
+		return nil
+	}
+	return []Finding{f}
 }
 
 // FromCounters judges rules by their own counters (policy.Rule's
@@ -260,9 +311,11 @@ func verdicts(rules []*policy.Rule, ix *Index, ev *evidence) []Finding {
 // page shows, and what FromMetrics reads back from a scrape. when says
 // over what ("since orderly started"). methods names method numbers.
 func FromCounters(rules []*policy.Rule, ix *Index, when string, methods *policy.Methods) []Finding {
-	ev := &evidence{when: when, necessary: map[string]float64{}, covered: map[string]map[string]float64{}}
+	ev := &evidence{when: when, necessary: map[string]float64{}, covered: map[string]map[string]float64{}, sections: map[string]float64{}}
 	for _, r := range rules {
-		if !r.Default {
+		if r.Default {
+			ev.sections[r.ID] += float64(r.Necessary())
+		} else {
 			ev.necessary[r.ID] += float64(r.Necessary())
 		}
 		for num, n := range r.Covered() {

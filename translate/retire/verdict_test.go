@@ -158,6 +158,7 @@ func TestFromCounters(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s [%s] %s", f.Text, f.Verdict, f.Why))
 	}
 	want := []string{
+		"<Directory " + cfg.DocumentRoot + "/a> [section can go] deleting its access lines (2, 3, 4) together would have changed none of the 3 requests decided with it in force in the test (GET 3); traffic not seen is not covered",
 		"Deny from all [can go] deleting it would have changed none of the 3 requests decided with its section in force in the test (GET 3); traffic not seen is not covered",
 		"Allow from 10.0.0.0/8 [needed] necessary to 2 requests in the test: deleting it would have changed their answer",
 	}

@@ -226,6 +226,10 @@ type Request struct {
 	// decisions, counted with the main request's (countNecessary).
 	subNeed  [policy.MaxNecessary]policy.Necessity
 	nSubNeed uint8
+	// secNeed are the sections found necessary so far
+	// (sectionsNecessary), by their synthetic rules.
+	secNeed  [8]*policy.Rule
+	nSecNeed uint8
 }
 
 // subNecessary keeps what a subrequest's decision needed, for
@@ -361,6 +365,8 @@ type Result struct {
 type mainDecision struct {
 	need     [policy.MaxNecessary]policy.Necessity
 	n        uint8
+	sec      [4]policy.Necessity // sections (sectionsNecessary)
+	nsec     uint8
 	allowed  bool
 	sections []*translate.Section
 }
@@ -441,6 +447,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	pr.SSL = e.sslRequest(req, m, res.Filename, false)
 	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
 	m.covered(&pr)
+	e.sectionsNecessary(m, &pr, &res.Decision, req, &main)
 	main.n = uint8(copy(main.need[:], res.Decision.Necessary()))
 	main.allowed, main.sections = res.Status == 0, res.Sections
 	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
@@ -489,6 +496,14 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 func (e *Engine) countNecessary(req *Request, res *Result) {
 	var counted [2 * policy.MaxNecessary]*policy.Rule
 	k := 0
+	for _, n := range res.main.sec[:res.main.nsec] {
+		if slices.Contains(req.secNeed[:req.nSecNeed], n.Rule) ||
+			res.main.allowed && res.Status != 0 && n.Status == res.Status && (n.Status != http.StatusUnauthorized || n.Realm == res.Realm) &&
+				e.dirRedirects(res.main.sections).ErrorURL(n.Status) == "" {
+			continue
+		}
+		n.Rule.AddNecessary(1)
+	}
 	for _, n := range res.main.need[:res.main.n] {
 		if res.main.allowed && res.Status != 0 && n.Status == res.Status && (n.Status != http.StatusUnauthorized || n.Realm == res.Realm) &&
 			e.dirRedirects(res.main.sections).ErrorURL(n.Status) == "" {
@@ -503,7 +518,7 @@ func (e *Engine) countNecessary(req *Request, res *Result) {
 			n.Count(req.Now)
 		}
 	}
-	req.nSubNeed = 0
+	req.nSubNeed, req.nSecNeed = 0, 0
 }
 
 // dirSettings are mod_dir's switches in force, unset ones at their
@@ -594,6 +609,7 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 	sm.covered(&pr)
 	req.subNecessary(&sub.Decision)
+	e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
 	if sub.Status == 0 && e.fixupRedirect(req, &sub) {
 		// mod_alias's fixups, before mod_dir's: fixup_dflt answers the
 		// subrequest's redirect, or its error.
@@ -744,6 +760,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
 			sm.covered(&pr)
 			req.subNecessary(&sub.Decision)
+			e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
 		}
 		if sub.Status == 0 && e.fixupRedirect(req, &sub) && translate.IsRedirect(sub.Status) {
 			// mod_alias's fixups run for the subrequest too, before
@@ -826,6 +843,75 @@ type merged struct {
 	lookups     translate.HostnameLookups
 	options     translate.OptionBits // core's Options in force
 	ssl         *translate.SSLDir    // mod_ssl's (ssl.go)
+
+	// alts are the layers with each section's access configuration taken
+	// away, made when first needed (sectionsNecessary).
+	alts atomic.Pointer[[]sectionAlt]
+}
+
+// sectionAlt is the access decision's layers as they would be without
+// one section's access configuration (translate.DirConf.WithoutAccess).
+type sectionAlt struct {
+	sec    *translate.Section
+	layers *policy.Layers
+}
+
+// sectionAlts returns m's alternatives, one for each section with an
+// access configuration of its own.
+func (e *Engine) sectionAlts(m *merged) []sectionAlt {
+	if p := m.alts.Load(); p != nil {
+		return *p
+	}
+	alts := []sectionAlt{}
+	for i, s := range m.sections {
+		if s.Default == nil || !s.Conf.HasAccess() {
+			continue
+		}
+		without := *s
+		without.Conf = s.Conf.WithoutAccess()
+		secs := slices.Clone(m.sections)
+		secs[i] = &without
+		alts = append(alts, sectionAlt{sec: s, layers: e.mergeNow(secs).layers})
+	}
+	m.alts.Store(&alts)
+	return alts
+}
+
+// sectionsNecessary finds the sections whose access configuration is
+// necessary to decision d of pr, made with m: deciding again without it
+// answers otherwise (another status, or for a 401 another realm). Each is
+// counted once per request on the section's synthetic rule
+// (Rule.Necessary), in the main request and its subrequests alike; a
+// count too many only ever calls a removable section needed.
+//
+// A subrequest's are counted at once; the main request's wait for the
+// final answer (countNecessary), which may make one of them moot.
+func (e *Engine) sectionsNecessary(m *merged, pr *policy.Request, d *policy.Decision, req *Request, main *mainDecision) {
+	if pr.Dry {
+		return
+	}
+	for _, alt := range e.sectionAlts(m) {
+		if slices.Contains(req.secNeed[:req.nSecNeed], alt.sec.Default) {
+			continue
+		}
+		q := *pr
+		q.Dry, q.DeferNecessity = true, false
+		a := policy.Decide(alt.layers, &q, e.id, nil)
+		if a.Status == d.Status && (d.Status != http.StatusUnauthorized || a.Realm == d.Realm) {
+			continue
+		}
+		n := policy.Necessity{Rule: alt.sec.Default, Status: a.Status, Realm: a.Realm}
+		if main != nil && int(main.nsec) < len(main.sec) {
+			main.sec[main.nsec] = n
+			main.nsec++
+			continue
+		}
+		alt.sec.Default.AddNecessary(1)
+		if int(req.nSecNeed) < len(req.secNeed) {
+			req.secNeed[req.nSecNeed] = alt.sec.Default
+			req.nSecNeed++
+		}
+	}
 }
 
 // walked is what the walk found on the file system.
