@@ -264,3 +264,81 @@ func TestHtaccessSections(t *testing.T) {
 		t.Errorf("sections %v, want h/.htaccess alone", secs)
 	}
 }
+
+// A section's access configuration is necessary to a decision when
+// deciding again without it answers otherwise: another status, or for a
+// 401 another realm. It counts on the section's synthetic rule, once per
+// request, in the main request and its index subrequests, not for a dry
+// decision, and not where the main request's refusal without it is the
+// very answer the request got anyway.
+func TestSectionNecessity(t *testing.T) {
+	e, _ := engine(t, `<Directory "@DOCROOT@/a">
+    Order deny,allow
+    Deny from all
+    Allow from 10.0.0.0/8
+</Directory>
+<Directory "@DOCROOT@/p">
+    AuthType Basic
+    AuthName "Parent"
+    AuthUserFile /nonexistent
+    Require valid-user
+</Directory>
+<Directory "@DOCROOT@/p/c">
+    AuthName "Child"
+</Directory>
+<Directory "@DOCROOT@/d">
+    Require all denied
+</Directory>
+<Directory "@DOCROOT@/d/g">
+    Require all granted
+</Directory>
+<Files "index.html">
+    Require all denied
+</Files>
+<Directory "@DOCROOT@/s">
+    Satisfy Any
+</Directory>
+`, "a/x.html", "p/c/x.html", "d/g/index.html", "d/g/x.html", "s/x.html")
+	sec := func(line int) uint64 { return ruleAt(t, e, line, true).Necessary() }
+	type count struct {
+		line int
+		want uint64
+	}
+	check := func(what string, cs ...count) {
+		t.Helper()
+		for _, c := range cs {
+			if got := sec(c.line); got != c.want {
+				t.Errorf("%s: the section on line %d is necessary to %d requests, want %d", what, c.line, got, c.want)
+			}
+		}
+	}
+	// Refused by the section, granted without it: necessary; granted by
+	// its Allow, granted without it too: not.
+	decide(e, req{target: "/a/x.html", ip: "8.8.8.8"})
+	decide(e, req{target: "/a/x.html", ip: "10.1.1.1"})
+	check("host access", count{1, 1})
+	// The child's AuthName is the realm of the 401: without it, the
+	// parent's.
+	if res := decide(e, req{target: "/p/c/x.html", ip: "8.8.8.8"}); res.Status != 401 || res.Realm != "Child" {
+		t.Fatalf("/p/c/x.html: %d %q", res.Status, res.Realm)
+	}
+	check("realm", count{6, 1}, count{12, 1})
+	// A dry decision counts nothing.
+	e.Decide(&Request{Method: "GET", Target: "/a/x.html", Proto: "HTTP/1.1", Dry: true, ClientAddr: netip.MustParseAddr("8.8.8.8"), LocalAddr: netip.MustParseAddr("127.0.0.1")}, nil)
+	check("dry", count{1, 1})
+	// /d/g/ is granted by d/g, and its index refused by <Files>: the
+	// answer is 403 with or without d/g (d refuses then), so d/g is not
+	// necessary; <Files> is, to the subrequest (without it the index is
+	// served); d is not on the subrequest's path of decision: d/g's
+	// Require replaces it.
+	if res := decide(e, req{target: "/d/g/", ip: "8.8.8.8"}); res.Status != 403 {
+		t.Fatalf("/d/g/: %d", res.Status)
+	}
+	check("index", count{18, 0}, count{21, 1}, count{15, 0})
+	// A plain file of d/g: d/g is necessary (without it, d refuses).
+	decide(e, req{target: "/d/g/x.html", ip: "8.8.8.8"})
+	check("granted", count{18, 1}, count{15, 0})
+	// A section whose access configuration changes nothing here.
+	decide(e, req{target: "/s/x.html", ip: "8.8.8.8"})
+	check("Satisfy alone", count{24, 0})
+}
