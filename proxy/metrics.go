@@ -36,6 +36,7 @@ type Metrics struct {
 	reloadTime prometheus.Gauge
 	generation prometheus.Gauge
 	guardOK    prometheus.Gauge // guard.go
+	since      prometheus.Gauge // when the rule counters started
 }
 
 // NewMetrics returns the metrics of one orderly process, with the Go and
@@ -106,6 +107,12 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation,
 		m.shadowErrors, m.scopeReqs, m.scopeInfo, m.scopeShare, m.backendUp)
 	m.guardOK = newGuardGauge(reg)
+	m.since = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "orderly_counters_since_timestamp_seconds",
+		Help: "When the rule counters started, in seconds since the epoch: the process's start, or the first start recorded in its state_file. The retirement verdicts are about the traffic since then.",
+	})
+	reg.MustRegister(m.since)
+	m.since.SetToCurrentTime()
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	// The default scope until a handler shows its own.
@@ -138,6 +145,12 @@ func (m *Metrics) Loaded(generation uint64, ok bool) {
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	m.generation.Set(float64(generation))
+}
+
+// CountingSince records when the rule counters started (the state
+// file's first start, when it has one).
+func (m *Metrics) CountingSince(t time.Time) {
+	m.since.Set(float64(t.UnixNano()) / 1e9)
 }
 
 // Handler serves the registry in the exposition format.

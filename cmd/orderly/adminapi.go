@@ -112,6 +112,7 @@ type adminAPI struct {
 	rl      *reloader
 	hist    *scopeHistory
 	started time.Time
+	since   time.Time // when the rule counters started (the state file's first start)
 }
 
 func (a *adminAPI) register(mux *http.ServeMux) {
@@ -182,7 +183,7 @@ func (a *adminAPI) disagreements(w http.ResponseWriter, _ *http.Request) {
 func (a *adminAPI) rules(w http.ResponseWriter, _ *http.Request) {
 	p, _ := a.h.Policies()
 	out := apiRules{apiStatus: a.status(), Verdicts: map[string]int{}, Sections: []apiSection{}, Other: []apiRule{}}
-	out.Since = "since orderly started (" + a.started.UTC().Format(time.RFC3339) + ")"
+	out.Since = sinceText(a.since, a.started)
 	groups, _ := a.h.DisagreementGroups()
 	against := map[string]uint64{}
 	for _, g := range groups {
@@ -258,6 +259,15 @@ func (a *adminAPI) rules(w http.ResponseWriter, _ *http.Request) {
 	}
 	count(out.Other)
 	writeJSON(w, out)
+}
+
+// sinceText says over what the counters' verdicts are: "since orderly
+// started (TIME)", or since the state file's first start.
+func sinceText(since, started time.Time) string {
+	if since.IsZero() || !since.Before(started) {
+		return "since orderly started (" + started.UTC().Format(time.RFC3339) + ")"
+	}
+	return "since " + since.UTC().Format(time.RFC3339) + " (kept in state_file across restarts)"
 }
 
 // engineSections are the sections of an engine's configuration, its

@@ -223,13 +223,18 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	engine := pols.Legacy
+	// since is when the rule counters started: now, or the state file's.
+	since := started
 	if rc.StateFile != "" {
-		saved, err := loadState(rc.StateFile)
+		saved, savedSince, err := loadState(rc.StateFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: state_file: %v\n", *configPath, err)
 			return 2
 		}
 		pols.Restore(saved)
+		if !savedSince.IsZero() {
+			since = savedSince
+		}
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	var errLog io.Writer
@@ -268,6 +273,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		p, _ := h.Policies()
 		return p.Rules()
 	})
+	metrics.CountingSince(since)
 	transport := proxy.NewTransport()
 	transport.ResponseHeaderTimeout = rc.BackendTimeout
 	health := rc.Health
@@ -344,7 +350,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		done := make(chan struct{})
 		defer close(done)
 		go hist.run(done)
-		(&adminAPI{h: h, rl: rl, hist: hist, started: started}).register(mux)
+		(&adminAPI{h: h, rl: rl, hist: hist, started: started, since: since}).register(mux)
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
@@ -431,7 +437,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		p, _ := h.Policies()
-		if err := saveState(rc.StateFile, append(p.Rules(), p.Unclaimed()...)); err != nil {
+		if err := saveState(rc.StateFile, append(p.Rules(), p.Unclaimed()...), since); err != nil {
 			logger.Error("saving the state file", "path", rc.StateFile, "err", err)
 		}
 	}
@@ -542,7 +548,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if rc.StateFile != "" {
-		saved, err := loadState(rc.StateFile)
+		saved, _, err := loadState(rc.StateFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: state_file: %v\n", *configPath, err)
 			return 2

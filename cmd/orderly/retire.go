@@ -65,12 +65,14 @@ func cmdRetire(args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			against, err = retire.DemotedDisagreements(bytes.NewReader(scrape))
 		}
+		if err == nil {
+			when, err = retire.Since(bytes.NewReader(scrape))
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "retire: -metrics %s: %v\n", *metrics, err)
 			return 2
 		}
 		findings = append(findings, more...)
-		when = "since orderly started"
 	}
 	if *prom != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

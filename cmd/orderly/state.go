@@ -19,9 +19,12 @@ const stateVersion = 1
 // state is what state_file keeps across restarts: each rule's counters and
 // first and last hit, by rule ID.
 type state struct {
-	Version int                  `json:"version"`
-	Saved   time.Time            `json:"saved"`
-	Rules   map[string]ruleState `json:"rules"`
+	Version int       `json:"version"`
+	Saved   time.Time `json:"saved"`
+	// Since is when the counters started: the first start of the orderly
+	// that wrote the file (absent in files written before it was kept).
+	Since time.Time            `json:"since,omitzero"`
+	Rules map[string]ruleState `json:"rules"`
 }
 
 type ruleState struct {
@@ -42,22 +45,23 @@ type partState struct {
 	Matches uint64 `json:"matches"`
 }
 
-// loadState reads the state file as rules carrying the saved counters; a
+// loadState reads the state file as rules carrying the saved counters,
+// and when the counters started (zero if the file does not say); a
 // missing file is an empty state.
-func loadState(path string) ([]*policy.Rule, error) {
+func loadState(path string) ([]*policy.Rule, time.Time, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, time.Time{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	var s state
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, time.Time{}, fmt.Errorf("%s: %v", path, err)
 	}
 	if s.Version != stateVersion {
-		return nil, fmt.Errorf("%s: state version %d, want %d", path, s.Version, stateVersion)
+		return nil, time.Time{}, fmt.Errorf("%s: state version %d, want %d", path, s.Version, stateVersion)
 	}
 	ids := make([]string, 0, len(s.Rules))
 	for id := range s.Rules {
@@ -80,7 +84,7 @@ func loadState(path string) ([]*policy.Rule, error) {
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, s.Since, nil
 }
 
 func unixNano(ns int64) time.Time {
@@ -90,10 +94,10 @@ func unixNano(ns int64) time.Time {
 	return time.Unix(0, ns)
 }
 
-// saveState writes the counters of rules to path, atomically (a file
-// beside it, renamed over it).
-func saveState(path string, rules []*policy.Rule) error {
-	s := state{Version: stateVersion, Saved: time.Now().UTC(), Rules: map[string]ruleState{}}
+// saveState writes the counters of rules, counting since since, to path,
+// atomically (a file beside it, renamed over it).
+func saveState(path string, rules []*policy.Rule, since time.Time) error {
+	s := state{Version: stateVersion, Saved: time.Now().UTC(), Since: since.UTC(), Rules: map[string]ruleState{}}
 	for _, r := range rules {
 		m, d, last := r.Stats()
 		rs := ruleState{Matches: m, Decisive: d, Necessary: r.Necessary()}

@@ -12,7 +12,7 @@ import (
 
 func TestStateRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
-	if rules, err := loadState(path); err != nil || rules != nil {
+	if rules, since, err := loadState(path); err != nil || rules != nil || !since.IsZero() {
 		t.Fatalf("missing file: %v %v, want an empty state", rules, err)
 	}
 	first, last := time.Unix(1764000000, 5), time.Unix(1764000100, 7)
@@ -22,12 +22,16 @@ func TestStateRoundTrip(t *testing.T) {
 	b := &policy.Rule{ID: "b"}
 	b.AddCovered(policy.MethodGet, 7)
 	b.AddCovered(2, 1)
-	if err := saveState(path, []*policy.Rule{a, b}); err != nil {
+	started := time.Unix(1763000000, 0)
+	if err := saveState(path, []*policy.Rule{a, b}, started); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := loadState(path)
+	rules, since, err := loadState(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !since.Equal(started) {
+		t.Errorf("counting since %v, want %v", since, started)
 	}
 	if len(rules) != 2 || rules[0].ID != "a" || rules[1].ID != "b" {
 		t.Fatalf("rules %v", rules)
@@ -51,7 +55,7 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	for _, bad := range []string{"{", `{"version":2,"rules":{}}`} {
 		os.WriteFile(path, []byte(bad), 0o644)
-		if _, err := loadState(path); err == nil || !strings.Contains(err.Error(), path) {
+		if _, _, err := loadState(path); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}

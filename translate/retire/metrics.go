@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -56,7 +57,7 @@ func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Findi
 	var out []Finding
 	var ev *evidence
 	if f := fams["orderly_rule_necessary_total"]; f != nil {
-		ev = &evidence{when: "since orderly started", necessary: counts("orderly_rule_necessary_total"), covered: map[string]map[string]float64{}}
+		ev = &evidence{when: sinceOf(fams), necessary: counts("orderly_rule_necessary_total"), covered: map[string]map[string]float64{}}
 		if fams["orderly_section_necessary_total"] != nil {
 			ev.sections = counts("orderly_section_necessary_total")
 		}
@@ -143,4 +144,27 @@ func label(m *dto.Metric, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// sinceOf says over what a scrape's counters count: since the time its
+// orderly_counters_since_timestamp_seconds gives (the process's start, or
+// the first one its state_file recorded), else "since orderly started".
+func sinceOf(fams map[string]*dto.MetricFamily) string {
+	f := fams["orderly_counters_since_timestamp_seconds"]
+	if f == nil || len(f.GetMetric()) == 0 || f.GetMetric()[0].GetGauge().GetValue() <= 0 {
+		return "since orderly started"
+	}
+	sec := f.GetMetric()[0].GetGauge().GetValue()
+	return "since " + time.Unix(int64(sec), 0).UTC().Format(time.RFC3339)
+}
+
+// Since says over what a scrape's counters count ("since
+// 2026-11-26T20:50:41Z"), for findings made from it beside FromMetrics'.
+func Since(exposition io.Reader) (string, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(exposition)
+	if err != nil {
+		return "", fmt.Errorf("reading the metrics: %w", err)
+	}
+	return sinceOf(fams), nil
 }

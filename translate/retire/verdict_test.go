@@ -217,3 +217,60 @@ orderly_shadow_disagreements_total{against="policy",direction="would_newly_allow
 		t.Errorf("nothing demoted, findings changed: %+v", out)
 	}
 }
+
+// A scrape says since when its counters count
+// (orderly_counters_since_timestamp_seconds), and carries the sections'
+// necessity (orderly_section_necessary_total): the verdicts say both.
+func TestFromMetricsSinceAndSections(t *testing.T) {
+	cfg := load(t, `<Directory @DOCROOT@/a>
+    Order deny,allow
+    Deny from all
+</Directory>
+<Directory @DOCROOT@/b>
+    Order allow,deny
+    Allow from all
+</Directory>
+`)
+	sec := map[string]string{}
+	for _, r := range cfg.Rules {
+		if r.Default {
+			sec[r.Text[strings.LastIndex(r.Text, "/")+1:]] = r.ID
+		}
+	}
+	scrape := fmt.Sprintf(`# TYPE orderly_counters_since_timestamp_seconds gauge
+orderly_counters_since_timestamp_seconds 1.7950e+09
+# TYPE orderly_rule_necessary_total counter
+orderly_rule_necessary_total{rule_id="x"} 0
+# TYPE orderly_rule_matches_total counter
+orderly_rule_matches_total{rule_id="x"} 0
+# TYPE orderly_section_necessary_total counter
+orderly_section_necessary_total{rule_id=%[1]q} 4
+orderly_section_necessary_total{rule_id=%[2]q} 0
+# TYPE orderly_section_decisions_total counter
+orderly_section_decisions_total{rule_id=%[1]q,method="GET"} 4
+orderly_section_decisions_total{rule_id=%[2]q,method="GET"} 7
+`, sec["a>"], sec["b>"])
+	fs, err := FromMetrics(cfg.Rules, IndexOf(cfg), strings.NewReader(scrape))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if strings.HasPrefix(f.Kind, "section-") {
+			got = append(got, fmt.Sprintf("%d [%s] %s", f.Line, f.Verdict, f.Why))
+		}
+	}
+	want := []string{
+		"1 [section needed] deleting its access lines (2, 3) together would have changed the answer to 4 requests since 2026-11-18T11:06:40Z",
+		"5 [section can go] deleting its access lines (6, 7) together would have changed none of the 7 requests decided with it in force since 2026-11-18T11:06:40Z (GET 7); traffic not seen is not covered",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("section findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s, err := Since(strings.NewReader(scrape)); err != nil || s != "since 2026-11-18T11:06:40Z" {
+		t.Errorf("Since: %q %v", s, err)
+	}
+	if s, _ := Since(strings.NewReader("# TYPE x counter\nx 1\n")); s != "since orderly started" {
+		t.Errorf("Since without the gauge: %q", s)
+	}
+}
