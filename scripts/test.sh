@@ -49,7 +49,8 @@ fuzz() {
     ./translate/walk:FuzzNormalizePath22 \
     ./translate/regex:FuzzRegexEngines \
     ./proxy:FuzzHeadParser \
-    ./cmd/orderly:FuzzLoadConfig; do
+    ./cmd/orderly:FuzzLoadConfig \
+    ./translate/rewrite:FuzzParseRule; do
     pkg=${t%%:*}; fn=${t##*:}
     # FUZZ=regexp runs only the targets it matches (make fuzz).
     if [ -n "${FUZZ:-}" ] && ! [[ $fn =~ $FUZZ ]]; then continue; fi

@@ -396,6 +396,14 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 			text = append(text, indent+"# "+d.Name+" "+d.Raw)
 		}
 	} else {
+		// The directives written inside a Require container that are not
+		// access lines (AuthName, AuthType: mod_authz_core reads them as
+		// the section's own) stay, before the translation.
+		for _, d := range access {
+			for _, h := range inContainers(d) {
+				text = append(text, indent+h.Name+" "+h.Raw)
+			}
+		}
 		text = append(text, indent+"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require")
 		text = append(text, renderScope(cfg, compat, authz, indent)...)
 	}
@@ -482,6 +490,27 @@ func renderOwnRequire(cfg *Config, a *AuthzSlot, indent string) []string {
 		out = append(out, indent+open)
 		out = append(out, policy.Render(r, indent+"    ")...)
 		out = append(out, indent+close)
+	}
+	return out
+}
+
+// inContainers are the directives inside the Require container d (and
+// the <Limit> and containers in it) that are not access lines: they
+// configure the section the container is in.
+func inContainers(d *apacheconf.Directive) []*apacheconf.Directive {
+	switch d.LowerName() {
+	case "requireall", "requireany", "requirenone", "limit", "limitexcept":
+	default:
+		return nil
+	}
+	var out []*apacheconf.Directive
+	for _, c := range d.Block {
+		switch n := c.LowerName(); {
+		case n == "requireall" || n == "requireany" || n == "requirenone" || n == "limit" || n == "limitexcept":
+			out = append(out, inContainers(c)...)
+		case !accessNames[n]:
+			out = append(out, c)
+		}
 	}
 	return out
 }

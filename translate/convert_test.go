@@ -268,3 +268,36 @@ func TestConvertUnixd(t *testing.T) {
 		}
 	}
 }
+
+// The directives written inside a Require container that are not access
+// lines (AuthType, AuthName: the section's own, as mod_authz_core reads
+// them) stay in the translated section, before its Require tree.
+func TestConvertKeepsSettingsInContainers(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "www")
+	os.MkdirAll(root, 0o755)
+	conf := filepath.Join(dir, "httpd.conf")
+	if err := os.WriteFile(conf, []byte(`<Directory "`+root+`">
+    <RequireAll>
+        AuthType Basic
+        AuthName "In the container"
+        Require valid-user
+        <Limit POST>
+            AuthUserFile /x/users
+            Require ip 10.0.0.0/8
+        </Limit>
+    </RequireAll>
+</Directory>
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}, Modules: FragmentModules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(conv.Files[conf])
+	want := "    AuthType Basic\n    AuthName \"In the container\"\n    AuthUserFile /x/users\n    # orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require\n"
+	if !strings.Contains(out, want) || strings.Count(out, "AuthName") != 1 || len(conv.Reviews) != 0 {
+		t.Errorf("reviews %v\n%s", conv.Reviews, out)
+	}
+}

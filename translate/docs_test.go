@@ -65,6 +65,9 @@ func probe(r *directive.Info, sem Semantics) verdict {
 // where On is harmless).
 func probeArgs(r *directive.Info) string {
 	name := strings.ToLower(r.Name)
+	if a, ok := probeValid[name]; ok {
+		return a
+	}
 	if k, ok := keywords[name]; ok && k.module == r.Module {
 		for _, w := range k.words {
 			if !harmless(&apacheconf.Directive{Name: r.Name, Args: []string{w}}, name) {
@@ -86,6 +89,14 @@ func probeArgs(r *directive.Info) string {
 		return "x x x"
 	}
 	return "x"
+}
+
+// probeValid are arguments for directives whose own code refuses "x"
+// (mod_rewrite parses its lines: translate/rewrite).
+var probeValid = map[string]string{
+	"rewriterule": "^ - [F]",
+	"rewritecond": "%{REMOTE_ADDR} ^10",
+	"rewritemap":  "m int:tolower",
 }
 
 // readByLoader are what translate/apacheconf evaluates while it reads

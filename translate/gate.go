@@ -113,7 +113,7 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s", msg)
 			return nil
 		}
-		if msg := b.badValue(info, d); msg != "" {
+		if msg := b.badValue(info, d, where); msg != "" {
 			b.errorf(d, "%s", msg)
 			return nil
 		}

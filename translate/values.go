@@ -14,17 +14,18 @@ import (
 
 // badValue reports Apache's error for the values of the directive d of
 // row info, "" where orderly knows of none.
-func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive) string {
+func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive, where directive.Context) string {
 	if msg := badKeyword(info, d); msg != "" {
 		return msg
+	}
+	if info.Module == "rewrite_module" {
+		return b.rewriteValue(info, d, where) // rewrite.go
 	}
 	switch {
 	case info.Module == "core_module" && info.Name == "FileETag":
 		return fileETag(d.Args, b.tableVersion())
 	case info.Module == "negotiation_module" && info.Name == "ForceLanguagePriority":
 		return forceLanguagePriority(d.Args)
-	case info.Module == "rewrite_module" && info.Name == "RewriteOptions":
-		return rewriteOptions(d.Args, b.tableVersion())
 	case info.Module == "dav_module" && info.Name == "DAV" && len(d.Args) == 1:
 		return b.davProvider(d.Args[0])
 	case info.Module == "core_module" && info.Name == "LogLevel":

@@ -1,0 +1,85 @@
+package translate
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
+	"github.com/orderly-proxy/orderly/translate/regex"
+	"github.com/orderly-proxy/orderly/translate/rewrite"
+)
+
+// rewriteValue is mod_rewrite's own checks of its directives' values
+// (translate/rewrite): Apache's message for a RewriteRule, RewriteCond,
+// RewriteBase, RewriteMap or RewriteOptions it refuses, "" otherwise. A
+// pattern PCRE takes that orderly cannot evaluate is not refused here.
+func (b *builder) rewriteValue(info *directive.Info, d *apacheconf.Directive, where directive.Context) string {
+	env := rewrite.Env{
+		Compile: func(p string, icase bool) (*regex.Regexp, error) { return regex.Compile(p, b.regexOpts(icase)) },
+		KnownStatus: func(s int) bool {
+			return knownStatus(s, b.cfg.Semantics == Legacy22)
+		},
+	}
+	var err error
+	switch info.Name {
+	case "RewriteOptions":
+		return rewriteOptions(d.Args, b.tableVersion())
+	case "RewriteRule":
+		_, err = rewrite.ParseRule(d.Raw, env)
+	case "RewriteCond":
+		_, err = rewrite.ParseCond(d.Raw, env)
+	case "RewriteBase":
+		if len(d.Args) == 1 {
+			return rewrite.CheckBase(d.Args[0], where != directive.Server)
+		}
+	case "RewriteMap":
+		return b.rewriteMap(d)
+	}
+	var e *rewrite.Error
+	if errors.As(err, &e) {
+		var re *regex.Error
+		if errors.As(e.Regex, &re) && re.Unsupported {
+			return ""
+		}
+		return e.Msg
+	}
+	return ""
+}
+
+// rewriteMap is cmd_rewritemap's check of a map's source: a txt:, rnd:
+// or plain file and a prg: program must exist (relative to ServerRoot),
+// an int: map be one mod_rewrite has. dbm: and dbd: are refused later,
+// as orderly does not read them.
+func (b *builder) rewriteMap(d *apacheconf.Directive) string {
+	if len(d.Args) < 2 {
+		return ""
+	}
+	name, spec := d.Args[0], d.Args[1]
+	lower := strings.ToLower(spec)
+	var file string
+	switch {
+	case strings.HasPrefix(lower, "txt:") || strings.HasPrefix(lower, "rnd:"):
+		file = spec[4:]
+	case strings.HasPrefix(lower, "int:"):
+		if !rewrite.InternalMaps[spec[4:]] {
+			return "RewriteMap: internal map not found:" + spec[4:]
+		}
+		return ""
+	case strings.HasPrefix(lower, "prg:"):
+		file = strings.Fields(spec[4:] + " ")[0]
+	case strings.HasPrefix(lower, "dbm"), strings.HasPrefix(lower, "dbd:"), strings.HasPrefix(lower, "fastdbd:"):
+		return ""
+	default:
+		file = spec
+	}
+	if !filepath.IsAbs(file) && b.serverRoot != "" {
+		file = filepath.Join(b.serverRoot, file)
+	}
+	if _, err := os.Stat(file); err != nil {
+		return "RewriteMap: file for map " + name + " not found:" + file
+	}
+	return ""
+}
