@@ -250,3 +250,65 @@ func TestFromPrometheusNecessity(t *testing.T) {
 		t.Errorf("findings %q, want %s", got, want)
 	}
 }
+
+// The fleet's section necessity judges each section's access lines as a
+// whole, for sections older than the window.
+func TestFromPrometheusSections(t *testing.T) {
+	cfg := load(t, `<Directory @DOCROOT@/a>
+    Order deny,allow
+    Deny from all
+</Directory>
+<Directory @DOCROOT@/b>
+    Order allow,deny
+    Allow from all
+</Directory>
+`)
+	sec := map[string]string{}
+	var info []sample
+	for _, r := range cfg.Rules {
+		info = append(info, byRule(r.ID, "1"))
+		if r.Default {
+			sec[r.Text[strings.LastIndex(r.Text, "/")+1:]] = r.ID
+		}
+	}
+	a, b := sec["a>"], sec["b>"]
+	answers := map[string]string{
+		"count by (rule_id) (orderly_rule_info offset 7d)":                         vector(info...),
+		"sum by (rule_id) (increase(orderly_rule_matches_total[7d]))":              vector(),
+		"sum by (rule_id) (increase(orderly_rule_decisive_hits_total[7d]))":        vector(),
+		"sum by (rule_id, part) (increase(orderly_rule_part_matches_total[7d]))":   vector(),
+		"sum by (rule_id) (increase(orderly_rule_necessary_total[7d]))":            vector(byRule("x", "0")),
+		"sum by (rule_id, method) (increase(orderly_section_decisions_total[7d]))": vector(sample{map[string]string{"rule_id": a, "method": "GET"}, "5"}, sample{map[string]string{"rule_id": b, "method": "GET"}, "2"}),
+		"sum by (rule_id) (increase(orderly_section_necessary_total[7d]))":         vector(byRule(a, "5"), byRule(b, "0")),
+	}
+	_, srv := answering(t, answers)
+	fs, err := FromPrometheus(context.Background(), srv.URL, "7d", cfg.Rules, IndexOf(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		if strings.HasPrefix(f.Kind, "section-") {
+			got = append(got, fmt.Sprintf("%d [%s] %s", f.Line, f.Verdict, f.Why))
+		}
+	}
+	want := []string{
+		"1 [section needed] deleting its access lines (2, 3) together would have changed the answer to 5 requests in the last 7d",
+		"5 [section can go] deleting its access lines (6, 7) together would have changed none of the 2 requests decided with it in force in the last 7d (GET 2); traffic not seen is not covered",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("section findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Without the series (an orderly that does not count sections), no
+	// section verdict.
+	answers["sum by (rule_id) (increase(orderly_section_necessary_total[7d]))"] = vector()
+	fs, err = FromPrometheus(context.Background(), srv.URL, "7d", cfg.Rules, IndexOf(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if strings.HasPrefix(f.Kind, "section-") {
+			t.Errorf("a section verdict without its series: %+v", f)
+		}
+	}
+}

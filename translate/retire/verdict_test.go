@@ -230,6 +230,9 @@ func TestFromMetricsSinceAndSections(t *testing.T) {
     Order allow,deny
     Allow from all
 </Directory>
+<Directory @DOCROOT@/c>
+    Deny from all
+</Directory>
 `)
 	sec := map[string]string{}
 	for _, r := range cfg.Rules {
@@ -237,6 +240,7 @@ func TestFromMetricsSinceAndSections(t *testing.T) {
 			sec[r.Text[strings.LastIndex(r.Text, "/")+1:]] = r.ID
 		}
 	}
+	// c: counted, but no request decided with it: no verdict.
 	scrape := fmt.Sprintf(`# TYPE orderly_counters_since_timestamp_seconds gauge
 orderly_counters_since_timestamp_seconds 1.7950e+09
 # TYPE orderly_rule_necessary_total counter
@@ -246,10 +250,12 @@ orderly_rule_matches_total{rule_id="x"} 0
 # TYPE orderly_section_necessary_total counter
 orderly_section_necessary_total{rule_id=%[1]q} 4
 orderly_section_necessary_total{rule_id=%[2]q} 0
+orderly_section_necessary_total{rule_id=%[3]q} 0
 # TYPE orderly_section_decisions_total counter
 orderly_section_decisions_total{rule_id=%[1]q,method="GET"} 4
 orderly_section_decisions_total{rule_id=%[2]q,method="GET"} 7
-`, sec["a>"], sec["b>"])
+orderly_section_decisions_total{rule_id=%[3]q,method="GET"} 0
+`, sec["a>"], sec["b>"], sec["c>"])
 	fs, err := FromMetrics(cfg.Rules, IndexOf(cfg), strings.NewReader(scrape))
 	if err != nil {
 		t.Fatal(err)
