@@ -176,5 +176,12 @@ func FuzzParseRule(f *testing.F) {
 		if r.Regex == nil || r.Regex.String() == "" && r.Pattern != "" {
 			t.Fatalf("rule %+v without its pattern", r)
 		}
+		// Its substitution expands in one pass, whatever it holds; with
+		// no lookups and no captures a text without specials stays.
+		src := Backrefs{Source: raw, Index: []int{0, len(raw), 0, len(raw) / 2}}
+		out, _ := Expand(r.Subst, src, src, r, Lookups{})
+		if !strings.ContainsAny(r.Subst, `\$%`) && out != r.Subst {
+			t.Fatalf("%q expands to %q", r.Subst, out)
+		}
 	})
 }
