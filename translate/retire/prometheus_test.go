@@ -312,3 +312,19 @@ func TestFromPrometheusSections(t *testing.T) {
 		}
 	}
 }
+
+// The fleet's demoted disagreements over a window, by rule; a window
+// Prometheus does not read is refused before any query.
+func TestDemotedFromPrometheus(t *testing.T) {
+	api, srv := answering(t, map[string]string{
+		`sum by (rule_id) (increase(orderly_shadow_disagreements_total{against="demoted"}[7d]))`: vector(byRule("a", "3"), byRule("b", "0")),
+	})
+	got, err := DemotedFromPrometheus(context.Background(), srv.URL, "7d")
+	if err != nil || len(got) != 2 || got["a"] != 3 || got["b"] != 0 {
+		t.Errorf("%v %v", got, err)
+	}
+	n := len(api.queries)
+	if _, err := DemotedFromPrometheus(context.Background(), srv.URL, "a week"); err == nil || !strings.Contains(err.Error(), "a week") || len(api.queries) != n {
+		t.Errorf("a bad window: %v, %d queries", err, len(api.queries)-n)
+	}
+}

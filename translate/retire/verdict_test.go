@@ -279,4 +279,10 @@ orderly_section_decisions_total{rule_id=%[3]q,method="GET"} 0
 	if s, _ := Since(strings.NewReader("# TYPE x counter\nx 1\n")); s != "since orderly started" {
 		t.Errorf("Since without the gauge: %q", s)
 	}
+	if s, _ := Since(strings.NewReader("# TYPE orderly_counters_since_timestamp_seconds gauge\norderly_counters_since_timestamp_seconds 0\n")); s != "since orderly started" {
+		t.Errorf("Since with the gauge at 0: %q", s)
+	}
+	if _, err := Since(strings.NewReader("not { an exposition")); err == nil {
+		t.Error("Since of no exposition: no error")
+	}
 }
