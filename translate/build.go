@@ -447,6 +447,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 				b.cfg.Locations = append(b.cfg.Locations, s)
 			}
 		}
+	case "rewriteengine", "rewritebase", "rewriteoptions", "rewritecond", "rewriterule", "rewritemap":
+		b.rewriteDirective(d, nil)
 	case "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
 		b.cfg.ServerEnv = b.setEnvIf(d, b.scope, b.cfg.ServerEnv)
 	case "hostnamelookups":
@@ -1140,14 +1142,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.ifSection(d)
 	case "error":
 		b.errorf(d, "%s", strings.Join(d.Args, " "))
-	case "rewriteengine", "rewritebase", "rewriteoptions":
-		// Per directory, mod_rewrite's fixup answers 403 (AH00670)
-		// where the engine is on and the options in force have neither
-		// FollowSymLinks nor SymLinksIfOwnerMatch, rules or not
-		// (mod_rewrite.c hook_fixup, 2.2 and 2.4): only Off is harmless.
-		if !offArg(d) {
-			b.notFaithful(d, "per directory, mod_rewrite answers 403 (AH00670) to every request where its engine is on and Options has neither FollowSymLinks nor SymLinksIfOwnerMatch, rules or not, and orderly does not evaluate mod_rewrite yet")
-		}
+	case "rewriteengine", "rewritebase", "rewriteoptions", "rewritecond", "rewriterule", "rewritemap":
+		b.rewriteDirective(d, ctx)
 	default:
 		b.unevaluated(d, info)
 		if name == "userdir" && !offArg(d) {
@@ -2026,6 +2022,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	}
 	d.Limits = MergeDirLimits(main.Defaults.Limits, own.Defaults.Limits)
 	d.Redirects = MergeDirRedirects(main.Defaults.Redirects, own.Defaults.Redirects)
+	d.Rewrite = MergeRewrite(main.Defaults.Rewrite, own.Defaults.Rewrite)
 	if own.Defaults.HostnameLookups != LookupsUnset {
 		d.HostnameLookups = own.Defaults.HostnameLookups
 	}
@@ -2037,6 +2034,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	c.Defaults = &d
 	c.Limits = mergeServerLimits(main.Limits, own.Limits)
 	c.Redirects = append(append([]*Redirect(nil), own.Redirects...), main.Redirects...)
+	c.Rewrite = mergeServerRewrite(main.Rewrite, own.Rewrite)
 	if set["accessfilename"] {
 		c.AccessFileNames = own.AccessFileNames
 	}

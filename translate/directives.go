@@ -22,8 +22,6 @@ const (
 // refuses to start; with legacy.forward_unfaithful it loads, ignores the
 // directive and says so (the backend must then enforce it).
 var unfaithful = map[string]string{
-	"rewriterule":           "mod_rewrite can change the file name or deny; orderly decides on the URL as written",
-	"rewritecond":           "mod_rewrite can change the file name or deny; orderly decides on the URL as written",
 	"rewritemap":            "mod_rewrite can change the file name or deny; orderly decides on the URL as written",
 	"sslrequire":            "SSLRequire is mod_ssl's access check by an expression (2.2's ssl_expr, 2.4's ap_expr in its SSL compatibility mode), a language orderly does not evaluate; SSLRequireSSL, SSLVerifyClient, SSLOptions and SSLUserName are evaluated",
 	"allowmethods":          "AllowMethods (mod_allowmethods) refuses methods before access control; orderly does not evaluate it",

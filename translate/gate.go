@@ -224,11 +224,6 @@ func harmless(d *apacheconf.Directive, name string) bool {
 		arg = strings.ToLower(d.Args[0])
 	}
 	switch name {
-	case "rewriteengine", "rewritebase", "rewriteoptions":
-		// At the server level nothing without rules: RewriteRule
-		// (refused) is what rewrites. Per directory dirDirective refuses
-		// them.
-		return true
 	case "checkspelling", "checkcaseonly", "proxyrequests", "proxyexpressenable", "hostnamelookups":
 		return arg == "off"
 	case "directoryslash":

@@ -119,14 +119,17 @@ func TestGateFailsClosed(t *testing.T) {
 		{"Redirect gone /old\n", false, ""}, // evaluated: 410 at translate_name
 		{"RequestHeader set X-A b early\n", true, "RequestHeader"},
 		{"RewriteEngine On\n", false, ""},
-		{"RewriteRule ^/a - [F]\n", true, "RewriteRule: mod_rewrite"},
+		{"RewriteRule ^/a - [F]\n", false, ""},
+		{"RewriteRule ^/a http://b/ [P]\n", true, "RewriteRule: RewriteRule [P] proxies"},
+		{"RewriteCond %{REMOTE_PORT} 1\nRewriteRule ^/a - [F]\n", true, "RewriteCond: %{REMOTE_PORT} is the client's port"},
+		{"<Location /a>\nRewriteEngine On\n</Location>\n", true, "RewriteEngine: mod_rewrite in a <Location> section"},
 		{"CheckSpelling Off\n", false, ""},
 		{"CheckSpelling On\n", true, "CheckSpelling"},
 		{"ErrorDocument 403 /forbidden.html\n", false, ""},
 		{"ErrorDocument 403 \"Go away\"\n", false, ""},
 		{"ErrorDocument 403 http://example.com/denied\n", false, ""},            // evaluated: a 302 to it
 		{"<Directory /srv/www>\nAcceptPathInfo Off\n</Directory>\n", false, ""}, // evaluated: 404 for path info
-		{"<Directory /srv/www>\nRewriteEngine On\n</Directory>\n", true, "RewriteEngine: per directory, mod_rewrite answers 403 (AH00670)"},
+		{"<Directory /srv/www>\nRewriteEngine On\n</Directory>\n", false, ""},
 		{"<Directory /srv/www>\nRewriteEngine Off\n</Directory>\n", false, ""},
 		{"<Directory /srv/www>\nFallbackResource /index.php\n</Directory>\n", false, ""}, // evaluated: its subrequest
 		{"<Directory /srv/www>\nAcceptPathInfo On\n</Directory>\n", false, ""},

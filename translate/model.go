@@ -163,6 +163,11 @@ type DirConf struct {
 	// inherits, empty (None) reads no file for it.
 	OverrideList []string
 
+	// Rewrite is mod_rewrite's per-directory configuration
+	// (rewriteconf.go): nil where the section has no mod_rewrite
+	// directive, which inherits.
+	Rewrite *Rewrite
+
 	// SSL is mod_ssl's per-directory configuration (ssl.go): nil where
 	// the section has no mod_ssl directive, which inherits.
 	SSL *SSLDir
@@ -220,6 +225,10 @@ type Config struct {
 	// lines, a virtual host's own before the main server's: translate_name
 	// tries them before any section applies (redirect.go).
 	Redirects []*Redirect
+	// Rewrite is mod_rewrite's server configuration (rewriteconf.go):
+	// the rules translate_name runs, a virtual host's merged with the
+	// main server's; nil where the server has no mod_rewrite directive.
+	Rewrite *Rewrite
 	// SSL is mod_ssl's server configuration (ssl.go): nil where the
 	// server has no mod_ssl server directive. sslSeen: a mod_ssl
 	// directive appeared (SSLLoaded, for a model built without modules).

@@ -5,7 +5,11 @@
 // types, and RewriteBase's and RewriteMap's checks, with Apache's
 // messages for what it refuses.
 //
-// It imports only translate/regex; the configuration builder (package
+// It also applies rules as mod_rewrite does (apply.go: apply_rewrite_list
+// and apply_rewrite_rule, expand.go: do_expand, cond.go:
+// apply_rewrite_cond), over a request the caller describes (State).
+//
+// It imports only translate/regex and policy; the configuration builder (package
 // translate) gives it the compiler of the patterns (the regex defaults in
 // force) and the statuses Apache knows.
 package rewrite
@@ -13,6 +17,7 @@ package rewrite
 import (
 	"strings"
 
+	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
@@ -89,6 +94,9 @@ type Rule struct {
 	Escapes   string   // B=
 	NoEscapes string   // BNE=
 	Conds     []*Cond
+	// Line is the rule's line, for its hits and explain (nil where the
+	// caller keeps none).
+	Line *policy.Rule
 }
 
 // CondType is the kind of test a RewriteCond makes.
@@ -127,6 +135,7 @@ type Cond struct {
 	NoCase  bool          // NC (regex and string comparisons only)
 	OrNext  bool          // OR
 	NoVary  bool          // NV
+	Line    *policy.Rule  // the condition's line, as Rule.Line
 }
 
 // argLine is parseargline (2.4.x): two or three arguments, each

@@ -37,7 +37,12 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	h := e.hostFor(req)
-	res, ok := h.translateRedirect(req)
+	req.rw = rewriteRun{request: req.Method + " " + req.Target + " " + req.Proto}
+	var res Result
+	ok := false
+	if !h.serverRewriteOn() {
+		res, ok = h.translateRedirect(req)
+	}
 	if !ok {
 		res = h.decide(req, tr)
 	}

@@ -218,6 +218,9 @@ type Request struct {
 	host     string
 	hostOK   bool
 
+	// rw is mod_rewrite's state across the request's internal redirects.
+	rw rewriteRun
+
 	// Remote_Host's name: r->useragent_host, once looked up.
 	nameDone bool
 	name     string
@@ -347,6 +350,14 @@ type Result struct {
 
 	// Location is where a redirect sends the client (a 3xx Status).
 	Location string
+	// Rewritten is what mod_rewrite did, if anything (rewrite.go).
+	Rewritten *Rewritten
+	// aliased says an Alias mapped the URI (mod_rewrite's context
+	// prefix).
+	aliased bool
+	// preFilename is the file the server's rewrite rules mapped the URI
+	// to: translate_name is done.
+	preFilename string
 	// engine is the server that decided (BodyLimit).
 	engine *Engine
 
@@ -382,6 +393,11 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	var main mainDecision
 	defer func() { out.main = main }()
 	var res Result
+	if req.rw.hasEnv {
+		// An internal redirect starts from the environment of the request
+		// before it (rename_original_env).
+		res.Env, req.rw.hasEnv = *req.rw.env, false
+	}
 	// ap_process_request_internal: the path is unescaped and its dot
 	// segments resolved first (400 for a bad escape or a path above the
 	// root, 404 for an encoded slash), TRACE after.
@@ -390,18 +406,8 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		res.Status, res.Layer = st, policy.LayerRequest
 		return res
 	}
-	if req.Method == "TRACE" {
-		// http_core's map_to_storage hook (ap_send_http_trace) answers
-		// TRACE before the section walk and access control: 405 under
-		// TraceEnable Off, the echoed request otherwise (the path was
-		// checked above: one above the root is 400, an encoded slash 404
-		// under AllowEncodedSlashes Off, whatever TraceEnable says).
-		if e.cfg.TraceEnable == "off" {
-			res.Status, res.Layer, res.Rule = http.StatusMethodNotAllowed, policy.LayerRequest, e.cfg.TraceRule
-			if r := e.cfg.TraceRule; r != nil && !req.Dry {
-				r.Hit(req.Now)
-			}
-		}
+	rewriting := e.serverRewriteOn() || req.rw.redirects > 0
+	if !rewriting && e.trace(req, &res) {
 		return res
 	}
 	if uri == "" {
@@ -420,6 +426,18 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	}
 	if r := translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env); r != nil {
 		return unknownEnv(res, r)
+	}
+	if rewriting {
+		// translate_name: mod_rewrite's rules, then mod_alias's redirects
+		// (which Decide runs itself where no rewrite rule can run first);
+		// TRACE after, in map_to_storage.
+		if r, done := e.translate(req, &res, &uri, tr); done {
+			return r
+		}
+		if e.trace(req, &res) {
+			return res
+		}
+		res.URI = uri
 	}
 	in.URI = uri
 
@@ -451,6 +469,21 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	main.n = uint8(copy(main.need[:], res.Decision.Necessary()))
 	main.allowed, main.sections = res.Status == 0, res.Sections
 	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
+	if res.Status == 0 && m.rewrite != nil {
+		// mod_rewrite's fixup comes first (APR_HOOK_FIRST).
+		switch out, target := e.dirRewrite(req, m, &res, uri, tr); out {
+		case rewriteAnswered:
+			return res
+		case rewriteRedirect:
+			if e.fixupRedirect(req, &res) {
+				return res
+			}
+			if w.isDir && res.PathInfo == "" && !strings.HasSuffix(uri, "/") && m.dir.Slash != 0 && !carefully(req, &res) {
+				return res // fixup_dir's DirectorySlash redirect comes before the handler
+			}
+			return e.internalRedirect(req, target, &res, tr)
+		}
+	}
 	if res.Status == 0 && e.fixupRedirect(req, &res) {
 		return res // mod_alias's fixups come before mod_dir's
 	}
@@ -482,6 +515,31 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		return res
 	}
 	return e.dirIndex(req, m, res, methodNum, tr)
+}
+
+// carefully is fixup_dir's exception to its DirectorySlash redirect: a
+// method other than GET where the environment has redirect-carefully.
+func carefully(req *Request, res *Result) bool {
+	_, set := res.Env.Get("redirect-carefully")
+	return req.Method != "GET" && set
+}
+
+// trace is http_core's map_to_storage hook (ap_send_http_trace), which
+// answers TRACE before the section walk and access control: 405 under
+// TraceEnable Off, the echoed request otherwise (the path was checked
+// before: one above the root is 400, an encoded slash 404 under
+// AllowEncodedSlashes Off, whatever TraceEnable says).
+func (e *Engine) trace(req *Request, res *Result) bool {
+	if req.Method != "TRACE" {
+		return false
+	}
+	if e.cfg.TraceEnable == "off" {
+		res.Status, res.Layer, res.Rule = http.StatusMethodNotAllowed, policy.LayerRequest, e.cfg.TraceRule
+		if r := e.cfg.TraceRule; r != nil && !req.Dry {
+			r.Hit(req.Now)
+		}
+	}
+	return true
 }
 
 // countNecessary counts the rules necessary to the main request's
@@ -843,6 +901,7 @@ type merged struct {
 	lookups     translate.HostnameLookups
 	options     translate.OptionBits // core's Options in force
 	ssl         *translate.SSLDir    // mod_ssl's (ssl.go)
+	rewrite     *translate.Rewrite   // mod_rewrite's (rewrite.go)
 
 	// alts are the layers with each section's access configuration taken
 	// away, made when first needed (sectionsNecessary).
@@ -980,6 +1039,10 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	}
 	m := &merged{sections: slices.Clone(sections), setEnv: a.setEnv, dirIndex: a.dirIndex, handler: handlerOf(a.handler), fallback: fallbackOf(a.fallback), pathInfoOff: pathInfoOff(a.pathInfo, a.pathInfoRule), dir: dirSettings(a.dir), lookups: a.lookups, options: a.opts.Opts, compatFrom: compatFrom, authzFrom: authzFrom}
 	m.ssl = mergedSSL(e.cfg.Defaults, sections)
+	m.rewrite = e.cfg.Defaults.Rewrite
+	for _, s := range sections {
+		m.rewrite = translate.MergeRewrite(m.rewrite, s.Conf.Rewrite)
+	}
 	if compatFrom != nil && compatFrom.Default != nil {
 		m.cover = append(m.cover, compatFrom.Default)
 	}
@@ -1191,7 +1254,10 @@ func mergeAuthz(base, add *translate.AuthzSlot) *translate.AuthzSlot {
 func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	cfg := e.cfg
 	var w walked
-	filename, st := e.translateName(uri)
+	filename, st := res.preFilename, 0
+	if filename == "" {
+		filename, res.aliased, st = e.translateName(uri)
+	}
 	if st != 0 {
 		return nil, w, st
 	}
@@ -1290,15 +1356,15 @@ func (e *Engine) fileAndLocation(uri, fname string, res *Result) *merged {
 
 // translateName is mod_alias's translate_name, then core's: the first
 // matching Alias wins; otherwise DocumentRoot plus the URI.
-func (e *Engine) translateName(uri string) (string, int) {
+func (e *Engine) translateName(uri string) (filename string, aliased bool, status int) {
 	for _, a := range e.cfg.Aliases {
 		if a.Regex != nil {
 			mm, err := a.Regex.FindStringSubmatchIndex(uri)
 			if err != nil {
-				return "", 500 // a regex that did not finish (regex.MatchError)
+				return "", false, 500 // a regex that did not finish (regex.MatchError)
 			}
 			if mm != nil {
-				return cleanFilename(expand(a.Real, uri, mm)), 0
+				return cleanFilename(expand(a.Real, uri, mm)), true, 0
 			}
 			continue
 		}
@@ -1306,17 +1372,17 @@ func (e *Engine) translateName(uri string) (string, int) {
 			if e.blind[a.Real] {
 				// orderly cannot see this tree: Apache might apply
 				// <Directory> sections it cannot find. Fail closed.
-				return "", 403
+				return "", false, 403
 			}
-			return cleanFilename(a.Real + uri[n:]), 0
+			return cleanFilename(a.Real + uri[n:]), true, 0
 		}
 	}
 	p := strings.TrimLeft(uri, "/")
 	root := e.cfg.DocumentRoot
 	if p == "" {
-		return cleanFilename(root + "/"), 0
+		return cleanFilename(root + "/"), false, 0
 	}
-	return cleanFilename(root + "/" + p), 0
+	return cleanFilename(root + "/" + p), false, 0
 }
 
 func expand(tmpl, src string, m []int) string {

@@ -1,0 +1,605 @@
+package walk
+
+import (
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/rewrite"
+)
+
+// mod_rewrite (translate/rewrite applies the rules; this file runs them
+// where Apache does):
+//
+//   - the server's rules in translate_name, before mod_alias (hook_uri2file,
+//     APR_HOOK_FIRST): a status answers, an absolute URL redirects (the
+//     backend answers it, running the same rules), [PT] hands the new URL
+//     to mod_alias, and a local path becomes the file the walk starts from;
+//   - the per-directory rules (<Directory>, .htaccess) in fixups, after the
+//     access decision (hook_fixup): a status answers, and a new local path
+//     is an internal redirect, a new request for the new URL with its own
+//     walk and access check, once mod_alias's and mod_dir's fixups had
+//     their say.
+//
+// orderly decides on the rewritten target and forwards the request as the
+// client sent it.
+
+// maxInternalRedirects is AP_DEFAULT_MAX_INTERNAL_REDIRECTS, which
+// LimitInternalRecursion changes.
+const maxInternalRedirects = 10
+
+// rewriteRun is mod_rewrite's state across a request and its internal
+// redirects.
+type rewriteRun struct {
+	end       bool   // a rule with [END] applied (the request pool's note)
+	redirects int    // internal redirects so far
+	request   string // THE_REQUEST: the first request's line
+	// env, when set, is the environment an internal redirect starts
+	// with: the previous request's, renamed REDIRECT_*.
+	env    *policy.Env
+	hasEnv bool
+}
+
+// Rewritten is what mod_rewrite did to a request, for explain.
+type Rewritten struct {
+	Rule   *policy.Rule // the last rule that applied
+	From   string       // the URL-path or file the rules started from
+	To     string       // the new URL-path, file or URL
+	Phase  string       // "server" or "directory"
+	Action string       // "status", "redirect", "file", "passthrough", "internal redirect", "same"
+}
+
+// rewriteCtx is what a rule list reads of the request: lookup_variable,
+// the maps, the file tests.
+type rewriteCtx struct {
+	e        *Engine
+	req      *Request
+	st       *rewrite.State
+	uri      string // r->uri
+	env      *policy.Env
+	pathInfo string
+	user     string
+	lookups  translate.HostnameLookups
+	maps     map[string]*rewrite.Map
+	failed   string // a map orderly does not read was looked up
+	last     *rewrite.Rule
+	tr       policy.Tracer
+}
+
+func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
+	q, has := query(c.req.Target)
+	st := &rewrite.State{
+		Filename: filename, PathInfo: pathInfo, Args: q, HasArgs: has && q != "",
+		End: c.req.rw.end, MaxLen: 2 * c.e.cfg.Limits.RequestLine, Scheme: c.scheme(),
+		DefaultPort: c.defaultPort(),
+		SameServer: func(host string, port int) bool {
+			name, p := c.serverNamePort()
+			return strings.EqualFold(host, strings.Trim(name, "[]")) && port == p
+		},
+	}
+	if st.MaxLen <= 0 {
+		st.MaxLen = 2 * translate.DefaultServerLimits.RequestLine
+	}
+	st.Lookups = rewrite.Lookups{Var: c.variable, Map: c.lookupMap}
+	st.World = rewrite.World{Stat: c.stat}
+	st.SetEnv = func(name, value string, unset bool) {
+		if unset {
+			c.env.Unset(name)
+		} else {
+			c.env.Set(name, value)
+		}
+	}
+	st.Matched = func(r *rewrite.Rule) {
+		c.last = r
+		if r.Line != nil && !c.req.Dry {
+			r.Line.Hit(c.req.Now)
+		}
+		if c.tr != nil && c.tr.Enabled() {
+			c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "applies: " + c.st.Filename})
+		}
+	}
+	c.st = st
+	return st
+}
+
+func (c *rewriteCtx) scheme() string {
+	if c.req.TLS {
+		return "https"
+	}
+	return "http"
+}
+
+func (c *rewriteCtx) defaultPort() int {
+	if c.req.TLS {
+		return 443
+	}
+	return 80
+}
+
+// serverNamePort are ap_get_server_name_for_url and ap_get_server_port
+// under UseCanonicalName Off: the Host header's, else ServerName's.
+func (c *rewriteCtx) serverNamePort() (string, int) {
+	lim := &c.e.cfg.Limits
+	name, port := lim.Name, 0
+	if h, p, ok := hostPort(c.req.Host); ok && h != "" {
+		name, port = h, p
+	}
+	if port == 0 {
+		port = lim.Port
+	}
+	if port == 0 {
+		port = c.defaultPort()
+	}
+	if strings.Contains(name, ":") {
+		name = "[" + name + "]"
+	}
+	return name, port
+}
+
+func (c *rewriteCtx) stat(path string, link bool) rewrite.FileInfo {
+	var fi fs.FileInfo
+	var err error
+	if link {
+		fi, err = c.e.fs.Lstat(path)
+	} else {
+		fi, err = c.e.fs.Stat(path)
+	}
+	if err != nil {
+		return rewrite.FileInfo{}
+	}
+	out := rewrite.FileInfo{Size: fi.Size(), Exec: fi.Mode().Perm()&0o111 != 0}
+	switch m := fi.Mode(); {
+	case m&fs.ModeSymlink != 0:
+		out.Kind = rewrite.FileLink
+	case m.IsRegular():
+		out.Kind = rewrite.FileRegular
+	case m.IsDir():
+		out.Kind = rewrite.FileDir
+	default:
+		out.Kind = rewrite.FileOther
+	}
+	return out
+}
+
+func (c *rewriteCtx) lookupMap(name, key string) (string, bool) {
+	m := c.maps[name]
+	if m == nil {
+		return "", false
+	}
+	if m.Kind == rewrite.MapUnsupported {
+		c.failed = "RewriteMap " + name + ": " + m.Why
+		return "", false
+	}
+	return m.Lookup(key)
+}
+
+// header is lookup_header: the first field of the name.
+func (c *rewriteCtx) header(name string) string {
+	if vs := c.req.Header.Values(name); len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
+// variable is lookup_variable for the names orderly evaluates (the
+// builder refused the others).
+func (c *rewriteCtx) variable(name string) string {
+	if len(name) < 4 {
+		return ""
+	}
+	if name[3] == ':' {
+		if len(name) > 4 && strings.EqualFold(name[:3], "ENV") {
+			v, _ := c.env.Get(name[4:])
+			return v
+		}
+		return ""
+	}
+	if name[4] == ':' {
+		if len(name) > 5 && strings.EqualFold(name[:4], "HTTP") {
+			return c.header(name[5:])
+		}
+		return ""
+	}
+	req := c.req
+	now := time.Now()
+	if req.Now != 0 {
+		now = time.Unix(0, req.Now)
+	}
+	switch strings.ToUpper(name) {
+	case "TIME":
+		return now.Format("20060102150405")
+	case "TIME_YEAR":
+		return fmt.Sprintf("%04d", now.Year())
+	case "TIME_MON":
+		return fmt.Sprintf("%02d", int(now.Month()))
+	case "TIME_DAY":
+		return fmt.Sprintf("%02d", now.Day())
+	case "TIME_HOUR":
+		return fmt.Sprintf("%02d", now.Hour())
+	case "TIME_MIN":
+		return fmt.Sprintf("%02d", now.Minute())
+	case "TIME_SEC":
+		return fmt.Sprintf("%02d", now.Second())
+	case "TIME_WDAY":
+		return strconv.Itoa(int(now.Weekday()))
+	case "IPV6":
+		if req.ClientAddr.Is6() && !req.ClientAddr.Is4In6() {
+			return "on"
+		}
+		return "off"
+	case "HTTPS":
+		if req.TLS {
+			return "on"
+		}
+		return "off"
+	case "IS_SUBREQ":
+		return "false"
+	case "PATH_INFO":
+		return c.pathInfo
+	case "AUTH_TYPE":
+		if c.user != "" {
+			return "Basic"
+		}
+		return ""
+	case "REMOTE_USER":
+		return c.user
+	case "HTTP_HOST":
+		return c.header("Host")
+	case "SERVER_NAME":
+		n, _ := c.serverNamePort()
+		return n
+	case "SERVER_PORT":
+		_, p := c.serverNamePort()
+		return strconv.Itoa(p)
+	case "SERVER_ADDR":
+		if c.e.localIP.IsValid() {
+			return c.e.localIP.String()
+		}
+		return req.LocalAddr.Unmap().String()
+	case "REMOTE_ADDR":
+		return req.ClientAddr.Unmap().String()
+	case "REMOTE_HOST":
+		return req.RemoteName(c.lookups)
+	case "THE_REQUEST":
+		return req.rw.request
+	case "REQUEST_URI":
+		return c.uri
+	case "QUERY_STRING":
+		if c.st != nil {
+			return c.st.Args
+		}
+		q, _ := query(req.Target)
+		return q
+	case "DOCUMENT_ROOT":
+		return c.e.cfg.DocumentRoot
+	case "REQUEST_METHOD":
+		return req.Method
+	case "REQUEST_SCHEME":
+		return c.scheme()
+	case "SERVER_PROTOCOL":
+		return req.Proto
+	case "SCRIPT_FILENAME", "REQUEST_FILENAME":
+		if c.st != nil {
+			return c.st.Filename
+		}
+		return ""
+	case "HTTP_ACCEPT":
+		return c.header("Accept")
+	case "HTTP_COOKIE":
+		return c.header("Cookie")
+	case "HTTP_REFERER":
+		return c.header("Referer")
+	case "HTTP_USER_AGENT":
+		return c.header("User-Agent")
+	case "HTTP_FORWARDED":
+		return c.header("Forwarded")
+	case "HTTP_PROXY_CONNECTION":
+		return c.header("Proxy-Connection")
+	}
+	return ""
+}
+
+// serverRewriteOn reports whether the server's rules run at all.
+func (e *Engine) serverRewriteOn() bool {
+	rw := e.cfg.Rewrite
+	return rw != nil && len(rw.Rules) > 0 && e.cfg.Defaults.Rewrite.On()
+}
+
+// rewriteOutcome is what a rule list left for the walk.
+type rewriteOutcome uint8
+
+const (
+	rewriteNone     rewriteOutcome = iota // nothing rewrote: go on
+	rewriteAnswered                       // the result is final
+	rewriteFile                           // server: the walk starts from filename
+	rewriteURI                            // server [PT]: mod_alias goes on with uri
+	rewriteRedirect                       // per directory: an internal redirect to uri
+)
+
+// serverRewrite is hook_uri2file. res carries the environment so far.
+func (e *Engine) serverRewrite(req *Request, res *Result, uri string, tr policy.Tracer) (out rewriteOutcome, filename, newURI string) {
+	if req.rw.end || !e.serverRewriteOn() {
+		return rewriteNone, "", ""
+	}
+	rw := e.cfg.Rewrite
+	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, lookups: e.cfg.Defaults.HostnameLookups, maps: rw.Maps, tr: tr}
+	st := c.state(uri, "")
+	action, lastsub, err := rewrite.Apply(rw.Rules, "", st)
+	req.rw.end = st.End
+	if fail := c.fail(res, err); fail {
+		return rewriteAnswered, "", ""
+	}
+	if action == rewrite.ActionNone {
+		return rewriteNone, "", ""
+	}
+	res.Rewritten = &Rewritten{From: uri, To: st.Filename, Phase: "server"}
+	if c.last != nil {
+		res.Rewritten.Rule = c.last.Line
+	}
+	if c.answer(res, action) {
+		return rewriteAnswered, "", ""
+	}
+	f := st.Filename
+	switch {
+	case strings.HasPrefix(f, "passthrough:"):
+		res.Rewritten.Action, res.Rewritten.To = "passthrough", f[12:]
+		return rewriteURI, "", f[12:]
+	case !strings.HasPrefix(f, "/"):
+		c.status(res, http.StatusBadRequest)
+		return rewriteAnswered, "", ""
+	}
+	if rw.Options&translate.RewriteUnsafePrefixStat != 0 {
+		lastsub = nil
+	}
+	if !e.prefixStat(f, lastsub) || st.Reduced && rw.Options&translate.RewriteLegacyPrefixDocroot == 0 {
+		var ok bool
+		if f, ok = e.coreTranslate(f); !ok {
+			c.status(res, http.StatusForbidden)
+			return rewriteAnswered, "", ""
+		}
+	}
+	res.Rewritten.Action, res.Rewritten.To = "file", f
+	return rewriteFile, f, ""
+}
+
+// fail answers 500 where a rule could not be evaluated: a regex that did
+// not finish, a map orderly does not read.
+func (c *rewriteCtx) fail(res *Result, err error) bool {
+	if err == nil && c.failed == "" {
+		return false
+	}
+	why := c.failed
+	if err != nil {
+		res.RegexErr = err
+		why = err.Error()
+	}
+	res.Status, res.Layer = http.StatusInternalServerError, policy.LayerConfig
+	if c.last != nil {
+		res.Rule = c.last.Line
+	}
+	res.AddLogs([]policy.LogLine{{Module: "orderly", Subject: "mod_rewrite: " + why}})
+	return true
+}
+
+func (c *rewriteCtx) status(res *Result, status int) {
+	res.Status, res.Layer = status, policy.LayerConfig
+	if c.last != nil {
+		res.Rule = c.last.Line
+	}
+	if res.Rewritten != nil {
+		res.Rewritten.Action = "status"
+	}
+}
+
+// answer handles what hook_uri2file and hook_fixup answer alike: a
+// query string a substitution left with spaces or control characters
+// (403, AH10410/AH10411), a status, a redirect to a URL.
+func (c *rewriteCtx) answer(res *Result, action rewrite.Action) bool {
+	st := c.st
+	abs := rewrite.IsAbsoluteURI(st.Filename) > 0
+	willEscape := abs && action != rewrite.ActionNoEscape
+	if st.HasArgs && !willEscape && !vcharObsText(st.Args) {
+		c.status(res, http.StatusForbidden)
+		return true
+	}
+	switch action {
+	case rewrite.ActionStatus, rewrite.ActionStatusSet:
+		c.status(res, st.Status)
+		return true
+	}
+	if abs {
+		// The client is sent elsewhere before any access check: the
+		// backend, running the same rules, answers the redirect.
+		res.Rewritten.Action = "redirect"
+		return true
+	}
+	return false
+}
+
+// vcharObsText reports whether s is all ap_scan_vchar_obstext: no space
+// and no control character.
+func vcharObsText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 127 {
+			return false
+		}
+	}
+	return true
+}
+
+// prefixStat is prefix_stat: whether the first segment of path exists,
+// and (unless the rule said UnsafePrefixStat) the rule's substitution
+// starts with it or the path is under DocumentRoot.
+func (e *Engine) prefixStat(path string, lastsub *rewrite.Rule) bool {
+	rest := strings.TrimLeft(path, "/")
+	seg := rest
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		seg = rest[:i]
+	}
+	if seg == ".." {
+		return false // APR_FILEPATH_NOTABOVEROOT
+	}
+	statpath := "/" + seg
+	if seg == "." {
+		statpath = "/"
+	}
+	if _, err := e.fs.Stat(statpath); err != nil {
+		return false
+	}
+	if lastsub == nil || lastsub.Flags&rewrite.FlagUnsafePrefixStat != 0 {
+		return true
+	}
+	root := e.cfg.DocumentRoot
+	return strings.HasPrefix(lastsub.Subst, statpath) || root != "" && strings.HasPrefix(path, root)
+}
+
+// coreTranslate is ap_core_translate of a URL-path: DocumentRoot and the
+// path merged (APR_FILEPATH_SECUREROOT: nothing above the root).
+func (e *Engine) coreTranslate(uri string) (string, bool) {
+	root := e.cfg.DocumentRoot
+	p := strings.TrimLeft(uri, "/")
+	f := cleanFilename(root + "/" + p)
+	if f != root && !strings.HasPrefix(f, strings.TrimSuffix(root, "/")+"/") {
+		return "", false
+	}
+	return f, true
+}
+
+// dirRewrite is hook_fixup, for a request the access check granted: what
+// the per-directory rules in force do. It returns the URL of an internal
+// redirect with rewriteRedirect.
+func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, tr policy.Tracer) (rewriteOutcome, string) {
+	rw := m.rewrite
+	if rw == nil || !rw.On() || rw.Dir == "" {
+		return rewriteNone, ""
+	}
+	if rw.Options&translate.RewriteNoSlash == 0 {
+		if l := len(rw.Dir) - 1; len(res.Filename) == l && rw.Dir[:l] == res.Filename {
+			return rewriteNone, ""
+		}
+	}
+	if req.rw.end {
+		return rewriteNone, ""
+	}
+	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, pathInfo: res.PathInfo, user: res.User, lookups: m.lookups, maps: e.serverMaps(), tr: tr}
+	if m.options&(translate.OptSymLinks|translate.OptSymOwner) == 0 {
+		// AH00670: Options FollowSymLinks and SymLinksIfOwnerMatch are
+		// both off, so the RewriteRule directive is also forbidden.
+		res.Status, res.Layer, res.Rule = http.StatusForbidden, policy.LayerConfig, rw.EngineRule
+		res.AddLogs([]policy.LogLine{{Module: "rewrite", Subject: "AH00670: Options FollowSymLinks and SymLinksIfOwnerMatch are both off, so the RewriteRule directive is also forbidden"}})
+		return rewriteAnswered, ""
+	}
+	ofilename := res.Filename
+	st := c.state(res.Filename, res.PathInfo)
+	action, _, err := rewrite.Apply(rw.Rules, rw.Dir, st)
+	req.rw.end = st.End
+	if c.fail(res, err) {
+		return rewriteAnswered, ""
+	}
+	if action == rewrite.ActionNone {
+		return rewriteNone, ""
+	}
+	res.Rewritten = &Rewritten{From: ofilename, To: st.Filename, Phase: "directory"}
+	if c.last != nil {
+		res.Rewritten.Rule = c.last.Line
+	}
+	if c.answer(res, action) {
+		return rewriteAnswered, ""
+	}
+	f := strings.TrimPrefix(st.Filename, "passthrough:")
+	if !strings.HasPrefix(f, "/") {
+		c.status(res, http.StatusBadRequest)
+		return rewriteAnswered, ""
+	}
+	if f == ofilename {
+		res.Rewritten.Action = "same"
+		return rewriteNone, ""
+	}
+	tmp := f
+	if rw.BaseSet {
+		f = rewrite.SubstPrefixPath(f, rw.Dir, rw.Base)
+	} else if root := strings.TrimSuffix(e.cfg.DocumentRoot, "/"); e.cfg.DocumentRoot != "" && strings.HasPrefix(f, root) && len(f) > len(root) && f[len(root)] == '/' {
+		f = f[len(root):]
+	}
+	if f == tmp && rw.Options&translate.RewriteIgnoreContextInfo == 0 {
+		if res.aliased {
+			// ap_context_prefix: mod_alias's context, which orderly does
+			// not keep.
+			res.Status, res.Layer = http.StatusInternalServerError, policy.LayerConfig
+			res.AddLogs([]policy.LogLine{{Module: "orderly", Subject: "mod_rewrite: a relative substitution without RewriteBase under an Alias, whose context prefix orderly does not model"}})
+			return rewriteAnswered, ""
+		}
+		f = rewrite.SubstPrefixPath(f, e.cfg.DocumentRoot, "")
+	}
+	target := f
+	if st.HasArgs {
+		target += "?" + st.Args
+	}
+	res.Rewritten.Action, res.Rewritten.To = "internal redirect", target
+	return rewriteRedirect, target
+}
+
+// serverMaps are the maps a per-directory rule looks up: the server's.
+func (e *Engine) serverMaps() map[string]*rewrite.Map {
+	if e.cfg.Rewrite == nil {
+		return nil
+	}
+	return e.cfg.Rewrite.Maps
+}
+
+// internalRedirect is ap_internal_redirect: the request again, for the
+// new URL, with the environment renamed REDIRECT_*, at most
+// LimitInternalRecursion times.
+func (e *Engine) internalRedirect(req *Request, target string, prev *Result, tr policy.Tracer) Result {
+	if req.rw.redirects+1 > maxInternalRedirects {
+		// AH00124: Request exceeded the limit of 10 internal redirects.
+		var res Result
+		res.Status, res.Layer = http.StatusInternalServerError, policy.LayerConfig
+		res.Rewritten = prev.Rewritten
+		res.AddLogs([]policy.LogLine{{Module: "core", Subject: "AH00124: Request exceeded the limit of 10 internal redirects due to probable configuration error"}})
+		return res
+	}
+	var env policy.Env
+	for i := 0; i < prev.Env.Len(); i++ {
+		k, v := prev.Env.At(i)
+		env.Set("REDIRECT_"+k, v)
+	}
+	env.Set("REDIRECT_STATUS", "200")
+	saved := req.Target
+	req.Target = target
+	req.rw.redirects++
+	req.rw.env, req.rw.hasEnv = &env, true
+	sub := e.decide(req, tr)
+	req.Target = saved
+	req.subNecessary(&sub.Decision)
+	if sub.Rewritten == nil {
+		sub.Rewritten = prev.Rewritten
+	}
+	return sub
+}
+
+// translate is translate_name where mod_rewrite runs: the server's rules
+// first; mod_alias's redirects unless a rule mapped the URI to a file.
+// uri becomes the URI a [PT] rule left. done says r is the answer.
+func (e *Engine) translate(req *Request, res *Result, uri *string, tr policy.Tracer) (r Result, done bool) {
+	out, filename, newURI := e.serverRewrite(req, res, *uri, tr)
+	switch out {
+	case rewriteAnswered:
+		return *res, true
+	case rewriteFile:
+		res.preFilename = filename
+		return Result{}, false
+	case rewriteURI:
+		*uri = newURI
+	}
+	if rr, ok := e.translateRedirectURI(req, *uri); ok {
+		rr.Env, rr.Rewritten = res.Env, res.Rewritten
+		return rr, true
+	}
+	return Result{}, false
+}
