@@ -69,13 +69,28 @@ type rewriteCtx struct {
 	failed   string // a map orderly does not read was looked up
 	last     *rewrite.Rule
 	tr       policy.Tracer
+	// subreq says the rules run for a subrequest (mod_dir's): [NS] and
+	// [R] rules are skipped, %{IS_SUBREQ} is "true", and [END] is the
+	// subrequest's own (a note on its own pool).
+	subreq   bool
+	envOwned bool
+}
+
+// end is whether an [END] stops the rules for the request at hand.
+func (c *rewriteCtx) end() bool { return !c.subreq && c.req.rw.end }
+
+// setEnd keeps an [END] that applied.
+func (c *rewriteCtx) setEnd() {
+	if !c.subreq && c.st.End {
+		c.req.rw.end = true
+	}
 }
 
 func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
 	q, has := query(c.req.Target)
 	st := &rewrite.State{
 		Filename: filename, PathInfo: pathInfo, Args: q, HasArgs: has && q != "",
-		End: c.req.rw.end, MaxLen: 2 * c.e.cfg.Limits.RequestLine, Scheme: c.scheme(),
+		End: c.end(), Subreq: c.subreq, MaxLen: 2 * c.e.cfg.Limits.RequestLine, Scheme: c.scheme(),
 		DefaultPort: c.defaultPort(),
 		SameServer: func(host string, port int) bool {
 			name, p := c.serverNamePort()
@@ -88,6 +103,11 @@ func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
 	st.Lookups = rewrite.Lookups{Var: c.variable, Map: c.lookupMap}
 	st.World = rewrite.World{Stat: c.stat}
 	st.SetEnv = func(name, value string, unset bool) {
+		if c.subreq && !c.envOwned {
+			// A subrequest's environment starts as its main request's
+			// (apr_table_copy), which it shares until it sets one.
+			*c.env, c.envOwned = cloneEnv(c.env), true
+		}
 		if unset {
 			c.env.Unset(name)
 		} else {
@@ -180,6 +200,9 @@ func (c *rewriteCtx) lookupMap(name, key string) (string, bool) {
 
 // header is lookup_header: the first field of the name.
 func (c *rewriteCtx) header(name string) string {
+	if strings.EqualFold(name, "Host") {
+		return c.req.Host // Go's server keeps it apart from the other fields
+	}
 	if vs := c.req.Header.Values(name); len(vs) > 0 {
 		return vs[0]
 	}
@@ -238,6 +261,9 @@ func (c *rewriteCtx) variable(name string) string {
 		}
 		return "off"
 	case "IS_SUBREQ":
+		if c.subreq {
+			return "true"
+		}
 		return "false"
 	case "PATH_INFO":
 		return c.pathInfo
@@ -322,15 +348,16 @@ const (
 )
 
 // serverRewrite is hook_uri2file. res carries the environment so far.
-func (e *Engine) serverRewrite(req *Request, res *Result, uri string, tr policy.Tracer) (out rewriteOutcome, filename, newURI string) {
-	if req.rw.end || !e.serverRewriteOn() {
+func (e *Engine) serverRewrite(req *Request, res *Result, uri string, subreq bool, tr policy.Tracer) (out rewriteOutcome, filename, newURI string) {
+	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, lookups: e.cfg.Defaults.HostnameLookups, tr: tr, subreq: subreq}
+	if c.end() || !e.serverRewriteOn() {
 		return rewriteNone, "", ""
 	}
 	rw := e.cfg.Rewrite
-	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, lookups: e.cfg.Defaults.HostnameLookups, maps: rw.Maps, tr: tr}
+	c.maps = rw.Maps
 	st := c.state(uri, "")
 	action, lastsub, err := rewrite.Apply(rw.Rules, "", st)
-	req.rw.end = st.End
+	c.setEnd()
 	if fail := c.fail(res, err); fail {
 		return rewriteAnswered, "", ""
 	}
@@ -473,7 +500,7 @@ func (e *Engine) coreTranslate(uri string) (string, bool) {
 // dirRewrite is hook_fixup, for a request the access check granted: what
 // the per-directory rules in force do. It returns the URL of an internal
 // redirect with rewriteRedirect.
-func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, tr policy.Tracer) (rewriteOutcome, string) {
+func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, subreq bool, tr policy.Tracer) (rewriteOutcome, string) {
 	rw := m.rewrite
 	if rw == nil || !rw.On() || rw.Dir == "" {
 		return rewriteNone, ""
@@ -483,10 +510,10 @@ func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, tr
 			return rewriteNone, ""
 		}
 	}
-	if req.rw.end {
+	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, pathInfo: res.PathInfo, user: res.User, lookups: m.lookups, maps: e.serverMaps(), tr: tr, subreq: subreq}
+	if c.end() {
 		return rewriteNone, ""
 	}
-	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, pathInfo: res.PathInfo, user: res.User, lookups: m.lookups, maps: e.serverMaps(), tr: tr}
 	if m.options&(translate.OptSymLinks|translate.OptSymOwner) == 0 {
 		// AH00670: Options FollowSymLinks and SymLinksIfOwnerMatch are
 		// both off, so the RewriteRule directive is also forbidden.
@@ -497,7 +524,7 @@ func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, tr
 	ofilename := res.Filename
 	st := c.state(res.Filename, res.PathInfo)
 	action, _, err := rewrite.Apply(rw.Rules, rw.Dir, st)
-	req.rw.end = st.End
+	c.setEnd()
 	if c.fail(res, err) {
 		return rewriteAnswered, ""
 	}
@@ -586,8 +613,8 @@ func (e *Engine) internalRedirect(req *Request, target string, prev *Result, tr 
 // translate is translate_name where mod_rewrite runs: the server's rules
 // first; mod_alias's redirects unless a rule mapped the URI to a file.
 // uri becomes the URI a [PT] rule left. done says r is the answer.
-func (e *Engine) translate(req *Request, res *Result, uri *string, tr policy.Tracer) (r Result, done bool) {
-	out, filename, newURI := e.serverRewrite(req, res, *uri, tr)
+func (e *Engine) translate(req *Request, res *Result, uri *string, subreq bool, tr policy.Tracer) (r Result, done bool) {
+	out, filename, newURI := e.serverRewrite(req, res, *uri, subreq, tr)
 	switch out {
 	case rewriteAnswered:
 		return *res, true
@@ -602,4 +629,25 @@ func (e *Engine) translate(req *Request, res *Result, uri *string, tr policy.Tra
 		return rr, true
 	}
 	return Result{}, false
+}
+
+// subTranslate is translate_name for a subrequest (mod_dir's): the
+// server's rewrite rules, then mod_alias's redirects. ok says r answers
+// the subrequest; uri becomes the URI a [PT] rule left.
+func (e *Engine) subTranslate(req *Request, sub *Result, uri *string, tr policy.Tracer) (r Result, ok bool) {
+	if !e.serverRewriteOn() {
+		return e.translateRedirectURI(req, *uri)
+	}
+	return e.translate(req, sub, uri, true, tr)
+}
+
+// cloneEnv is a copy of an environment (a subrequest's starts as its
+// main request's, apr_table_copy).
+func cloneEnv(env *policy.Env) policy.Env {
+	var c policy.Env
+	for i := 0; i < env.Len(); i++ {
+		k, v := env.At(i)
+		c.Set(k, v)
+	}
+	return c
 }

@@ -431,7 +431,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		// translate_name: mod_rewrite's rules, then mod_alias's redirects
 		// (which Decide runs itself where no rewrite rule can run first);
 		// TRACE after, in map_to_storage.
-		if r, done := e.translate(req, &res, &uri, tr); done {
+		if r, done := e.translate(req, &res, &uri, false, tr); done {
 			return r
 		}
 		if e.trace(req, &res) {
@@ -471,7 +471,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	if res.Status == 0 && m.rewrite != nil {
 		// mod_rewrite's fixup comes first (APR_HOOK_FIRST).
-		switch out, target := e.dirRewrite(req, m, &res, uri, tr); out {
+		switch out, target := e.dirRewrite(req, m, &res, uri, false, tr); out {
 		case rewriteAnswered:
 			return res
 		case rewriteRedirect:
@@ -649,11 +649,13 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 		sub.Status, sub.Layer = st, policy.LayerConfig
 		return sub, false
 	}
-	if rr, ok := e.translateRedirectURI(req, suburi); ok {
-		return rr, false // mod_alias's translate_name, for the subrequest too
+	sub.Env = res.Env // mod_rewrite copies it before it sets a variable
+	if rr, ok := e.subTranslate(req, &sub, &suburi, tr); ok {
+		return rr, false // mod_rewrite's and mod_alias's translate_name, for the subrequest too
 	}
+	env := sub.Env
 	sm, sw, st := e.walk(suburi, &sub)
-	sub.URI, sub.Env = suburi, res.Env
+	sub.URI, sub.Env = suburi, env
 	if st != 0 {
 		sub.Status, sub.Layer = st, policy.LayerConfig
 		return sub, false
@@ -668,6 +670,15 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	sm.covered(&pr)
 	req.subNecessary(&sub.Decision)
 	e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
+	if sub.Status == 0 && sm.rewrite != nil {
+		if out, _ := e.dirRewrite(req, sm, &sub, suburi, true, tr); out != rewriteNone {
+			// orderly does not follow a fallback subrequest that
+			// mod_rewrite rewrites: fail closed.
+			sub.Status, sub.Layer = http.StatusInternalServerError, policy.LayerConfig
+			sub.AddLogs([]policy.LogLine{{Module: "orderly", Subject: "mod_rewrite rewrote the FallbackResource subrequest, which orderly does not follow"}})
+			return sub, false
+		}
+	}
 	if sub.Status == 0 && e.fixupRedirect(req, &sub) {
 		// mod_alias's fixups, before mod_dir's: fixup_dflt answers the
 		// subrequest's redirect, or its error.
@@ -779,11 +790,13 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		if strings.HasPrefix(name, "/") {
 			suburi = name
 		}
-		if rr, ok := e.translateRedirectURI(req, suburi); ok {
-			// mod_alias's translate_name redirects the subrequest:
-			// fixup_dir answers a redirect at once, keeps an error.
+		sub.Env = res.Env // mod_rewrite copies it before it sets a variable
+		if rr, ok := e.subTranslate(req, &sub, &suburi, tr); ok {
+			// mod_rewrite's or mod_alias's translate_name answers the
+			// subrequest: fixup_dir answers a redirect at once (a
+			// rewrite's, which the backend makes), keeps an error.
 			logs.AddLogs(rr.Logs())
-			if translate.IsRedirect(rr.Status) {
+			if translate.IsRedirect(rr.Status) || rr.Status == 0 {
 				rr.Index, rr.URI, rr.Filename = name, res.URI, res.Filename
 				rr.SetLogs(logs.Logs())
 				return rr
@@ -791,14 +804,21 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			errStatus, errRes = rr.Status, rr
 			continue
 		}
-		sm, sw, st, ok := e.indexWalk(&res, name, suburi, &sub)
+		pre, env := sub.preFilename, sub.Env
+		var sm *merged
+		var sw walked
+		var st int
+		ok := false
+		if pre == "" {
+			sm, sw, st, ok = e.indexWalk(&res, name, suburi, &sub)
+		}
 		if !ok {
-			sub = Result{}
+			sub = Result{preFilename: pre}
 			shareWalk(&sub, &res)
 			sm, sw, st = e.walk(suburi, &sub)
 		}
 		sub.URI = suburi
-		sub.Env = res.Env
+		sub.Env = env
 		if st != 0 {
 			sub.Status, sub.Layer = st, policy.LayerConfig // with what the walk logged
 		} else if sm == m {
@@ -819,6 +839,25 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			sm.covered(&pr)
 			req.subNecessary(&sub.Decision)
 			e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
+		}
+		if sub.Status == 0 && st == 0 && sm.rewrite != nil {
+			// mod_rewrite's fixup, for the subrequest too.
+			switch out, target := e.dirRewrite(req, sm, &sub, suburi, true, tr); {
+			case out == rewriteAnswered && sub.Status == 0:
+				// A redirect to a URL: fixup_dir sends it.
+				logs.AddLogs(sub.Logs())
+				sub.Index, sub.URI, sub.Filename = name, res.URI, res.Filename
+				sub.SetLogs(logs.Logs())
+				return sub
+			case out == rewriteRedirect && sw.isReg:
+				// The index is served (ap_internal_fast_redirect), by
+				// mod_rewrite's handler: an internal redirect.
+				return e.internalRedirect(req, target, &sub, tr)
+			case out == rewriteRedirect:
+				sub.Index = name
+				logs.AddLogs(sub.Logs())
+				continue // not a file: the next name
+			}
 		}
 		if sub.Status == 0 && e.fixupRedirect(req, &sub) && translate.IsRedirect(sub.Status) {
 			// mod_alias's fixups run for the subrequest too, before
