@@ -270,6 +270,18 @@ func (r *Rule) Hit(now int64) {
 	st.hitAt(now)
 }
 
+// Decided counts a decision the rule made at now (unix nanoseconds; 0
+// keeps the last-hit time), for rules evaluated outside package policy,
+// such as a RewriteRule that answers.
+func (r *Rule) Decided(now int64) {
+	if r == nil {
+		return
+	}
+	st := r.stats()
+	st.decisive.Add(1)
+	st.hitAt(now)
+}
+
 // hit counts a match for req, unless it is decided dry.
 func (r *Rule) hit(req *Request) {
 	if !req.Dry {

@@ -417,6 +417,9 @@ func (c *rewriteCtx) status(res *Result, status int) {
 	res.Status, res.Layer = status, policy.LayerConfig
 	if c.last != nil {
 		res.Rule = c.last.Line
+		if !c.req.Dry {
+			c.last.Line.Decided(c.req.Now)
+		}
 	}
 	if res.Rewritten != nil {
 		res.Rewritten.Action = "status"
@@ -443,6 +446,9 @@ func (c *rewriteCtx) answer(res *Result, action rewrite.Action) bool {
 		// The client is sent elsewhere before any access check: the
 		// backend, running the same rules, answers the redirect.
 		res.Rewritten.Action = "redirect"
+		if c.last != nil && !c.req.Dry {
+			c.last.Line.Decided(c.req.Now)
+		}
 		return true
 	}
 	return false

@@ -44,6 +44,13 @@ func engine(t testing.TB, conf string, files ...string) (*Engine, string) {
 
 func engineWith(t testing.TB, sem translate.Semantics, conf string, files ...string) (*Engine, string) {
 	t.Helper()
+	return engineMods(t, sem, nil, conf, files...)
+}
+
+// engineMods is engineWith with more modules loaded than Debian's
+// defaults.
+func engineMods(t testing.TB, sem translate.Semantics, mods []string, conf string, files ...string) (*Engine, string) {
+	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "docroot")
 	for _, f := range append([]string{"index.html"}, files...) {
@@ -63,7 +70,7 @@ func engineWith(t testing.TB, sem translate.Semantics, conf string, files ...str
 	if err := os.WriteFile(cf, []byte(strings.ReplaceAll(conf, "@DOCROOT@", root)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: sem, DocumentRoot: root}})
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: sem, DocumentRoot: root}, Modules: mods})
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}

@@ -1,0 +1,240 @@
+package rewrite
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+)
+
+// rules parses a rule list written one directive a line ("RewriteCond
+// ..." or "RewriteRule ...").
+func rules(t *testing.T, text string) []*Rule {
+	t.Helper()
+	var out []*Rule
+	var conds []*Cond
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		line = strings.TrimSpace(line)
+		name, raw, _ := strings.Cut(line, " ")
+		switch name {
+		case "RewriteCond":
+			c, err := ParseCond(raw, testEnv)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			conds = append(conds, c)
+		case "RewriteRule":
+			r, err := ParseRule(raw, testEnv)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			r.Conds, conds = conds, nil
+			out = append(out, r)
+		default:
+			t.Fatalf("bad line %q", line)
+		}
+	}
+	return out
+}
+
+// What apply_rewrite_list leaves of a request: the action, the
+// filename, the query, the status, the environment and the rules that
+// matched, for each flag that steers it.
+func TestApply(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		rules    string
+		perdir   string
+		filename string
+		pathInfo string
+		args     string // "-" for none
+		subreq   bool
+		vars     map[string]string
+		action   Action
+		want     string // the filename after
+		wantArgs string // "-" for none
+		status   int
+		env      string // name=value;... as set, "!name" unset
+		matched  int
+		end      bool
+	}{
+		{name: "no match", rules: `RewriteRule ^/a /b`, filename: "/x", args: "-", action: ActionNone, want: "/x", wantArgs: "-"},
+		{name: "substitution", rules: `RewriteRule ^/a(.*) /b$1`, filename: "/a/c", args: "-", action: ActionNormal, want: "/b/c", wantArgs: "-", matched: 1},
+		{name: "NE", rules: `RewriteRule ^/a /b [NE]`, filename: "/a", args: "-", action: ActionNoEscape, want: "/b", wantArgs: "-", matched: 1},
+		{name: "forbidden", rules: "RewriteRule ^/a - [F]\nRewriteRule ^/a /b", filename: "/a", args: "-", action: ActionStatus, want: "/a", wantArgs: "-", status: 403, matched: 1},
+		{name: "gone", rules: `RewriteRule ^/a - [G]`, filename: "/a", args: "-", action: ActionStatus, want: "/a", wantArgs: "-", status: 410, matched: 1},
+		{name: "R=451", rules: `RewriteRule ^/a /b [R=451]`, filename: "/a", args: "-", action: ActionStatus, want: "/a", wantArgs: "-", status: 451, matched: 1},
+		{name: "no-sub goes on", rules: "RewriteRule ^/a - [E=x:1]\nRewriteRule ^/a /b", filename: "/a", args: "-", action: ActionNormal, want: "/b", wantArgs: "-", env: "x=1", matched: 2},
+		{name: "unset", rules: "RewriteRule ^/a - [E=!y]", filename: "/a", args: "-", action: ActionNone, want: "/a", wantArgs: "-", env: "!y", matched: 1},
+		{name: "L stops", rules: "RewriteRule ^/a /b [L]\nRewriteRule ^/b /c", filename: "/a", args: "-", action: ActionNormal, want: "/b", wantArgs: "-", matched: 1},
+		{name: "without L goes on", rules: "RewriteRule ^/a /b\nRewriteRule ^/b /c", filename: "/a", args: "-", action: ActionNormal, want: "/c", wantArgs: "-", matched: 2},
+		{name: "END", rules: "RewriteRule ^/a /b [END]\nRewriteRule ^/b /c", filename: "/a", args: "-", action: ActionNormal, want: "/b", wantArgs: "-", matched: 1, end: true},
+		{name: "PT", rules: "RewriteRule ^/a /b [PT]\nRewriteRule ^/b /c", filename: "/a", args: "-", action: ActionNormal, want: "passthrough:/b", wantArgs: "-", matched: 1},
+		{name: "chain broken skips the chain", rules: "RewriteRule ^/x /y [C]\nRewriteRule ^/y /z\nRewriteRule ^/a /b", filename: "/a", args: "-", action: ActionNormal, want: "/b", wantArgs: "-", matched: 1},
+		{name: "chain held", rules: "RewriteRule ^/a /b [C]\nRewriteRule ^/b /c", filename: "/a", args: "-", action: ActionNormal, want: "/c", wantArgs: "-", matched: 2},
+		{name: "chain's second fails", rules: "RewriteRule ^/a /b [C]\nRewriteRule ^/x /c\nRewriteRule ^/b /d", filename: "/a", args: "-", action: ActionNormal, want: "/d", wantArgs: "-", matched: 2},
+		{name: "skip", rules: "RewriteRule ^/a - [S=2]\nRewriteRule ^/a - [F]\nRewriteRule ^/a - [G]\nRewriteRule ^/a /b", filename: "/a", args: "-", action: ActionNormal, want: "/b", wantArgs: "-", matched: 2},
+		{name: "skip past the end", rules: "RewriteRule ^/a - [S=5]\nRewriteRule ^/a - [F]", filename: "/a", args: "-", action: ActionNone, want: "/a", wantArgs: "-", matched: 1},
+		{name: "N rounds", rules: "RewriteRule ^/a(.*)x(.*)$ /a$1y$2 [N]", filename: "/axbxc", args: "-", action: ActionNormal, want: "/aybyc", wantArgs: "-", matched: 2},
+		{name: "N bounded", rules: "RewriteRule ^/n/(.*)$ /n/x$1 [N=5]", filename: "/n/a", args: "-", action: ActionStatus, want: "/n/xxxxa", wantArgs: "-", status: 500, matched: 4},
+		{name: "the last of a chain", rules: "RewriteRule ^/x /y [C]\nRewriteRule ^/y /z [C]\nRewriteRule ^/a /b", filename: "/a", args: "-", action: ActionNone, want: "/a", wantArgs: "-"},
+		{name: "runaway length", rules: "RewriteRule ^/n/(.*)$ /n/$1$1 [N]", filename: "/n/ab", args: "-", action: ActionStatus, status: 500, matched: 13, wantArgs: "-", want: "/n/" + strings.Repeat("ab", 1<<13)[:10]},
+		{name: "negated rule has no captures", rules: `RewriteRule !^/a(.*) /b$1`, filename: "/x", args: "-", action: ActionNormal, want: "/b", wantArgs: "-", matched: 1},
+		{name: "root prefix added", rules: `RewriteRule ^/a(.*) b$1`, filename: "/a/c", args: "-", action: ActionNormal, want: "/b/c", wantArgs: "-", matched: 1},
+		{name: "slashes merged", rules: `RewriteRule ^/a(.*) /$1`, filename: "/a//c", args: "-", action: ActionNormal, want: "/c", wantArgs: "-", matched: 1},
+		{name: "literal slashes kept", rules: `RewriteRule ^/a(.*) //x$1`, filename: "/a/c", args: "-", action: ActionNormal, want: "//x/c", wantArgs: "-", matched: 1},
+		{name: "UNC", rules: `RewriteRule ^/a(.*) /$1 [UNC]`, filename: "/a//c", args: "-", action: ActionNormal, want: "///c", wantArgs: "-", matched: 1},
+		{name: "query replaced", rules: `RewriteRule ^/a /b?x=1`, filename: "/a", args: "y=2", action: ActionNormal, want: "/b", wantArgs: "x=1", matched: 1},
+		{name: "QSA", rules: `RewriteRule ^/a /b?x=1 [QSA]`, filename: "/a", args: "y=2", action: ActionNormal, want: "/b", wantArgs: "x=1&y=2", matched: 1},
+		{name: "QSA without a query", rules: `RewriteRule ^/a /b?x=1 [QSA]`, filename: "/a", args: "-", action: ActionNormal, want: "/b", wantArgs: "x=1", matched: 1},
+		{name: "QSD", rules: `RewriteRule ^/a /b [QSD]`, filename: "/a", args: "y=2", action: ActionNormal, want: "/b", wantArgs: "-", matched: 1},
+		{name: "query kept", rules: `RewriteRule ^/a /b`, filename: "/a", args: "y=2", action: ActionNormal, want: "/b", wantArgs: "y=2", matched: 1},
+		{name: "final ? drops it", rules: `RewriteRule ^/a /b?`, filename: "/a", args: "y=2", action: ActionNormal, want: "/b", wantArgs: "-", matched: 1},
+		{name: "QSL splits on the last", rules: `RewriteRule ^/a /b?c?d [QSL]`, filename: "/a", args: "-", action: ActionNormal, want: "/b?c", wantArgs: "d", matched: 1},
+		{name: "a query of & is empty", rules: `RewriteRule ^/a /b?&`, filename: "/a", args: "y", action: ActionNormal, want: "/b", wantArgs: "", matched: 1},
+		{name: "unsafe question mark", rules: `RewriteRule ^/a(.*) /b$1`, filename: "/a?x", args: "-", action: ActionStatusSet, want: "/a?x", wantArgs: "-", status: 403, matched: 1},
+		{name: "UnsafeAllow3F", rules: `RewriteRule ^/a(.*) /b$1 [UnsafeAllow3F]`, filename: "/a?x", args: "-", action: ActionNormal, want: "/b", wantArgs: "x", matched: 1},
+		{name: "redirect", rules: `RewriteRule ^/a /b [R=301]`, filename: "/a", args: "-", action: ActionNormal, want: "http://localhost/b", wantArgs: "-", status: 301, matched: 1},
+		{name: "implicit redirect", rules: `RewriteRule ^/a http://elsewhere.test/b`, filename: "/a", args: "-", action: ActionNormal, want: "http://elsewhere.test/b", wantArgs: "-", status: 302, matched: 1},
+		{name: "reduced to a path", rules: `RewriteRule ^/a http://self.test:8080/b`, filename: "/a", args: "-", action: ActionNormal, want: "/b", wantArgs: "-", matched: 1},
+		{name: "mailto drops the query", rules: `RewriteRule ^/a mailto:x@y.test`, filename: "/a", args: "q", action: ActionNormal, want: "mailto:x@y.test", wantArgs: "q", status: 302, matched: 1},
+		{name: "ftp drops the query", rules: `RewriteRule ^/a ftp://f.test/x?y`, filename: "/a", args: "q", action: ActionNormal, want: "ftp://f.test/x?y", wantArgs: "-", status: 302, matched: 1},
+		{name: "NS skipped in a subrequest", rules: "RewriteRule ^/a - [F,NS]\nRewriteRule ^/a /b [R]\nRewriteRule ^/a /c", filename: "/a", args: "-", subreq: true, action: ActionNormal, want: "/c", wantArgs: "-", matched: 1},
+		{name: "NS in the main request", rules: "RewriteRule ^/a - [F,NS]", filename: "/a", args: "-", action: ActionStatus, want: "/a", wantArgs: "-", status: 403, matched: 1},
+		{name: "per-dir prefix", rules: `RewriteRule ^a(.*)$ b$1`, perdir: "/srv/www/", filename: "/srv/www/ax", args: "-", action: ActionNormal, want: "/srv/www/bx", wantArgs: "-", matched: 1},
+		{name: "per-dir path info", rules: `RewriteRule ^a\.php/(.*)$ b/$1`, perdir: "/srv/www/", filename: "/srv/www/a.php", pathInfo: "/x", args: "-", action: ActionNormal, want: "/srv/www/b/x", wantArgs: "-", matched: 1},
+		{name: "per-dir outside the prefix", rules: `RewriteRule ^/other/(.*)$ /z/$1`, perdir: "/srv/www/", filename: "/other/x", args: "-", action: ActionNormal, want: "/z/x", wantArgs: "-", matched: 1},
+		{name: "per-dir absolute substitution", rules: `RewriteRule ^a$ /abs`, perdir: "/srv/www/", filename: "/srv/www/a", args: "-", action: ActionNormal, want: "/abs", wantArgs: "-", matched: 1},
+		{name: "condition", rules: "RewriteCond %{HTTP_USER_AGENT} bot [NC]\nRewriteRule .* - [F]", filename: "/a", args: "-", vars: map[string]string{"HTTP_USER_AGENT": "GoodBOT"}, action: ActionStatus, want: "/a", wantArgs: "-", status: 403, matched: 1},
+		{name: "condition fails", rules: "RewriteCond %{HTTP_USER_AGENT} bot\nRewriteRule .* - [F]", filename: "/a", args: "-", vars: map[string]string{"HTTP_USER_AGENT": "GoodBOT"}, action: ActionNone, want: "/a", wantArgs: "-"},
+		{name: "OR", rules: "RewriteCond %{A} x [OR]\nRewriteCond %{B} y\nRewriteRule .* - [F]", filename: "/a", args: "-", vars: map[string]string{"A": "no", "B": "y"}, action: ActionStatus, want: "/a", wantArgs: "-", status: 403, matched: 1},
+		{name: "OR then AND", rules: "RewriteCond %{A} x [OR]\nRewriteCond %{B} y\nRewriteCond %{C} z\nRewriteRule .* - [F]", filename: "/a", args: "-", vars: map[string]string{"A": "x", "B": "no", "C": "no"}, action: ActionNone, want: "/a", wantArgs: "-"},
+		{name: "OR short-circuits", rules: "RewriteCond %{A} x [OR]\nRewriteCond %{B} y\nRewriteCond %{C} z\nRewriteRule .* - [F]", filename: "/a", args: "-", vars: map[string]string{"A": "x", "B": "no", "C": "z"}, action: ActionStatus, want: "/a", wantArgs: "-", status: 403, matched: 1},
+		{name: "%N and $N", rules: "RewriteCond %{HTTP_HOST} ^www\\.(.+)$\nRewriteRule ^/(.*)$ /%1/$1", filename: "/p", args: "-", vars: map[string]string{"HTTP_HOST": "www.a.test"}, action: ActionNormal, want: "/a.test/p", wantArgs: "-", matched: 1},
+		{name: "negated condition keeps the last captures", rules: "RewriteCond %{A} ^(a)$\nRewriteCond %{B} !^(b)$\nRewriteRule ^/ /%1", filename: "/", args: "-", vars: map[string]string{"A": "a", "B": "c"}, action: ActionNormal, want: "/a", wantArgs: "-", matched: 1},
+		{name: "QUERY_STRING follows the rules", rules: "RewriteRule ^/a /b?x=1\nRewriteCond %{QUERY_STRING} ^x=1$\nRewriteRule ^/b - [F]", filename: "/a", args: "y", action: ActionStatus, want: "/b", wantArgs: "x=1", status: 403, matched: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{}
+			var order []string
+			matched := 0
+			st := &State{
+				Filename: tt.filename, PathInfo: tt.pathInfo, Subreq: tt.subreq, MaxLen: 16380,
+				Scheme: "http", DefaultPort: 80,
+				SameServer: func(host string, port int) bool { return host == "self.test" && port == 8080 },
+				SetEnv: func(name, value string, unset bool) {
+					if unset {
+						order = append(order, "!"+name)
+						return
+					}
+					env[name] = value
+					order = append(order, name+"="+value)
+				},
+				Matched: func(*Rule) { matched++ },
+			}
+			if tt.args != "-" {
+				st.Args, st.HasArgs = tt.args, true
+			}
+			st.Lookups.Var = func(name string) string {
+				switch name {
+				case "QUERY_STRING":
+					return st.Args
+				}
+				return tt.vars[name]
+			}
+			action, _, err := Apply(rules(t, tt.rules), tt.perdir, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := "-"
+			if st.HasArgs {
+				args = st.Args
+			}
+			if len(st.Filename) > 1000 {
+				t.Logf("filename of %d bytes", len(st.Filename))
+				st.Filename = st.Filename[:13]
+			}
+			if action != tt.action || st.Filename != tt.want || args != tt.wantArgs || st.Status != tt.status || matched != tt.matched || st.End != tt.end {
+				t.Errorf("action %d filename %q args %q status %d matched %d end %v; want %d %q %q %d %d %v",
+					action, st.Filename, args, st.Status, matched, st.End, tt.action, tt.want, tt.wantArgs, tt.status, tt.matched, tt.end)
+			}
+			if got := strings.Join(order, ";"); got != tt.env {
+				t.Errorf("environment %q, want %q", got, tt.env)
+			}
+		})
+	}
+}
+
+// The last rule that substituted, for prefix_stat.
+func TestApplyLastsub(t *testing.T) {
+	rs := rules(t, "RewriteRule ^/a /b\nRewriteRule ^/b - [E=x:1]")
+	_, lastsub, _ := Apply(rs, "", &State{Filename: "/a", SetEnv: func(string, string, bool) {}})
+	if lastsub != rs[0] {
+		t.Errorf("lastsub %v, want the first rule", lastsub)
+	}
+}
+
+func TestAbsoluteURI(t *testing.T) {
+	for s, want := range map[string]int{
+		"http://a/": 7, "HTTPS://a": 8, "ftp://x": 6, "mailto:a@b": 7, "unix:/x|http://y": 5, "unix://x/y": 7,
+		"/http://a": 0, "http:/": 0, "gopher://g": 9, "ldap://l": 7, "news:x.y": 5, "h2c://a": 6, "wss://a": 6, "other://a": 0,
+	} {
+		if got := IsAbsoluteURI(s); got != want {
+			t.Errorf("IsAbsoluteURI(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestSubstPrefixPath(t *testing.T) {
+	for _, tt := range []struct{ in, match, subst, want string }{
+		{"/srv/www/app/x", "/srv/www/app/", "/app/", "/app/x"},
+		{"/srv/www/app/x", "/srv/www/app/", "/app", "/app/x"},
+		{"/srv/www/app", "/srv/www/app/", "/app/", "/srv/www/app"},
+		{"/srv/www/apple/x", "/srv/www/app/", "/app/", "/srv/www/apple/x"},
+		{"/srv/www/x", "/srv/www", "", "x"},
+		{"/other/x", "/srv/www/", "/", "/other/x"},
+	} {
+		if got := SubstPrefixPath(tt.in, tt.match, tt.subst); got != tt.want {
+			t.Errorf("SubstPrefixPath(%q, %q, %q) = %q, want %q", tt.in, tt.match, tt.subst, got, tt.want)
+		}
+	}
+}
+
+func TestTxtMap(t *testing.T) {
+	m := &Map{Kind: MapTxt, Txt: ParseTxtMap(bufio.NewReader(strings.NewReader(
+		"# comment\n key ignored\nalpha one extra\nalpha two\nbeta\ngamma\t three\nlast final"))),
+	}
+	for key, want := range map[string]string{"alpha": "one", "beta": "", "gamma": "three", "key": "", "last": "final", "#": ""} {
+		got, ok := m.Lookup(key)
+		if got != want || ok != (want != "") {
+			t.Errorf("%s: %q %v, want %q", key, got, ok, want)
+		}
+	}
+	r := &Map{Kind: MapRnd, Txt: map[string]string{"k": "a|b|c"}}
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		v, _ := r.Lookup("k")
+		seen[v] = true
+	}
+	if len(seen) != 3 || !seen["a"] || !seen["b"] || !seen["c"] {
+		t.Errorf("rnd picked %v", seen)
+	}
+	if v, ok := (&Map{Kind: MapInt, Func: "toupper"}).Lookup("aBc-é"); v != "ABC-é" || !ok {
+		t.Errorf("toupper: %q", v)
+	}
+	if v, ok := (&Map{Kind: MapInt, Func: "tolower"}).Lookup(""); v != "" || !ok {
+		t.Errorf("tolower of nothing: %q %v", v, ok)
+	}
+	if _, ok := (&Map{Kind: MapUnsupported}).Lookup("x"); ok {
+		t.Error("an unsupported map answered")
+	}
+}
+
+func TestVarsAndMaps(t *testing.T) {
+	s := `%{HTTP_HOST}\%{NOT}${m:%{REMOTE_ADDR}|${n:x}}%{ENV:a}`
+	if got := strings.Join(Vars(s), ","); got != "HTTP_HOST,REMOTE_ADDR,ENV:a" {
+		t.Errorf("Vars = %s", got)
+	}
+	if got := strings.Join(MapNames(s), ","); got != "m,n" {
+		t.Errorf("MapNames = %s", got)
+	}
+}
