@@ -632,6 +632,9 @@ func printExplain(w io.Writer, method, target string, addr netip.Addr, user stri
 	if res.Index != "" {
 		fmt.Fprintf(w, "index:    %s (DirectoryIndex)\n", res.Index)
 	}
+	if rw := res.Rewritten; rw != nil {
+		fmt.Fprintf(w, "rewrite:  %s rules, %s: %s -> %s (%s)\n", rw.Phase, rw.Action, rw.From, rw.To, describeRule(rw.Rule))
+	}
 	fmt.Fprintln(w, "sections, in Apache's merge order:")
 	if len(res.Sections) == 0 {
 		fmt.Fprintln(w, "  (none)")

@@ -40,6 +40,10 @@ type State struct {
 	// Matched is called with each rule that matched (its conditions
 	// held), in order, for counting and explaining.
 	Matched func(r *Rule)
+	// Trace, when set, is told each rule tried whose pattern did not
+	// match (cond nil) and each condition tested: its TestString as
+	// expanded and whether it held.
+	Trace func(r *Rule, c *Cond, input string, ok bool)
 }
 
 // Action is what a rule list did (apply_rewrite_list's result).
@@ -149,6 +153,9 @@ func applyRule(p *Rule, perdir string, st *State) (ruleResult, error) {
 		return ruleNoMatch, err
 	}
 	if (idx != nil) == p.Negate {
+		if st.Trace != nil {
+			st.Trace(p, nil, uri, false)
+		}
 		return ruleNoMatch, nil
 	}
 	var rr, rc Backrefs
@@ -158,9 +165,12 @@ func applyRule(p *Rule, perdir string, st *State) (ruleResult, error) {
 	conds := p.Conds
 	for i := 0; i < len(conds); i++ {
 		c := conds[i]
-		ok, err := c.eval(rr, &rc, st)
+		input, ok, err := c.eval(rr, &rc, st)
 		if err != nil {
 			return ruleNoMatch, err
+		}
+		if st.Trace != nil {
+			st.Trace(p, c, input, ok)
 		}
 		if c.OrNext {
 			if !ok {
@@ -243,12 +253,13 @@ func applyRule(p *Rule, perdir string, st *State) (ruleResult, error) {
 
 // eval is apply_rewrite_cond: the TestString expanded with the rule's
 // captures and the last condition's, then the test.
-func (c *Cond) eval(rr Backrefs, rc *Backrefs, st *State) (bool, error) {
+func (c *Cond) eval(rr Backrefs, rc *Backrefs, st *State) (string, bool, error) {
 	if c.Type == CondExpr {
-		return false, ErrExpr
+		return "", false, ErrExpr
 	}
 	input, _ := Expand(c.Input, rr, *rc, nil, st.Lookups)
-	return c.Eval(input, st.World, rc)
+	ok, err := c.Eval(input, st.World, rc)
+	return input, ok, err
 }
 
 // splitQuery is splitout_queryargs.

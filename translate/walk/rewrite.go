@@ -120,11 +120,32 @@ func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
 			r.Line.Hit(c.req.Now)
 		}
 		if c.tr != nil && c.tr.Enabled() {
-			c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "applies: " + c.st.Filename})
+			c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "applies: " + c.st.Filename + c.query()})
+		}
+	}
+	if c.tr != nil && c.tr.Enabled() {
+		st.Trace = func(r *rewrite.Rule, cond *rewrite.Cond, input string, ok bool) {
+			if cond == nil {
+				c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "no match: " + input})
+				return
+			}
+			res := "false"
+			if ok {
+				res = "true"
+			}
+			c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: cond.Line, Text: "RewriteCond " + cond.Input, Result: res + ": " + strconv.Quote(input)})
 		}
 	}
 	c.st = st
 	return st
+}
+
+// query is the rewritten query for the trail, "" for none.
+func (c *rewriteCtx) query() string {
+	if c.st.HasArgs {
+		return "?" + c.st.Args
+	}
+	return ""
 }
 
 func (c *rewriteCtx) scheme() string {
@@ -222,7 +243,7 @@ func (c *rewriteCtx) variable(name string) string {
 		}
 		return ""
 	}
-	if name[4] == ':' {
+	if len(name) > 4 && name[4] == ':' {
 		if len(name) > 5 && strings.EqualFold(name[:4], "HTTP") {
 			return c.header(name[5:])
 		}

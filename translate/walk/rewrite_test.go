@@ -1,7 +1,12 @@
 package walk
 
 import (
+	"fmt"
+	"net/http"
+	"net/netip"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/orderly-proxy/orderly/translate"
 	"path/filepath"
@@ -157,6 +162,139 @@ RewriteRule ^/main - [F]
 	} {
 		if res := decide(e, req{target: tt.target, ip: "8.8.8.8", header: map[string]string{"Host": tt.host}}); res.Status != tt.want {
 			t.Errorf("%s%s: %d, want %d", tt.host, tt.target, res.Status, tt.want)
+		}
+	}
+}
+
+// lookup_variable's values, as the rules see them behind a trusted proxy.
+func TestRewriteVariables(t *testing.T) {
+	vars := []string{"HTTP_HOST", "HTTP_USER_AGENT", "HTTP_REFERER", "HTTP_COOKIE", "HTTP_ACCEPT", "HTTP_FORWARDED",
+		"HTTP_PROXY_CONNECTION", "HTTP:X-Custom", "HTTP:Host", "REMOTE_ADDR", "REMOTE_HOST", "REQUEST_URI", "QUERY_STRING",
+		"REQUEST_METHOD", "REQUEST_SCHEME", "SERVER_PROTOCOL", "THE_REQUEST", "HTTPS", "IPV6", "IS_SUBREQ", "SERVER_NAME",
+		"SERVER_PORT", "SERVER_ADDR", "DOCUMENT_ROOT", "REQUEST_FILENAME", "SCRIPT_FILENAME", "PATH_INFO", "AUTH_TYPE",
+		"REMOTE_USER", "ENV:early", "ENV:unset", "UNKNOWN_NAME", "ABC", "TIME_YEAR", "TIME_MON", "TIME_DAY", "TIME_HOUR",
+		"TIME_MIN", "TIME_SEC", "TIME_WDAY", "TIME"}
+	var b strings.Builder
+	b.WriteString("SetEnvIf Request_URI . early=yes\nRewriteEngine On\n")
+	for i, v := range vars {
+		fmt.Fprintf(&b, "RewriteRule ^/v - [E=v%d:%%{%s}]\n", i, v)
+	}
+	e, root := rewriteEngine(t, b.String(), "v")
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.Local)
+	hdr := http.Header{}
+	for k, v := range map[string]string{"User-Agent": "ua", "Referer": "ref", "Cookie": "c=1", "Accept": "*/*",
+		"Forwarded": "for=1.2.3.4", "Proxy-Connection": "keep", "X-Custom": "custom"} {
+		hdr.Set(k, v)
+	}
+	hdr.Add("X-Custom", "second")
+	r := &Request{Method: "GET", Target: "/v?a=b", Proto: "HTTP/1.1", Header: hdr, Host: "Site.Test:8080",
+		ClientAddr: netip.MustParseAddr("2001:db8::1"), LocalAddr: netip.MustParseAddr("127.0.0.1"), Now: now.UnixNano()}
+	res := e.Decide(r, nil)
+	want := []string{"Site.Test:8080", "ua", "ref", "c=1", "*/*", "for=1.2.3.4", "keep", "custom", "Site.Test:8080",
+		"2001:db8::1", "2001:db8::1", "/v", "a=b", "GET", "http", "HTTP/1.1", "GET /v?a=b HTTP/1.1", "off", "on", "false",
+		"site.test", "8080", "127.0.0.1", root, "/v", "/v", "", "", "", "yes", "", "", "", "2026", "03", "04", "05",
+		"06", "07", "3", "20260304050607"}
+	for i, v := range vars {
+		got, _ := res.Env.Get(fmt.Sprintf("v%d", i))
+		if got != want[i] {
+			t.Errorf("%%{%s} = %q, want %q", v, got, want[i])
+		}
+	}
+	// Over TLS, from IPv4, without a Host: the server's own name and port.
+	r = &Request{Method: "POST", Target: "/v", Proto: "HTTP/1.0", Header: http.Header{}, TLS: true,
+		ClientAddr: netip.MustParseAddr("::ffff:10.0.0.1"), LocalAddr: netip.MustParseAddr("127.0.0.1")}
+	res = e.Decide(r, nil)
+	for name, want := range map[string]string{"HTTPS": "on", "REQUEST_SCHEME": "https", "IPV6": "off", "REMOTE_ADDR": "10.0.0.1",
+		"SERVER_PORT": "443", "REQUEST_METHOD": "POST", "SERVER_PROTOCOL": "HTTP/1.0", "QUERY_STRING": "", "HTTP_HOST": ""} {
+		i := slices.Index(vars, name)
+		if got, _ := res.Env.Get(fmt.Sprintf("v%d", i)); got != want {
+			t.Errorf("over TLS: %%{%s} = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// Per directory, the variables are those of the fixup: the file, its path
+// info, the authenticated user.
+func TestRewriteDirVariables(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AllowOverride All
+</Directory>
+<Directory "@DOCROOT@/auth">
+    AuthType Basic
+    AuthName x
+    AuthUserFile /nonexistent
+    Require valid-user
+</Directory>
+`
+	e, root := rewriteEngine(t, conf, "auth/a.php", "open/a.php")
+	ht := "RewriteEngine On\nRewriteCond %{REQUEST_FILENAME}|%{PATH_INFO}|%{REMOTE_USER}|%{AUTH_TYPE}|%{IS_SUBREQ} ^(.*)$\nRewriteRule ^ - [E=seen:%1]\nRewriteCond %{ENV:seen} =@WANT@\nRewriteRule ^ - [F]\n"
+	for _, dir := range []string{"auth", "open"} {
+		want := root + "/" + dir + "/a.php|/x|||false"
+		if dir == "auth" {
+			want = root + "/auth/a.php|/x|alice|Basic|false"
+		}
+		if err := os.WriteFile(filepath.Join(root, dir, ".htaccess"), []byte(strings.ReplaceAll(ht, "@WANT@", want)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := decide(e, req{target: "/auth/a.php/x", ip: "8.8.8.8", user: "alice:ok"}); res.Status != 403 {
+		t.Errorf("/auth: %d, want the [F] of a match", res.Status)
+	}
+	if res := decide(e, req{target: "/open/a.php/x", ip: "8.8.8.8"}); res.Status != 403 {
+		t.Errorf("/open: %d, want the [F] of a match (%v)", res.Status, res.Env)
+	}
+}
+
+// A map orderly does not read answers 500 where a rule looks it up; txt
+// maps and int maps give their values.
+func TestRewriteMaps(t *testing.T) {
+	dir := t.TempDir()
+	txt := filepath.Join(dir, "map.txt")
+	os.WriteFile(txt, []byte("bad yes\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "map.dbm"), nil, 0o644)
+	conf := "RewriteEngine On\nRewriteMap t txt:" + txt + "\nRewriteMap u int:toupper\nRewriteMap d dbm:" + filepath.Join(dir, "map.dbm") + "\n" +
+		"RewriteCond ${t:%{HTTP:X-K}|no} =yes\nRewriteRule ^/t - [F]\nRewriteCond ${u:%{HTTP:X-K}} =BAD\nRewriteRule ^/u - [F]\n" +
+		"<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n"
+	e, root := rewriteEngine(t, conf, "d/a.html")
+	os.WriteFile(filepath.Join(root, "d", ".htaccess"), []byte("RewriteEngine On\nRewriteCond ${d:x} =y\nRewriteRule ^ - [F]\n"), 0o644)
+	for _, tt := range []struct {
+		target, k string
+		want      int
+	}{
+		{"/t", "bad", 403}, {"/t", "good", 0}, {"/u", "bad", 403}, {"/u", "bAd", 403}, {"/u", "ok", 0}, {"/d/a.html", "", 500},
+	} {
+		if res := decide(e, req{target: tt.target, ip: "8.8.8.8", header: map[string]string{"X-K": tt.k}}); res.Status != tt.want {
+			t.Errorf("%s with %q: %d, want %d", tt.target, tt.k, res.Status, tt.want)
+		}
+	}
+}
+
+// The file tests read the file system as apr_stat does.
+func TestRewriteFileTests(t *testing.T) {
+	e, root := rewriteEngine(t, "<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n", "t/file.txt", "t/empty", "t/dir/", "t/run.sh", "t/x.html")
+	os.WriteFile(filepath.Join(root, "t", "empty"), nil, 0o644)
+	os.Chmod(filepath.Join(root, "t", "run.sh"), 0o755)
+	os.Symlink("file.txt", filepath.Join(root, "t", "link"))
+	var ht strings.Builder
+	ht.WriteString("RewriteEngine On\n")
+	for _, test := range []string{"-f", "-d", "-s", "-l", "-x", "!-f"} {
+		fmt.Fprintf(&ht, "RewriteCond %%{HTTP:X-T} =%s\nRewriteCond %%{DOCUMENT_ROOT}/t/%%{HTTP:X-F} %s\nRewriteRule ^x\\.html$ - [F]\n", test, test)
+	}
+	os.WriteFile(filepath.Join(root, "t", ".htaccess"), []byte(ht.String()), 0o644)
+	for _, tt := range []struct {
+		file, test string
+		want       int
+	}{
+		{"file.txt", "-f", 403}, {"dir", "-f", 0}, {"missing", "-f", 0},
+		{"dir", "-d", 403}, {"file.txt", "-d", 0},
+		{"file.txt", "-s", 403}, {"empty", "-s", 0}, {"empty", "-f", 403},
+		{"link", "-l", 403}, {"file.txt", "-l", 0}, {"link", "-f", 403},
+		{"run.sh", "-x", 403}, {"file.txt", "-x", 0}, {"dir", "-x", 403},
+		{"missing", "!-f", 403},
+	} {
+		res := decide(e, req{target: "/t/x.html", ip: "8.8.8.8", header: map[string]string{"X-F": tt.file, "X-T": tt.test}})
+		if res.Status != tt.want {
+			t.Errorf("%s %s: %d, want %d", tt.test, tt.file, res.Status, tt.want)
 		}
 	}
 }
