@@ -455,7 +455,7 @@ func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result,
 		return
 	}
 	if res.Allowed() {
-		info.user, info.path = res.User, encodePath(res.URI, res.SlashesKept)
+		info.user, info.path = res.User, encodePath(res.ForwardURI(), res.SlashesKept)
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		info.body = &clientBody{ReadCloser: r.Body}

@@ -274,6 +274,7 @@ func (g *generator) config() {
 		}
 		g.line(0, "")
 	}
+	g.rewrite()
 	n := 1 + g.intn(5)
 	for i := range n {
 		if i > 0 {

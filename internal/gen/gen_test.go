@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,9 +77,12 @@ func TestLoads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = translate.Load([]string{l.Legacy}, translate.LoadOptions{Options: translate.Options{
-			Semantics: translate.Compat24, DocumentRoot: l.DocRoot,
-		}})
+		opt := translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot}}
+		if len(c.Modules) > 0 {
+			// As the differential tells orderly: the oracle's modules.
+			opt.Modules = l.OracleOptions().LoadedModules()
+		}
+		_, err = translate.Load([]string{l.Legacy}, opt)
 		if err != nil {
 			b, _ := os.ReadFile(l.Legacy)
 			t.Fatalf("case %d does not load: %v\n%s", n, err, b)
@@ -279,4 +283,25 @@ func TestFinerSwitches(t *testing.T) {
 	if seenNonfatal == 0 || seenTrace == 0 {
 		t.Errorf("the switches were not exercised: %d Nonfatal lines, %d TRACE requests", seenNonfatal, seenTrace)
 	}
+}
+
+// At least a fifth of the configurations hold rewrite rules (issue 16),
+// server-level and per directory both.
+func TestRewriteShare(t *testing.T) {
+	server, dir := 0, 0
+	const n = 500
+	for i := range uint64(n) {
+		c := Generate(newRand(33, i))
+		conf := string(c.Legacy)
+		if strings.Contains(conf, "RewriteRule") && slices.Contains(c.Modules, "rewrite") {
+			server++
+		}
+		if strings.Contains(conf, "    RewriteEngine On") {
+			dir++
+		}
+	}
+	if server < n/5 || dir < n/20 {
+		t.Errorf("rewrite rules in %d of %d configurations (per directory in %d), want a fifth at least", server, n, dir)
+	}
+	t.Logf("rewrite rules in %d of %d configurations, per directory in %d", server, n, dir)
 }

@@ -46,6 +46,11 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 	if !ok {
 		res = h.decide(req, tr)
 	}
+	if res.Rewritten != nil {
+		// orderly decides on the rewritten target, and forwards the
+		// request as the client sent it: the backend rewrites it again.
+		_, res.clientURI, _ = h.target(req.Target)
+	}
 	res.engine = h
 	h.errorDocument(req, &res)
 	h.countNecessary(req, &res)

@@ -92,13 +92,7 @@ func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
 		Filename: filename, PathInfo: pathInfo, Args: q, HasArgs: has && q != "",
 		End: c.end(), Subreq: c.subreq, MaxLen: 2 * c.e.cfg.Limits.RequestLine, Scheme: c.scheme(),
 		DefaultPort: c.defaultPort(),
-		SameServer: func(host string, port int) bool {
-			name, p := c.serverNamePort()
-			return strings.EqualFold(host, strings.Trim(name, "[]")) && port == p
-		},
-	}
-	if st.MaxLen <= 0 {
-		st.MaxLen = 2 * translate.DefaultServerLimits.RequestLine
+		SameServer: c.sameServer,
 	}
 	st.Lookups = rewrite.Lookups{Var: c.variable, Map: c.lookupMap}
 	st.World = rewrite.World{Stat: c.stat}
@@ -180,6 +174,17 @@ func (c *rewriteCtx) serverNamePort() (string, int) {
 		name = "[" + name + "]"
 	}
 	return name, port
+}
+
+// sameServer is ap_matches_request_vhost for reduce_uri: the host names
+// this server (the Host the request named, or ServerName) on the port
+// the request came to. Where orderly cannot tell, it takes the URL for
+// its own: the rewritten path is then decided here, not forwarded as a
+// redirect.
+func (c *rewriteCtx) sameServer(host string, port int) bool {
+	name, p := c.serverNamePort()
+	named := strings.EqualFold(host, strings.Trim(name, "[]")) || c.e.cfg.Limits.Name != "" && strings.EqualFold(host, c.e.cfg.Limits.Name)
+	return named && port == p
 }
 
 func (c *rewriteCtx) stat(path string, link bool) rewrite.FileInfo {
@@ -317,24 +322,20 @@ func (c *rewriteCtx) variable(name string) string {
 	case "REQUEST_URI":
 		return c.uri
 	case "QUERY_STRING":
-		if c.st != nil {
-			return c.st.Args
-		}
-		q, _ := query(req.Target)
-		return q
+		return c.st.Args
 	case "DOCUMENT_ROOT":
 		return c.e.cfg.DocumentRoot
 	case "REQUEST_METHOD":
+		if c.subreq {
+			return "GET" // mod_dir's subrequests are GETs, whatever the method
+		}
 		return req.Method
 	case "REQUEST_SCHEME":
 		return c.scheme()
 	case "SERVER_PROTOCOL":
 		return req.Proto
 	case "SCRIPT_FILENAME", "REQUEST_FILENAME":
-		if c.st != nil {
-			return c.st.Filename
-		}
-		return ""
+		return c.st.Filename
 	case "HTTP_ACCEPT":
 		return c.header("Accept")
 	case "HTTP_COOKIE":
@@ -499,9 +500,6 @@ func (e *Engine) prefixStat(path string, lastsub *rewrite.Rule) bool {
 		return false // APR_FILEPATH_NOTABOVEROOT
 	}
 	statpath := "/" + seg
-	if seg == "." {
-		statpath = "/"
-	}
 	if _, err := e.fs.Stat(statpath); err != nil {
 		return false
 	}
@@ -577,7 +575,7 @@ func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, su
 	tmp := f
 	if rw.BaseSet {
 		f = rewrite.SubstPrefixPath(f, rw.Dir, rw.Base)
-	} else if root := strings.TrimSuffix(e.cfg.DocumentRoot, "/"); e.cfg.DocumentRoot != "" && strings.HasPrefix(f, root) && len(f) > len(root) && f[len(root)] == '/' {
+	} else if root := strings.TrimSuffix(e.cfg.DocumentRoot, "/"); e.cfg.DocumentRoot != "" && strings.HasPrefix(f, root+"/") {
 		f = f[len(root):]
 	}
 	if f == tmp && rw.Options&translate.RewriteIgnoreContextInfo == 0 {

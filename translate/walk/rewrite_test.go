@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
 	"path/filepath"
 	"strings"
@@ -296,5 +297,134 @@ func TestRewriteFileTests(t *testing.T) {
 		if res.Status != tt.want {
 			t.Errorf("%s %s: %d, want %d", tt.test, tt.file, res.Status, tt.want)
 		}
+	}
+}
+
+// The request is forwarded as the client sent it, whatever the rules
+// mapped it to: the backend runs the same rules.
+func TestRewriteForwardsAsSent(t *testing.T) {
+	e, root := rewriteEngine(t, "RewriteEngine On\nRewriteRule ^/a/(.*)$ /b/$1 [PT]\n<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n", "b/x.html", "c/y.html")
+	os.WriteFile(filepath.Join(root, "c", ".htaccess"), []byte("RewriteEngine On\nRewriteRule ^z$ y.html\n"), 0o644)
+	for target, want := range map[string]string{"/a/x.html": "/a/x.html", "/c/z": "/c/z", "/c/./y.html": "/c/y.html"} {
+		res := decide(e, req{target: target, ip: "8.8.8.8"})
+		if got := res.ForwardURI(); got != want {
+			t.Errorf("%s: forwards %q, want %q (decided on %q)", target, got, want, res.URI)
+		}
+	}
+}
+
+// recorder keeps the trail of a decision.
+type recorder struct{ events []policy.Event }
+
+func (r *recorder) Enabled() bool        { return true }
+func (r *recorder) Trace(e policy.Event) { r.events = append(r.events, e) }
+
+// The corners of where rules run and what their results become: the
+// self-reduction of an absolute URL, prefix_stat and UnsafePrefixStat,
+// AllowNoSlash, the context prefix under an Alias, the query of an
+// internal redirect, the runaway filename, [NE] on a redirect with a
+// space, the internal redirect limit, and the trail.
+func TestRewriteCorners(t *testing.T) {
+	conf := `RewriteEngine On
+RewriteRule ^/self http://site.test:8080/index.html
+RewriteRule ^/sys/(.*)$ /$1
+RewriteRule ^/unsafe/(.*)$ /$1 [UnsafePrefixStat]
+RewriteRule ^/grow/(.*)$ /grow/$1$1 [N]
+RewriteRule ^/ne http://x.test/?a=%{HTTP:X-Q} [R,NE]
+RewriteRule ^/esc http://x.test/?a=%{HTTP:X-Q} [R]
+Alias /al @DOCROOT@/../aliased
+<Directory "@DOCROOT@">
+    AllowOverride All
+</Directory>
+<Directory "@DOCROOT@/../aliased">
+    AllowOverride All
+</Directory>
+<Directory /etc>
+    Order deny,allow
+    Deny from all
+</Directory>
+`
+	e, root := rewriteEngine(t, conf, "d/x.html", "ns/a.html", "ns2/a.html", "q/y.html", "lim/a", "lim2/a", "../aliased/ci/")
+	al := filepath.Join(filepath.Dir(root), "aliased")
+	os.MkdirAll(filepath.Join(al, "ci"), 0o755)
+	write := func(name, text string) {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(al, ".htaccess"), "RewriteEngine On\nRewriteRule ^go$ x.html\n")
+	write(filepath.Join(al, "ci", ".htaccess"), "RewriteEngine On\nRewriteOptions IgnoreContextInfo\nRewriteRule ^go$ x.html\n")
+	write(filepath.Join(root, "ns", ".htaccess"), "RewriteEngine On\nRewriteRule ^ - [F]\n")
+	write(filepath.Join(root, "ns2", ".htaccess"), "RewriteEngine On\nRewriteOptions AllowNoSlash\nRewriteRule ^ - [F]\n")
+	write(filepath.Join(root, "q", ".htaccess"), "RewriteEngine On\nRewriteRule ^z$ y.html\nRewriteRule ^w$ y.html?b=1 [QSA]\n")
+	write(filepath.Join(root, "lim", ".htaccess"), "RewriteEngine On\nRewriteRule ^s(x{0,9})$ s$1x\n")
+	write(filepath.Join(root, "lim2", ".htaccess"), "RewriteEngine On\nRewriteRule ^s(x{0,10})$ s$1x\n")
+	for _, tt := range []struct {
+		target string
+		header map[string]string
+		want   int
+		action string
+		to     string // Rewritten.To, when set
+	}{
+		{target: "/self", header: map[string]string{"Host": "site.test:8080"}, action: "file", to: root + "/index.html"},
+		{target: "/self", header: map[string]string{"Host": "site.test:9090"}, action: "redirect"},
+		{target: "/self", header: map[string]string{"Host": "other.test:8080"}, action: "redirect"},
+		{target: "/sys/etc/hostname", action: "file", to: root + "/etc/hostname"},
+		{target: "/unsafe/etc/hostname", want: 403, action: "file", to: "/etc/hostname"},
+		{target: "/grow/ab", want: 500, action: "status"},
+		{target: "/ne", header: map[string]string{"X-Q": "a b"}, want: 403, action: "status"},
+		{target: "/ne", header: map[string]string{"X-Q": "ab"}, action: "redirect"},
+		{target: "/esc", header: map[string]string{"X-Q": "a b"}, action: "redirect"},
+		{target: "/ns", want: 0},
+		{target: "/ns/", want: 403, action: "status"},
+		{target: "/ns2", want: 403, action: "status"},
+		{target: "/al/go", want: 500},
+		{target: "/al/ci/go", action: "internal redirect", to: al + "/ci/x.html"},
+		{target: "/q/z?a=1", action: "internal redirect"},
+		{target: "/q/w?a=1", action: "internal redirect"},
+		{target: "/lim/s", want: 0, action: "internal redirect"},
+		{target: "/lim2/s", want: 500, action: "internal redirect"},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8", header: tt.header})
+		action, to := "", ""
+		if rw := res.Rewritten; rw != nil {
+			action, to = rw.Action, rw.To
+			if rw.Rule == nil {
+				t.Errorf("%s: no rule in %+v", tt.target, rw)
+			}
+		}
+		if res.Status != tt.want || action != tt.action || tt.to != "" && to != tt.to {
+			t.Errorf("%s %v: %d %q %q, want %d %q %q", tt.target, tt.header, res.Status, action, to, tt.want, tt.action, tt.to)
+		}
+	}
+	// The query an internal redirect carries: the client's, or the one
+	// the substitution gave ([QSA] joins them).
+	for target, want := range map[string]string{"/q/z?a=1": "a=1", "/q/w?a=1": "b=1&a=1"} {
+		r := &Request{Method: "GET", Target: target, Proto: "HTTP/1.1", Header: http.Header{},
+			ClientAddr: netip.MustParseAddr("8.8.8.8"), LocalAddr: netip.MustParseAddr("127.0.0.1")}
+		var rec recorder
+		e.Decide(r, &rec)
+		found := false
+		for _, ev := range rec.events {
+			found = found || strings.Contains(ev.Result, "?"+want)
+		}
+		if !found {
+			t.Errorf("%s: no rule applied with ?%s in %+v", target, want, rec.events)
+		}
+	}
+	// The trail names the rules tried that did not match, and each
+	// condition with its TestString.
+	e2, _ := rewriteEngine(t, "RewriteEngine On\nRewriteRule ^/no - [F]\nRewriteCond %{HTTP:X-A} ^yes$\nRewriteRule ^/c - [F]\n")
+	var rec recorder
+	e2.Decide(&Request{Method: "GET", Target: "/c", Proto: "HTTP/1.1", Header: http.Header{"X-A": {"no"}},
+		ClientAddr: netip.MustParseAddr("8.8.8.8"), LocalAddr: netip.MustParseAddr("127.0.0.1")}, &rec)
+	var trail []string
+	for _, ev := range rec.events {
+		if ev.Layer == policy.LayerConfig {
+			trail = append(trail, ev.Text+" -> "+ev.Result)
+		}
+	}
+	if got := strings.Join(trail, "; "); got != `RewriteRule ^/no -> no match: /c; RewriteCond %{HTTP:X-A} -> false: "no"` {
+		t.Errorf("trail %s", got)
 	}
 }

@@ -352,6 +352,9 @@ type Result struct {
 	Location string
 	// Rewritten is what mod_rewrite did, if anything (rewrite.go).
 	Rewritten *Rewritten
+	// clientURI is the URI the client sent, where the rules rewrote it
+	// (ForwardURI).
+	clientURI string
 	// aliased says an Alias mapped the URI (mod_rewrite's context
 	// prefix).
 	aliased bool
@@ -369,6 +372,15 @@ type Result struct {
 	// main is the main request's policy decision, whose necessary rules
 	// are counted once the final answer is known (countNecessary).
 	main mainDecision
+}
+
+// ForwardURI is the path to forward: the client's request's, decoded and
+// normalised (URI), even where mod_rewrite mapped it to another.
+func (r *Result) ForwardURI() string {
+	if r.clientURI != "" {
+		return r.clientURI
+	}
+	return r.URI
 }
 
 // mainDecision is what countNecessary needs of the main request's policy
