@@ -92,7 +92,7 @@ func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
 		Filename: filename, PathInfo: pathInfo, Args: q, HasArgs: has && q != "",
 		End: c.end(), Subreq: c.subreq, MaxLen: 2 * c.e.cfg.Limits.RequestLine, Scheme: c.scheme(),
 		DefaultPort: c.defaultPort(),
-		SameServer: c.sameServer,
+		SameServer:  c.sameServer,
 	}
 	st.Lookups = rewrite.Lookups{Var: c.variable, Map: c.lookupMap}
 	st.World = rewrite.World{Stat: c.stat}
