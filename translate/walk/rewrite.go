@@ -43,6 +43,7 @@ type rewriteRun struct {
 	// with: the previous request's, renamed REDIRECT_*.
 	env    *policy.Env
 	hasEnv bool
+	prev   *Result // the request redirected from (its walk cache)
 }
 
 // Rewritten is what mod_rewrite did to a request, for explain.
@@ -444,7 +445,7 @@ func (c *rewriteCtx) status(res *Result, status int) {
 		}
 	}
 	if res.Rewritten != nil {
-		res.Rewritten.Action = "status"
+		res.Rewritten.Action, res.Rewritten.To = "status", strconv.Itoa(status)
 	}
 }
 
@@ -625,7 +626,7 @@ func (e *Engine) internalRedirect(req *Request, target string, prev *Result, tr 
 	saved := req.Target
 	req.Target = target
 	req.rw.redirects++
-	req.rw.env, req.rw.hasEnv = &env, true
+	req.rw.env, req.rw.hasEnv, req.rw.prev = &env, true, prev
 	sub := e.decide(req, tr)
 	req.Target = saved
 	req.subNecessary(&sub.Decision)
@@ -675,4 +676,50 @@ func cloneEnv(env *policy.Env) policy.Env {
 		c.Set(k, v)
 	}
 	return c
+}
+
+// redirectWalk is ap_directory_walk's walk cache across an internal
+// redirect (prep_walk_cache hands the new request the previous one's):
+// where the new file is a regular file, or a directory, in the directory
+// the previous walk ended in (cache->cached), Apache takes the previous
+// walk's <Directory> sections as they are, without walking again: a
+// <Directory> that would match the new file alone does not apply. Both
+// walks merge onto the server's defaults (2.4 throws the first location
+// walk's merge away before translate_name), so <Location> sections do not
+// matter; <Files> and <Location> are walked anew.
+func (e *Engine) redirectWalk(prev *Result, uri, filename string, res *Result) (*merged, walked, int, bool) {
+	if prev.cachedDir == "" || prev.storageFailed {
+		return nil, walked{}, 0, false
+	}
+	fi, err := e.fs.Stat(filename)
+	if err != nil {
+		return nil, walked{}, 0, false
+	}
+	var entry string
+	switch {
+	case fi.Mode().IsRegular():
+		entry = filename[:strings.LastIndexByte(filename, '/')+1]
+	case fi.IsDir():
+		entry = filename
+		if !strings.HasSuffix(entry, "/") {
+			entry += "/"
+		}
+	default:
+		return nil, walked{}, 0, false
+	}
+	if entry != prev.cachedDir {
+		return nil, walked{}, 0, false
+	}
+	res.Filename = filename
+	res.Sections = append(make([]*translate.Section, 0, 8), prev.Sections[:prev.dirN]...)
+	res.dirN, res.dirOpts, res.cachedDir = prev.dirN, prev.dirOpts, prev.cachedDir
+	if st := e.indexSymlink(prev, filename, res); st != 0 {
+		return nil, walked{}, st, true
+	}
+	w := walked{isReg: fi.Mode().IsRegular(), isDir: fi.IsDir()}
+	m := e.fileAndLocation(uri, filename, res)
+	if res.RegexErr != nil {
+		return nil, w, 500, true
+	}
+	return m, w, 0, true
 }

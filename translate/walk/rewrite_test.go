@@ -428,3 +428,30 @@ Alias /al @DOCROOT@/../aliased
 		t.Errorf("trail %s", got)
 	}
 }
+
+// An internal redirect to a file in the directory the previous walk ended
+// in keeps that walk's <Directory> sections (the walk cache); into another
+// directory, the new file's sections apply.
+func TestRewriteWalkCache(t *testing.T) {
+	conf := "<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n<Directory \"@DOCROOT@/*/\">\nOrder allow,deny\nAllow from 10.0.0.0/8\n</Directory>\n" +
+		"<Files locked.html>\nOrder allow,deny\nAllow from 10.0.0.0/8\n</Files>\n"
+	e, root := rewriteEngine(t, conf, "locked.html", "sub/page.html", "sub/index.html")
+	os.WriteFile(filepath.Join(root, ".htaccess"), []byte("RewriteEngine On\nRewriteRule ^route index.html\nRewriteRule ^lock locked.html\nRewriteRule ^deep sub/page.html\nRewriteRule ^dir sub/\n"), 0o644)
+	for _, tt := range []struct {
+		target, ip string
+		want       int
+	}{
+		{"/index.html", "8.8.8.8", 403},
+		{"/route", "8.8.8.8", 0},
+		{"/route/x", "8.8.8.8", 0},
+		{"/lock", "8.8.8.8", 403},
+		{"/lock", "10.0.0.1", 0},
+		{"/deep", "8.8.8.8", 403},
+		{"/deep", "10.0.0.1", 0},
+		{"/dir", "8.8.8.8", 403},
+	} {
+		if res := decide(e, req{target: tt.target, ip: tt.ip}); res.Status != tt.want {
+			t.Errorf("%s from %s: %d, want %d (sections %v)", tt.target, tt.ip, res.Status, tt.want, res.Sections)
+		}
+	}
+}

@@ -361,6 +361,11 @@ type Result struct {
 	// preFilename is the file the server's rewrite rules mapped the URI
 	// to: translate_name is done.
 	preFilename string
+	// prev is the request an internal redirect comes from, whose walk
+	// cache the new request's directory walk may reuse (redirectWalk);
+	// cachedDir is what the walk cache keeps of this walk (cache->cached).
+	prev      *Result
+	cachedDir string
 	// engine is the server that decided (BodyLimit).
 	engine *Engine
 
@@ -407,8 +412,9 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	var res Result
 	if req.rw.hasEnv {
 		// An internal redirect starts from the environment of the request
-		// before it (rename_original_env).
+		// before it (rename_original_env), and its walk cache.
 		res.Env, req.rw.hasEnv = *req.rw.env, false
+		res.prev, req.rw.prev = req.rw.prev, nil
 	}
 	// ap_process_request_internal: the path is unescaped and its dot
 	// segments resolved first (400 for a bad escape or a path above the
@@ -1312,6 +1318,11 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	if st != 0 {
 		return nil, w, st
 	}
+	if res.prev != nil {
+		if m, w, st, ok := e.redirectWalk(res.prev, uri, filename, res); ok {
+			return m, w, st
+		}
+	}
 	if res.Sections == nil {
 		res.Sections = make([]*translate.Section, 0, 8)
 	}
@@ -1330,6 +1341,10 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	}
 	res.dirOpts = opts.Opts
 	res.dirN = len(res.Sections)
+	res.cachedDir = fname
+	if !isDir {
+		res.cachedDir = fname[:strings.LastIndexByte(fname, '/')+1] // ap_make_dirstr_parent
+	}
 	m := e.fileAndLocation(uri, fname, res)
 	if res.RegexErr != nil {
 		return nil, w, 500
