@@ -48,6 +48,7 @@ fuzz() {
     ./translate:FuzzFields \
     ./translate/walk:FuzzNormalizePath22 \
     ./translate/regex:FuzzRegexEngines \
+    ./translate/regex:FuzzPrefilter \
     ./proxy:FuzzHeadParser \
     ./cmd/orderly:FuzzLoadConfig \
     ./translate/rewrite:FuzzParseRule; do

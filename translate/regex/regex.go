@@ -75,6 +75,12 @@ type Regexp struct {
 	names []string
 	// btGroups[n] is regexp2's number for group n.
 	btGroups []int
+	// pre rejects subjects that lack a literal every match holds
+	// (prefilter.go); nil where there is none.
+	pre *prefilter
+	// dotStar is set for ".*" and "^.*", which match every subject from
+	// its start to its first newline (to its end under DotAll).
+	dotStar bool
 }
 
 // Error is a pattern that does not compile.
@@ -138,7 +144,7 @@ func compile(pattern string, opt Options, both bool) (*Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
-	re := &Regexp{expr: pattern, opt: opt, ncap: p.ncap, names: p.names}
+	re := &Regexp{expr: pattern, opt: opt, ncap: p.ncap, names: p.names, pre: newPrefilter(tree), dotStar: pattern == ".*" || pattern == "^.*"}
 	if src, _, ok, nl := render(tree, re2, p.ncap); ok {
 		if std, err := regexp.Compile(src); err == nil && std.NumSubexp() == p.ncap {
 			re.std, re.nl = std, nl
@@ -184,6 +190,12 @@ func (re *Regexp) Backtracks() bool { return re.bt != nil && (re.std == nil || r
 // MatchError: the evaluation stopped, and the answer is unknown.
 func (re *Regexp) MatchString(s string) (bool, error) {
 	s = cString(s)
+	if re.dotStar {
+		return true, nil
+	}
+	if re.pre != nil && !re.pre.mayMatch(s) {
+		return false, nil
+	}
 	if re.useStd(s) {
 		if isASCII(s) {
 			return re.std.MatchString(s), nil
@@ -199,6 +211,16 @@ func (re *Regexp) MatchString(s string) (bool, error) {
 // took no part), or nil. The error is a MatchError.
 func (re *Regexp) FindStringSubmatchIndex(s string) ([]int, error) {
 	s = cString(s)
+	if re.dotStar {
+		end := len(s)
+		if i := strings.IndexByte(s, '\n'); i >= 0 && !re.opt.DotAll {
+			end = i
+		}
+		return []int{0, end}, nil
+	}
+	if re.pre != nil && !re.pre.mayMatch(s) {
+		return nil, nil
+	}
 	if re.useStd(s) {
 		if isASCII(s) {
 			return re.std.FindStringSubmatchIndex(s), nil

@@ -246,3 +246,76 @@ func TestCorpusPatterns(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPrefilter holds the prefilter to the engines: a subject it rejects
+// is one that neither engine matches, under every option; and it rejects
+// the subjects of the patterns access rules write without their words.
+func FuzzPrefilter(f *testing.F) {
+	subjects := []string{"", "MyBOT/1.0", "evil.test", "x\xe9y", "GLOBALS=1", "a\x00bot", "Scr\naper", "BaDbOt", "sCRIPT"}
+	for _, p := range append(corpusPatterns(f), `(BadBot|Scraper)`, `evil\.test`, `GLOBALS(=|\[)`, `^/wp-(admin|login)`, `(?i)script`, `\xe9+`, `a{2,}b`, `(ab|cd)+e`) {
+		for _, s := range subjects {
+			f.Add(p, s, uint8(1))
+		}
+	}
+	f.Fuzz(func(t *testing.T, pattern, subject string, o uint8) {
+		if len(pattern) > 512 || len(subject) > 1024 {
+			return
+		}
+		opt := Options{ICase: o&1 != 0, DotAll: o&2 != 0, DollarEndOnly: o&4 != 0, DupNames: o&8 != 0, Newline: o&16 != 0, Timeout: 20 * time.Millisecond}
+		re, err := compile(pattern, opt, false)
+		if err != nil || re.pre == nil || re.pre.mayMatch(cString(subject)) {
+			return
+		}
+		re.pre = nil
+		m, err := re.FindStringSubmatchIndex(subject)
+		if err == nil && m != nil {
+			t.Fatalf("%q %+v: the prefilter %q rejects %q, which matches at %v", pattern, opt, re.pre, subject, m)
+		}
+	})
+}
+
+func TestPrefilterRejects(t *testing.T) {
+	for _, tt := range []struct {
+		pattern string
+		icase   bool
+		lits    string
+	}{
+		{`(BadBot|EvilScraper)`, true, "badbot|evilscraper"},
+		{`^https?://(www\.)?example\.com/`, false, "example.com/"},
+		{`GLOBALS(=|\[|\%[0-9A-Z]{0,2})`, false, "globals"},
+		{`(<|%3C).*script.*(>|%3E)`, true, "script"},
+		{`\.(php|inc)$`, false, "php|inc"},
+		{`^/a`, false, "/a"},
+		{`^a`, false, ""},
+		{`(a|)bc`, false, "bc"},
+		{`x*`, false, ""},
+	} {
+		re := MustCompile(tt.pattern, Options{ICase: tt.icase})
+		got := ""
+		if re.pre != nil {
+			got = strings.Join(re.pre.any, "|")
+		}
+		if got != tt.lits {
+			t.Errorf("%q: literals %q, want %q", tt.pattern, got, tt.lits)
+		}
+	}
+}
+
+// ".*" and "^.*" answer without an engine, as the engines do.
+func TestDotStar(t *testing.T) {
+	for _, p := range []string{".*", "^.*"} {
+		for _, dotall := range []bool{false, true} {
+			re, err := compile(p, Options{DotAll: dotall}, true)
+			if err != nil || !re.dotStar {
+				t.Fatalf("%q: %v %v", p, err, re)
+			}
+			for _, s := range []string{"", "abc", "a\nb", "\n", "x\x00y"} {
+				got, _ := re.FindStringSubmatchIndex(s)
+				want := re.stdMatch(s)
+				if !slices.Equal(got, want) {
+					t.Errorf("%q dotall %v on %q: %v, the engine %v", p, dotall, s, got, want)
+				}
+			}
+		}
+	}
+}

@@ -53,6 +53,24 @@ const (
 // It also reports where the first question mark came from (the last,
 // under [QSL]); rule may be nil (a condition's TestString).
 func Expand(input string, rr, rc Backrefs, rule *Rule, l Lookups) (string, Qmark) {
+	if strings.IndexAny(input, `\$%`) < 0 {
+		// Nothing to expand (a TestString or a substitution as written).
+		if strings.IndexByte(input, '?') >= 0 {
+			return input, QmarkSafe
+		}
+		return input, QmarkNone
+	}
+	if len(input) > 3 && input[0] == '%' && input[1] == '{' && closingCurly(input, 2) == len(input)-1 {
+		// One variable, the whole of it: no copy.
+		v := ""
+		if l.Var != nil {
+			v = l.Var(input[2 : len(input)-1])
+		}
+		if strings.IndexByte(v, '?') >= 0 {
+			return v, QmarkUnsafe
+		}
+		return v, QmarkNone
+	}
 	var out strings.Builder
 	q := QmarkNone
 	tracking := true

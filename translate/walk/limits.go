@@ -37,7 +37,7 @@ func (e *Engine) Decide(req *Request, tr policy.Tracer) Result {
 		return res
 	}
 	h := e.hostFor(req)
-	req.rw = rewriteRun{request: req.Method + " " + req.Target + " " + req.Proto}
+	req.rw = rewriteRun{target: req.Target}
 	var res Result
 	ok := false
 	if !h.serverRewriteOn() {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -38,12 +39,24 @@ const maxInternalRedirects = 10
 type rewriteRun struct {
 	end       bool   // a rule with [END] applied (the request pool's note)
 	redirects int    // internal redirects so far
-	request   string // THE_REQUEST: the first request's line
+	target    string // the first request's target, for THE_REQUEST
 	// env, when set, is the environment an internal redirect starts
 	// with: the previous request's, renamed REDIRECT_*.
 	env    *policy.Env
 	hasEnv bool
-	prev   *Result // the request redirected from (its walk cache)
+	// cache is the walk cache of the request redirected from
+	// (redirectWalk); hasCache says there is one for the next walk.
+	cache    walkCache
+	hasCache bool
+}
+
+// walkCache is what ap_directory_walk's cache keeps of a walk: the
+// directory it ended in (cache->cached) and the <Directory> sections it
+// found there.
+type walkCache struct {
+	dir      string
+	sections []*translate.Section
+	opts     translate.OptionBits
 }
 
 // Rewritten is what mod_rewrite did to a request, for explain.
@@ -56,13 +69,15 @@ type Rewritten struct {
 }
 
 // rewriteCtx is what a rule list reads of the request: lookup_variable,
-// the maps, the file tests.
+// the maps, the file tests. The contexts are pooled, with their State and
+// its callbacks bound once, so that running the rules allocates nothing
+// of its own.
 type rewriteCtx struct {
 	e        *Engine
 	req      *Request
-	st       *rewrite.State
-	uri      string // r->uri
-	env      *policy.Env
+	st       rewrite.State
+	uri      string     // r->uri
+	env      policy.Env // the request's environment, while the rules run
 	pathInfo string
 	user     string
 	lookups  translate.HostnameLookups
@@ -75,6 +90,30 @@ type rewriteCtx struct {
 	// subrequest's own (a note on its own pool).
 	subreq   bool
 	envOwned bool
+	// bound are the State's callbacks, made once per pooled context.
+	bound rewrite.State
+}
+
+var rewriteCtxs = sync.Pool{New: func() any {
+	c := &rewriteCtx{}
+	c.bound = rewrite.State{
+		Lookups: rewrite.Lookups{Var: c.variable, Map: c.lookupMap}, World: rewrite.World{Stat: c.stat},
+		SetEnv: c.setEnv, Matched: c.matched, SameServer: c.sameServer,
+	}
+	return c
+}}
+
+// newRewriteCtx takes a context from the pool; release gives it back.
+func newRewriteCtx(e *Engine, req *Request, uri string, env policy.Env, tr policy.Tracer, subreq bool) *rewriteCtx {
+	c := rewriteCtxs.Get().(*rewriteCtx)
+	c.e, c.req, c.uri, c.env, c.tr, c.subreq = e, req, uri, env, tr, subreq
+	return c
+}
+
+func (c *rewriteCtx) release() {
+	bound := c.bound
+	*c = rewriteCtx{bound: bound}
+	rewriteCtxs.Put(c)
 }
 
 // end is whether an [END] stops the rules for the request at hand.
@@ -89,50 +128,53 @@ func (c *rewriteCtx) setEnd() {
 
 func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
 	q, has := query(c.req.Target)
-	st := &rewrite.State{
-		Filename: filename, PathInfo: pathInfo, Args: q, HasArgs: has && q != "",
-		End: c.end(), Subreq: c.subreq, MaxLen: 2 * c.e.cfg.Limits.RequestLine, Scheme: c.scheme(),
-		DefaultPort: c.defaultPort(),
-		SameServer:  c.sameServer,
+	c.st = c.bound
+	st := &c.st
+	st.Filename, st.PathInfo, st.Args, st.HasArgs = filename, pathInfo, q, has && q != ""
+	st.End, st.Subreq, st.MaxLen = c.end(), c.subreq, 2*c.e.cfg.Limits.RequestLine
+	st.Scheme, st.DefaultPort = c.scheme(), c.defaultPort()
+	if c.tr != nil && c.tr.Enabled() {
+		st.Trace = c.trace
 	}
-	st.Lookups = rewrite.Lookups{Var: c.variable, Map: c.lookupMap}
-	st.World = rewrite.World{Stat: c.stat}
-	st.SetEnv = func(name, value string, unset bool) {
-		if c.subreq && !c.envOwned {
-			// A subrequest's environment starts as its main request's
-			// (apr_table_copy), which it shares until it sets one.
-			*c.env, c.envOwned = cloneEnv(c.env), true
-		}
-		if unset {
-			c.env.Unset(name)
-		} else {
-			c.env.Set(name, value)
-		}
+	return st
+}
+
+// setEnv is [E=]: a subrequest's environment starts as its main
+// request's (apr_table_copy), which it shares until it sets a variable.
+func (c *rewriteCtx) setEnv(name, value string, unset bool) {
+	if c.subreq && !c.envOwned {
+		c.env, c.envOwned = cloneEnv(&c.env), true
 	}
-	st.Matched = func(r *rewrite.Rule) {
-		c.last = r
-		if r.Line != nil && !c.req.Dry {
-			r.Line.Hit(c.req.Now)
-		}
-		if c.tr != nil && c.tr.Enabled() {
-			c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "applies: " + c.st.Filename + c.query()})
-		}
+	if unset {
+		c.env.Unset(name)
+	} else {
+		c.env.Set(name, value)
+	}
+}
+
+// matched counts a rule that applied, and traces it.
+func (c *rewriteCtx) matched(r *rewrite.Rule) {
+	c.last = r
+	if r.Line != nil && !c.req.Dry {
+		r.Line.Hit(c.req.Now)
 	}
 	if c.tr != nil && c.tr.Enabled() {
-		st.Trace = func(r *rewrite.Rule, cond *rewrite.Cond, input string, ok bool) {
-			if cond == nil {
-				c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "no match: " + input})
-				return
-			}
-			res := "false"
-			if ok {
-				res = "true"
-			}
-			c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: cond.Line, Text: "RewriteCond " + cond.Input, Result: res + ": " + strconv.Quote(input)})
-		}
+		c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "applies: " + c.st.Filename + c.query()})
 	}
-	c.st = st
-	return st
+}
+
+// trace is the trail of a rule whose pattern did not match and of each
+// condition tested.
+func (c *rewriteCtx) trace(r *rewrite.Rule, cond *rewrite.Cond, input string, ok bool) {
+	if cond == nil {
+		c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: r.Line, Text: "RewriteRule " + r.Pattern, Result: "no match: " + input})
+		return
+	}
+	res := "false"
+	if ok {
+		res = "true"
+	}
+	c.tr.Trace(policy.Event{Layer: policy.LayerConfig, Rule: cond.Line, Text: "RewriteCond " + cond.Input, Result: res + ": " + strconv.Quote(input)})
 }
 
 // query is the rewritten query for the trail, "" for none.
@@ -256,27 +298,11 @@ func (c *rewriteCtx) variable(name string) string {
 		return ""
 	}
 	req := c.req
-	now := time.Now()
-	if req.Now != 0 {
-		now = time.Unix(0, req.Now)
+	up := strings.ToUpper(name)
+	if strings.HasPrefix(up, "TIME") {
+		return c.time(up)
 	}
-	switch strings.ToUpper(name) {
-	case "TIME":
-		return now.Format("20060102150405")
-	case "TIME_YEAR":
-		return fmt.Sprintf("%04d", now.Year())
-	case "TIME_MON":
-		return fmt.Sprintf("%02d", int(now.Month()))
-	case "TIME_DAY":
-		return fmt.Sprintf("%02d", now.Day())
-	case "TIME_HOUR":
-		return fmt.Sprintf("%02d", now.Hour())
-	case "TIME_MIN":
-		return fmt.Sprintf("%02d", now.Minute())
-	case "TIME_SEC":
-		return fmt.Sprintf("%02d", now.Second())
-	case "TIME_WDAY":
-		return strconv.Itoa(int(now.Weekday()))
+	switch up {
 	case "IPV6":
 		if req.ClientAddr.Is6() && !req.ClientAddr.Is4In6() {
 			return "on"
@@ -319,7 +345,7 @@ func (c *rewriteCtx) variable(name string) string {
 	case "REMOTE_HOST":
 		return req.RemoteName(c.lookups)
 	case "THE_REQUEST":
-		return req.rw.request
+		return req.Method + " " + req.rw.target + " " + req.Proto
 	case "REQUEST_URI":
 		return c.uri
 	case "QUERY_STRING":
@@ -353,6 +379,34 @@ func (c *rewriteCtx) variable(name string) string {
 	return ""
 }
 
+// time is lookup_variable's TIME variables, in local time
+// (apr_time_exp_lt) at the request's time.
+func (c *rewriteCtx) time(name string) string {
+	now := time.Now()
+	if c.req.Now != 0 {
+		now = time.Unix(0, c.req.Now)
+	}
+	switch name {
+	case "TIME":
+		return now.Format("20060102150405")
+	case "TIME_YEAR":
+		return fmt.Sprintf("%04d", now.Year())
+	case "TIME_MON":
+		return fmt.Sprintf("%02d", int(now.Month()))
+	case "TIME_DAY":
+		return fmt.Sprintf("%02d", now.Day())
+	case "TIME_HOUR":
+		return fmt.Sprintf("%02d", now.Hour())
+	case "TIME_MIN":
+		return fmt.Sprintf("%02d", now.Minute())
+	case "TIME_SEC":
+		return fmt.Sprintf("%02d", now.Second())
+	case "TIME_WDAY":
+		return strconv.Itoa(int(now.Weekday()))
+	}
+	return ""
+}
+
 // serverRewriteOn reports whether the server's rules run at all.
 func (e *Engine) serverRewriteOn() bool {
 	rw := e.cfg.Rewrite
@@ -372,12 +426,13 @@ const (
 
 // serverRewrite is hook_uri2file. res carries the environment so far.
 func (e *Engine) serverRewrite(req *Request, res *Result, uri string, subreq bool, tr policy.Tracer) (out rewriteOutcome, filename, newURI string) {
-	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, lookups: e.cfg.Defaults.HostnameLookups, tr: tr, subreq: subreq}
-	if c.end() || !e.serverRewriteOn() {
+	if !subreq && req.rw.end || !e.serverRewriteOn() {
 		return rewriteNone, "", ""
 	}
 	rw := e.cfg.Rewrite
-	c.maps = rw.Maps
+	c := newRewriteCtx(e, req, uri, res.Env, tr, subreq)
+	c.lookups, c.maps = e.cfg.Defaults.HostnameLookups, rw.Maps
+	defer func() { res.Env = c.env; c.release() }()
 	st := c.state(uri, "")
 	action, lastsub, err := rewrite.Apply(rw.Rules, "", st)
 	c.setEnd()
@@ -536,10 +591,12 @@ func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, su
 			return rewriteNone, ""
 		}
 	}
-	c := &rewriteCtx{e: e, req: req, uri: uri, env: &res.Env, pathInfo: res.PathInfo, user: res.User, lookups: m.lookups, maps: e.serverMaps(), tr: tr, subreq: subreq}
-	if c.end() {
+	if !subreq && req.rw.end {
 		return rewriteNone, ""
 	}
+	c := newRewriteCtx(e, req, uri, res.Env, tr, subreq)
+	c.pathInfo, c.user, c.lookups, c.maps = res.PathInfo, res.User, m.lookups, e.serverMaps()
+	defer func() { res.Env = c.env; c.release() }()
 	if m.options&(translate.OptSymLinks|translate.OptSymOwner) == 0 {
 		// AH00670: Options FollowSymLinks and SymLinksIfOwnerMatch are
 		// both off, so the RewriteRule directive is also forbidden.
@@ -626,7 +683,12 @@ func (e *Engine) internalRedirect(req *Request, target string, prev *Result, tr 
 	saved := req.Target
 	req.Target = target
 	req.rw.redirects++
-	req.rw.env, req.rw.hasEnv, req.rw.prev = &env, true, prev
+	req.rw.env, req.rw.hasEnv = &env, true
+	req.rw.cache = walkCache{dir: prev.cachedDir, opts: prev.dirOpts}
+	req.rw.hasCache = prev.cachedDir != "" && !prev.storageFailed
+	if req.rw.hasCache {
+		req.rw.cache.sections = prev.Sections[:prev.dirN]
+	}
 	sub := e.decide(req, tr)
 	req.Target = saved
 	req.subNecessary(&sub.Decision)
@@ -687,10 +749,7 @@ func cloneEnv(env *policy.Env) policy.Env {
 // walks merge onto the server's defaults (2.4 throws the first location
 // walk's merge away before translate_name), so <Location> sections do not
 // matter; <Files> and <Location> are walked anew.
-func (e *Engine) redirectWalk(prev *Result, uri, filename string, res *Result) (*merged, walked, int, bool) {
-	if prev.cachedDir == "" || prev.storageFailed {
-		return nil, walked{}, 0, false
-	}
+func (e *Engine) redirectWalk(wc *walkCache, uri, filename string, res *Result) (*merged, walked, int, bool) {
 	fi, err := e.fs.Stat(filename)
 	if err != nil {
 		return nil, walked{}, 0, false
@@ -707,13 +766,14 @@ func (e *Engine) redirectWalk(prev *Result, uri, filename string, res *Result) (
 	default:
 		return nil, walked{}, 0, false
 	}
-	if entry != prev.cachedDir {
+	if entry != wc.dir {
 		return nil, walked{}, 0, false
 	}
 	res.Filename = filename
-	res.Sections = append(make([]*translate.Section, 0, 8), prev.Sections[:prev.dirN]...)
-	res.dirN, res.dirOpts, res.cachedDir = prev.dirN, prev.dirOpts, prev.cachedDir
-	if st := e.indexSymlink(prev, filename, res); st != 0 {
+	res.Sections = append(make([]*translate.Section, 0, 8), wc.sections...)
+	res.dirN, res.dirOpts, res.cachedDir = len(wc.sections), wc.opts, wc.dir
+	prev := Result{Sections: wc.sections, dirN: len(wc.sections), dirOpts: wc.opts}
+	if st := e.indexSymlink(&prev, filename, res); st != 0 {
 		return nil, walked{}, st, true
 	}
 	w := walked{isReg: fi.Mode().IsRegular(), isDir: fi.IsDir()}

@@ -361,10 +361,11 @@ type Result struct {
 	// preFilename is the file the server's rewrite rules mapped the URI
 	// to: translate_name is done.
 	preFilename string
-	// prev is the request an internal redirect comes from, whose walk
-	// cache the new request's directory walk may reuse (redirectWalk);
-	// cachedDir is what the walk cache keeps of this walk (cache->cached).
-	prev      *Result
+	// prevWalk is the walk cache of the request an internal redirect
+	// comes from, which the new request's directory walk may reuse
+	// (redirectWalk); cachedDir is what the walk cache keeps of this
+	// walk (cache->cached).
+	prevWalk  *walkCache
 	cachedDir string
 	// engine is the server that decided (BodyLimit).
 	engine *Engine
@@ -414,7 +415,9 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		// An internal redirect starts from the environment of the request
 		// before it (rename_original_env), and its walk cache.
 		res.Env, req.rw.hasEnv = *req.rw.env, false
-		res.prev, req.rw.prev = req.rw.prev, nil
+		if req.rw.hasCache {
+			res.prevWalk, req.rw.hasCache = &req.rw.cache, false
+		}
 	}
 	// ap_process_request_internal: the path is unescaped and its dot
 	// segments resolved first (400 for a bad escape or a path above the
@@ -1318,8 +1321,8 @@ func (e *Engine) walk(uri string, res *Result) (*merged, walked, int) {
 	if st != 0 {
 		return nil, w, st
 	}
-	if res.prev != nil {
-		if m, w, st, ok := e.redirectWalk(res.prev, uri, filename, res); ok {
+	if res.prevWalk != nil {
+		if m, w, st, ok := e.redirectWalk(res.prevWalk, uri, filename, res); ok {
 			return m, w, st
 		}
 	}
