@@ -118,7 +118,7 @@ var docNotes = map[string]string{
 	"RewriteOptions":         "every option (docs/rewrite.md)",
 	"RewriteRule":            "every flag but [P] (docs/rewrite.md); refused in <Location>, <Files> and <If>",
 	"RewriteCond":            "every test but -U, -F and expr; %{...} variables whose value is the legacy server's own (REMOTE_PORT, SSL:, LA-U: ...) are refused (docs/rewrite.md)",
-	"RewriteMap":             "txt:, rnd:, int:tolower and int:toupper; a rule that uses any other map is refused, or answers 500 from an .htaccess file (docs/rewrite.md)",
+	"RewriteMap":             "txt:, rnd: and int: maps; dbm:, prg:, dbd: and fastdbd: are refused (docs/rewrite.md)",
 	"CheckSpelling":          "Off loads",
 	"CheckCaseOnly":          "Off loads",
 	"HostnameLookups":        "what SetEnvIf's Remote_Host is; in <If> and <Proxy>, Off loads",

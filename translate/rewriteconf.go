@@ -134,20 +134,18 @@ func mergeServerRewrite(main, own *Rewrite) *Rewrite {
 	a.Rules = joinRules(main.Rules, own.Rules, order)
 	a.Maps = own.Maps
 	if order != 0 {
-		a.Maps = map[string]*rewrite.Map{}
-		first, second := main.Maps, own.Maps // apr_hash_overlay: the overlay wins
+		// apr_hash_overlay: the overlay's maps win, the host's under
+		// Inherit, the main server's under InheritBefore.
+		base, overlay := main.Maps, own.Maps
 		if order < 0 {
-			first, second = own.Maps, main.Maps
+			base, overlay = own.Maps, main.Maps
 		}
-		for k, v := range first {
+		a.Maps = make(map[string]*rewrite.Map, len(base)+len(overlay))
+		for k, v := range base {
 			a.Maps[k] = v
 		}
-		for k, v := range second {
-			if order > 0 {
-				a.Maps[k] = v
-			} else if _, ok := a.Maps[k]; !ok {
-				a.Maps[k] = v
-			}
+		for k, v := range overlay {
+			a.Maps[k] = v
 		}
 	}
 	return a
@@ -343,7 +341,7 @@ func (b *builder) rewriteLine(d *apacheconf.Directive, sconf, dconf *Rewrite, sc
 		return
 	}
 	r.Conds, into.conds = into.conds, nil
-	if why := b.ruleUnsupported(r, sconf); why != "" {
+	if why := b.ruleUnsupported(r); why != "" {
 		b.notFaithful(d, why)
 		return
 	}
@@ -368,7 +366,7 @@ func condUnsupported(c *rewrite.Cond) string {
 }
 
 // ruleUnsupported says why orderly cannot evaluate a rule, or "".
-func (b *builder) ruleUnsupported(r *rewrite.Rule, sconf *Rewrite) string {
+func (b *builder) ruleUnsupported(r *rewrite.Rule) string {
 	if r.Flags&rewrite.FlagProxy != 0 {
 		return "RewriteRule [P] proxies the request elsewhere, through mod_proxy's <Proxy> sections, which orderly does not evaluate"
 	}
@@ -379,21 +377,14 @@ func (b *builder) ruleUnsupported(r *rewrite.Rule, sconf *Rewrite) string {
 				return why
 			}
 		}
-		for _, m := range rewrite.MapNames(t) {
-			if sconf == nil {
-				continue // a per-directory rule reads the server's maps at request time
-			}
-			if mp := b.cfg.Rewrite.Maps[m]; mp != nil && mp.Kind == rewrite.MapUnsupported {
-				return "RewriteMap " + m + ": " + mp.Why
-			}
-		}
 	}
 	return ""
 }
 
 // rewriteMapLine reads RewriteMap (server level only): txt: and rnd:
-// files are read now, int: maps are mod_rewrite's own; dbm:, dbd:,
-// fastdbd: and prg: maps are refused when a rule uses one.
+// files (and a file named without a type) are read now, and again on
+// each reload; int: maps are mod_rewrite's own; dbm:, dbd:, fastdbd: and
+// prg: maps are refused.
 func (b *builder) rewriteMapLine(d *apacheconf.Directive, sconf *Rewrite) {
 	if sconf == nil || len(d.Args) < 2 {
 		return
@@ -403,12 +394,21 @@ func (b *builder) rewriteMapLine(d *apacheconf.Directive, sconf *Rewrite) {
 	lower := strings.ToLower(spec)
 	m := &rewrite.Map{}
 	switch {
-	case strings.HasPrefix(lower, "txt:"), strings.HasPrefix(lower, "rnd:"):
+	case strings.HasPrefix(lower, "dbm"), strings.HasPrefix(lower, "prg:"), strings.HasPrefix(lower, "dbd:"), strings.HasPrefix(lower, "fastdbd:"):
+		b.notFaithful(d, "a "+strings.SplitN(strings.SplitN(lower, ":", 2)[0], "=", 2)[0]+" map, which orderly does not read (txt:, rnd: and int: maps are evaluated)")
+		return
+	case strings.HasPrefix(lower, "int:"):
+		m.Kind, m.Func = rewrite.MapInt, spec[4:] // rewriteValue checked the name
+	default:
+		// txt: and rnd:, and a file named without a type (a txt: map).
 		m.Kind = rewrite.MapTxt
-		if lower[0] == 'r' {
-			m.Kind = rewrite.MapRnd
+		file := spec
+		switch {
+		case strings.HasPrefix(lower, "rnd:"):
+			m.Kind, file = rewrite.MapRnd, spec[4:]
+		case strings.HasPrefix(lower, "txt:"):
+			file = spec[4:]
 		}
-		file := spec[4:]
 		if !filepath.IsAbs(file) && b.serverRoot != "" {
 			file = filepath.Join(b.serverRoot, file)
 		}
@@ -418,15 +418,6 @@ func (b *builder) rewriteMapLine(d *apacheconf.Directive, sconf *Rewrite) {
 			return
 		}
 		m.Txt = rewrite.ParseTxtMap(bufio.NewReader(bytes.NewReader(data)))
-	case strings.HasPrefix(lower, "int:"):
-		switch spec[4:] {
-		case "tolower", "toupper":
-			m.Kind, m.Func = rewrite.MapInt, spec[4:]
-		default:
-			m.Kind, m.Why = rewrite.MapUnsupported, "int:"+spec[4:]+" is not evaluated by orderly"
-		}
-	default:
-		m.Kind, m.Why = rewrite.MapUnsupported, "a "+strings.SplitN(spec, ":", 2)[0]+" map, which orderly does not read"
 	}
 	if sconf.Maps == nil {
 		sconf.Maps = map[string]*rewrite.Map{}

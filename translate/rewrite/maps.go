@@ -12,10 +12,10 @@ type MapKind uint8
 
 // The map kinds orderly reads, and the rest.
 const (
-	MapUnsupported MapKind = iota // dbm:, dbd:, fastdbd:, prg:, int:escape, ...
-	MapTxt                        // txt: a file of "key value" lines
-	MapRnd                        // rnd: the same, a value "a|b|c" picked at random
-	MapInt                        // int: tolower, toupper
+	MapNone MapKind = iota // no map: every lookup fails
+	MapTxt                 // txt: a file of "key value" lines
+	MapRnd                 // rnd: the same, a value "a|b|c" picked at random
+	MapInt                 // int: tolower, toupper, escape, unescape
 )
 
 // Map is one RewriteMap.
@@ -23,7 +23,6 @@ type Map struct {
 	Kind MapKind
 	Txt  map[string]string // txt: and rnd: keys, the first line of each key
 	Func string            // int:
-	Why  string            // MapUnsupported: what it is
 }
 
 // ParseTxtMap reads a txt: or rnd: file as lookup_map_txtfile does: a
@@ -85,8 +84,13 @@ func readLine(r *bufio.Reader, max int) (string, error) {
 func (m *Map) Lookup(key string) (string, bool) {
 	switch m.Kind {
 	case MapInt:
-		if m.Func == "toupper" {
+		switch m.Func {
+		case "toupper":
 			return strings.Map(upperASCII, key), true
+		case "escape":
+			return EscapePath(key), true
+		case "unescape":
+			return Unescape(key), true
 		}
 		return strings.Map(lowerASCII, key), true
 	case MapTxt, MapRnd:
@@ -115,25 +119,13 @@ func lowerASCII(c rune) rune {
 }
 
 // Vars are the names of the %{NAME} variables an unexpanded text reads,
-// as do_expand finds them (a backslash escapes the next character).
+// as do_expand finds them (a backslash escapes the next character), in
+// the keys and defaults of map lookups too.
 func Vars(s string) []string {
 	var out []string
 	scan(s, func(kind byte, inner string) {
 		if kind == '%' {
 			out = append(out, inner)
-		}
-	})
-	return out
-}
-
-// MapNames are the maps of the ${map:key} lookups a text makes.
-func MapNames(s string) []string {
-	var out []string
-	scan(s, func(kind byte, inner string) {
-		if kind == '$' {
-			if i := strings.IndexByte(inner, ':'); i >= 0 {
-				out = append(out, inner[:i])
-			}
 		}
 	})
 	return out
@@ -160,4 +152,70 @@ func scan(s string, f func(kind byte, inner string)) {
 			p = end
 		}
 	}
+}
+
+// EscapePath is ap_os_escape_path(path, partial=1), which ap_escape_uri
+// and int:escape are: every byte but letters, digits and
+// "$-_.+!*'(),:;@&=/~" as %xx, lower-case hex.
+func EscapePath(s string) string {
+	const hex = "0123456789abcdef"
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !pathSafe(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if pathSafe(c) {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hex[c>>4], hex[c&15])
+	}
+	return string(b)
+}
+
+func pathSafe(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("$-_.+!*'(),:;@&=/~", c) >= 0
+}
+
+// Unescape is ap_unescape_url in place, as int:unescape uses it: every
+// %xx decoded (a "/" too: the error it reports is ignored), a "%" not
+// followed by two hex digits kept, and the string ends at a decoded NUL.
+func Unescape(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s)+0 && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
+			c = hexVal(s[i+1])<<4 | hexVal(s[i+2])
+			i += 2
+			if c == 0 {
+				break
+			}
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/rewrite"
 )
 
 // mod_alias's redirects and ErrorDocument URLs at Apache's phases
@@ -289,34 +290,9 @@ func hostPort(h string) (string, int, bool) {
 	return name, port, true
 }
 
-// osEscapePath is ap_os_escape_path(path, partial=1): every byte but
-// letters, digits and "$-_.+!*'(),:;@&=/~" as %xx, lower-case hex.
-func osEscapePath(s string) string {
-	const hex = "0123456789abcdef"
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if !pathSafe(s[i]) {
-			n++
-		}
-	}
-	if n == 0 {
-		return s
-	}
-	b := make([]byte, 0, len(s)+2*n)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if pathSafe(c) {
-			b = append(b, c)
-			continue
-		}
-		b = append(b, '%', hex[c>>4], hex[c&15])
-	}
-	return string(b)
-}
-
-func pathSafe(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("$-_.+!*'(),:;@&=/~", c) >= 0
-}
+// osEscapePath is ap_os_escape_path(path, partial=1)
+// (rewrite.EscapePath).
+func osEscapePath(s string) string { return rewrite.EscapePath(s) }
 
 // escapeTarget is what mod_alias does with a RedirectMatch (or 2.4
 // one-argument) target: apr_uri_parse, apr_uri_unparse without the query

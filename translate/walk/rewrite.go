@@ -82,7 +82,6 @@ type rewriteCtx struct {
 	user     string
 	lookups  translate.HostnameLookups
 	maps     map[string]*rewrite.Map
-	failed   string // a map orderly does not read was looked up
 	last     *rewrite.Rule
 	tr       policy.Tracer
 	// subreq says the rules run for a subrequest (mod_dir's): [NS] and
@@ -258,10 +257,6 @@ func (c *rewriteCtx) stat(path string, link bool) rewrite.FileInfo {
 func (c *rewriteCtx) lookupMap(name, key string) (string, bool) {
 	m := c.maps[name]
 	if m == nil {
-		return "", false
-	}
-	if m.Kind == rewrite.MapUnsupported {
-		c.failed = "RewriteMap " + name + ": " + m.Why
 		return "", false
 	}
 	return m.Lookup(key)
@@ -473,16 +468,13 @@ func (e *Engine) serverRewrite(req *Request, res *Result, uri string, subreq boo
 }
 
 // fail answers 500 where a rule could not be evaluated: a regex that did
-// not finish, a map orderly does not read.
+// not finish (regex.MatchError), whose answer Apache may have had.
 func (c *rewriteCtx) fail(res *Result, err error) bool {
-	if err == nil && c.failed == "" {
+	if err == nil {
 		return false
 	}
-	why := c.failed
-	if err != nil {
-		res.RegexErr = err
-		why = err.Error()
-	}
+	res.RegexErr = err
+	why := err.Error()
 	res.Status, res.Layer = http.StatusInternalServerError, policy.LayerConfig
 	if c.last != nil {
 		res.Rule = c.last.Line

@@ -246,23 +246,21 @@ func TestRewriteDirVariables(t *testing.T) {
 	}
 }
 
-// A map orderly does not read answers 500 where a rule looks it up; txt
-// maps and int maps give their values.
+// txt maps and int maps give their values.
 func TestRewriteMaps(t *testing.T) {
 	dir := t.TempDir()
 	txt := filepath.Join(dir, "map.txt")
 	os.WriteFile(txt, []byte("bad yes\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "map.dbm"), nil, 0o644)
-	conf := "RewriteEngine On\nRewriteMap t txt:" + txt + "\nRewriteMap u int:toupper\nRewriteMap d dbm:" + filepath.Join(dir, "map.dbm") + "\n" +
+	conf := "RewriteEngine On\nRewriteMap t txt:" + txt + "\nRewriteMap u int:toupper\nRewriteMap d int:unescape\n" +
 		"RewriteCond ${t:%{HTTP:X-K}|no} =yes\nRewriteRule ^/t - [F]\nRewriteCond ${u:%{HTTP:X-K}} =BAD\nRewriteRule ^/u - [F]\n" +
 		"<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n"
 	e, root := rewriteEngine(t, conf, "d/a.html")
-	os.WriteFile(filepath.Join(root, "d", ".htaccess"), []byte("RewriteEngine On\nRewriteCond ${d:x} =y\nRewriteRule ^ - [F]\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "d", ".htaccess"), []byte("RewriteEngine On\nRewriteCond ${d:%{HTTP:X-K}} =/x\nRewriteRule ^ - [F]\n"), 0o644)
 	for _, tt := range []struct {
 		target, k string
 		want      int
 	}{
-		{"/t", "bad", 403}, {"/t", "good", 0}, {"/u", "bad", 403}, {"/u", "bAd", 403}, {"/u", "ok", 0}, {"/d/a.html", "", 500},
+		{"/t", "bad", 403}, {"/t", "good", 0}, {"/u", "bad", 403}, {"/u", "bAd", 403}, {"/u", "ok", 0}, {"/d/a.html", "%2fx", 403}, {"/d/a.html", "/y", 0},
 	} {
 		if res := decide(e, req{target: tt.target, ip: "8.8.8.8", header: map[string]string{"X-K": tt.k}}); res.Status != tt.want {
 			t.Errorf("%s with %q: %d, want %d", tt.target, tt.k, res.Status, tt.want)
@@ -325,8 +323,10 @@ func (r *recorder) Trace(e policy.Event) { r.events = append(r.events, e) }
 // internal redirect, the runaway filename, [NE] on a redirect with a
 // space, the internal redirect limit, and the trail.
 func TestRewriteCorners(t *testing.T) {
-	conf := `RewriteEngine On
+	conf := `ServerName canon.test
+RewriteEngine On
 RewriteRule ^/self http://site.test:8080/index.html
+RewriteRule ^/canon http://canon.test:8080/index.html
 RewriteRule ^/sys/(.*)$ /$1
 RewriteRule ^/unsafe/(.*)$ /$1 [UnsafePrefixStat]
 RewriteRule ^/grow/(.*)$ /grow/$1$1 [N]
@@ -369,6 +369,8 @@ Alias /al @DOCROOT@/../aliased
 		{target: "/self", header: map[string]string{"Host": "site.test:8080"}, action: "file", to: root + "/index.html"},
 		{target: "/self", header: map[string]string{"Host": "site.test:9090"}, action: "redirect"},
 		{target: "/self", header: map[string]string{"Host": "other.test:8080"}, action: "redirect"},
+		{target: "/canon", header: map[string]string{"Host": "other.test:8080"}, action: "file", to: root + "/index.html"},
+		{target: "/canon", header: map[string]string{"Host": "other.test:9090"}, action: "redirect"},
 		{target: "/sys/etc/hostname", action: "file", to: root + "/etc/hostname"},
 		{target: "/unsafe/etc/hostname", want: 403, action: "file", to: "/etc/hostname"},
 		{target: "/grow/ab", want: 500, action: "status"},

@@ -18,8 +18,8 @@ func TestOSEscapePath(t *testing.T) {
 	for c := 0; c < 256; c++ {
 		b := byte(c)
 		want := 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte(safe, b) >= 0
-		if pathSafe(b) != want {
-			t.Errorf("pathSafe(%q) = %v, want %v", b, !want, want)
+		if got := osEscapePath(string([]byte{b})) == string([]byte{b}); got != want {
+			t.Errorf("%q kept: %v, want %v", b, got, want)
 		}
 	}
 	for in, want := range map[string]string{
