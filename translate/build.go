@@ -301,8 +301,15 @@ func (b *builder) ruleKey(d *apacheconf.Directive, scope []string) []byte {
 
 // demotable are the directives Options.Omit can take out of a policy:
 // access lines and settings (IsSectionAccess), whose absence is what
-// deleting the line means.
-var demotable = sectionAccess
+// deleting the line means, and RewriteRule lines (with their RewriteCond
+// lines).
+var demotable = func() map[string]bool {
+	m := map[string]bool{"rewriterule": true} // with its RewriteCond lines (rewriteLine)
+	for k := range sectionAccess {
+		m[k] = true
+	}
+	return m
+}()
 
 // omitted reports whether d is a rule Options.Omit takes out; its ID is
 // then used up, so that the IDs of the rules after it do not move.
@@ -932,8 +939,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		// The file now has a core configuration, whose options merge.
 		conf.Options = &CoreOptions{Opts: OptUnset}
 	}
-	if b.omitted(d, name, ctx.scope) {
-		return
+	if name != "rewriterule" && b.omitted(d, name, ctx.scope) {
+		return // a RewriteRule takes its conditions with it (rewriteLine)
 	}
 	switch name {
 	case "order":

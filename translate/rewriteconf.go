@@ -335,6 +335,12 @@ func (b *builder) rewriteLine(d *apacheconf.Directive, sconf, dconf *Rewrite, sc
 		into.conds = append(into.conds, c)
 		return
 	}
+	if b.omitted(d, "rewriterule", scope) {
+		// Demoted: the rule is not there, nor are the conditions that
+		// were its own.
+		into.conds = nil
+		return
+	}
 	r, err := rewrite.ParseRule(d.Raw, b.rewriteEnv())
 	if err != nil {
 		b.notFaithful(d, err.Error())

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +103,43 @@ func TestMergeServerRewrite(t *testing.T) {
 		if m.Engine != tt.engine || names(m.Rules) != tt.rules || strings.Join(ms, ",") != tt.maps {
 			t.Errorf("%s: engine %d rules %q maps %q; want %d %q %q", tt.name, m.Engine, names(m.Rules), strings.Join(ms, ","), tt.engine, tt.rules, tt.maps)
 		}
+	}
+}
+
+// A demoted RewriteRule (Options.Omit) is not in the policy, nor are its
+// conditions: the next rule keeps its own.
+func TestDemoteRewriteRule(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(conf, []byte("RewriteEngine On\nRewriteCond %{HTTP_USER_AGENT} bot\nRewriteRule .* - [F]\nRewriteRule ^/old - [G]\n<Directory />\nRewriteEngine On\nRewriteCond %{HTTP_HOST} x\nRewriteRule ^a - [F]\nRewriteRule ^b - [F]\n</Directory>\n"), 0o644)
+	load := func(omit map[string]bool) *Config {
+		cfg, err := Load([]string{conf}, LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir, Omit: omit}, Modules: append([]string{"rewrite_module"}, FragmentModules...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	full := load(nil)
+	ids := map[string]string{}
+	for _, r := range full.Rules {
+		ids[r.Text] = r.ID
+	}
+	dconf := func(c *Config) *Rewrite {
+		for _, s := range c.Dirs {
+			if s.Conf.Rewrite != nil {
+				return s.Conf.Rewrite
+			}
+		}
+		return nil
+	}
+	cfg := load(map[string]bool{ids["RewriteRule .* - [F]"]: true, ids["RewriteRule ^a - [F]"]: true})
+	if got := names(cfg.Rewrite.Rules); got != "^/old" || len(cfg.Rewrite.Rules[0].Conds) != 0 {
+		t.Errorf("server rules %q (conditions %d), want ^/old alone", got, len(cfg.Rewrite.Rules[0].Conds))
+	}
+	if d := dconf(cfg); names(d.Rules) != "^b" || len(d.Rules[0].Conds) != 0 {
+		t.Errorf("directory rules %q, want ^b without a condition", names(d.Rules))
+	}
+	if got := names(full.Rewrite.Rules); got != ".*,^/old" || len(full.Rewrite.Rules[0].Conds) != 1 {
+		t.Errorf("full: %q", got)
 	}
 }

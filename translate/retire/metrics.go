@@ -83,8 +83,9 @@ func FromMetrics(rules []*policy.Rule, ix *Index, exposition io.Reader) ([]Findi
 			out = append(out, partFindings(r, parts, "since orderly started")...)
 		}
 		switch {
-		case ev != nil:
-			// judged by necessity above
+		case ev != nil && !isRewriteRule(r):
+			// judged by necessity above (a RewriteRule has no necessity:
+			// its hits are the evidence)
 		case !fires(r):
 		case m == 0 && d == 0:
 			out = append(out, Finding{Kind: "not-fired", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,
@@ -115,7 +116,7 @@ func partFindings(r *policy.Rule, parts map[string]float64, when string) []Findi
 
 // fires reports whether a rule's counters say something about whether it
 // can go: the lines that match requests (Allow, Deny, Require, SetEnvIf
-// and its kin). Settings (Order, Satisfy, Auth*) and a scope's synthetic
+// and its kin, RewriteRule). Settings (Order, Satisfy, Auth*) and a scope's synthetic
 // default rule never match; their silence is not evidence.
 func fires(r *policy.Rule) bool {
 	if r.Default {
@@ -123,10 +124,18 @@ func fires(r *policy.Rule) bool {
 	}
 	name, _, _ := strings.Cut(strings.ToLower(r.Text), " ")
 	switch name {
-	case "allow", "deny", "require", "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase":
+	case "allow", "deny", "require", "setenvif", "setenvifnocase", "browsermatch", "browsermatchnocase", "rewriterule":
 		return true
 	}
 	return false
+}
+
+// isRewriteRule reports a RewriteRule line: it matches requests (its
+// pattern and conditions held) and decides some ([F], [G], [R]), but
+// necessity does not judge it, so its hits are what retire reports.
+func isRewriteRule(r *policy.Rule) bool {
+	name, _, _ := strings.Cut(strings.ToLower(r.Text), " ")
+	return name == "rewriterule"
 }
 
 // decides reports whether a rule's decisive hits are evidence: only the

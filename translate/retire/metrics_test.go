@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
 )
 
 // FromMetrics on rules of every kind: only the lines that match requests
@@ -99,5 +101,38 @@ func TestSortFindings(t *testing.T) {
 	}
 	if want := "a.conf:1/8 a.conf:9/4 a.conf:10/2 a.conf:10/5 a.conf:10/6 b.conf:1/3 b.conf:2/1 b.conf:2/7"; strings.Join(got, " ") != want {
 		t.Errorf("sorted %s, want %s", strings.Join(got, " "), want)
+	}
+}
+
+// RewriteRule lines are reported by their hits, with or without the
+// necessity counters: one that never applied has not fired.
+func TestFromMetricsRewrite(t *testing.T) {
+	rules := []*policy.Rule{
+		{ID: "rwused", File: "a.conf", Line: 3, Text: "RewriteRule .* - [F]"},
+		{ID: "rwquiet", File: "a.conf", Line: 4, Text: "RewriteRule ^/old - [G]"},
+		{ID: "rwcond", File: "a.conf", Line: 2, Text: "RewriteCond %{HTTP_USER_AGENT} bot"},
+		{ID: "deny", File: "a.conf", Line: 9, Text: "Deny from 192.0.2.0/24"},
+	}
+	base := "# TYPE orderly_rule_matches_total counter\n" +
+		"orderly_rule_matches_total{rule_id=\"rwused\"} 3\norderly_rule_matches_total{rule_id=\"rwquiet\"} 0\n" +
+		"orderly_rule_matches_total{rule_id=\"rwcond\"} 0\norderly_rule_matches_total{rule_id=\"deny\"} 0\n" +
+		"# TYPE orderly_rule_decisive_hits_total counter\n" +
+		"orderly_rule_decisive_hits_total{rule_id=\"rwused\"} 0\norderly_rule_decisive_hits_total{rule_id=\"rwquiet\"} 0\n" +
+		"orderly_rule_decisive_hits_total{rule_id=\"rwcond\"} 0\norderly_rule_decisive_hits_total{rule_id=\"deny\"} 0\n"
+	necessity := "# TYPE orderly_rule_necessary_total counter\norderly_rule_necessary_total{rule_id=\"deny\"} 0\n"
+	for _, text := range []string{base, base + necessity} {
+		fs, err := FromMetrics(rules, nil, strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range fs {
+			if strings.HasPrefix(f.RuleID, "rw") {
+				got = append(got, f.RuleID+" "+f.Kind)
+			}
+		}
+		if strings.Join(got, ", ") != "rwquiet not-fired" {
+			t.Errorf("necessity %v: %v, want rwquiet not-fired alone", strings.Contains(text, "necessary"), got)
+		}
 	}
 }

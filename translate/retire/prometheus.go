@@ -94,8 +94,9 @@ func FromPrometheus(ctx context.Context, base string, window string, rules []*po
 			continue // too few samples to tell
 		}
 		switch {
-		case ev != nil:
-			// judged by necessity above
+		case ev != nil && !isRewriteRule(r):
+			// judged by necessity above (a RewriteRule has no necessity:
+			// its hits are the evidence)
 		case !fires(r):
 		case m == 0 && d == 0:
 			out = append(out, Finding{Kind: "not-fired", Severity: Info, RuleID: r.ID, File: r.File, Line: r.Line, Text: r.Text,

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/internal/gen"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/proxy"
@@ -153,7 +154,7 @@ func staticSound(t *testing.T, dir string, n uint64) (dead, checked int) {
 		t.Error(err)
 		return
 	}
-	cfg, err := translate.Load([]string{l.Legacy}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot}})
+	cfg, err := translate.Load([]string{l.Legacy}, caseLoadOptions(c, l, nil))
 	if err != nil {
 		t.Error(err)
 		return
@@ -278,4 +279,15 @@ func TestStaticWhy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// caseLoadOptions are the options a generated case loads with: the
+// oracle's modules where it names some (mod_rewrite), as the
+// differential tells orderly.
+func caseLoadOptions(c *apachetest.Case, l apachetest.Layout, omit map[string]bool) translate.LoadOptions {
+	opt := translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot, Omit: omit}}
+	if len(c.Modules) > 0 {
+		opt.Modules = l.OracleOptions().LoadedModules()
+	}
+	return opt
 }
