@@ -17,12 +17,7 @@ import (
 // RewriteBase, RewriteMap or RewriteOptions it refuses, "" otherwise. A
 // pattern PCRE takes that orderly cannot evaluate is not refused here.
 func (b *builder) rewriteValue(info *directive.Info, d *apacheconf.Directive, where directive.Context) string {
-	env := rewrite.Env{
-		Compile: func(p string, icase bool) (*regex.Regexp, error) { return regex.Compile(p, b.regexOpts(icase)) },
-		KnownStatus: func(s int) bool {
-			return knownStatus(s, b.cfg.Semantics == Legacy22)
-		},
-	}
+	env := b.rewriteEnv()
 	var err error
 	switch info.Name {
 	case "RewriteOptions":

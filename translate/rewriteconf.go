@@ -311,6 +311,7 @@ func (b *builder) rewriteEnv() rewrite.Env {
 		KnownStatus: func(s int) bool {
 			return knownStatus(s, b.cfg.Semantics == Legacy22)
 		},
+		V22: b.cfg.Semantics == Legacy22,
 	}
 }
 

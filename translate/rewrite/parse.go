@@ -30,6 +30,15 @@ type Env struct {
 	// KnownStatus reports whether Apache has a status line for a status
 	// (ap_index_of_response does not fall back to 500's).
 	KnownStatus func(status int) bool
+	// V22 reads the flags as 2.2.x does: those 2.4 added are unknown.
+	V22 bool
+}
+
+// flags24 are the RewriteRule flags 2.4 added (lower case), unknown to
+// 2.2.x's cmd_rewriterule_setflag.
+var flags24 = map[string]bool{
+	"end": true, "qsd": true, "qsdiscard": true, "qsl": true, "qslast": true, "bnp": true, "backrefnoplus": true,
+	"bctls": true, "bne": true, "unsafeprefixstat": true, "unsafeallow3f": true, "unc": true,
 }
 
 // Error is a directive mod_rewrite refuses: Msg is Apache's message;
@@ -321,6 +330,9 @@ func ParseRule(raw string, env Env) (*Rule, error) {
 func (r *Rule) setFlag(key, val string, env Env) string {
 	if key == "" {
 		return "unknown flag ''"
+	}
+	if env.V22 && flags24[strings.ToLower(key)] {
+		return "unknown flag '" + key + "'"
 	}
 	rest := key[1:]
 	is := func(names ...string) bool {

@@ -185,3 +185,22 @@ func FuzzParseRule(f *testing.F) {
 		}
 	})
 }
+
+// 2.2.x does not know the flags 2.4 added.
+func TestParseRule22(t *testing.T) {
+	env22 := testEnv
+	env22.V22 = true
+	for _, raw := range []string{`^a - [END]`, `^a /b [QSD]`, `^a /b [qsl]`, `^a /b [B,BNP]`, `^a /b [UnsafePrefixStat]`, `^a /b [UNC]`} {
+		if _, err := ParseRule(raw, env22); err == nil || !strings.Contains(err.Error(), "unknown flag") {
+			t.Errorf("2.2 %s: %v, want unknown flag", raw, err)
+		}
+		if _, err := ParseRule(raw, testEnv); err != nil {
+			t.Errorf("2.4 %s: %v", raw, err)
+		}
+	}
+	for _, raw := range []string{`^a /b [L,NC,QSA,PT,DPI,NS,NE,C,S=1,E=x:1,T=text/plain,H=h,CO=a:b:c,R=301,B]`, `^a - [F]`, `^a - [G]`} {
+		if _, err := ParseRule(raw, env22); err != nil {
+			t.Errorf("2.2 %s: %v", raw, err)
+		}
+	}
+}

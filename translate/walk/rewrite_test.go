@@ -114,18 +114,20 @@ Redirect /private/moved http://x.test/
 // The rules' lines count their hits, and the rule that answers is the
 // decision's.
 func TestRewriteRuleHits(t *testing.T) {
-	e, _ := rewriteEngine(t, "RewriteEngine On\nRewriteCond %{HTTP_USER_AGENT} bot [NC]\nRewriteRule .* - [F]\nRewriteRule ^/old$ /index.html\n")
+	e, _ := rewriteEngine(t, "RewriteEngine On\nRewriteCond %{HTTP_USER_AGENT} bot [NC]\nRewriteRule .* - [F]\nRewriteRule ^/old$ /index.html\nRewriteRule ^/away http://x.test/ [R]\n")
 	res := decide(e, req{target: "/x", ip: "8.8.8.8", header: map[string]string{"User-Agent": "SomeBot"}})
 	if res.Status != 403 || res.Rule == nil || !strings.Contains(res.Rule.Text, "RewriteRule .* - [F]") {
 		t.Fatalf("status %d rule %v", res.Status, res.Rule)
 	}
 	decide(e, req{target: "/old", ip: "8.8.8.8"})
 	decide(e, req{target: "/x", ip: "8.8.8.8"})
+	decide(e, req{target: "/away", ip: "8.8.8.8"})
 	hits, decisive := map[string]uint64{}, map[string]uint64{}
 	for _, r := range e.Rules() {
 		hits[r.Text], decisive[r.Text], _ = r.Stats()
 	}
-	if hits["RewriteRule .* - [F]"] != 1 || hits["RewriteRule ^/old$ /index.html"] != 1 || decisive["RewriteRule .* - [F]"] != 1 || decisive["RewriteRule ^/old$ /index.html"] != 0 {
+	if hits["RewriteRule .* - [F]"] != 1 || hits["RewriteRule ^/old$ /index.html"] != 1 || decisive["RewriteRule .* - [F]"] != 1 || decisive["RewriteRule ^/old$ /index.html"] != 0 ||
+		hits["RewriteRule ^/away http://x.test/ [R]"] != 1 || decisive["RewriteRule ^/away http://x.test/ [R]"] != 1 {
 		t.Errorf("hits %v, decisive %v", hits, decisive)
 	}
 }
@@ -327,6 +329,8 @@ func TestRewriteCorners(t *testing.T) {
 RewriteEngine On
 RewriteRule ^/self http://site.test:8080/index.html
 RewriteRule ^/canon http://canon.test:8080/index.html
+RewriteRule ^/red http://canon.test:8080/etc/hostname [UnsafePrefixStat]
+RewriteRule ^/dr/(.*)$ %{DOCUMENT_ROOT}/$1
 RewriteRule ^/sys/(.*)$ /$1
 RewriteRule ^/unsafe/(.*)$ /$1 [UnsafePrefixStat]
 RewriteRule ^/grow/(.*)$ /grow/$1$1 [N]
@@ -371,6 +375,8 @@ Alias /al @DOCROOT@/../aliased
 		{target: "/self", header: map[string]string{"Host": "other.test:8080"}, action: "redirect"},
 		{target: "/canon", header: map[string]string{"Host": "other.test:8080"}, action: "file", to: root + "/index.html"},
 		{target: "/canon", header: map[string]string{"Host": "other.test:9090"}, action: "redirect"},
+		{target: "/red", header: map[string]string{"Host": "other.test:8080"}, action: "file", to: root + "/etc/hostname"},
+		{target: "/dr/index.html", action: "file", to: root + "/index.html"},
 		{target: "/sys/etc/hostname", action: "file", to: root + "/etc/hostname"},
 		{target: "/unsafe/etc/hostname", want: 403, action: "file", to: "/etc/hostname"},
 		{target: "/grow/ab", want: 500, action: "status"},
