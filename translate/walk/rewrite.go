@@ -476,9 +476,6 @@ func (c *rewriteCtx) fail(res *Result, err error) bool {
 	res.RegexErr = err
 	why := err.Error()
 	res.Status, res.Layer = http.StatusInternalServerError, policy.LayerConfig
-	if c.last != nil {
-		res.Rule = c.last.Line
-	}
 	res.AddLogs([]policy.LogLine{{Module: "orderly", Subject: "mod_rewrite: " + why}})
 	return true
 }
@@ -539,11 +536,7 @@ func vcharObsText(s string) bool {
 // and (unless the rule said UnsafePrefixStat) the rule's substitution
 // starts with it or the path is under DocumentRoot.
 func (e *Engine) prefixStat(path string, lastsub *rewrite.Rule) bool {
-	rest := strings.TrimLeft(path, "/")
-	seg := rest
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		seg = rest[:i]
-	}
+	seg, _, _ := strings.Cut(strings.TrimLeft(path, "/"), "/")
 	if seg == ".." {
 		return false // APR_FILEPATH_NOTABOVEROOT
 	}

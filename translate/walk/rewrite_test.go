@@ -500,3 +500,27 @@ func BenchmarkRewrite(b *testing.B) {
 		})
 	}
 }
+
+// A subrequest's [E=] sets a variable in its own copy of the main
+// request's environment, which its access check reads.
+func TestRewriteSubrequestEnv(t *testing.T) {
+	conf := "SetEnvIf Remote_Addr ^10\\. lan\nRewriteEngine On\nRewriteRule ^/(a|b)/index\\.html$ - [E=sub:1]\n" +
+		"<Directory \"@DOCROOT@/a\">\n<Files index.html>\nOrder deny,allow\nDeny from all\nAllow from env=lan\n</Files>\n</Directory>\n" +
+		"<Directory \"@DOCROOT@/b\">\n<Files index.html>\nOrder deny,allow\nDeny from all\nAllow from env=sub\n</Files>\n</Directory>\n" +
+		"<Directory \"@DOCROOT@/c\">\n<Files index.html>\nOrder deny,allow\nDeny from all\nAllow from env=sub\n</Files>\n</Directory>\n"
+	e, _ := rewriteEngine(t, conf, "a/index.html", "b/index.html", "c/index.html")
+	for _, tt := range []struct {
+		target, ip string
+		want       int
+	}{
+		{"/a/", "10.1.1.1", 0}, {"/a/", "8.8.8.8", 403}, {"/b/", "8.8.8.8", 0}, {"/c/", "8.8.8.8", 403},
+	} {
+		res := decide(e, req{target: tt.target, ip: tt.ip})
+		if res.Status != tt.want {
+			t.Errorf("%s from %s: %d, want %d", tt.target, tt.ip, res.Status, tt.want)
+		}
+		if _, set := res.Env.Get("sub"); set && res.Status == 0 {
+			t.Errorf("%s: the subrequest's variable reached the main request: %v %v", tt.target, res.Env, res.Index)
+		}
+	}
+}

@@ -683,7 +683,7 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	}
 	pr := policy.Request{
 		Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-		Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
+		Env: sub.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
 		Now: req.Now, Dry: req.Dry, DeferNecessity: true,
 	}
 	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
@@ -852,7 +852,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			// whatever the main request's method.
 			pr := policy.Request{
 				Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-				Env: res.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
+				Env: sub.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
 				Now: req.Now, Dry: req.Dry, DeferNecessity: true,
 			}
 			pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
