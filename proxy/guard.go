@@ -297,3 +297,34 @@ func (m *Metrics) GuardChecked(r GuardReport) {
 	}
 	m.guardOK.Set(v)
 }
+
+// ProbePath asks the backend for path as orderly forwards requests (with
+// the guard token, when one is set, and client in X-Forwarded-For) and
+// returns its status: the start-up check that the backend runs the
+// legacy rewrite rules orderly decides by.
+func ProbePath(ctx context.Context, backend *url.URL, token, path, client string, tr *http.Transport) (int, error) {
+	if tr == nil {
+		tr = NewTransport()
+	}
+	tr = tr.Clone()
+	tr.DisableKeepAlives = true
+	defer tr.CloseIdleConnections()
+	u := *backend
+	u.Path, u.RawPath, u.RawQuery = path, "", ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("X-Forwarded-For", client)
+	req.Header.Set("User-Agent", "orderly-rewrite-probe")
+	if token != "" {
+		req.Header.Set(GuardHeader, token)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
