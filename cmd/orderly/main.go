@@ -406,7 +406,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	https.Serve(errc)
 	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
-	go probeGuard(ctx, rc, metrics, logger) // guard.go
+	go probeGuard(ctx, rc, metrics, logger)  // guard.go
 	go probeRewrite(ctx, rc, engine, logger) // rewriteprobe.go
 	for _, p := range engine.Blind() {
 		logger.Warn("orderly cannot read this Alias target: requests mapped into it are refused (403) until it is readable or mapped with legacy.path_map", "path", p)
