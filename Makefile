@@ -73,7 +73,7 @@ soak:
 # translate/walk on two cores (1,051 mutants: an hour). MUTATE_FLAGS=-stamp
 # records a passing full run; make test runs the packages changed since
 # (-changed), each for a sample of MUTATE_BUDGET.
-MUTATE_PKGS ?= ./policy ./translate/walk ./translate/retire ./proxy ./translate
+MUTATE_PKGS ?= ./policy ./translate/walk ./translate/rewrite ./translate/retire ./proxy ./translate
 MUTATE_FLAGS ?=
 MUTATE_BUDGET ?= 4m
 mutate:

@@ -121,7 +121,7 @@ differential() {
 # MUTATE_BUDGET (default 4m), held to the same verdict.
 mutation() {
   $GO run ./internal/cmd/mutate -changed -budget "${MUTATE_BUDGET:-4m}" \
-    ${MUTATE_PKGS:-./policy ./translate/walk ./translate/retire ./proxy ./translate}
+    ${MUTATE_PKGS:-./policy ./translate/walk ./translate/rewrite ./translate/retire ./proxy ./translate}
 }
 
 # `scripts/test.sh fuzz` (make fuzz) runs the fuzz targets alone.

@@ -177,6 +177,7 @@ func TestAbsoluteURI(t *testing.T) {
 	for s, want := range map[string]int{
 		"http://a/": 7, "HTTPS://a": 8, "ftp://x": 6, "mailto:a@b": 7, "unix:/x|http://y": 5, "unix://x/y": 7,
 		"/http://a": 0, "http:/": 0, "gopher://g": 9, "ldap://l": 7, "news:x.y": 5, "h2c://a": 6, "wss://a": 6, "other://a": 0,
+		"news:": 0, "https://": 8, "unix:/": 5, "unix://": 7, "ajp://": 6,
 	} {
 		if got := IsAbsoluteURI(s); got != want {
 			t.Errorf("IsAbsoluteURI(%q) = %d, want %d", s, got, want)
@@ -192,6 +193,8 @@ func TestSubstPrefixPath(t *testing.T) {
 		{"/srv/www/apple/x", "/srv/www/app/", "/app/", "/srv/www/apple/x"},
 		{"/srv/www/x", "/srv/www", "", "x"},
 		{"/other/x", "/srv/www/", "/", "/other/x"},
+		{"/x", "", "/y", "/y/x"},
+		{"/srv/www/x", "/srv/www", "/base", "/base/x"},
 	} {
 		if got := SubstPrefixPath(tt.in, tt.match, tt.subst); got != tt.want {
 			t.Errorf("SubstPrefixPath(%q, %q, %q) = %q, want %q", tt.in, tt.match, tt.subst, got, tt.want)
@@ -241,5 +244,100 @@ func TestVars(t *testing.T) {
 	s := `%{HTTP_HOST}\%{NOT}${m:%{REMOTE_ADDR}|${n:x}}%{ENV:a}`
 	if got := strings.Join(Vars(s), ","); got != "HTTP_HOST,REMOTE_ADDR,ENV:a" {
 		t.Errorf("Vars = %s", got)
+	}
+}
+
+// The edges of apply_rewrite_list and apply_rewrite_rule: a chain or an
+// OR on the last line, [DPI], a substitution of "/" alone, [E=:value],
+// the length limit exactly reached, no limit, no scheme given.
+func TestApplyEdges(t *testing.T) {
+	run := func(t *testing.T, text, perdir, filename, pathInfo string, maxLen int, vars map[string]string) (*State, Action, map[string]string) {
+		t.Helper()
+		env := map[string]string{}
+		st := &State{Filename: filename, PathInfo: pathInfo, MaxLen: maxLen, SetEnv: func(n, v string, unset bool) { env[n] = v }}
+		st.Lookups.Var = func(n string) string { return vars[n] }
+		a, _, err := Apply(rules(t, text), perdir, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, a, env
+	}
+	if st, a, _ := run(t, "RewriteRule ^/x /y [C]", "", "/a", "", 0, nil); a != ActionNone || st.Filename != "/a" {
+		t.Errorf("a failing chain at the end: %d %q", a, st.Filename)
+	}
+	if st, a, _ := run(t, "RewriteCond %{A} ^1$ [OR]\nRewriteRule ^/a /b", "", "/a", "", 0, map[string]string{"A": "1"}); a != ActionNormal || st.Filename != "/b" {
+		t.Errorf("an OR on the last condition: %d %q", a, st.Filename)
+	}
+	if st, _, _ := run(t, "RewriteRule ^a\\.php/(.*)$ b.php [DPI]\nRewriteRule ^b\\.php/x$ - [F]", "/srv/", "/srv/a.php", "/x", 0, nil); st.PathInfo != "" || st.Status != 0 {
+		t.Errorf("DPI: path info %q, status %d", st.PathInfo, st.Status)
+	}
+	if st, _, _ := run(t, "RewriteRule ^a\\.php/(.*)$ b.php\nRewriteRule ^b\\.php/x$ - [F]", "/srv/", "/srv/a.php", "/x", 0, nil); st.PathInfo != "/x" || st.Status != 403 {
+		t.Errorf("without DPI: path info %q, status %d", st.PathInfo, st.Status)
+	}
+	if st, _, _ := run(t, "RewriteRule ^a\\.php/(.*)$ b.php [DPI]", "", "a.php/x", "/y", 0, nil); st.PathInfo != "/y" {
+		t.Errorf("DPI at the server level: path info %q", st.PathInfo)
+	}
+	if st, _, _ := run(t, "RewriteRule ^/x$ /", "", "/x", "", 0, nil); st.Filename != "/" {
+		t.Errorf("substitution /: %q", st.Filename)
+	}
+	if st, _, _ := run(t, "RewriteRule ^/x(.*)$ /$1", "", "/x", "", 0, nil); st.Filename != "/" {
+		t.Errorf("substitution to /: %q", st.Filename)
+	}
+	if _, _, env := run(t, "RewriteRule ^ - [E=:v,E=n:]", "", "/x", "", 0, nil); env[""] != "v" || env["n"] != "" || len(env) != 2 {
+		t.Errorf("E=:v and E=n: %v", env)
+	}
+	if st, a, _ := run(t, "RewriteRule ^/(.*)$ /$1$1", "", "/abcd", "", 9, nil); a != ActionNormal || st.Status != 0 {
+		t.Errorf("exactly the limit: %d %d %q", a, st.Status, st.Filename)
+	}
+	if st, a, _ := run(t, "RewriteRule ^/(.*)$ /$1$1", "", "/abcde", "", 9, nil); a != ActionStatus || st.Status != 500 {
+		t.Errorf("past the limit: %d %d", a, st.Status)
+	}
+	if st, a, _ := run(t, "RewriteRule ^/(.*)$ /$1$1", "", "/abcde", "", 0, nil); a != ActionNormal || st.Status != 0 {
+		t.Errorf("no limit: %d %d", a, st.Status)
+	}
+	if st, _, _ := run(t, "RewriteRule ^/a /b [R]", "", "/a", "", 0, nil); st.Filename != "http://localhost/b" {
+		t.Errorf("no scheme: %q", st.Filename)
+	}
+	if st, _, _ := run(t, "RewriteRule ^/a /b [R]", "", "/a", "", 0, nil); st.Filename != "http://localhost/b" {
+		t.Errorf("no scheme: %q", st.Filename)
+	}
+	if st, _, _ := run(t, "RewriteRule ^/a http://?q [R]", "", "/a", "", 0, nil); st.Filename != "http://" || st.Args != "q" {
+		t.Errorf("a query right after the scheme: %q %q", st.Filename, st.Args)
+	}
+	if st, _, _ := run(t, "RewriteRule ^/(.)$ /$2", "", "/a", "", 0, nil); st.Filename != "/" {
+		t.Errorf("a group the pattern does not have: %q", st.Filename)
+	}
+}
+
+// reduce_uri's parsing of the host and port, with a server that is
+// every host.
+func TestReduce(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://":        "http://",
+		"http:///x":      "/x",
+		"http://h:/x":    "/x",
+		"http://h:8080":  "/",
+		"http://h":       "/",
+		"http://h/a?b":   "/a?b",
+		"HTTP://h/a":     "/a",
+		"https://h/a":    "https://h/a",
+		"http:/h/a":      "http:/h/a",
+		"http://h:81/a/": "/a/",
+	} {
+		var gotHost string
+		var gotPort int
+		st := &State{Filename: in, Scheme: "http", DefaultPort: 80, SameServer: func(h string, p int) bool { gotHost, gotPort = h, p; return true }}
+		st.reduce()
+		if st.Filename != want {
+			t.Errorf("reduce(%q) = %q, want %q (host %q port %d)", in, st.Filename, want, gotHost, gotPort)
+		}
+	}
+	st := &State{Filename: "http://h:81/a", DefaultPort: 80, SameServer: func(h string, p int) bool { return h == "h" && p == 81 }}
+	if st.reduce(); st.Filename != "/a" || !st.Reduced {
+		t.Errorf("the port named: %q", st.Filename)
+	}
+	st = &State{Filename: "http://h/a", DefaultPort: 80, SameServer: func(h string, p int) bool { return h == "h" && p == 80 }}
+	if st.reduce(); st.Filename != "/a" {
+		t.Errorf("the default port: %q", st.Filename)
 	}
 }

@@ -14,7 +14,7 @@ func refs(pattern, subject string) Backrefs {
 func TestExpand(t *testing.T) {
 	l := Lookups{
 		Var: func(n string) string {
-			return map[string]string{"HTTP_HOST": "www.example.com", "QUERY_STRING": "a=1", "EVIL": "$1%{HTTP_HOST}", "Q": "x?y"}[n]
+			return map[string]string{"HTTP_HOST": "www.example.com", "QUERY_STRING": "a=1", "EVIL": "$1%{HTTP_HOST}", "Q": "x?y", "QF": "?first"}[n]
 		},
 		Map: func(name, key string) (string, bool) {
 			v, ok := map[string]string{"lc:ABC": "abc", "m:empty": "", "m:a?b": "found"}[name+":"+key]
@@ -34,6 +34,11 @@ func TestExpand(t *testing.T) {
 		{in: "%1-%2", want: "www-example.com", q: QmarkNone},
 		{in: "%{HTTP_HOST}/x", want: "www.example.com/x", q: QmarkNone},
 		{in: "%{NOPE}", want: "", q: QmarkNone},
+		{in: "%{Q}", want: "x?y", q: QmarkUnsafe},
+		{in: "%{QF}", want: "?first", q: QmarkUnsafe},
+		{in: "?lit", want: "?lit", q: QmarkSafe},
+		{in: "%{}", want: "", q: QmarkNone},
+		{in: "%{X", want: "%{X", q: QmarkNone},
 		{in: "%{EVIL}", want: "$1%{HTTP_HOST}", q: QmarkNone}, // not expanded again
 		{in: "${lc:ABC}", want: "abc", q: QmarkNone},
 		{in: "${lc:x|def}", want: "def", q: QmarkNone},
