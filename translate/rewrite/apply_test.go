@@ -227,6 +227,24 @@ func TestTxtMap(t *testing.T) {
 	if v, ok := (&Map{Kind: MapInt, Func: "tolower"}).Lookup(""); v != "" || !ok {
 		t.Errorf("tolower of nothing: %q %v", v, ok)
 	}
+	if v, _ := (&Map{Kind: MapInt, Func: "tolower"}).Lookup("@AZ[`az{"); v != "@az[`az{" {
+		t.Errorf("tolower: %q", v)
+	}
+	if v, _ := (&Map{Kind: MapInt, Func: "toupper"}).Lookup("@AZ[`az{"); v != "@AZ[`AZ{" {
+		t.Errorf("toupper: %q", v)
+	}
+	// A line of more than 1,024 bytes reads as two; a file may end with
+	// its newline.
+	long := &Map{Kind: MapTxt, Txt: ParseTxtMap(bufio.NewReader(strings.NewReader("key " + strings.Repeat("v", 1020) + "tail more\nnext one\n")))}
+	if v, _ := long.Lookup("key"); v != strings.Repeat("v", 1020) {
+		t.Errorf("a long line: %d bytes", len(v))
+	}
+	if v, _ := long.Lookup("tail"); v != "more" {
+		t.Errorf("the rest of a long line: %q", v)
+	}
+	if v, _ := long.Lookup("next"); v != "one" {
+		t.Errorf("after a long line: %q", v)
+	}
 	if _, ok := (&Map{}).Lookup("x"); ok {
 		t.Error("no map answered")
 	}

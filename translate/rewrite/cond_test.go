@@ -23,8 +23,18 @@ func TestCondEval(t *testing.T) {
 			}
 			return files[p]
 		},
-		LookupURL:  func(u string) int { return map[string]int{"/ok": 200, "/moved": 301, "/denied": 403}[u] + 0 },
-		LookupFile: func(p string) (int, string) { return 200, p },
+		LookupURL: func(u string) int {
+			return map[string]int{"/ok": 200, "/moved": 301, "/denied": 403, "/bad": 400, "/notfound": 399}[u] + 0
+		},
+		LookupFile: func(p string) (int, string) {
+			if p == "/srv/redirected" {
+				return 300, "/srv/a.php"
+			}
+			if p == "/srv/ok" {
+				return 299, "/srv/a.php"
+			}
+			return 200, p
+		},
 	}
 	for _, tt := range []struct {
 		cond, input string
@@ -49,6 +59,26 @@ func TestCondEval(t *testing.T) {
 		{"x -U", "", false},
 		{"x -F", "/srv/a.php", true},
 		{"x -F", "/srv/nope", false},
+		{"x -F", "/srv/redirected", false},
+		{"x -F", "/srv/ok", true},
+		{"x -U", "/bad", false},
+		{"x -U", "/notfound", true},
+		{"x -ge5", "5", true},
+		{"x -ge5", "4", false},
+		{"x -gt5", "5", false},
+		{"x -gt5", "6", true},
+		{"x -le5", "5", true},
+		{"x -lt5", "5", false},
+		{"x =aBc [NC]", "AbC", true},
+		{"x =@[`{ [NC]", "@[`{", true},
+		{"x =a@ [NC]", "a`", false},
+		{"x =z[ [NC]", "Z{", false},
+		{"x <abc [NC]", "ab", true},
+		{"x >ab [NC]", "abc", true},
+		{"x <ab [NC]", "abc", false},
+		{"x >abc [NC]", "ab", false},
+		{"x >=abc [NC]", "ABC", true},
+		{"x <=abc [NC]", "ABC", true},
 		{"x =abc", "abc", true},
 		{"x =abc", "ABC", false},
 		{"x =abc [NC]", "ABC", true},

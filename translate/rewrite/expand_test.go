@@ -39,6 +39,13 @@ func TestExpand(t *testing.T) {
 		{in: "?lit", want: "?lit", q: QmarkSafe},
 		{in: "%{}", want: "", q: QmarkNone},
 		{in: "%{X", want: "%{X", q: QmarkNone},
+		{in: "%ab}", want: "%ab}", q: QmarkNone},
+		{in: "${x}/", want: "${x}/", q: QmarkNone},
+		{in: "${lc:x|}", want: "", q: QmarkNone},
+		{in: "${lc:ABC|b|c}", want: "abc", q: QmarkNone},
+		{in: "${lc:x|b|c}", want: "b|c", q: QmarkNone},
+		{in: "<$0>", want: "</blog/>", q: QmarkNone},
+		{in: "<%0>", want: "<www.example.com>", q: QmarkNone},
 		{in: "%{EVIL}", want: "$1%{HTTP_HOST}", q: QmarkNone}, // not expanded again
 		{in: "${lc:ABC}", want: "abc", q: QmarkNone},
 		{in: "${lc:x|def}", want: "def", q: QmarkNone},
@@ -90,6 +97,8 @@ func TestEscapeBackref(t *testing.T) {
 		{"a b/c\x01\x7f\xe9", "", "", FlagEscapeCTLs, "a+b/c%01%7f\xe9"},
 		{"a b/c?", "/", "/", 0, "a b/c?"},
 		{"a\x00b", "", "", 0, "a"},
+		{"/09:@AZ[`az{", "", "", 0, "%2f09%3a%40AZ%5b%60az%7b"},
+		{"\x1f \x21", "", "", FlagEscapeCTLs, "%1f+!"},
 	} {
 		if got := EscapeBackref(tt.in, tt.escapes, tt.noEscapes, tt.flags); got != tt.want {
 			t.Errorf("%q (B=%q BNE=%q %b): %q, want %q", tt.in, tt.escapes, tt.noEscapes, tt.flags, got, tt.want)
