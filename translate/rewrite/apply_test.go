@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bufio"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -357,5 +358,44 @@ func TestReduce(t *testing.T) {
 	st = &State{Filename: "http://h/a", DefaultPort: 80, SameServer: func(h string, p int) bool { return h == "h" && p == 80 }}
 	if st.reduce(); st.Filename != "/a" {
 		t.Errorf("the default port: %q", st.Filename)
+	}
+}
+
+// EscapePath and Unescape over every byte.
+func TestEscapeUnescape(t *testing.T) {
+	const safe = "$-_.+!*'(),:;@&=/~"
+	for c := 0; c < 256; c++ {
+		b := string([]byte{byte(c)})
+		want := b
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(safe, byte(c)) >= 0) {
+			want = fmt.Sprintf("%%%02x", c)
+		}
+		if got := EscapePath(b); got != want {
+			t.Errorf("EscapePath(%q) = %q, want %q", b, got, want)
+		}
+		if c != 0 {
+			for _, x := range []string{fmt.Sprintf("%%%02x", c), fmt.Sprintf("%%%02X", c)} {
+				if got := Unescape("<" + x + ">"); got != "<"+b+">" {
+					t.Errorf("Unescape(%q) = %q", x, got)
+				}
+			}
+		}
+	}
+	for in, want := range map[string]string{"%": "%", "%4": "%4", "a%4": "a%4", "%g0": "%g0", "%0g": "%0g", "%:0": "%:0", "%/0": "%/0", "%@1": "%@1", "%`1": "%`1", "%G1": "%G1", "%41%": "A%"} {
+		if got := Unescape(in); got != want {
+			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Vars finds the variables do_expand would, and nothing in a text that
+// only looks like one.
+func TestVarsScan(t *testing.T) {
+	for in, want := range map[string]string{
+		"x%": "", "%{A": "", "$x%{A}": "A", "${m:%{B}|%{C}}": "B,C", "%{A}%{B}": "A,B", `\%{A}`: "", "%%{A}": "A", "{%{A}}": "A", "$": "", "%{": "",
+	} {
+		if got := strings.Join(Vars(in), ","); got != want {
+			t.Errorf("Vars(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

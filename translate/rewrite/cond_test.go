@@ -73,6 +73,7 @@ func TestCondEval(t *testing.T) {
 		{"x =@[`{ [NC]", "@[`{", true},
 		{"x =a@ [NC]", "a`", false},
 		{"x =z[ [NC]", "Z{", false},
+		{"x =az [NC]", "AZ", true},
 		{"x <abc [NC]", "ab", true},
 		{"x >ab [NC]", "abc", true},
 		{"x <ab [NC]", "abc", false},
