@@ -524,3 +524,31 @@ func TestRewriteSubrequestEnv(t *testing.T) {
 		}
 	}
 }
+
+// After the per-directory rules chose an internal redirect, mod_alias's
+// fixups and mod_dir's DirectorySlash redirect still come first (unless
+// DirectorySlash Off, or redirect-carefully for another method than GET);
+// and the internal redirect's own translate_name runs mod_alias's
+// Redirect.
+func TestRewriteFixupOrder(t *testing.T) {
+	conf := "Redirect /moved http://x.test/\nBrowserMatch ^careful redirect-carefully\n" +
+		"<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n<Directory \"@DOCROOT@/off\">\nDirectorySlash Off\n</Directory>\n" +
+		"<Files locked.html>\nOrder deny,allow\nDeny from all\n</Files>\n"
+	e, root := rewriteEngine(t, conf, "locked.html", "sub/x.html", "off/x.html")
+	os.WriteFile(filepath.Join(root, ".htaccess"), []byte("RewriteEngine On\nRewriteRule ^(sub|off)$ locked.html\nRewriteRule ^go$ /moved/x\n"), 0o644)
+	for _, tt := range []struct {
+		method, target, ua string
+		want               int
+	}{
+		{"GET", "/sub", "", 0},           // DirectorySlash: the backend redirects
+		{"GET", "/off", "", 403},         // DirectorySlash Off: the internal redirect is refused
+		{"POST", "/sub", "careful", 403}, // redirect-carefully: no redirect for a POST
+		{"GET", "/sub", "careful", 0},
+		{"GET", "/go", "", 302}, // the internal redirect to /moved/x meets Redirect /moved
+	} {
+		res := decide(e, req{method: tt.method, target: tt.target, ip: "8.8.8.8", header: map[string]string{"User-Agent": tt.ua}})
+		if res.Status != tt.want {
+			t.Errorf("%s %s (%s): %d, want %d", tt.method, tt.target, tt.ua, res.Status, tt.want)
+		}
+	}
+}
