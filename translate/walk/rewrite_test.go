@@ -552,3 +552,35 @@ func TestRewriteFixupOrder(t *testing.T) {
 		}
 	}
 }
+
+// mod_dir's subrequests rewritten: an index sent elsewhere by a URL (the
+// server's rules or the directory's) is a redirect the backend sends; a
+// FallbackResource subrequest the directory's rules rewrite is refused
+// (500: orderly does not follow it), one they leave alone is decided.
+func TestRewriteSubrequestRedirects(t *testing.T) {
+	conf := "RewriteEngine On\nRewriteRule ^/d/index\\.html$ http://elsewhere.test/\n" +
+		"<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n"
+	e, root := rewriteEngine(t, conf, "d/index.html", "d2/index.html", "fb/index.html", "fb2/index.html")
+	os.WriteFile(filepath.Join(root, "d2", ".htaccess"), []byte("RewriteEngine On\nRewriteRule ^index\\.html$ http://elsewhere.test/\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "fb", ".htaccess"), []byte("FallbackResource /fb/index.html\nRewriteEngine On\nRewriteRule ^index\\.html$ other.html\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "fb2", ".htaccess"), []byte("FallbackResource /fb2/index.html\nRewriteEngine On\nRewriteRule ^nothing$ other.html\n"), 0o644)
+	for _, tt := range []struct {
+		target string
+		want   int
+		action string
+	}{
+		{"/d/", 0, "redirect"},
+		{"/d2/", 0, "redirect"},
+		{"/fb/missing", 500, "internal redirect"},
+		{"/fb2/missing", 0, ""},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8"})
+		action := ""
+		if res.Rewritten != nil {
+			action = res.Rewritten.Action
+		}
+		if res.Status != tt.want || action != tt.action {
+			t.Errorf("%s: %d %q, want %d %q", tt.target, res.Status, action, tt.want, tt.action)
+		}
+	}
+}
