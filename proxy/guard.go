@@ -236,22 +236,11 @@ func ProbeGuard(ctx context.Context, backend *url.URL, token string, tr *http.Tr
 	get := func(xff string, withToken bool) (int, error) {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return 0, err
-		}
-		req.Header.Set("X-Forwarded-For", xff)
-		req.Header.Set("User-Agent", "orderly-guard-probe")
+		tok := ""
 		if withToken {
-			req.Header.Set(GuardHeader, token)
+			tok = token
 		}
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			return 0, err
-		}
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		return resp.StatusCode, nil
+		return probeGet(ctx, tr, &u, xff, tok, "orderly-guard-probe")
 	}
 	defer tr.CloseIdleConnections()
 	var r GuardReport
@@ -311,12 +300,18 @@ func ProbePath(ctx context.Context, backend *url.URL, token, path, client string
 	defer tr.CloseIdleConnections()
 	u := *backend
 	u.Path, u.RawPath, u.RawQuery = path, "", ""
+	return probeGet(ctx, tr, &u, client, token, "orderly-rewrite-probe")
+}
+
+// probeGet sends one probe: a GET of u from client (X-Forwarded-For),
+// with the guard token when one is given; its status.
+func probeGet(ctx context.Context, tr *http.Transport, u *url.URL, client, token, agent string) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("X-Forwarded-For", client)
-	req.Header.Set("User-Agent", "orderly-rewrite-probe")
+	req.Header.Set("User-Agent", agent)
 	if token != "" {
 		req.Header.Set(GuardHeader, token)
 	}
