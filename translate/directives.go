@@ -36,6 +36,7 @@ var unfaithful = map[string]string{
 	"authdigestprovider":    "Digest authentication is not evaluated by orderly",
 	"authldapurl":           "LDAP authentication is not evaluated by orderly",
 	"luahookaccesschecker":  "mod_lua access hooks are not evaluated by orderly",
+	"authbasicfake":         "AuthBasicFake replaces the Authorization header in fixups, and mod_dir's index subrequests then authenticate with the fake user; orderly does not evaluate it",
 	"luahookauthchecker":    "mod_lua access hooks are not evaluated by orderly",
 	"luahookcheckuserid":    "mod_lua access hooks are not evaluated by orderly",
 	"luahooktranslatename":  "mod_lua can change the file name; orderly does not evaluate it",

@@ -812,6 +812,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			suburi = name
 		}
 		sub.Env = res.Env // mod_rewrite copies it before it sets a variable
+		asked := suburi
 		if rr, ok := e.subTranslate(req, &sub, &suburi, tr); ok {
 			// mod_rewrite's or mod_alias's translate_name answers the
 			// subrequest: fixup_dir answers a redirect at once (a
@@ -830,7 +831,9 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		var sw walked
 		var st int
 		ok := false
-		if pre == "" {
+		if pre == "" && suburi == asked {
+			// The index file is the directory's own (no rewrite rule
+			// mapped it elsewhere): the main request's walk serves.
 			sm, sw, st, ok = e.indexWalk(&res, name, suburi, &sub)
 		}
 		if !ok {
