@@ -677,6 +677,11 @@ func (e *Engine) internalRedirect(req *Request, target string, prev *Result, tr 
 	sub := e.decide(req, tr)
 	req.Target = saved
 	req.subNecessary(&sub.Decision)
+	// Apache has logged what the first request logged (a compat denial
+	// that Satisfy Any overrode) before the internal redirect.
+	if logs := prev.Logs(); len(logs) > 0 {
+		sub.SetLogs(append(append([]policy.LogLine(nil), logs...), sub.Logs()...))
+	}
 	if sub.Rewritten == nil {
 		sub.Rewritten = prev.Rewritten
 	}

@@ -584,3 +584,19 @@ func TestRewriteSubrequestRedirects(t *testing.T) {
 		}
 	}
 }
+
+// The log lines of the request an internal redirect leaves (an AH01797
+// Satisfy Any overrode) stay with the answer, before the new request's.
+func TestRewriteRedirectKeepsLogs(t *testing.T) {
+	conf := "<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n<Directory \"@DOCROOT@/app\">\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nRequire ip 8.8.8.0/24\nSatisfy Any\n</Directory>\n"
+	e, root := rewriteEngine(t, conf, "app/x.html", "target.html")
+	os.WriteFile(filepath.Join(root, "app", ".htaccess"), []byte("RewriteEngine On\nRewriteRule ^go$ /target.html\n"), 0o644)
+	res := decide(e, req{target: "/app/go", ip: "8.8.8.8"})
+	var codes []string
+	for _, l := range res.Logs() {
+		codes = append(codes, l.Code)
+	}
+	if res.Status != 0 || strings.Join(codes, " ") != "AH01797" {
+		t.Errorf("status %d, logs %v, want 0 and the first request's AH01797", res.Status, codes)
+	}
+}
