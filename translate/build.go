@@ -120,7 +120,9 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 }
 
 type builder struct {
-	opt Options
+	// rwParsed is the rewrite line rewriteValue parsed last (rewrite.go).
+	rwParsed rewriteParsed
+	opt      Options
 	// skipped is the row of the directive admit last skipped for
 	// AllowOverride Nonfatal=Override, until dirDirective reads it.
 	skipped *directive.Info

@@ -23,9 +23,13 @@ func (b *builder) rewriteValue(info *directive.Info, d *apacheconf.Directive, wh
 	case "RewriteOptions":
 		return rewriteOptions(d.Args, b.tableVersion())
 	case "RewriteRule":
-		_, err = rewrite.ParseRule(d.Raw, env)
+		var r *rewrite.Rule
+		r, err = rewrite.ParseRule(d.Raw, env)
+		b.rwParsed = rewriteParsed{d: d, rule: r, err: err}
 	case "RewriteCond":
-		_, err = rewrite.ParseCond(d.Raw, env)
+		var c *rewrite.Cond
+		c, err = rewrite.ParseCond(d.Raw, env)
+		b.rwParsed = rewriteParsed{d: d, cond: c, err: err}
 	case "RewriteBase":
 		if len(d.Args) == 1 {
 			return rewrite.CheckBase(d.Args[0], where != directive.Server)
@@ -42,6 +46,30 @@ func (b *builder) rewriteValue(info *directive.Info, d *apacheconf.Directive, wh
 		return e.Msg
 	}
 	return ""
+}
+
+// rewriteParsed is the RewriteRule or RewriteCond rewriteValue parsed
+// last, which rewriteLine takes rather than parse (and compile) it again.
+type rewriteParsed struct {
+	d    *apacheconf.Directive
+	rule *rewrite.Rule
+	cond *rewrite.Cond
+	err  error
+}
+
+// parsedRewrite is d's RewriteRule or RewriteCond: as rewriteValue parsed
+// it, or parsed now where it did not.
+func (b *builder) parsedRewrite(d *apacheconf.Directive) (*rewrite.Rule, *rewrite.Cond, error) {
+	if p := b.rwParsed; p.d == d {
+		b.rwParsed = rewriteParsed{}
+		return p.rule, p.cond, p.err
+	}
+	if d.LowerName() == "rewritecond" {
+		c, err := rewrite.ParseCond(d.Raw, b.rewriteEnv())
+		return nil, c, err
+	}
+	r, err := rewrite.ParseRule(d.Raw, b.rewriteEnv())
+	return r, nil, err
 }
 
 // rewriteMap is cmd_rewritemap's check of a map's source: a txt:, rnd:

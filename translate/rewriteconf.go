@@ -323,7 +323,7 @@ func (b *builder) rewriteLine(d *apacheconf.Directive, sconf, dconf *Rewrite, sc
 		into = sconf
 	}
 	if d.LowerName() == "rewritecond" {
-		c, err := rewrite.ParseCond(d.Raw, b.rewriteEnv())
+		_, c, err := b.parsedRewrite(d)
 		if err != nil {
 			b.notFaithful(d, err.Error())
 			return
@@ -342,7 +342,7 @@ func (b *builder) rewriteLine(d *apacheconf.Directive, sconf, dconf *Rewrite, sc
 		into.conds = nil
 		return
 	}
-	r, err := rewrite.ParseRule(d.Raw, b.rewriteEnv())
+	r, _, err := b.parsedRewrite(d)
 	if err != nil {
 		b.notFaithful(d, err.Error())
 		return
