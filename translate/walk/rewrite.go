@@ -322,8 +322,6 @@ func (c *rewriteCtx) variable(name string) string {
 		return ""
 	case "REMOTE_USER":
 		return c.user
-	case "HTTP_HOST":
-		return c.header("Host")
 	case "SERVER_NAME":
 		n, _ := c.serverNamePort()
 		return n
@@ -358,20 +356,15 @@ func (c *rewriteCtx) variable(name string) string {
 		return req.Proto
 	case "SCRIPT_FILENAME", "REQUEST_FILENAME":
 		return c.st.Filename
-	case "HTTP_ACCEPT":
-		return c.header("Accept")
-	case "HTTP_COOKIE":
-		return c.header("Cookie")
-	case "HTTP_REFERER":
-		return c.header("Referer")
-	case "HTTP_USER_AGENT":
-		return c.header("User-Agent")
-	case "HTTP_FORWARDED":
-		return c.header("Forwarded")
-	case "HTTP_PROXY_CONNECTION":
-		return c.header("Proxy-Connection")
 	}
-	return ""
+	return c.header(headerVars[up]) // "" for a name lookup_variable does not know
+}
+
+// headerVars are the %{HTTP_...} variables lookup_variable reads from a
+// header, by the header's name.
+var headerVars = map[string]string{
+	"HTTP_HOST": "Host", "HTTP_ACCEPT": "Accept", "HTTP_COOKIE": "Cookie", "HTTP_REFERER": "Referer",
+	"HTTP_USER_AGENT": "User-Agent", "HTTP_FORWARDED": "Forwarded", "HTTP_PROXY_CONNECTION": "Proxy-Connection",
 }
 
 // time is lookup_variable's TIME variables, in local time
