@@ -117,7 +117,7 @@ var docNotes = map[string]string{
 	"RewriteBase":            "per directory (docs/rewrite.md)",
 	"RewriteOptions":         "every option (docs/rewrite.md)",
 	"RewriteRule":            "every flag but [P] (docs/rewrite.md); refused in <Location>, <Files> and <If>",
-	"RewriteCond":            "every test but -U, -F and expr; %{...} variables whose value is the legacy server's own (REMOTE_PORT, SSL:, LA-U: ...) are refused (docs/rewrite.md)",
+	"RewriteCond":            "every test but expr, -U and -F through orderly's own subrequests; %{...} variables whose value is the legacy server's own (REMOTE_PORT, SSL: ...) are refused (docs/rewrite.md)",
 	"RewriteMap":             "txt:, rnd: and int: maps; dbm:, prg:, dbd: and fastdbd: are refused (docs/rewrite.md)",
 	"CheckSpelling":          "Off loads",
 	"CheckCaseOnly":          "Off loads",

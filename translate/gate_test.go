@@ -122,6 +122,10 @@ func TestGateFailsClosed(t *testing.T) {
 		{"RewriteRule ^/a - [F]\n", false, ""},
 		{"RewriteRule ^/a http://b/ [P]\n", true, "RewriteRule: RewriteRule [P] proxies"},
 		{"RewriteCond %{REMOTE_PORT} 1\nRewriteRule ^/a - [F]\n", true, "RewriteCond: %{REMOTE_PORT} is the client's port"},
+		{"RewriteCond %{REQUEST_URI} !-U\nRewriteCond %{REQUEST_FILENAME} -F\nRewriteRule ^/a - [F]\n", false, ""}, // evaluated: look-ahead subrequests (walk/lookup.go)
+		{"RewriteCond %{LA-U:REMOTE_USER} =bob\nRewriteRule ^/a - [F]\n", false, ""},
+		{"RewriteCond %{LA-F:REMOTE_PORT} 1\nRewriteRule ^/a - [F]\n", true, "RewriteCond: %{REMOTE_PORT} is the client's port"},
+		{"RewriteCond %{LA-U:la-f:REMOTE_USER} =bob\nRewriteRule ^/a - [F]\n", true, "RewriteCond: %{LA-U:la-f:REMOTE_USER}: a look-ahead inside a look-ahead"},
 		{"<Location /a>\nRewriteEngine On\n</Location>\n", true, "RewriteEngine: mod_rewrite in a <Location> section"},
 		{"RewriteMap m \"dbm=sdbm:/etc/hostname\"\n", true, "RewriteMap: a dbm map, which orderly does not read"},
 		{"RewriteMap m prg:/bin/cat\n", true, "RewriteMap: a prg map, which orderly does not read"},

@@ -211,7 +211,10 @@ func checkVar(name string) string {
 		case "HTTP":
 			return ""
 		case "LA-U", "LA-F":
-			return "%{" + name + "}: look-ahead subrequests are not evaluated by orderly"
+			if inner := strings.ToUpper(name[5:]); strings.HasPrefix(inner, "LA-U:") || strings.HasPrefix(inner, "LA-F:") {
+				return "%{" + name + "}: a look-ahead inside a look-ahead is not evaluated by orderly"
+			}
+			return checkVar(name[5:])
 		}
 		return ""
 	}
@@ -361,8 +364,6 @@ func condUnsupported(c *rewrite.Cond) string {
 	switch c.Type {
 	case rewrite.CondExpr:
 		return "a RewriteCond on an ap_expr, which orderly does not evaluate"
-	case rewrite.CondLookupURL, rewrite.CondLookupFile:
-		return "a RewriteCond -U or -F test: the look-ahead subrequest is not evaluated by orderly yet"
 	}
 	for _, v := range rewrite.Vars(c.Input) {
 		if why := checkVar(v); why != "" {

@@ -20,6 +20,9 @@ const (
 	LegacyFile   = "legacy.conf"
 	RequestsFile = "requests"
 	ModulesFile  = "modules"
+	// BackendFile, when a case has it, says why the backend keeps the
+	// case's access rules: "keeps-access", then the reason.
+	BackendFile = "backend"
 	// SymlinkSuffix ends the name of a file that stands for a symbolic
 	// link: its first line is the target, and a line "owner=USER" gives
 	// the link to USER.
@@ -64,6 +67,23 @@ type Case struct {
 	DNS []DNSRecord
 	// Certs are the client certificates of the certs file (tls.go).
 	Certs []CertSpec
+	// BackendKeepsAccess says the backend runs the case with its access
+	// rules (Backend), for rules whose effect reads them: a RewriteCond
+	// -U or -F, which the backend evaluates again on what orderly
+	// forwards. BackendWhy is the case's reason.
+	BackendKeepsAccess bool
+	BackendWhy         string
+}
+
+// Backend is the case as the backend runs it: without its access rules
+// (WithoutAccess), so that every refusal is orderly's own, unless the
+// case says the backend keeps them. Either way the differential requires
+// a refusal to be the front's own.
+func (c *Case) Backend() *Case {
+	if c.BackendKeepsAccess {
+		return c
+	}
+	return c.WithoutAccess()
 }
 
 // LoadCorpus loads every *.txtar case in dir, sorted by file name. It
@@ -135,6 +155,12 @@ func ParseCase(path string, data []byte) (*Case, error) {
 				}
 				c.Modules = append(c.Modules, m)
 			}
+		case f.Name == BackendFile:
+			kw, why, _ := strings.Cut(strings.TrimSpace(string(f.Data)), " ")
+			if kw != "keeps-access" || strings.TrimSpace(why) == "" {
+				return fail("%s: want \"keeps-access\" and the reason the backend needs the access rules", BackendFile)
+			}
+			c.BackendKeepsAccess, c.BackendWhy = true, strings.TrimSpace(why)
 		case f.Name == HostsFile:
 			c.Hosts, c.HasHosts = f.Data, true
 		case f.Name == DNSFile:

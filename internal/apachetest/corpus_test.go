@@ -45,6 +45,13 @@ func TestParseCase(t *testing.T) {
 	if len(c.Files) != 5 || len(c.Requests) != 2 {
 		t.Fatalf("%d files, %d requests; want 5, 2", len(c.Files), len(c.Requests))
 	}
+	if c.BackendKeepsAccess || c.Backend() == c {
+		t.Error("a case without a backend file: its backend is without the access rules")
+	}
+	k, err := ParseCase("dir/k.txtar", []byte(strings.Replace(sampleCase, "-- legacy.conf --", "-- backend --\nkeeps-access its rules read them\n-- legacy.conf --", 1)))
+	if err != nil || !k.BackendKeepsAccess || k.BackendWhy != "its rules read them" || k.Backend() != k {
+		t.Errorf("keeps-access: %v %+v", err, k)
+	}
 	// Line numbers count from the top of the txtar file.
 	if c.Requests[0].Line != 20 || c.Requests[1].Line != 21 {
 		t.Errorf("request lines %d, %d; want 20, 21", c.Requests[0].Line, c.Requests[1].Line)
@@ -66,6 +73,8 @@ func TestParseCaseErrors(t *testing.T) {
 		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot/", 1) }, `bad file name "docroot/"`},
 		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot/index.html", 1) }, `file "docroot/index.html" appears twice`},
 		{func(s string) string { return strings.Replace(s, "-- docroot/admin/ --", "-- docroot/admin/ --\nx", 1) }, `names a directory`},
+		{func(s string) string { return strings.Replace(s, "-- legacy.conf --", "-- backend --\nkeeps-access\n-- legacy.conf --", 1) }, `backend: want "keeps-access" and the reason`},
+		{func(s string) string { return strings.Replace(s, "-- legacy.conf --", "-- backend --\nkeep access: why\n-- legacy.conf --", 1) }, `backend: want "keeps-access"`},
 	}
 	for _, tt := range tests {
 		_, err := ParseCase("dir/c.txtar", []byte(tt.edit(sampleCase)))

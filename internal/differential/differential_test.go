@@ -511,11 +511,12 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 	if err != nil {
 		t.Fatalf("%s: %v", c.Path, err)
 	}
-	// The backend's copy of the case, without its access rules, is laid
+	// The backend's copy of the case, without its access rules unless the
+	// case says it keeps them (apachetest.Case.Backend), is laid
 	// out and the backend reloaded while the oracle reloads: writing a
 	// case's files costs as much as a reload.
 	backend := func(tb testing.TB) {
-		bl, err := c.WithoutAccess().Materialize(filepath.Join(dir, "backend"))
+		bl, err := c.Backend().Materialize(filepath.Join(dir, "backend"))
 		if err != nil {
 			tb.Fatalf("%s: the backend's copy: %v", c.Path, err)
 		}

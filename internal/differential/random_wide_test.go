@@ -144,7 +144,7 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 	// before serves orderly's start.
 	done := make(chan error, 1)
 	go func() {
-		bl, err := c.WithoutAccess().Materialize(filepath.Join(dir, "backend"))
+		bl, err := c.Backend().Materialize(filepath.Join(dir, "backend"))
 		if err != nil {
 			done <- fmt.Errorf("the backend's copy: %v", err)
 			return

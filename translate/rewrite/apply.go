@@ -9,9 +9,13 @@ import "strings"
 type State struct {
 	Filename string // r->filename: the URL-path (server rules) or file path (per directory) rules match
 	PathInfo string // r->path_info, added back per directory
-	Args     string // r->args
-	HasArgs  bool   // r->args is set (an empty query is not)
-	Status   int    // r->status a rule forced ([F], [G], [R])
+	// Subject is what the rule being applied matches (ctx->uri): the
+	// filename, per directory with the path info added and the prefix
+	// taken off. %{LA-U:...} looks it up.
+	Subject string
+	Args    string // r->args
+	HasArgs bool   // r->args is set (an empty query is not)
+	Status  int    // r->status a rule forced ([F], [G], [R])
 	// End is set once a rule with [END] applied: no rule of any list
 	// applies again to the request, internal redirects included.
 	End bool
@@ -36,6 +40,9 @@ type State struct {
 	SameServer func(host string, port int) bool
 	// DefaultPort is ap_default_port.
 	DefaultPort int
+	// Server is the scheme, server name and port fully_qualify_uri makes
+	// a redirect's URL with ("http://www.example.test:8080").
+	Server func() string
 
 	// Matched is called with each rule that matched (its conditions
 	// held), in order, for counting and explaining.
@@ -148,6 +155,7 @@ func applyRule(p *Rule, perdir string, st *State) (ruleResult, error) {
 			uri = uri[len(perdir):]
 		}
 	}
+	st.Subject = uri
 	idx, err := p.Regex.FindStringSubmatchIndex(uri)
 	if err != nil {
 		return ruleNoMatch, err
@@ -309,9 +317,8 @@ func splitQuery(st *State, flags RuleFlag) {
 	}
 }
 
-// qualify is fully_qualify_uri: a path becomes a URL of this server.
-// Only its being absolute matters to the decision: the URL itself is
-// the backend's to build.
+// qualify is fully_qualify_uri: a path becomes a URL of this server
+// (Server; without it, of "localhost").
 func (st *State) qualify() {
 	if IsAbsoluteURI(st.Filename) > 0 {
 		return
@@ -319,6 +326,10 @@ func (st *State) qualify() {
 	sep := "/"
 	if strings.HasPrefix(st.Filename, "/") {
 		sep = ""
+	}
+	if st.Server != nil {
+		st.Filename = st.Server() + sep + st.Filename
+		return
 	}
 	st.Filename = st.scheme() + "://localhost" + sep + st.Filename
 }
@@ -427,4 +438,67 @@ func DirPrefix(path string) string {
 		return path
 	}
 	return path + "/"
+}
+
+// RedirectLocation is where hook_uri2file and hook_fixup send a request
+// the rules rewrote to a URL, and with which status: per directory under
+// a RewriteBase the directory in the URL's path is replaced by the base;
+// the URL is escaped (escape_absolute_uri) unless [NE]; the query is
+// appended, escaped unless [NE] or unchanged from the request's (oargs);
+// the status is the rule's 3xx, else 302.
+func RedirectLocation(st *State, action Action, oargs string, ohas bool, perdir, base string) (string, int) {
+	f := st.Filename
+	skip := IsAbsoluteURI(f)
+	if perdir != "" && base != "" {
+		if i := strings.IndexByte(f[skip:], '/'); i >= 0 {
+			head, rest := f[:skip+i+1], f[skip+i+1:]
+			if s := SubstPrefixPath(rest, strings.TrimPrefix(perdir, "/"), base[1:]); s != rest {
+				f = head + s
+			}
+		}
+	}
+	if action != ActionNoEscape {
+		f = escapeAbsoluteURI(f, skip)
+	}
+	if st.HasArgs {
+		if action == ActionNoEscape || ohas && st.Args == oargs {
+			f += "?" + st.Args
+		} else {
+			f += "?" + EscapePath(st.Args)
+		}
+	}
+	status := http302
+	if st.Status >= 300 && st.Status < 400 {
+		status = st.Status
+	}
+	return f, status
+}
+
+const http302 = 302
+
+// escapeAbsoluteURI is escape_absolute_uri: the part after the scheme
+// and host escaped (ap_escape_uri), an LDAP URL's question-mark
+// separated parts each on its own.
+func escapeAbsoluteURI(uri string, scheme int) string {
+	if scheme == 0 {
+		return uri
+	}
+	cp := scheme
+	if uri[cp-1] == '/' {
+		for cp < len(uri) && uri[cp] != '/' {
+			cp++
+		}
+		if cp == len(uri) {
+			return uri // nothing after the host part
+		}
+		// From the slash after the host, which escaping keeps.
+		if strings.EqualFold(uri[:4], "ldap") {
+			parts := strings.SplitN(uri[cp:], "?", 5)
+			for i, p := range parts {
+				parts[i] = EscapePath(p)
+			}
+			return uri[:cp] + strings.Join(parts, "?")
+		}
+	}
+	return uri[:cp] + EscapePath(uri[cp:])
 }

@@ -399,3 +399,49 @@ func TestVarsScan(t *testing.T) {
 		}
 	}
 }
+
+// The Location of a redirect as hook_uri2file and hook_fixup build it
+// (corpus case 508 holds them to Apache).
+func TestRedirectLocation(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		filename     string
+		args         string
+		action       Action
+		oargs        string
+		perdir, base string
+		status       int
+		want         string
+		wantStatus   int
+	}{
+		{name: "plain", filename: "http://h.test/a b", action: ActionNormal, want: "http://h.test/a%20b", wantStatus: 302},
+		{name: "ne", filename: "http://h.test/a b", action: ActionNoEscape, want: "http://h.test/a b", wantStatus: 302},
+		{name: "host only", filename: "http://h.test", action: ActionNormal, want: "http://h.test", wantStatus: 302},
+		{name: "host slash", filename: "http://h.test/", action: ActionNormal, want: "http://h.test/", wantStatus: 302},
+		{name: "301", filename: "http://h.test/x", status: 301, action: ActionNormal, want: "http://h.test/x", wantStatus: 301},
+		{name: "not 3xx", filename: "http://h.test/x", status: 200, action: ActionNormal, want: "http://h.test/x", wantStatus: 302},
+		{name: "changed query", filename: "http://h.test/x", args: "a=b c", action: ActionNormal, want: "http://h.test/x?a=b%20c", wantStatus: 302},
+		{name: "same query", filename: "http://h.test/x", args: "a=b%20c", oargs: "a=b%20c", action: ActionNormal, want: "http://h.test/x?a=b%20c", wantStatus: 302},
+		{name: "ne query", filename: "http://h.test/x", args: "a=b c", action: ActionNoEscape, want: "http://h.test/x?a=b c", wantStatus: 302},
+		{name: "mailto", filename: "mailto:a b@h.test", action: ActionNormal, want: "mailto:a%20b@h.test", wantStatus: 302},
+		{name: "ldap", filename: "ldap://h.test/o=a b?cn?sub?(uid=x)?e?f", action: ActionNormal, want: "ldap://h.test/o=a%20b?cn?sub?(uid=x)?e%3ff", wantStatus: 302},
+		{name: "base", filename: "http://h.test/srv/www/b/new/x", action: ActionNormal, perdir: "/srv/www/b/", base: "/b/", want: "http://h.test/b/new/x", wantStatus: 302},
+		{name: "base root", filename: "http://h.test/srv/www/b/new/x", action: ActionNormal, perdir: "/srv/www/b/", base: "/", want: "http://h.test/new/x", wantStatus: 302},
+		{name: "no base", filename: "http://h.test/srv/www/b/new/x", action: ActionNormal, perdir: "/srv/www/b/", want: "http://h.test/srv/www/b/new/x", wantStatus: 302},
+		{name: "no host", filename: "http:///srv/www/b/new/x", action: ActionNormal, perdir: "/srv/www/b/", base: "/b/", want: "http:///b/new/x", wantStatus: 302},
+		{name: "base, nothing after the host", filename: "http://h.test/", action: ActionNormal, perdir: "/srv/www/b/", base: "/b/", want: "http://h.test/", wantStatus: 302},
+		{name: "host kept as it is", filename: "http://h t/a b", action: ActionNormal, want: "http://h t/a%20b", wantStatus: 302},
+		{name: "host alone kept", filename: "http://h t", action: ActionNormal, want: "http://h t", wantStatus: 302},
+		{name: "ldap host kept", filename: "ldap://h t/o=a b", action: ActionNormal, want: "ldap://h t/o=a%20b", wantStatus: 302},
+		{name: "300", filename: "http://h.test/x", status: 300, action: ActionNormal, want: "http://h.test/x", wantStatus: 300},
+		{name: "399", filename: "http://h.test/x", status: 399, action: ActionNormal, want: "http://h.test/x", wantStatus: 399},
+		{name: "400", filename: "http://h.test/x", status: 400, action: ActionNormal, want: "http://h.test/x", wantStatus: 302},
+		{name: "base elsewhere", filename: "http://h.test/other/x", action: ActionNormal, perdir: "/srv/www/b/", base: "/b/", want: "http://h.test/other/x", wantStatus: 302},
+	} {
+		st := &State{Filename: tt.filename, Args: tt.args, HasArgs: tt.args != "", Status: tt.status}
+		got, status := RedirectLocation(st, tt.action, tt.oargs, tt.oargs != "", tt.perdir, tt.base)
+		if got != tt.want || status != tt.wantStatus {
+			t.Errorf("%s: %q %d, want %q %d", tt.name, got, status, tt.want, tt.wantStatus)
+		}
+	}
+}

@@ -31,13 +31,14 @@ type World struct {
 	// Stat is apr_stat of a path; link asks about the path itself, not
 	// what it points to (APR_FINFO_LINK).
 	Stat func(path string, link bool) FileInfo
-	// LookupURL is a subrequest for a URL path (ap_sub_req_lookup_uri),
-	// its status; nil where no subrequest may be made (subreq_ok).
-	LookupURL func(uri string) int
+	// LookupURL is a subrequest for a URL path (ap_sub_req_lookup_uri):
+	// its status; made is false where no subrequest may be made
+	// (subreq_ok). nil makes none.
+	LookupURL func(uri string) (status int, made bool)
 	// LookupFile is a subrequest for a file path
-	// (ap_sub_req_lookup_file): its status and the file it maps to; nil
-	// where no subrequest may be made.
-	LookupFile func(path string) (status int, filename string)
+	// (ap_sub_req_lookup_file): its status and the file it ends on; made
+	// is false where no subrequest may be made. nil makes none.
+	LookupFile func(path string) (status int, filename string, made bool)
 }
 
 // ErrExpr is returned for a condition on an ap_expr, which orderly does
@@ -66,11 +67,15 @@ func (c *Cond) Eval(input string, w World, rc *Backrefs) (bool, error) {
 		fi := w.stat(input, false)
 		ok = fi.Kind != FileNone && fi.Exec
 	case CondLookupURL:
-		ok = input != "" && w.LookupURL != nil && w.LookupURL(input) < 400
+		if input != "" && w.LookupURL != nil {
+			status, made := w.LookupURL(input)
+			ok = made && status < 400
+		}
 	case CondLookupFile:
 		if input != "" && w.LookupFile != nil {
-			status, file := w.LookupFile(input)
-			ok = status < 300 && w.stat(file, false).Kind != FileNone
+			// "double-check that file exists since default result is 200"
+			status, file, made := w.LookupFile(input)
+			ok = made && status < 300 && w.stat(file, false).Kind != FileNone
 		}
 	case CondStrGE, CondStrGT:
 		basis := 0

@@ -23,17 +23,22 @@ func TestCondEval(t *testing.T) {
 			}
 			return files[p]
 		},
-		LookupURL: func(u string) int {
-			return map[string]int{"/ok": 200, "/moved": 301, "/denied": 403, "/bad": 400, "/notfound": 399}[u] + 0
+		LookupURL: func(u string) (int, bool) {
+			if u == "/same" {
+				return 200, false // subreq_ok: no subrequest made
+			}
+			return map[string]int{"/ok": 200, "/moved": 301, "/denied": 403, "/bad": 400, "/notfound": 399}[u] + 0, true
 		},
-		LookupFile: func(p string) (int, string) {
-			if p == "/srv/redirected" {
-				return 300, "/srv/a.php"
+		LookupFile: func(p string) (int, string, bool) {
+			switch p {
+			case "/srv/redirected":
+				return 300, "/srv/a.php", true
+			case "/srv/ok":
+				return 299, "/srv/a.php", true
+			case "/srv/same":
+				return 200, "/srv/a.php", false
 			}
-			if p == "/srv/ok" {
-				return 299, "/srv/a.php"
-			}
-			return 200, p
+			return 200, p, true
 		},
 	}
 	for _, tt := range []struct {
@@ -63,6 +68,10 @@ func TestCondEval(t *testing.T) {
 		{"x -F", "/srv/ok", true},
 		{"x -U", "/bad", false},
 		{"x -U", "/notfound", true},
+		{"x -U", "/same", false},
+		{"x !-U", "/same", true},
+		{"x -F", "/srv/same", false},
+		{"x -F", "/srv/dir", true},
 		{"x -ge5", "5", true},
 		{"x -ge5", "4", false},
 		{"x -gt5", "5", false},

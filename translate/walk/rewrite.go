@@ -48,6 +48,11 @@ type rewriteRun struct {
 	// (redirectWalk); hasCache says there is one for the next walk.
 	cache    walkCache
 	hasCache bool
+	// uri is the request's r->uri, for its subrequests' subreq_ok.
+	uri string
+	// lookup is set when the request is a look-ahead subrequest
+	// (lookup.go).
+	lookup *lookup
 }
 
 // walkCache is what ap_directory_walk's cache keeps of a walk: the
@@ -84,28 +89,59 @@ type rewriteCtx struct {
 	maps     map[string]*rewrite.Map
 	last     *rewrite.Rule
 	tr       policy.Tracer
-	// subreq says the rules run for a subrequest (mod_dir's): [NS] and
-	// [R] rules are skipped, %{IS_SUBREQ} is "true", and [END] is the
-	// subrequest's own (a note on its own pool).
+	// kind says whose rules these are: the request's, a subrequest's of
+	// mod_dir, or the request's when it is itself a look-ahead
+	// subrequest. In a subrequest (subreq) [NS] and [R] rules are skipped
+	// and %{IS_SUBREQ} is "true"; a mod_dir subrequest's [END] is its own
+	// (a note on its own pool).
+	kind     reqKind
 	subreq   bool
 	envOwned bool
+	// res and m are the request's walk and configuration, for the rules
+	// of a directory: a look-ahead subrequest starts from its walk cache,
+	// and skips the access check where its configuration is the same.
+	res *Result
+	m   *merged
+	// perdir and base are the directory the rules are for and its
+	// RewriteBase ("" for none), for %{LA-U:...} and a redirect's
+	// Location.
+	perdir, base string
+	// oargs is the query the rules started from (r->args).
+	oargs string
 	// bound are the State's callbacks, made once per pooled context.
 	bound rewrite.State
 }
 
-var rewriteCtxs = sync.Pool{New: func() any {
+// rewriteCtxs is set in init: a look-ahead subrequest runs rules too,
+// so the pool's contexts refer to it.
+var rewriteCtxs sync.Pool
+
+func init() { rewriteCtxs.New = newPooledCtx }
+
+func newPooledCtx() any {
 	c := &rewriteCtx{}
 	c.bound = rewrite.State{
-		Lookups: rewrite.Lookups{Var: c.variable, Map: c.lookupMap}, World: rewrite.World{Stat: c.stat},
-		SetEnv: c.setEnv, Matched: c.matched, SameServer: c.sameServer,
+		Lookups: rewrite.Lookups{Var: c.variable, Map: c.lookupMap},
+		World:   rewrite.World{Stat: c.stat, LookupURL: c.lookupURL, LookupFile: c.lookupFile},
+		SetEnv:  c.setEnv, Matched: c.matched, SameServer: c.sameServer, Server: c.serverURL,
 	}
 	return c
-}}
+}
+
+// serverURL is the server fully_qualify_uri names (ap_construct_url's),
+// under the UseCanonicalName in force.
+func (c *rewriteCtx) serverURL() string {
+	var sections []*translate.Section
+	if c.m != nil {
+		sections = c.m.sections
+	}
+	return c.e.constructURL(c.req, "", c.e.dirRedirects(sections))
+}
 
 // newRewriteCtx takes a context from the pool; release gives it back.
-func newRewriteCtx(e *Engine, req *Request, uri string, env policy.Env, tr policy.Tracer, subreq bool) *rewriteCtx {
+func newRewriteCtx(e *Engine, req *Request, uri string, env policy.Env, tr policy.Tracer, kind reqKind) *rewriteCtx {
 	c := rewriteCtxs.Get().(*rewriteCtx)
-	c.e, c.req, c.uri, c.env, c.tr, c.subreq = e, req, uri, env, tr, subreq
+	c.e, c.req, c.uri, c.env, c.tr, c.kind, c.subreq = e, req, uri, env, tr, kind, kind != kindMain
 	return c
 }
 
@@ -115,12 +151,9 @@ func (c *rewriteCtx) release() {
 	rewriteCtxs.Put(c)
 }
 
-// end is whether an [END] stops the rules for the request at hand.
-func (c *rewriteCtx) end() bool { return !c.subreq && c.req.rw.end }
-
 // setEnd keeps an [END] that applied.
 func (c *rewriteCtx) setEnd() {
-	if !c.subreq && c.st.End {
+	if c.kind != kindDirSub && c.st.End {
 		c.req.rw.end = true
 	}
 }
@@ -130,7 +163,8 @@ func (c *rewriteCtx) state(filename, pathInfo string) *rewrite.State {
 	c.st = c.bound
 	st := &c.st
 	st.Filename, st.PathInfo, st.Args, st.HasArgs = filename, pathInfo, q, has && q != ""
-	st.End, st.Subreq, st.MaxLen = c.end(), c.subreq, 2*c.e.cfg.Limits.RequestLine
+	c.oargs = q
+	st.Subreq, st.MaxLen = c.subreq, 2*c.e.cfg.Limits.RequestLine
 	st.Scheme, st.DefaultPort = c.scheme(), c.defaultPort()
 	if c.tr != nil && c.tr.Enabled() {
 		st.Trace = c.trace
@@ -287,8 +321,15 @@ func (c *rewriteCtx) variable(name string) string {
 		return ""
 	}
 	if len(name) > 4 && name[4] == ':' {
-		if len(name) > 5 && strings.EqualFold(name[:4], "HTTP") {
-			return c.header(name[5:])
+		if len(name) > 5 {
+			switch {
+			case strings.EqualFold(name[:4], "HTTP"):
+				return c.header(name[5:])
+			case strings.EqualFold(name[:4], "LA-U"):
+				return c.lookahead(false, name[5:])
+			case strings.EqualFold(name[:4], "LA-F"):
+				return c.lookahead(true, name[5:])
+			}
 		}
 		return ""
 	}
@@ -413,13 +454,13 @@ const (
 )
 
 // serverRewrite is hook_uri2file. res carries the environment so far.
-func (e *Engine) serverRewrite(req *Request, res *Result, uri string, subreq bool, tr policy.Tracer) (out rewriteOutcome, filename, newURI string) {
-	if !subreq && req.rw.end || !e.serverRewriteOn() {
+func (e *Engine) serverRewrite(req *Request, res *Result, uri string, kind reqKind, tr policy.Tracer) (out rewriteOutcome, filename, newURI string) {
+	if kind != kindDirSub && req.rw.end || !e.serverRewriteOn() {
 		return rewriteNone, "", ""
 	}
 	rw := e.cfg.Rewrite
-	c := newRewriteCtx(e, req, uri, res.Env, tr, subreq)
-	c.lookups, c.maps = e.cfg.Defaults.HostnameLookups, rw.Maps
+	c := newRewriteCtx(e, req, uri, res.Env, tr, kind)
+	c.lookups, c.maps, c.res = e.cfg.Defaults.HostnameLookups, rw.Maps, res
 	defer func() { res.Env = c.env; c.release() }()
 	st := c.state(uri, "")
 	action, lastsub, err := rewrite.Apply(rw.Rules, "", st)
@@ -433,6 +474,9 @@ func (e *Engine) serverRewrite(req *Request, res *Result, uri string, subreq boo
 	res.Rewritten = &Rewritten{From: uri, To: st.Filename, Phase: "server"}
 	if c.last != nil {
 		res.Rewritten.Rule = c.last.Line
+	}
+	if kind == kindLookup {
+		res.Filename = st.Filename // r->filename, which %{LA-U:REQUEST_FILENAME} reads
 	}
 	if c.answer(res, action) {
 		return rewriteAnswered, "", ""
@@ -503,11 +547,17 @@ func (c *rewriteCtx) answer(res *Result, action rewrite.Action) bool {
 		return true
 	}
 	if abs {
-		// The client is sent elsewhere before any access check: the
-		// backend, running the same rules, answers the redirect.
+		// The client is sent elsewhere: orderly answers the redirect
+		// itself, as mod_rewrite would, whatever the backend's rules (a
+		// -U condition may have read the access rules).
 		res.Rewritten.Action = "redirect"
-		if c.last != nil && !c.req.Dry {
-			c.last.Line.Decided(c.req.Now)
+		res.Location, res.Status = rewrite.RedirectLocation(&c.st, action, c.oargs, c.oargs != "", c.perdir, c.base)
+		res.Layer = policy.LayerConfig
+		if c.last != nil {
+			res.Rule = c.last.Line
+			if !c.req.Dry {
+				c.last.Line.Decided(c.req.Now)
+			}
 		}
 		return true
 	}
@@ -559,7 +609,7 @@ func (e *Engine) coreTranslate(uri string) (string, bool) {
 // dirRewrite is hook_fixup, for a request the access check granted: what
 // the per-directory rules in force do. It returns the URL of an internal
 // redirect with rewriteRedirect.
-func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, subreq bool, tr policy.Tracer) (rewriteOutcome, string) {
+func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, kind reqKind, tr policy.Tracer) (rewriteOutcome, string) {
 	rw := m.rewrite
 	if rw == nil || !rw.On() || rw.Dir == "" {
 		return rewriteNone, ""
@@ -569,11 +619,15 @@ func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, su
 			return rewriteNone, ""
 		}
 	}
-	if !subreq && req.rw.end {
+	if kind != kindDirSub && req.rw.end {
 		return rewriteNone, ""
 	}
-	c := newRewriteCtx(e, req, uri, res.Env, tr, subreq)
+	c := newRewriteCtx(e, req, uri, res.Env, tr, kind)
 	c.pathInfo, c.user, c.lookups, c.maps = res.PathInfo, res.User, m.lookups, e.serverMaps()
+	c.res, c.m, c.perdir = res, m, rw.Dir
+	if rw.BaseSet {
+		c.base = rw.Base
+	}
 	defer func() { res.Env = c.env; c.release() }()
 	if m.options&(translate.OptSymLinks|translate.OptSymOwner) == 0 {
 		// AH00670: Options FollowSymLinks and SymLinksIfOwnerMatch are
@@ -684,8 +738,8 @@ func (e *Engine) internalRedirect(req *Request, target string, prev *Result, tr 
 // translate is translate_name where mod_rewrite runs: the server's rules
 // first; mod_alias's redirects unless a rule mapped the URI to a file.
 // uri becomes the URI a [PT] rule left. done says r is the answer.
-func (e *Engine) translate(req *Request, res *Result, uri *string, subreq bool, tr policy.Tracer) (r Result, done bool) {
-	out, filename, newURI := e.serverRewrite(req, res, *uri, subreq, tr)
+func (e *Engine) translate(req *Request, res *Result, uri *string, kind reqKind, tr policy.Tracer) (r Result, done bool) {
+	out, filename, newURI := e.serverRewrite(req, res, *uri, kind, tr)
 	switch out {
 	case rewriteAnswered:
 		return *res, true
@@ -709,7 +763,7 @@ func (e *Engine) subTranslate(req *Request, sub *Result, uri *string, tr policy.
 	if !e.serverRewriteOn() {
 		return e.translateRedirectURI(req, *uri)
 	}
-	return e.translate(req, sub, uri, true, tr)
+	return e.translate(req, sub, uri, kindDirSub, tr)
 }
 
 // cloneEnv is a copy of an environment (a subrequest's starts as its

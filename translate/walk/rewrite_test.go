@@ -77,7 +77,7 @@ Redirect /private/moved http://x.test/
 		{target: "/fx", ip: "8.8.8.8", want: 0},
 		{target: "/g/x", ip: "8.8.8.8", want: 410, action: "status"},
 		{target: "/r451", ip: "8.8.8.8", want: 451, action: "status"},
-		{target: "/away", ip: "8.8.8.8", want: 0, action: "redirect"},
+		{target: "/away", ip: "8.8.8.8", want: 301, action: "redirect"},
 		{target: "/via/a.html", ip: "8.8.8.8", want: 403, action: "passthrough"},
 		{target: "/via/a.html", ip: "10.1.1.1", want: 0, action: "passthrough"},
 		{target: "/via/moved", ip: "8.8.8.8", want: 302, action: "passthrough"},
@@ -371,18 +371,18 @@ Alias /al @DOCROOT@/../aliased
 		to     string // Rewritten.To, when set
 	}{
 		{target: "/self", header: map[string]string{"Host": "site.test:8080"}, action: "file", to: root + "/index.html"},
-		{target: "/self", header: map[string]string{"Host": "site.test:9090"}, action: "redirect"},
-		{target: "/self", header: map[string]string{"Host": "other.test:8080"}, action: "redirect"},
+		{target: "/self", header: map[string]string{"Host": "site.test:9090"}, want: 302, action: "redirect"},
+		{target: "/self", header: map[string]string{"Host": "other.test:8080"}, want: 302, action: "redirect"},
 		{target: "/canon", header: map[string]string{"Host": "other.test:8080"}, action: "file", to: root + "/index.html"},
-		{target: "/canon", header: map[string]string{"Host": "other.test:9090"}, action: "redirect"},
+		{target: "/canon", header: map[string]string{"Host": "other.test:9090"}, want: 302, action: "redirect"},
 		{target: "/red", header: map[string]string{"Host": "other.test:8080"}, action: "file", to: root + "/etc/hostname"},
 		{target: "/dr/index.html", action: "file", to: root + "/index.html"},
 		{target: "/sys/etc/hostname", action: "file", to: root + "/etc/hostname"},
 		{target: "/unsafe/etc/hostname", want: 403, action: "file", to: "/etc/hostname"},
 		{target: "/grow/ab", want: 500, action: "status"},
 		{target: "/ne", header: map[string]string{"X-Q": "a b"}, want: 403, action: "status"},
-		{target: "/ne", header: map[string]string{"X-Q": "ab"}, action: "redirect"},
-		{target: "/esc", header: map[string]string{"X-Q": "a b"}, action: "redirect"},
+		{target: "/ne", header: map[string]string{"X-Q": "ab"}, want: 302, action: "redirect"},
+		{target: "/esc", header: map[string]string{"X-Q": "a b"}, want: 302, action: "redirect"},
 		{target: "/ns", want: 0},
 		{target: "/ns/", want: 403, action: "status"},
 		{target: "/ns2", want: 403, action: "status"},
@@ -554,14 +554,15 @@ func TestRewriteFixupOrder(t *testing.T) {
 }
 
 // mod_dir's subrequests rewritten: an index sent elsewhere by a URL (the
-// server's rules or the directory's) is a redirect the backend sends; a
+// server's rules or the directory's) is a redirect fixup_dir sends; a
 // FallbackResource subrequest the directory's rules rewrite is refused
 // (500: orderly does not follow it), one they leave alone is decided.
 func TestRewriteSubrequestRedirects(t *testing.T) {
 	conf := "RewriteEngine On\nRewriteRule ^/d/index\\.html$ http://elsewhere.test/\n" +
 		"<Directory \"@DOCROOT@\">\nAllowOverride All\n</Directory>\n"
 	e, root := rewriteEngine(t, conf, "d/index.html", "d2/index.html", "fb/index.html", "fb2/index.html")
-	os.WriteFile(filepath.Join(root, "d2", ".htaccess"), []byte("RewriteEngine On\nRewriteRule ^index\\.html$ http://elsewhere.test/\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "d2", ".htaccess"), []byte("DirectoryIndex index.html other.html\nRewriteEngine On\nRewriteRule ^index\\.html$ http://elsewhere.test/\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "d2", "other.html"), []byte("x"), 0o644) // not tried: fixup_dir sends the first redirect
 	os.WriteFile(filepath.Join(root, "fb", ".htaccess"), []byte("FallbackResource /fb/index.html\nRewriteEngine On\nRewriteRule ^index\\.html$ other.html\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "fb2", ".htaccess"), []byte("FallbackResource /fb2/index.html\nRewriteEngine On\nRewriteRule ^nothing$ other.html\n"), 0o644)
 	for _, tt := range []struct {
@@ -569,8 +570,8 @@ func TestRewriteSubrequestRedirects(t *testing.T) {
 		want   int
 		action string
 	}{
-		{"/d/", 0, "redirect"},
-		{"/d2/", 0, "redirect"},
+		{"/d/", 302, "redirect"},
+		{"/d2/", 302, "redirect"},
 		{"/fb/missing", 500, "internal redirect"},
 		{"/fb2/missing", 0, ""},
 	} {

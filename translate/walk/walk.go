@@ -367,6 +367,11 @@ type Result struct {
 	// walk (cache->cached).
 	prevWalk  *walkCache
 	cachedDir string
+	// served is, for a look-ahead subrequest, the file its fixups put in
+	// its place: the index or fallback mod_dir served
+	// (ap_internal_fast_redirect), or "redirect:" and the URL of a
+	// rewrite's internal redirect.
+	served string
 	// engine is the server that decided (BodyLimit).
 	engine *Engine
 
@@ -403,7 +408,8 @@ type mainDecision struct {
 // decide runs access control for req (Decide, limits.go, runs the
 // phases around it). tr may be nil.
 func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
-	if h := e.hostFor(req); h != e {
+	lk := req.rw.lookup // a look-ahead subrequest (lookup.go): its server is its main request's
+	if h := e.hostFor(req); lk == nil && h != e {
 		return h.Decide(req, tr)
 	}
 	// Whichever result the walk answers with (an index subrequest's, a
@@ -423,18 +429,25 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	// segments resolved first (400 for a bad escape or a path above the
 	// root, 404 for an encoded slash), TRACE after.
 	raw, uri, st := e.target(req.Target)
+	fileReq := lk != nil && lk.file != ""
+	if fileReq {
+		// A file subrequest: its path was normalised (fileLookup), and
+		// translate_name does not run.
+		raw, uri, st, res.preFilename = lk.uri, lk.uri, 0, lk.file
+	}
 	if st != 0 {
 		res.Status, res.Layer = st, policy.LayerRequest
 		return res
 	}
-	rewriting := e.serverRewriteOn() || req.rw.redirects > 0
+	rewriting := e.serverRewriteOn() || req.rw.redirects != 0 || lk != nil
 	if !rewriting && e.trace(req, &res) {
 		return res
 	}
-	if uri == "" {
+	if uri == "" && !fileReq {
 		// "OPTIONS *" maps to no file and no section.
 		return res
 	}
+	req.rw.uri = uri
 	res.URI = uri
 	res.SlashesKept = e.cfg.AllowEncodedSlashes == translate.EncodedSlashesNoDecode ||
 		e.cfg.Semantics == translate.Legacy22 && e.cfg.AllowEncodedSlashes != translate.EncodedSlashesOff
@@ -445,20 +458,22 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		Method: req.Method, Protocol: req.Proto, URI: raw, Lookups: e.cfg.Defaults.HostnameLookups,
 		Names: req, Now: req.Now, Dry: req.Dry,
 	}
-	if r := translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env); r != nil {
+	if lk != nil {
+		// A subrequest runs neither post_read_request nor header_parser.
+	} else if r := translate.ApplyEnv(e.cfg.ServerEnv, &in, &res.Env); r != nil {
 		return unknownEnv(res, r)
 	}
-	if rewriting {
+	if rewriting && !fileReq {
 		// translate_name: mod_rewrite's rules, then mod_alias's redirects
 		// (which Decide runs itself where no rewrite rule can run first);
 		// TRACE after, in map_to_storage.
-		if r, done := e.translate(req, &res, &uri, false, tr); done {
+		if r, done := e.translate(req, &res, &uri, req.rw.kind(), tr); done {
 			return r
 		}
 		if e.trace(req, &res) {
 			return res
 		}
-		res.URI = uri
+		res.URI, req.rw.uri = uri, uri
 	}
 	in.URI = uri
 
@@ -475,24 +490,43 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	// header_parser: the merged per-directory SetEnvIf list, under the
 	// merged HostnameLookups.
 	in.Lookups = m.lookups
-	if r := translate.ApplyEnv(m.setEnv, &in, &res.Env); r != nil {
+	if lk != nil {
+		// The main request's only.
+	} else if r := translate.ApplyEnv(m.setEnv, &in, &res.Env); r != nil {
 		return unknownEnv(res, r)
 	}
-	pr := policy.Request{
-		Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-		Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
-		Now: req.Now, Dry: req.Dry, DeferNecessity: true,
+	if lk != nil && lk.parentM == m {
+		// A subrequest with its main request's configuration skips
+		// access control and takes its user (ap_process_request_internal).
+		res.User = lk.parentUser
+	} else {
+		pr := policy.Request{
+			Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
+			Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
+			Now: req.Now, Dry: req.Dry, DeferNecessity: true,
+		}
+		pr.SSL = e.sslRequest(req, m, res.Filename, lk != nil)
+		var pre []policy.LogLine // a look-ahead subrequest's, in translate_name
+		if len(res.Logs()) > 0 {
+			pre = append(pre, res.Logs()...)
+		}
+		res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
+		if len(pre) > 0 {
+			res.SetLogs(append(pre, res.Logs()...))
+		}
+		m.covered(&pr)
+		if lk == nil {
+			e.sectionsNecessary(m, &pr, &res.Decision, req, &main)
+		} else {
+			e.sectionsNecessary(m, &pr, &res.Decision, req, nil) // counted at once
+		}
+		main.n = uint8(copy(main.need[:], res.Decision.Necessary()))
+		main.allowed, main.sections = res.Status == 0, res.Sections
+		res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	}
-	pr.SSL = e.sslRequest(req, m, res.Filename, false)
-	res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
-	m.covered(&pr)
-	e.sectionsNecessary(m, &pr, &res.Decision, req, &main)
-	main.n = uint8(copy(main.need[:], res.Decision.Necessary()))
-	main.allowed, main.sections = res.Status == 0, res.Sections
-	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	if res.Status == 0 && m.rewrite != nil {
 		// mod_rewrite's fixup comes first (APR_HOOK_FIRST).
-		switch out, target := e.dirRewrite(req, m, &res, uri, false, tr); out {
+		switch out, target := e.dirRewrite(req, m, &res, uri, req.rw.kind(), tr); out {
 		case rewriteAnswered:
 			return res
 		case rewriteRedirect:
@@ -500,7 +534,15 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 				return res
 			}
 			if w.isDir && res.PathInfo == "" && !strings.HasSuffix(uri, "/") && m.dir.Slash != 0 && !carefully(req, &res) {
+				if lk != nil {
+					res.Status = http.StatusMovedPermanently
+				}
 				return res // fixup_dir's DirectorySlash redirect comes before the handler
+			}
+			if lk != nil {
+				// The handler, which a lookup never reaches, redirects.
+				res.served = "redirect:" + target
+				return res
 			}
 			return e.internalRedirect(req, target, &res, tr)
 		}
@@ -510,6 +552,9 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	}
 	if res.Status == 0 && !w.isDir && !w.isReg && m.fallback != "" && m.handler == "" {
 		return e.fallbackResource(req, m, res, tr)
+	}
+	if lk != nil && (res.Status != 0 || !w.isDir) {
+		return res // no handler runs for a lookup
 	}
 	if res.Status == 0 && w.isReg && res.PathInfo != "" && m.pathInfoOff != nil {
 		// AcceptPathInfo Off: core's fixup makes the request reject path
@@ -525,7 +570,10 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		// fixup_dir: DirectorySlash redirects (the backend answers it);
 		// Off leaves the directory to its handler, mod_autoindex's
 		// without an index lookup.
-		if m.dir.Slash == 0 && e.autoindexForbids(m, methodNum) {
+		if lk != nil && m.dir.Slash != 0 {
+			res.Status = http.StatusMovedPermanently // the lookup's status
+		}
+		if lk == nil && m.dir.Slash == 0 && e.autoindexForbids(m, methodNum) {
 			e.autoindexRefuseNames(&res, m, "none")
 		}
 		return res
@@ -631,7 +679,10 @@ func dirSettings(d *translate.DirSettings) translate.DirSettings {
 // not fall back; orderly, which does not know those handlers, still
 // decides the subrequest, which can only refuse more.
 func (e *Engine) fallbackResource(req *Request, m *merged, res Result, tr policy.Tracer) Result {
-	sub, _ := e.fallbackSub(req, m, res, 1, tr)
+	sub, served := e.fallbackSub(req, m, res, req.rw.depth()+1, tr)
+	if served {
+		res.served = sub.lookupFilename()
+	}
 	logs := append(res.Logs(), sub.Logs()...)
 	if sub.Status != 0 && sub.Status != 404 {
 		// The status only: fixup_dflt copies the subrequest's headers
@@ -648,6 +699,9 @@ func (e *Engine) fallbackResource(req *Request, m *merged, res Result, tr policy
 // maxSubrequestDepth is LimitInternalRecursion's default for subrequests.
 const maxSubrequestDepth = 10
 
+// ah00125 is what Apache logs for a subrequest past the nesting limit.
+var ah00125 = policy.LogLine{Module: "core", Level: "error", Code: "AH00125", Subject: "Request exceeded the limit of 10 subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."}
+
 // fallbackSub is the subrequest for the fallback of the request res (at
 // nesting depth depth): its decision, and whether it serves a file (the
 // request is then served as the subrequest, ap_internal_fast_redirect).
@@ -656,7 +710,7 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	shareWalk(&sub, &res)
 	if depth > maxSubrequestDepth {
 		sub.Status, sub.Layer = 500, policy.LayerConfig
-		sub.AddLogs([]policy.LogLine{{Module: "core", Level: "error", Code: "AH00125", Subject: "Request exceeded the limit of 10 subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."}})
+		sub.AddLogs([]policy.LogLine{ah00125})
 		return sub, false
 	}
 	target := m.fallback
@@ -692,7 +746,7 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 	req.subNecessary(&sub.Decision)
 	e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
 	if sub.Status == 0 && sm.rewrite != nil {
-		if out, _ := e.dirRewrite(req, sm, &sub, suburi, true, tr); out != rewriteNone {
+		if out, _ := e.dirRewrite(req, sm, &sub, suburi, kindDirSub, tr); out != rewriteNone {
 			// orderly does not follow a fallback subrequest that
 			// mod_rewrite rewrites: fail closed.
 			sub.Status, sub.Layer = http.StatusInternalServerError, policy.LayerConfig
@@ -807,6 +861,14 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 	for _, name := range names {
 		var sub Result
 		shareWalk(&sub, &res)
+		if req.rw.depth() >= maxSubrequestDepth {
+			// A look-ahead subrequest at the nesting limit makes no more
+			// (AH00125): each index subrequest is a 500.
+			sub.Status, sub.Layer = http.StatusInternalServerError, policy.LayerConfig
+			logs.AddLogs([]policy.LogLine{ah00125})
+			errStatus, errRes = sub.Status, sub
+			continue
+		}
 		suburi := res.URI + name
 		if strings.HasPrefix(name, "/") {
 			suburi = name
@@ -866,13 +928,19 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		}
 		if sub.Status == 0 && st == 0 && sm.rewrite != nil {
 			// mod_rewrite's fixup, for the subrequest too.
-			switch out, target := e.dirRewrite(req, sm, &sub, suburi, true, tr); {
-			case out == rewriteAnswered && sub.Status == 0:
+			switch out, target := e.dirRewrite(req, sm, &sub, suburi, kindDirSub, tr); {
+			case out == rewriteAnswered && translate.IsRedirect(sub.Status):
 				// A redirect to a URL: fixup_dir sends it.
 				logs.AddLogs(sub.Logs())
 				sub.Index, sub.URI, sub.Filename = name, res.URI, res.Filename
 				sub.SetLogs(logs.Logs())
 				return sub
+			case out == rewriteRedirect && sw.isReg && req.rw.lookup != nil:
+				// The index is served by mod_rewrite's handler, which a
+				// lookup does not reach.
+				res.Index, res.served = name, "redirect:"+target
+				res.SetLogs(logs.Logs())
+				return res
 			case out == rewriteRedirect && sw.isReg:
 				// The index is served (ap_internal_fast_redirect), by
 				// mod_rewrite's handler: an internal redirect.
@@ -898,7 +966,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			// The index subrequest maps to nothing: its own fixups fall
 			// back (fixup_dflt), and a served fallback serves the
 			// directory.
-			fb, ok := e.fallbackSub(req, sm, sub, 2, tr)
+			fb, ok := e.fallbackSub(req, sm, sub, req.rw.depth()+2, tr)
 			fb.SetLogs(append(sub.Logs(), fb.Logs()...))
 			sub, served = fb, ok
 		}
@@ -912,7 +980,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 				res.Status, res.Layer, res.Rule = m.dir.IndexRedirect, policy.LayerConfig, m.dir.IndexRedirectRule
 				res.Location = e.constructURL(req, suburi, e.dirRedirects(m.sections))
 			}
-			res.Index = name
+			res.Index, res.served = name, sub.lookupFilename()
 			res.SetLogs(logs.Logs())
 			return res
 		}
@@ -935,8 +1003,8 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		return errRes
 	}
 	res.SetLogs(logs.Logs())
-	if e.autoindexForbids(m, methodNum) {
-		e.autoindexRefuse(&res, m)
+	if req.rw.lookup == nil && e.autoindexForbids(m, methodNum) {
+		e.autoindexRefuse(&res, m) // the handler's
 	}
 	return res
 }
