@@ -28,10 +28,16 @@ const maxHtaccessDirs = 100000
 // Conversion is a 2.4 configuration written from a 2.2 one: each file's
 // new text, and what could not be translated mechanically.
 type Conversion struct {
-	Files   map[string][]byte // by path as loaded
-	Reviews []Difference      // left as they were, commented: translate by hand
-	Changes int               // sections whose access rules were translated
-	Renamed int               // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
+	// Files are the translated configuration: every file the reader read
+	// (changed or not, empty ones included), every .htaccess file found,
+	// by path as loaded.
+	Files map[string][]byte
+	// Data are the files the configuration names that translate copies
+	// as they are (AuthUserFile, AuthGroupFile, the DBM files), by path.
+	Data    map[string][]byte
+	Reviews []Difference // left as they were, commented: translate by hand
+	Changes int          // sections whose access rules were translated
+	Renamed int          // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
 }
 
 // ConvertOptions tune Convert.
@@ -60,6 +66,8 @@ var accessNames = map[string]bool{
 func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	lo := opt.LoadOptions
 	lo.RenderOnly = true // written out, never decided on
+	read := map[string]bool{}
+	lo.onRead = func(name string) { read[name] = true }
 	cfg, plain, srcs, err := load(files, lo)
 	if err != nil {
 		return nil, err
@@ -137,6 +145,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	}
 	// Neither needs the .htaccess files: worked out while they are sought.
 	loaded, raw := loadedFiles(files, opt.LoadOptions, plain)
+	loaded = withRead(loaded, read)
 	pe, pr := convertProxies(cfg, raw)
 	// .htaccess files: each is a section merged after its directory's
 	// <Directory> sections, below those of the directories above it.
@@ -223,7 +232,69 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			conv.Files[f] = []byte(texts[i])
 		}
 	}
+	conv.Data = dataFiles(raw, cfg.ServerRoot, conv.Files)
 	return conv, nil
+}
+
+// withRead adds to loaded (sorted) the files the reader read that hold
+// no directive of their own (an empty httpd.conf, a file whose every line
+// sits in a branch not taken): Apache 2.4 reads them too.
+func withRead(loaded []string, read map[string]bool) []string {
+	for f := range read {
+		if !slices.Contains(loaded, f) {
+			loaded = append(loaded, f)
+		}
+	}
+	sort.Strings(loaded)
+	return loaded
+}
+
+// dataDirectives name the files a configuration reads at request time,
+// which a translated tree carries along: the first argument, relative to
+// ServerRoot.
+var dataDirectives = map[string]bool{
+	"authuserfile": true, "authgroupfile": true, "authdbmuserfile": true, "authdbmgroupfile": true,
+	"authdigestfile": true, "authdigestgroupfile": true,
+}
+
+// dataFiles reads the files the directives of raw name (and a DBM file's
+// .pag/.dir/.db companions), those that exist and are not configuration
+// files already.
+func dataFiles(raw [][]*apacheconf.Directive, serverRoot string, conf map[string][]byte) map[string][]byte {
+	out := map[string][]byte{}
+	add := func(p string) {
+		if _, ok := conf[p]; ok {
+			return
+		}
+		if _, ok := out[p]; ok {
+			return
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			out[p] = b
+		}
+	}
+	for _, ds := range raw {
+		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+			if !dataDirectives[d.LowerName()] || len(d.Args) == 0 {
+				return nil
+			}
+			p := d.Args[0]
+			if !filepath.IsAbs(p) && serverRoot != "" {
+				p = filepath.Join(serverRoot, p)
+			}
+			if !filepath.IsAbs(p) {
+				return nil
+			}
+			add(p)
+			if strings.Contains(d.LowerName(), "dbm") {
+				for _, ext := range []string{".pag", ".dir", ".db"} {
+					add(p + ext)
+				}
+			}
+			return nil
+		})
+	}
+	return out
 }
 
 // serverConfigs returns the main server's configuration and each virtual

@@ -19,6 +19,10 @@ type LoadOptions struct {
 	// what the reader evaluates ("2.2.34"); "" is DefaultVersion of the
 	// semantics.
 	Version string
+
+	// onRead, when set, is told each configuration file the reader read
+	// (Convert writes them all out, empty ones included).
+	onRead func(name string)
 }
 
 // DefaultVersion is the version a configuration is read as when
@@ -102,6 +106,9 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		src, rerr := os.ReadFile(f)
 		srcs[i] = src
 		readFile := func(name string) ([]byte, error) {
+			if opt.onRead != nil {
+				opt.onRead(name)
+			}
 			if name == f && rerr == nil && src != nil {
 				b := src
 				src = nil // later reads (an Include of itself) read again

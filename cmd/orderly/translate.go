@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 // cmdTranslate writes the 2.4 configuration of a 2.2 one:
@@ -17,7 +18,8 @@ import (
 func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "directory to write the 2.4 configuration to, with the same layout (default: print to standard output)")
+	out := fs.String("o", "", "directory to write the whole 2.4 tree to, every file read (changed or not), .htaccess and password files, links as in the input, with the same layout (default: print to standard output)")
+	diff := fs.Bool("diff", false, "print a unified diff of what translate changes instead of the files")
 	keep := fs.Bool("keep-compat", false, "keep mod_access_compat loaded")
 	sem := fs.String("semantics", string(translate.Legacy22), `what the legacy rules mean: "2.2" or "2.4-compat"`)
 	serverRoot := fs.String("server-root", "", "ServerRoot for relative paths")
@@ -72,30 +74,19 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	base := commonDir(files)
-	names := make([]string, 0, len(conv.Files))
-	for f := range conv.Files {
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	for _, f := range names {
-		if *out == "" {
-			fmt.Fprintf(stdout, "# ==== %s\n", f)
-			stdout.Write(conv.Files[f])
-			continue
-		}
-		rel, err := filepath.Rel(base, f)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			// Outside the configuration's directory (an .htaccess file
-			// under a document root): under DIR by its absolute path.
-			abs, _ := filepath.Abs(f)
-			rel = strings.TrimPrefix(abs, "/")
-		}
-		dst := filepath.Join(*out, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	switch {
+	case *diff:
+		if err := printDiff(stdout, base, conv); err != nil {
 			fmt.Fprintln(stderr, "translate:", err)
 			return 2
 		}
-		if err := os.WriteFile(dst, conv.Files[f], 0o644); err != nil {
+	case *out == "":
+		for _, f := range sortedKeys(conv.Files) {
+			fmt.Fprintf(stdout, "# ==== %s\n", f)
+			stdout.Write(conv.Files[f])
+		}
+	default:
+		if err := writeTree(*out, base, conv); err != nil {
 			fmt.Fprintln(stderr, "translate:", err)
 			return 2
 		}
@@ -124,4 +115,145 @@ func commonDir(files []string) string {
 		}
 	}
 	return d
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// treePath is where a file of the input goes under the output directory:
+// at its place relative to the configuration's directory, or, outside it
+// (an .htaccess file under a document root, a password file), under its
+// absolute path.
+func treePath(out, base, f string) string {
+	rel, err := filepath.Rel(base, f)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		abs, _ := filepath.Abs(f)
+		rel = strings.TrimPrefix(abs, "/")
+	}
+	return filepath.Join(out, rel)
+}
+
+// writeTree writes the whole translated tree under out: every
+// configuration file read (a symbolic link as a link, with the translated
+// text at its target, where the target is relative and inside the tree),
+// every .htaccess file, and the data files the configuration names. The
+// input is never written to.
+func writeTree(out, base string, conv *translate.Conversion) error {
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if absOut == base {
+		return fmt.Errorf("-o %s: that is the configuration's own directory, which translate never writes to", out)
+	}
+	// No output file may be an input file (an -o above the tree).
+	check := func(src, dst string) error {
+		si, err1 := os.Stat(src)
+		di, err2 := os.Stat(dst)
+		if err1 == nil && err2 == nil && os.SameFile(si, di) {
+			return fmt.Errorf("-o %s: %s would overwrite the input %s, which translate never writes to", out, dst, src)
+		}
+		return nil
+	}
+	for _, f := range sortedKeys(conv.Files) {
+		if err := check(f, treePath(absOut, base, f)); err != nil {
+			return err
+		}
+	}
+	for _, f := range sortedKeys(conv.Data) {
+		if err := check(f, treePath(absOut, base, f)); err != nil {
+			return err
+		}
+	}
+	write := func(dst string, data []byte) error {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if fi, err := os.Lstat(dst); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			os.Remove(dst) // a link an earlier run left: write the file, not through it
+		}
+		return os.WriteFile(dst, data, 0o644)
+	}
+	for _, f := range sortedKeys(conv.Files) {
+		dst := treePath(absOut, base, f)
+		if target, ok := treeLink(base, f); ok {
+			// The link as in the input; its target gets the translated
+			// text (the same file, read under either name).
+			resolved := filepath.Join(filepath.Dir(f), target)
+			if _, own := conv.Files[resolved]; !own {
+				if err := write(treePath(absOut, base, resolved), conv.Files[f]); err != nil {
+					return err
+				}
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			os.Remove(dst)
+			if err := os.Symlink(target, dst); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := write(dst, conv.Files[f]); err != nil {
+			return err
+		}
+	}
+	for _, f := range sortedKeys(conv.Data) {
+		if err := write(treePath(absOut, base, f), conv.Data[f]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// treeLink reports whether f is a symbolic link to be kept as one: a
+// relative link to a file inside the tree (Debian's sites-enabled). An
+// absolute link, or one leaving the tree, is written as the file.
+func treeLink(base, f string) (string, bool) {
+	fi, err := os.Lstat(f)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := os.Readlink(f)
+	if err != nil || filepath.IsAbs(target) {
+		return "", false
+	}
+	resolved := filepath.Join(filepath.Dir(f), target)
+	if !strings.HasPrefix(resolved, base+"/") {
+		return "", false
+	}
+	if ri, err := os.Stat(resolved); err != nil || !ri.Mode().IsRegular() {
+		return "", false
+	}
+	return target, true
+}
+
+// printDiff prints a unified diff of every file translate changes, paths
+// relative to the configuration's directory.
+func printDiff(w io.Writer, base string, conv *translate.Conversion) error {
+	for _, f := range sortedKeys(conv.Files) {
+		orig, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if string(orig) == string(conv.Files[f]) {
+			continue
+		}
+		name := strings.TrimPrefix(treePath("", base, f), "/")
+		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(orig)), B: difflib.SplitLines(string(conv.Files[f])),
+			FromFile: "a/" + name, ToFile: "b/" + name, Context: 3,
+		})
+		if err != nil {
+			return err
+		}
+		io.WriteString(w, text)
+	}
+	return nil
 }

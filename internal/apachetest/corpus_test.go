@@ -73,8 +73,12 @@ func TestParseCaseErrors(t *testing.T) {
 		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot/", 1) }, `bad file name "docroot/"`},
 		{func(s string) string { return strings.Replace(s, "docroot/admin/", "docroot/index.html", 1) }, `file "docroot/index.html" appears twice`},
 		{func(s string) string { return strings.Replace(s, "-- docroot/admin/ --", "-- docroot/admin/ --\nx", 1) }, `names a directory`},
-		{func(s string) string { return strings.Replace(s, "-- legacy.conf --", "-- backend --\nkeeps-access\n-- legacy.conf --", 1) }, `backend: want "keeps-access" and the reason`},
-		{func(s string) string { return strings.Replace(s, "-- legacy.conf --", "-- backend --\nkeep access: why\n-- legacy.conf --", 1) }, `backend: want "keeps-access"`},
+		{func(s string) string {
+			return strings.Replace(s, "-- legacy.conf --", "-- backend --\nkeeps-access\n-- legacy.conf --", 1)
+		}, `backend: want "keeps-access" and the reason`},
+		{func(s string) string {
+			return strings.Replace(s, "-- legacy.conf --", "-- backend --\nkeep access: why\n-- legacy.conf --", 1)
+		}, `backend: want "keeps-access"`},
 	}
 	for _, tt := range tests {
 		_, err := ParseCase("dir/c.txtar", []byte(tt.edit(sampleCase)))

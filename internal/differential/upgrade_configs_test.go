@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"net"
@@ -147,6 +148,8 @@ func testUpgradeConfig(t *testing.T, fx upgradeFixture) {
 		}
 		p.stop()
 	})
+
+	t.Run("translate-o", func(t *testing.T) { testTranslateTree(t, fx, src) })
 
 	// The legacy configuration as 2.4 can run it, under mod_access_compat,
 	// and its translation with 2.4-compat semantics.
@@ -690,4 +693,127 @@ func upgradeDo(addr string, rq apachetest.Request, useTLS bool) (apachetest.Resp
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, apachetest.MaxBody))
 	return apachetest.Response{Status: resp.StatusCode, WWWAuthenticate: strings.Join(resp.Header.Values("WWW-Authenticate"), ", "), Body: body}, nil
+}
+
+// testTranslateTree runs `orderly translate -o DIR` as a user would on the
+// whole tree and checks what it wrote: the input untouched; every file
+// Apache 2.4 includes from the translation present under DIR at its place,
+// empty ones too; the input's symbolic links kept as links; and the tree,
+// deployed as it is (its files put back where they came from), accepted by
+// apache2 -t without mod_access_compat.
+func testTranslateTree(t *testing.T, fx upgradeFixture, src string) {
+	st := materializeUpgrade(t, fx, src)
+	before := treeDigest(t, st.root)
+	out := filepath.Join(apachetest.TempDir(t), "out")
+	args := []string{"translate", "-o", out}
+	if fx.docRoot != "" {
+		args = append(args, "-document-root", filepath.Join(st.root, fx.docRoot))
+	}
+	b, err := exec.Command(binary, append(args, st.top())...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("orderly translate -o: %v\n%s", err, b)
+	}
+	if treeDigest(t, st.root) != before {
+		t.Fatal("orderly translate -o changed its input")
+	}
+	base := filepath.Dir(st.top())
+	// Where a file of the input is under DIR, and back.
+	outPath := func(f string) string {
+		if rel, err := filepath.Rel(base, f); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join(out, rel)
+		}
+		return filepath.Join(out, strings.TrimPrefix(f, "/"))
+	}
+	inPath := func(rel string) string {
+		if abs := "/" + rel; strings.HasPrefix(abs, st.root+"/") {
+			return abs
+		}
+		return filepath.Join(base, rel)
+	}
+	links := 0
+	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink == 0 {
+			return err
+		}
+		want, _ := os.Readlink(p)
+		if got, err := os.Readlink(outPath(p)); err == nil {
+			links++
+			if got != want {
+				t.Errorf("%s: a link to %s, want %s as in the input", outPath(p), got, want)
+			}
+		}
+		return nil
+	})
+	// Deployed as it is.
+	err = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		dst := inPath(rel)
+		os.Remove(dst)
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			return os.Symlink(target, dst)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoCompat(t, st)
+	syntax, err := apacheSyntax(st)
+	if !knownSyntax(t, fx.syntaxGap22, err) {
+		t.Fatalf("apache2 -t refuses the tree translate -o wrote: %v\n%s", err, syntax)
+	}
+	// Complete: every file Apache includes is one translate wrote.
+	cmd := exec.Command(apachetest.DefaultApache, "-t", "-D", "DUMP_INCLUDES", "-f", st.top())
+	cmd.Env = st.env
+	dump, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("apache2 -D DUMP_INCLUDES: %v\n%s", err, dump)
+	}
+	included := 0
+	for _, l := range strings.Split(string(dump), "\n") {
+		_, f, ok := strings.Cut(l, ") ")
+		if !ok || !strings.HasPrefix(f, "/") {
+			continue
+		}
+		included++
+		if _, err := os.Lstat(outPath(strings.TrimSpace(f))); err != nil {
+			t.Errorf("%s: Apache includes it, translate -o did not write it", strings.TrimPrefix(f, st.root+"/"))
+		}
+	}
+	if included == 0 {
+		t.Fatalf("apache2 -D DUMP_INCLUDES listed no file:\n%s", dump)
+	}
+	t.Logf("translate -o: %d included files written, %d links kept", included, links)
+}
+
+// treeDigest is a digest of every file and link under root, to show a
+// run left them as they were.
+func treeDigest(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(&b, "%s -> %s\n", p, target)
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(&b, "%s %d %x\n", p, len(data), crc32.ChecksumIEEE(data))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -12,9 +12,10 @@ const rewriteShare = 0.25
 // rewrite writes mod_rewrite's rules into about a quarter of the
 // configurations: server-level rules (refusals by path, address, header,
 // method and query; [PT] and file-system substitutions into other
-// directories; [E=] feeding env= rules; redirects; chains and skips), and
-// sometimes a <Directory> with per-directory rules (refusals, internal
-// redirects to other files and directories, a front controller).
+// directories; [E=] feeding env= rules; redirects; chains and skips;
+// look-ahead subrequests, -U, -F and %{LA-U:...}), and sometimes a
+// <Directory> with per-directory rules (refusals, internal redirects to
+// other files and directories, a front controller, look-aheads).
 func (g *generator) rewrite() {
 	if g.opt.AvoidModules["rewrite"] || !g.chance(rewriteShare) {
 		return
@@ -100,9 +101,11 @@ func (g *generator) serverRule() {
 		g.line(0, "RewriteRule %s - [%s]", pick(g, []string{`\.txt$`, "^/" + top}), pick(g, []string{"F", "G"}))
 	case x < 84:
 		g.line(0, "RewriteRule ^/%s/?$ /%s/ [R=301,L]", top, g.top())
-	case x < 92:
+	case x < 88:
 		g.line(0, "RewriteRule ^/%s - [C]", top)
 		g.line(0, "RewriteRule %s - [F]", pick(g, []string{`\.php$`, `\.bak$`, "secret"}))
+	case x < 95:
+		g.lookaheadRule(top)
 	default:
 		g.line(0, "RewriteRule ^/%s - [S=1]", top)
 		g.line(0, "RewriteRule %s - [F]", pick(g, []string{`\.txt$`, "index"}))
@@ -150,8 +153,19 @@ func (g *generator) dirRules() {
 		case x < 74:
 			g.headerCond(1)
 			g.line(1, "RewriteRule ^ - [F]")
-		case x < 84:
+		case x < 80:
 			g.line(1, "RewriteRule ^route/(.*)$ /%s/$1 [L]", g.top())
+		case x < 88:
+			g.lookahead = true
+			switch g.intn(3) {
+			case 0:
+				g.line(1, "RewriteCond %%{REQUEST_FILENAME} !-F")
+			case 1:
+				g.line(1, "RewriteCond %s !-U", pick(g, []string{"index.html", "/" + pick(g, g.files), "/" + g.top() + "/"}))
+			default:
+				g.line(1, "RewriteCond %%{LA-U:REQUEST_FILENAME} !-f")
+			}
+			g.line(1, "RewriteRule %s - [F%s]", pick(g, []string{"^route", `\.txt$`, "^"}), pick(g, []string{"", ",NS"}))
 		default:
 			v := pick(g, envNames)
 			g.line(1, "RewriteRule ^route %s [E=%s:1]", pick(g, []string{"-", "index.html"}), v)
@@ -163,4 +177,30 @@ func (g *generator) dirRules() {
 // regexQuote escapes a file name's dots for a pattern.
 func regexQuote(s string) string {
 	return strings.ReplaceAll(s, ".", `\.`)
+}
+
+// lookaheadWhy is the reason a case with look-ahead rules gives for its
+// backend keeping the access rules.
+const lookaheadWhy = "look-ahead subrequests (-U, -F, LA-U) read the access rules, and the backend runs the same rules again"
+
+// lookaheadRule writes a server-level rule whose condition makes a
+// look-ahead subrequest.
+func (g *generator) lookaheadRule(top string) {
+	g.lookahead = true
+	ns := pick(g, []string{"", ",NS"})
+	switch g.intn(4) {
+	case 0:
+		g.line(0, "RewriteCond %%{REQUEST_URI} !-U")
+		g.line(0, "RewriteRule ^/%s - [F%s]", top, ns)
+	case 1:
+		g.line(0, "RewriteCond %%{REQUEST_URI} ^/%s/(.*)$", top)
+		g.line(0, "RewriteCond /%s/%%1 !-U", g.top())
+		g.line(0, "RewriteRule ^/%s/ - [F%s]", top, ns)
+	case 2:
+		g.line(0, "RewriteCond %%{DOCUMENT_ROOT}%%{REQUEST_URI} !-F")
+		g.line(0, "RewriteRule ^/%s/ - [F%s]", top, ns)
+	default:
+		g.line(0, "RewriteCond %%{LA-U:REQUEST_FILENAME} -d")
+		g.line(0, "RewriteRule ^/%s - [F%s]", top, ns)
+	}
 }

@@ -111,3 +111,29 @@ func TestDirIndexAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A fallback subrequest with the same merged configuration as the request
+// it falls back from skips access control (corpus 928): a DELETE that a
+// <Limit DELETE> lets through falls back to a GET its other rules would
+// refuse, and falls back again until the nesting limit (500), where a
+// fallback in another directory is refused (403).
+func TestFallbackSameConfig(t *testing.T) {
+	root := tree(t, "index.html", "api/index.html", "other/index.html")
+	conf := "<Location /api>\nOrder allow,deny\nDeny from 203.0.113.0/24\n<Limit DELETE>\nOrder deny,allow\nAllow from all\n</Limit>\n</Location>\n" +
+		"<Directory @DOCROOT@/api>\nFallbackResource nothere\n</Directory>\n" +
+		"<Directory @DOCROOT@/other>\nFallbackResource /api/nothere\n</Directory>\n" +
+		"<Location /other>\n<Limit DELETE>\nOrder deny,allow\nAllow from all\n</Limit>\n</Location>\n"
+	e := optEngine(t, translate.Compat24, root, conf, nil)
+	for _, tt := range []struct {
+		method, target string
+		want           int
+	}{
+		{"DELETE", "/api/missing", 500},
+		{"GET", "/api/missing", 403},
+		{"DELETE", "/other/missing", 403},
+	} {
+		if res := decide(e, req{method: tt.method, target: tt.target, ip: "203.0.113.9"}); res.Status != tt.want {
+			t.Errorf("%s %s: %d, want %d", tt.method, tt.target, res.Status, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
 )
 
 // mod_rewrite's look-ahead subrequests: the condition tests -U
@@ -172,7 +173,7 @@ func (c *rewriteCtx) subrequest(target string, lk lookup) Result {
 		res.AddLogs([]policy.LogLine{ah00125})
 		return res
 	}
-	lk.parentURI, lk.depth, lk.parentM, lk.parentUser = c.uri, d+1, c.m, c.user
+	lk.parentURI, lk.depth, lk.parentM, lk.parentUser = c.uri, d+1, c.config(), c.user
 	sub := *req
 	sub.Method, sub.Target = http.MethodGet, target
 	env := cloneEnv(&c.env)
@@ -266,4 +267,33 @@ func mergeFilePath(root, add string) string {
 		r += "/"
 	}
 	return r
+}
+
+// config is the request's per-directory configuration where the rules
+// run: the walk's, per directory; in translate_name, the merge of the
+// <Location> sections its URI matched (2.4 and 2.2 walk them before
+// translate_name), which a subrequest that finds no <Directory> or
+// <Files> section ends on too, and so skips access control.
+func (c *rewriteCtx) config() *merged {
+	if c.m == nil {
+		c.m = c.e.locationMerged(c.uri)
+	}
+	return c.m
+}
+
+// locationMerged is the merged configuration of the <Location> sections
+// uri matches alone.
+func (e *Engine) locationMerged(uri string) *merged {
+	var res Result
+	locURI := uri
+	if !e.cfg.MergeSlashes {
+		locURI = no2slash(uri)
+	}
+	var secs []*translate.Section
+	for _, s := range e.cfg.Locations {
+		if locationMatches(s, uri, locURI, &res) {
+			secs = append(secs, s)
+		}
+	}
+	return e.merge(secs)
 }

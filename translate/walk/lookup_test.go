@@ -327,3 +327,17 @@ func TestRewriteRedirectLocation(t *testing.T) {
 		}
 	}
 }
+
+// In translate_name a look-ahead subrequest that finds no <Directory> or
+// <Files> section ends on its main request's configuration (the
+// <Location> merge) and skips access control (corpus 929): the -U holds,
+// and the main request is refused by its own access check instead.
+func TestLookaheadSkipsSameConfig(t *testing.T) {
+	conf := "RewriteEngine On\nRewriteCond %{REQUEST_URI} !-U\nRewriteRule ^/admin - [F,NS]\n" +
+		"<Location /admin>\nOrder deny,allow\nDeny from all\n</Location>\n"
+	e, _ := rewriteEngine(t, conf, "admin/x.html")
+	res := decide(e, req{target: "/admin/x.html", ip: "8.8.8.8"})
+	if res.Status != 403 || res.Rewritten != nil || res.Layer != policy.LayerCompat {
+		t.Errorf("status %d, rewritten %+v, layer %v: want 403 by the access check, no rule applied", res.Status, res.Rewritten, res.Layer)
+	}
+}

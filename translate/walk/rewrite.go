@@ -50,6 +50,11 @@ type rewriteRun struct {
 	hasCache bool
 	// uri is the request's r->uri, for its subrequests' subreq_ok.
 	uri string
+	// prevM and prevUser are the configuration and user of the request
+	// an internal redirect comes from: with the same configuration, the
+	// new request skips access control.
+	prevM    *merged
+	prevUser string
 	// lookup is set when the request is a look-ahead subrequest
 	// (lookup.go).
 	lookup *lookup
@@ -131,11 +136,7 @@ func newPooledCtx() any {
 // serverURL is the server fully_qualify_uri names (ap_construct_url's),
 // under the UseCanonicalName in force.
 func (c *rewriteCtx) serverURL() string {
-	var sections []*translate.Section
-	if c.m != nil {
-		sections = c.m.sections
-	}
-	return c.e.constructURL(c.req, "", c.e.dirRedirects(sections))
+	return c.e.constructURL(c.req, "", c.e.dirRedirects(c.config().sections))
 }
 
 // newRewriteCtx takes a context from the pool; release gives it back.
@@ -714,6 +715,7 @@ func (e *Engine) internalRedirect(req *Request, target string, prev *Result, tr 
 	env.Set("REDIRECT_STATUS", "200")
 	saved := req.Target
 	req.Target = target
+	req.rw.prevUser = prev.User
 	req.rw.redirects++
 	req.rw.env, req.rw.hasEnv = &env, true
 	req.rw.cache = walkCache{dir: prev.cachedDir, opts: prev.dirOpts}

@@ -601,3 +601,20 @@ func TestRewriteRedirectKeepsLogs(t *testing.T) {
 		t.Errorf("status %d, logs %v, want 0 and the first request's AH01797", res.Status, codes)
 	}
 }
+
+// An internal redirect with the configuration of the request it comes
+// from skips access control (corpus 511): the environment variable that
+// granted the first URL is REDIRECT_ok for the second, which is not
+// checked again.
+func TestRewriteRedirectSameConfig(t *testing.T) {
+	conf := "SetEnvIf Request_URI \"^/d/go$\" ok\n<Directory \"@DOCROOT@\">\nAllowOverride All\nOptions FollowSymLinks\n</Directory>\n" +
+		"<Directory \"@DOCROOT@/d\">\nOrder deny,allow\nDeny from all\nAllow from env=ok\n</Directory>\n"
+	e, root := rewriteEngine(t, conf, "d/target.html")
+	os.WriteFile(filepath.Join(root, "d", ".htaccess"), []byte("RewriteEngine On\nRewriteRule ^go$ target.html\n"), 0o644)
+	for target, want := range map[string]int{"/d/go": 0, "/d/target.html": 403} {
+		res := decide(e, req{target: target, ip: "8.8.8.8"})
+		if res.Status != want || target == "/d/go" && len(res.Logs()) != 0 {
+			t.Errorf("%s: %d, logs %v; want %d and no log", target, res.Status, res.Logs(), want)
+		}
+	}
+}

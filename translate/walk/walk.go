@@ -495,11 +495,18 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	} else if r := translate.ApplyEnv(m.setEnv, &in, &res.Env); r != nil {
 		return unknownEnv(res, r)
 	}
-	if lk != nil && lk.parentM == m {
+	prevM, prevUser := req.rw.prevM, req.rw.prevUser
+	req.rw.prevM = nil
+	switch {
+	case lk != nil && lk.parentM == m:
 		// A subrequest with its main request's configuration skips
 		// access control and takes its user (ap_process_request_internal).
 		res.User = lk.parentUser
-	} else {
+	case prevM == m:
+		// So does an internal redirect with the configuration of the
+		// request it comes from (r->prev->per_dir_config).
+		res.User = prevUser
+	default:
 		pr := policy.Request{
 			Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 			Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
@@ -522,8 +529,8 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		}
 		main.n = uint8(copy(main.need[:], res.Decision.Necessary()))
 		main.allowed, main.sections = res.Status == 0, res.Sections
-		res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	}
+	res.CompatFrom, res.AuthzFrom = m.compatFrom, m.authzFrom
 	if res.Status == 0 && m.rewrite != nil {
 		// mod_rewrite's fixup comes first (APR_HOOK_FIRST).
 		switch out, target := e.dirRewrite(req, m, &res, uri, req.rw.kind(), tr); out {
@@ -544,6 +551,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 				res.served = "redirect:" + target
 				return res
 			}
+			req.rw.prevM = m
 			return e.internalRedirect(req, target, &res, tr)
 		}
 	}
@@ -735,16 +743,7 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 		sub.Status, sub.Layer = st, policy.LayerConfig
 		return sub, false
 	}
-	pr := policy.Request{
-		Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-		Env: sub.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
-		Now: req.Now, Dry: req.Dry, DeferNecessity: true,
-	}
-	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
-	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
-	sm.covered(&pr)
-	req.subNecessary(&sub.Decision)
-	e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
+	e.subAccess(req, m, sm, &res, &sub, suburi, tr)
 	if sub.Status == 0 && sm.rewrite != nil {
 		if out, _ := e.dirRewrite(req, sm, &sub, suburi, kindDirSub, tr); out != rewriteNone {
 			// orderly does not follow a fallback subrequest that
@@ -771,6 +770,28 @@ func (e *Engine) fallbackSub(req *Request, m *merged, res Result, depth int, tr 
 		return next, served
 	}
 	return sub, sw.isReg
+}
+
+// subAccess is the access check of a subrequest of mod_dir's, which
+// looks its index or fallback up with ap_sub_req_lookup_uri: a GET,
+// whatever the main request's method; skipped, with the user copied,
+// where its merged configuration is its main request's (m), as
+// ap_process_request_internal does (r->main->per_dir_config).
+func (e *Engine) subAccess(req *Request, m, sm *merged, main, sub *Result, suburi string, tr policy.Tracer) {
+	if sm == m {
+		sub.Decision = policy.Decision{User: main.User, Layer: main.Layer, Rule: main.Rule}
+		return
+	}
+	pr := policy.Request{
+		Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
+		Env: sub.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
+		Now: req.Now, Dry: req.Dry, DeferNecessity: true,
+	}
+	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
+	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
+	sm.covered(&pr)
+	req.subNecessary(&sub.Decision)
+	e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
 }
 
 // fallbackOf is the FallbackResource a value gives ("disabled", in any
@@ -907,24 +928,8 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		sub.Env = env
 		if st != 0 {
 			sub.Status, sub.Layer = st, policy.LayerConfig // with what the walk logged
-		} else if sm == m {
-			// The same merged configuration as the main request: Apache
-			// skips access control and copies the user
-			// (ap_process_request_internal, r->main->per_dir_config).
-			sub.Decision = policy.Decision{User: res.User, Layer: res.Layer, Rule: res.Rule}
 		} else {
-			// mod_dir looks the index up with ap_sub_req_lookup_uri: a GET,
-			// whatever the main request's method.
-			pr := policy.Request{
-				Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
-				Env: sub.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
-				Now: req.Now, Dry: req.Dry, DeferNecessity: true,
-			}
-			pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
-			sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
-			sm.covered(&pr)
-			req.subNecessary(&sub.Decision)
-			e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
+			e.subAccess(req, m, sm, &res, &sub, suburi, tr)
 		}
 		if sub.Status == 0 && st == 0 && sm.rewrite != nil {
 			// mod_rewrite's fixup, for the subrequest too.
@@ -944,6 +949,7 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			case out == rewriteRedirect && sw.isReg:
 				// The index is served (ap_internal_fast_redirect), by
 				// mod_rewrite's handler: an internal redirect.
+				req.rw.prevM = sm
 				return e.internalRedirect(req, target, &sub, tr)
 			case out == rewriteRedirect:
 				sub.Index = name
