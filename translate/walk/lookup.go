@@ -178,15 +178,10 @@ func (c *rewriteCtx) subrequest(target string, lk lookup) Result {
 	sub.Method, sub.Target = http.MethodGet, target
 	env := cloneEnv(&c.env)
 	sub.rw = rewriteRun{target: req.rw.target, lookup: &lk, env: &env, hasEnv: true}
-	if r := c.res; r != nil && r.cachedDir != "" && !r.storageFailed {
-		// The subrequest starts from its main request's walk cache.
-		sub.rw.cache = walkCache{dir: r.cachedDir, opts: r.dirOpts, sections: r.Sections[:r.dirN]}
-		sub.rw.hasCache = true
-	}
+	// The subrequest starts from its main request's walk cache.
+	sub.rw.cache, sub.rw.hasCache = c.cache, c.hasCache
 	res := c.e.decide(&sub, nil)
-	if c.res != nil {
-		c.res.AddLogs(res.Logs()) // Apache logs what the subrequest logged
-	}
+	c.logs = append(c.logs, res.Logs()...) // Apache logs what the subrequest logged
 	// What the subrequest found necessary counts with the request's; the
 	// host names it looked up are the connection's.
 	req.subNeed, req.nSubNeed = sub.subNeed, sub.nSubNeed

@@ -341,3 +341,22 @@ func TestLookaheadSkipsSameConfig(t *testing.T) {
 		t.Errorf("status %d, rewritten %+v, layer %v: want 403 by the access check, no rule applied", res.Status, res.Rewritten, res.Layer)
 	}
 }
+
+// A subrequest an .htaccess file stops ends with the directory being
+// walked as its filename (corpus 931): %{LA-U:REQUEST_FILENAME} is a
+// directory, where the main request would answer 500.
+func TestLookaheadBrokenHtaccess(t *testing.T) {
+	conf := "RewriteEngine On\nRewriteCond %{LA-U:REQUEST_FILENAME} -d\nRewriteRule ^/pub - [F,NS]\n" +
+		"<Directory \"@DOCROOT@\">\nAllowOverride AuthConfig\n</Directory>\n"
+	e, root := rewriteEngine(t, conf, "pub/index.html", "other/index.html")
+	for _, d := range []string{"pub", "other"} {
+		if err := os.WriteFile(filepath.Join(root, d, ".htaccess"), []byte("Order deny,allow\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for target, want := range map[string]int{"/pub/index.html": 403, "/other/index.html": 500} {
+		if res := decide(e, req{target: target, ip: "8.8.8.8"}); res.Status != want {
+			t.Errorf("%s: %d, want %d", target, res.Status, want)
+		}
+	}
+}

@@ -102,11 +102,15 @@ type rewriteCtx struct {
 	kind     reqKind
 	subreq   bool
 	envOwned bool
-	// res and m are the request's walk and configuration, for the rules
-	// of a directory: a look-ahead subrequest starts from its walk cache,
-	// and skips the access check where its configuration is the same.
-	res *Result
-	m   *merged
+	// cache and m are the request's walk cache and configuration, for
+	// the rules of a directory: a look-ahead subrequest starts from the
+	// cache, and skips the access check where its configuration is the
+	// same. logs are what its look-ahead subrequests logged, for the
+	// request's log.
+	cache    walkCache
+	hasCache bool
+	m        *merged
+	logs     []policy.LogLine
 	// perdir and base are the directory the rules are for and its
 	// RewriteBase ("" for none), for %{LA-U:...} and a redirect's
 	// Location.
@@ -461,8 +465,8 @@ func (e *Engine) serverRewrite(req *Request, res *Result, uri string, kind reqKi
 	}
 	rw := e.cfg.Rewrite
 	c := newRewriteCtx(e, req, uri, res.Env, tr, kind)
-	c.lookups, c.maps, c.res = e.cfg.Defaults.HostnameLookups, rw.Maps, res
-	defer func() { res.Env = c.env; c.release() }()
+	c.lookups, c.maps = e.cfg.Defaults.HostnameLookups, rw.Maps
+	defer func() { res.Env = c.env; res.AddLogs(c.logs); c.release() }()
 	st := c.state(uri, "")
 	action, lastsub, err := rewrite.Apply(rw.Rules, "", st)
 	c.setEnd()
@@ -625,11 +629,14 @@ func (e *Engine) dirRewrite(req *Request, m *merged, res *Result, uri string, ki
 	}
 	c := newRewriteCtx(e, req, uri, res.Env, tr, kind)
 	c.pathInfo, c.user, c.lookups, c.maps = res.PathInfo, res.User, m.lookups, e.serverMaps()
-	c.res, c.m, c.perdir = res, m, rw.Dir
+	c.m, c.perdir = m, rw.Dir
+	if res.cachedDir != "" && !res.storageFailed {
+		c.cache, c.hasCache = walkCache{dir: res.cachedDir, opts: res.dirOpts, sections: res.Sections[:res.dirN]}, true
+	}
 	if rw.BaseSet {
 		c.base = rw.Base
 	}
-	defer func() { res.Env = c.env; c.release() }()
+	defer func() { res.Env = c.env; res.AddLogs(c.logs); c.release() }()
 	if m.options&(translate.OptSymLinks|translate.OptSymOwner) == 0 {
 		// AH00670: Options FollowSymLinks and SymLinksIfOwnerMatch are
 		// both off, so the RewriteRule directive is also forbidden.

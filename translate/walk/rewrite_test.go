@@ -618,3 +618,17 @@ func TestRewriteRedirectSameConfig(t *testing.T) {
 		}
 	}
 }
+
+// An index subrequest a server rule maps to a file starts from the main
+// request's walk cache (corpus 932): a <DirectoryMatch> that matches the
+// index file's path, and refuses it asked for directly, does not apply.
+func TestRewriteIndexWalkCache(t *testing.T) {
+	conf := "RewriteEngine On\nRewriteRule ^/data/(.*)$ @DOCROOT@/wiki/$1 [L]\n" +
+		"<DirectoryMatch \"/wiki/in\">\nOrder allow,deny\n</DirectoryMatch>\n"
+	e, _ := rewriteEngine(t, conf, "wiki/index.html")
+	for target, want := range map[string]int{"/data/": 0, "/data/index.html": 403, "/wiki/index.html": 403, "/wiki/": 0} {
+		if res := decide(e, req{target: target, ip: "8.8.8.8"}); res.Status != want {
+			t.Errorf("%s: %d, want %d", target, res.Status, want)
+		}
+	}
+}

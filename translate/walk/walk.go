@@ -922,6 +922,12 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 		if !ok {
 			sub = Result{preFilename: pre}
 			shareWalk(&sub, &res)
+			if res.cachedDir != "" && !res.storageFailed {
+				// The subrequest starts from the main request's walk
+				// cache (prep_walk_cache): a file in the directory that
+				// walk ended in takes its <Directory> sections as they are.
+				sub.prevWalk = &walkCache{dir: res.cachedDir, opts: res.dirOpts, sections: res.Sections[:res.dirN]}
+			}
 			sm, sw, st = e.walk(suburi, &sub)
 		}
 		sub.URI = suburi
@@ -1631,6 +1637,12 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 			return 0
 		}
 		sec, st, broken := e.htaccessMemo(res, prefix, allow)
+		if st != 0 {
+			// r->filename is the directory being walked, with its slash
+			// (what %{LA-U:REQUEST_FILENAME} reads of a subrequest the
+			// file refused).
+			res.Filename = prefix
+		}
 		if broken != nil {
 			// Apache's line ([core:alert] FILE: MESSAGE, no code), and
 			// the rule that names the directive behind the 500.
