@@ -34,7 +34,11 @@ type Conversion struct {
 	Files map[string][]byte
 	// Data are the files the configuration names that translate copies
 	// as they are (AuthUserFile, AuthGroupFile, the DBM files), by path.
-	Data    map[string][]byte
+	Data map[string][]byte
+	// CompatKept lists the files left with Order/Allow/Deny (an .htaccess
+	// file or a <Proxy> section left as it is), for which the output keeps
+	// mod_access_compat loaded; empty when it is dropped.
+	CompatKept []string
 	Reviews []Difference // left as they were, commented: translate by hand
 	Changes int          // sections whose access rules were translated
 	Renamed int          // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
@@ -149,7 +153,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	pe, pr := convertProxies(cfg, raw)
 	// .htaccess files: each is a section merged after its directory's
 	// <Directory> sections, below those of the directories above it.
-	hts, htReviews := findHtaccess(search)
+	hts, htReviews, htPaths := findHtaccess(search)
 	conv.Reviews = append(conv.Reviews, htReviews...)
 	conv.Changes += len(htReviews)
 	for _, h := range hts {
@@ -207,6 +211,14 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	}
 	conv.Reviews = append(conv.Reviews, pr...)
 	conv.Changes += len(pr)
+	// What is left as it is still needs mod_access_compat: the output
+	// keeps it loaded rather than answer 500 for it.
+	for _, r := range append(append([]Difference(nil), htReviews...), pr...) {
+		if !r.Moot && !slices.Contains(conv.CompatKept, r.Pos.File) {
+			conv.CompatKept = append(conv.CompatKept, r.Pos.File)
+		}
+	}
+	keepCompat := opt.KeepCompat || len(conv.CompatKept) > 0
 	texts := make([]string, len(loaded))
 	have := map[string]bool{}
 	lastLoader := -1
@@ -218,7 +230,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 				return nil, err
 			}
 		}
-		text, n := applyEdits(src, byFile[f], opt.KeepCompat, true)
+		text, n := applyEdits(src, byFile[f], keepCompat, true)
 		conv.Renamed += n
 		texts[i] = text
 		if ml := loadsModules(text, have); ml.end > 0 {
@@ -233,6 +245,15 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		}
 	}
 	conv.Data = dataFiles(raw, cfg.ServerRoot, conv.Files)
+	for _, p := range htPaths {
+		// The .htaccess files translate leaves as they are go with the
+		// tree too.
+		if _, ok := conv.Files[p]; !ok {
+			if b, err := os.ReadFile(p); err == nil {
+				conv.Data[p] = b
+			}
+		}
+	}
 	return conv, nil
 }
 
@@ -462,10 +483,13 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		text = append(text, renderOwnRequire(cfg, s.Conf.Authz, indent)...)
 		why = ""
 	} else if why != "" {
-		text = append(text, indent+"# orderly DIR-10: NEEDS REVIEW, not translated: "+why)
+		// Fail closed: the section refuses every request until a person
+		// writes its Require (the legacy lines stay, commented).
+		text = append(text, indent+"# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: "+why)
 		for _, d := range access {
 			text = append(text, indent+"# "+d.Name+" "+d.Raw)
 		}
+		text = append(text, indent+"Require all denied")
 	} else {
 		// The directives written inside a Require container that are not
 		// access lines (AuthName, AuthType: mod_authz_core reads them as
@@ -1699,7 +1723,7 @@ func startHtaccess(cfg *Config) *htSearch {
 
 // findHtaccess reads the .htaccess files the search found, each with the
 // configurations that reach it.
-func findHtaccess(hs *htSearch) ([]htFile, []Difference) {
+func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 	cfg, roots, search, res := hs.cfg, hs.roots, hs.search, <-hs.found
 	var reviews []Difference
 	if res.Truncated {
@@ -1760,10 +1784,10 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference) {
 		for _, o := range found[p][1:] {
 			differ = differ || !slices.Equal(fileChain(o, dir), chain)
 		}
-		override := c.DefaultOverride
+		override, nonfatal := c.DefaultOverride, uint16(0)
 		for _, s := range chain {
 			if s.Conf.Override != nil {
-				override = *s.Conf.Override
+				override, nonfatal = *s.Conf.Override, s.Conf.NonFatal
 			}
 		}
 		wild := wildApplies(c, dir)
@@ -1783,6 +1807,9 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference) {
 		sec, err := c.ParseHtaccess(p, data, override, 0, c.BaseDir)
 		if err != nil {
 			review(fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err))
+			// Refused whole (no Nonfatal to skip the line): 500 under 2.2
+			// and 2.4 alike, with or without mod_access_compat.
+			reviews[len(reviews)-1].Moot = nonfatal == 0
 			continue
 		}
 		sec.block = ds
@@ -1830,7 +1857,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference) {
 			out = append(out, htFile{sec, c})
 		}
 	}
-	return out, reviews
+	return out, reviews, paths
 }
 
 func c0(cs []*Config) *Config { return cs[0] }

@@ -153,6 +153,18 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 	if strings.Join(reviewed, ",") != "broken,nested" {
 		t.Errorf("reviews for %v, want broken and nested", reviewed)
 	}
+	// The files left as they are go with the tree, and keep
+	// mod_access_compat loaded.
+	for _, f := range []string{"broken/.htaccess", "nested/.htaccess", "plain/.htaccess"} {
+		if _, ok := conv.Data[filepath.Join(root, f)]; !ok {
+			t.Errorf("%s: not carried with the tree", f)
+		}
+	}
+	// broken/.htaccess is refused whole (AuthType under AllowOverride
+	// Limit Indexes): 500 with or without the module.
+	if len(conv.CompatKept) != 1 || filepath.Base(filepath.Dir(conv.CompatKept[0])) != "nested" {
+		t.Errorf("mod_access_compat kept for %v, want nested/.htaccess alone", conv.CompatKept)
+	}
 	main := string(conv.Files[conf])
 	for _, want := range []string{"AllowOverride Limit Indexes AuthConfig\n", "</Directory>\n# orderly DIR-05", "EnableSendfile On\n", "FileETag INode MTime Size\n"} {
 		if !strings.Contains(main, want) {
@@ -299,5 +311,27 @@ func TestConvertKeepsSettingsInContainers(t *testing.T) {
 	want := "    AuthType Basic\n    AuthName \"In the container\"\n    AuthUserFile /x/users\n    # orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require\n"
 	if !strings.Contains(out, want) || strings.Count(out, "AuthName") != 1 || len(conv.Reviews) != 0 {
 		t.Errorf("reviews %v\n%s", conv.Reviews, out)
+	}
+}
+
+// A section translate cannot convert exactly refuses every request, its
+// legacy lines commented above the Require all denied, and needs no
+// mod_access_compat (issue 17: fail closed).
+func TestConvertReviewFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "httpd.conf")
+	text := "LoadModule access_compat_module modules/mod_access_compat.so\nLoadModule authn_core_module modules/mod_authn_core.so\nLoadModule authz_core_module modules/mod_authz_core.so\n<Directory /srv/www>\n    AuthType Basic\n    AuthName x\n    Order deny,allow\n    Allow from 10.0.0.0/8\n</Directory>\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: "/srv/www"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(conv.Files[conf])
+	want := "    # orderly DIR-10: NEEDS REVIEW, refused until translated by hand: AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant\n" +
+		"    # Order deny,allow\n    # Allow from 10.0.0.0/8\n    Require all denied\n</Directory>"
+	if len(conv.Reviews) != 1 || !strings.Contains(out, want) || len(conv.CompatKept) != 0 || !strings.Contains(out, "# orderly DIR-10: mod_access_compat no longer needed") {
+		t.Errorf("reviews %v, compat kept %v:\n%s", conv.Reviews, conv.CompatKept, out)
 	}
 }

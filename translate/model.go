@@ -293,6 +293,9 @@ type Config struct {
 type Difference struct {
 	Pos  apacheconf.Pos
 	Text string
+	// Moot says what is left as it is does nothing under 2.4 either (an
+	// .htaccess file Apache refuses whole): it needs no mod_access_compat.
+	Moot bool
 }
 
 // VHost is a <VirtualHost>: the addresses it answers on, its names, and

@@ -100,6 +100,9 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	for _, r := range conv.Reviews {
 		fmt.Fprintf(stderr, "%s: DIR-10 needs review: %s\n", r.Pos, r.Text)
 	}
+	if len(conv.CompatKept) > 0 {
+		fmt.Fprintf(stderr, "translate: mod_access_compat stays loaded: Order/Allow/Deny left as they are in %s\n", strings.Join(conv.CompatKept, ", "))
+	}
 	fmt.Fprintf(stderr, "translate: %d sections translated, %d left for review, %d directives renamed or removed\n", conv.Changes-len(conv.Reviews), len(conv.Reviews), conv.Renamed)
 	return 0
 }

@@ -346,7 +346,7 @@ func TestLookaheadSkipsSameConfig(t *testing.T) {
 // walked as its filename (corpus 931): %{LA-U:REQUEST_FILENAME} is a
 // directory, where the main request would answer 500.
 func TestLookaheadBrokenHtaccess(t *testing.T) {
-	conf := "RewriteEngine On\nRewriteCond %{LA-U:REQUEST_FILENAME} -d\nRewriteRule ^/pub - [F,NS]\n" +
+	conf := "RewriteEngine On\nRewriteCond %{LA-U:REQUEST_FILENAME} /pub/$\nRewriteRule ^/pub - [F,NS]\n" +
 		"<Directory \"@DOCROOT@\">\nAllowOverride AuthConfig\n</Directory>\n"
 	e, root := rewriteEngine(t, conf, "pub/index.html", "other/index.html")
 	for _, d := range []string{"pub", "other"} {

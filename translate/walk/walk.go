@@ -513,14 +513,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 			Now: req.Now, Dry: req.Dry, DeferNecessity: true,
 		}
 		pr.SSL = e.sslRequest(req, m, res.Filename, lk != nil)
-		var pre []policy.LogLine // a look-ahead subrequest's, in translate_name
-		if len(res.Logs()) > 0 {
-			pre = append(pre, res.Logs()...)
-		}
-		res.Decision = policy.Decide(m.layers, &pr, e.id, tr)
-		if len(pre) > 0 {
-			res.SetLogs(append(pre, res.Logs()...))
-		}
+		e.decideInto(&res, m, &pr, tr)
 		m.covered(&pr)
 		if lk == nil {
 			e.sectionsNecessary(m, &pr, &res.Decision, req, &main)
@@ -788,10 +781,24 @@ func (e *Engine) subAccess(req *Request, m, sm *merged, main, sub *Result, subur
 		Now: req.Now, Dry: req.Dry, DeferNecessity: true,
 	}
 	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
-	sub.Decision = policy.Decide(sm.layers, &pr, e.id, tr)
+	e.decideInto(sub, sm, &pr, tr)
 	sm.covered(&pr)
 	req.subNecessary(&sub.Decision)
 	e.sectionsNecessary(sm, &pr, &sub.Decision, req, nil)
+}
+
+// decideInto makes the access decision of res under m, after the log
+// lines res already holds (what its look-ahead subrequests logged in
+// translate_name).
+func (e *Engine) decideInto(res *Result, m *merged, pr *policy.Request, tr policy.Tracer) {
+	var pre []policy.LogLine
+	if len(res.Logs()) > 0 {
+		pre = append(pre, res.Logs()...)
+	}
+	res.Decision = policy.Decide(m.layers, pr, e.id, tr)
+	if len(pre) > 0 {
+		res.SetLogs(append(pre, res.Logs()...))
+	}
 }
 
 // fallbackOf is the FallbackResource a value gives ("disabled", in any
@@ -920,7 +927,9 @@ func (e *Engine) dirIndex(req *Request, m *merged, res Result, methodNum int, tr
 			sm, sw, st, ok = e.indexWalk(&res, name, suburi, &sub)
 		}
 		if !ok {
+			logged := append([]policy.LogLine(nil), sub.Logs()...)
 			sub = Result{preFilename: pre}
+			sub.SetLogs(logged)
 			shareWalk(&sub, &res)
 			if res.cachedDir != "" && !res.storageFailed {
 				// The subrequest starts from the main request's walk
