@@ -39,7 +39,7 @@ type Conversion struct {
 	// file or a <Proxy> section left as it is), for which the output keeps
 	// mod_access_compat loaded; empty when it is dropped.
 	CompatKept []string
-	Reviews    []Difference // left as they were, commented: translate by hand
+	Reviews    []Difference // refused (Require all denied) or left as they are: translate by hand
 	Changes    int          // sections whose access rules were translated
 	Renamed    int          // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
 }

@@ -81,6 +81,13 @@ func TestCmdLintExitCodes(t *testing.T) {
 		{"bad fail-on", []string{"-fail-on", "fatal", p("clean.conf")}, 2, nil, []string{"-fail-on"}, false},
 		{"bad flag", []string{"-nope", p("clean.conf")}, 2, nil, []string{"flag provided but not defined: -nope"}, false},
 		{"help", []string{"-h"}, 0, nil, []string{"usage: orderly lint"}, false},
+		{"summary", []string{p("22.conf")}, 1, []string{"\nlint: ", " findings (", "lint: by rule: "}, nil, false},
+		{"only a family", []string{"-only", "ERR-*", p("22.conf")}, 1, []string{"ERR-02 error"}, nil, false},
+		{"skip what fails", []string{"-skip", "ERR-*,DIR-07", "-only", "ERR-*,DIR-07", p("22.conf")}, 0, nil, nil, true},
+		{"min severity", []string{"-min-severity", "warning", p("warn.conf")}, 0, []string{"DIR-03 warning"}, nil, false},
+		{"min severity error", []string{"-min-severity", "error", p("warn.conf")}, 0, nil, nil, true},
+		{"bad rule ID", []string{"-only", "NOPE-9", p("warn.conf")}, 2, nil, []string{`-only: no rule "NOPE-9"`}, false},
+		{"bad min severity", []string{"-min-severity", "loud", p("warn.conf")}, 2, nil, []string{"-min-severity"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
