@@ -18,7 +18,7 @@ const lintUsage = `usage: orderly lint [-format text|json|sarif] [-fail-on warni
 
 Reports what an Apache 2.2 configuration (with its includes and the .htaccess
 files under its document roots) must change for 2.4, one finding per
-occurrence, each with its rule ID (ORD-* for orderly's own checks),
+occurrence, each with its rule ID (docs/catalogue.md; ORD-* for orderly's own checks),
 severity, file:line:column and fix; text output ends with a summary by
 severity and by rule. -only and -skip take rule IDs (DIR-10) or families
 (AUTH-*), comma-separated.

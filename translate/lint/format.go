@@ -247,6 +247,15 @@ type SARIFOptions struct {
 // InformationURI is the tool's home, for SARIF.
 const InformationURI = "https://github.com/orderly-proxy/orderly"
 
+// CatalogueDoc is the catalogue of the rules in the repository, which
+// TestCatalogueDoc writes from the rule table.
+const CatalogueDoc = "docs/catalogue.md"
+
+// HelpURI is where a rule is described: its entry in the catalogue.
+func HelpURI(id string) string {
+	return InformationURI + "/blob/main/" + CatalogueDoc + "#" + strings.ToLower(id)
+}
+
 // FingerprintKey is the partialFingerprints key of orderly's results.
 const FingerprintKey = "orderlyFingerprint/v1"
 
@@ -277,6 +286,7 @@ type (
 		ShortDescription     sarifText          `json:"shortDescription"`
 		FullDescription      sarifText          `json:"fullDescription"`
 		Help                 sarifText          `json:"help"`
+		HelpURI              string             `json:"helpUri"`
 		DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
 		Properties           sarifRuleProps     `json:"properties"`
 	}
@@ -356,6 +366,7 @@ func WriteSARIF(w io.Writer, r *Report, opt SARIFOptions) error {
 			ShortDescription:     sarifText{rule.Short},
 			FullDescription:      sarifText{rule.Change},
 			Help:                 sarifText{rule.Fix + " (" + rule.Source + ")"},
+			HelpURI:              HelpURI(rule.ID),
 			DefaultConfiguration: sarifConfiguration{SARIFLevel(rule.Severity)},
 			Properties:           sarifRuleProps{Tags: []string{"apache-httpd", "upgrade-2.2-2.4", category(rule.ID)}, Severity: string(rule.Severity), Source: rule.Source},
 		})
