@@ -1056,7 +1056,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		conf.BasicAuthoritative = &v
 	case "authbasicprovider":
 		for _, a := range d.Args {
-			if !strings.EqualFold(a, "file") {
+			// translate writes it as it is: 2.4 reads it the same way.
+			if !strings.EqualFold(a, "file") && !b.opt.RenderOnly {
 				b.ownErrorf(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
 			}
 		}

@@ -335,3 +335,35 @@ func TestConvertReviewFailsClosed(t *testing.T) {
 		t.Errorf("reviews %v, compat kept %v:\n%s", conv.Reviews, conv.CompatKept, out)
 	}
 }
+
+// translate writes what orderly serve cannot evaluate as it is, with the
+// upgrade's changes: a provider alias, LDAP, Digest and DBM (issue 17:
+// translate never refuses what 2.4 can serve).
+func TestConvertPassesProviders(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "httpd.conf")
+	text := "LoadModule authn_alias_module modules/mod_authn_alias.so\nLoadModule authn_file_module modules/mod_authn_file.so\n" +
+		"LoadModule auth_basic_module modules/mod_auth_basic.so\nLoadModule authz_user_module modules/mod_authz_user.so\n" +
+		"LoadModule authz_host_module modules/mod_authz_host.so\nLoadModule authnz_ldap_module modules/mod_authnz_ldap.so\n" +
+		"LoadModule ldap_module modules/mod_ldap.so\nLoadModule auth_digest_module modules/mod_auth_digest.so\nLoadModule authn_dbm_module modules/mod_authn_dbm.so\n" +
+		"<AuthnProviderAlias file staff>\n    AuthUserFile /etc/httpd/staff.passwd\n</AuthnProviderAlias>\n" +
+		"<Directory /srv/intranet>\n    AuthType Basic\n    AuthName x\n    AuthBasicProvider staff ldap\n    AuthLDAPURL ldap://ldap.example.com/dc=example?uid\n" +
+		"    Require valid-user\n    Order deny,allow\n    Deny from all\n    Allow from 10.0.0.0/8\n    Satisfy any\n</Directory>\n" +
+		"<Directory /srv/digest>\n    AuthType Digest\n    AuthName d\n    AuthDigestProvider dbm\n    AuthDBMUserFile /etc/httpd/users.dbm\n    Require valid-user\n</Directory>\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Legacy22, DocumentRoot: "/srv", ForwardUnfaithful: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(conv.Files[conf])
+	for _, want := range []string{"    AuthBasicProvider staff ldap\n", "    AuthLDAPURL ldap://", "    Require ip 10.0.0.0/8\n    Require valid-user\n", "    AuthDigestProvider dbm\n", "<AuthnProviderAlias file staff>\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if len(conv.Reviews) != 0 {
+		t.Errorf("reviews: %v", conv.Reviews)
+	}
+}
