@@ -380,7 +380,35 @@ func (s *Server) reload(opt Options) error {
 		s.Stop()
 		return fmt.Errorf("apachetest: graceful restart of Apache on %s (config %s): %v%s", s.Addr, s.confPath(), err, s.logsSince(errOff, stderrOff))
 	}
+	if err := s.waitConfigured(errOff); err != nil {
+		s.Stop()
+		return fmt.Errorf("apachetest: graceful restart of Apache on %s (config %s): %v%s", s.Addr, s.confPath(), err, s.logsSince(errOff, stderrOff))
+	}
 	return nil
+}
+
+// waitConfigured waits for the parent to log that it read the new
+// configuration (AH00489, a notice Apache logs whatever the LogLevel):
+// under load the old generation can replace its children before the
+// parent handles the signal, which waitReady would take for the new
+// generation. A parent that exits instead refused the configuration. A
+// configuration that logs elsewhere (its own ErrorLog) is given two
+// seconds.
+func (s *Server) waitConfigured(errOff int64) error {
+	p := s.proc
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		if strings.Contains(logTail(s.errPath(), errOff), "AH00489") {
+			return nil
+		}
+		if p.exited() {
+			return fmt.Errorf("apache2 exited: %v", p.err)
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // waitReady polls until the parent process has at least one child, none of
