@@ -72,7 +72,10 @@ func (c *rewriteCtx) subreqOK() bool {
 	case kindDirSub:
 		return c.req.rw.uri != c.uri
 	case kindLookup:
-		return c.req.rw.lookup.parentURI != c.uri
+		// (A context reading a look-ahead's variable has no lookup of its
+		// own: a look-ahead inside one, refused at load, makes none.)
+		lk := c.req.rw.lookup
+		return lk != nil && lk.parentURI != c.uri
 	}
 	return true
 }

@@ -240,6 +240,7 @@ func TestSubreqOK(t *testing.T) {
 		{kindDirSub, nil, "/a/index.html", true},
 		{kindLookup, &lookup{parentURI: "/b"}, "/b", false},
 		{kindLookup, &lookup{parentURI: "/b"}, "/a", true},
+		{kindLookup, nil, "/a", false}, // a context reading a look-ahead's variable
 	} {
 		r.rw.lookup = tt.lk
 		c := &rewriteCtx{req: r, kind: tt.kind, uri: tt.uri}
