@@ -361,3 +361,20 @@ func TestLookaheadBrokenHtaccess(t *testing.T) {
 		}
 	}
 }
+
+// A look-ahead from per-directory rules, with no server-level rule, runs
+// translate_name too (corpus 512): a Redirect answers it, leaving it no
+// filename, and -U holds on the redirect.
+func TestLookaheadRedirected(t *testing.T) {
+	conf := "Redirect /moved/ http://elsewhere.test/\n<Directory \"@DOCROOT@\">\nAllowOverride All\nOptions FollowSymLinks\n</Directory>\n"
+	e, root := rewriteEngine(t, conf, "moved/go", "r/go", "r/u")
+	ht := "RewriteEngine On\nRewriteBase /moved/\nRewriteCond %{LA-U:REQUEST_FILENAME} ^$\nRewriteRule ^go - [F]\nRewriteCond /moved/x -U\nRewriteRule ^u - [F]\n"
+	if err := os.WriteFile(filepath.Join(root, "r", ".htaccess"), []byte(ht), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range map[string]int{"/r/go": 403, "/r/u": 403, "/r/other": 0} {
+		if res := decide(e, req{target: target, ip: "8.8.8.8"}); res.Status != want {
+			t.Errorf("%s: %d, want %d", target, res.Status, want)
+		}
+	}
+}
