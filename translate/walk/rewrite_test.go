@@ -632,3 +632,18 @@ func TestRewriteIndexWalkCache(t *testing.T) {
 		}
 	}
 }
+
+// An index subrequest the server's rules send elsewhere is decided where
+// it lands: a file path or a [PT] URL in a refused directory refuses the
+// directory; an index a rule refuses lets mod_dir try the next name.
+func TestRewriteIndexElsewhere(t *testing.T) {
+	conf := "RewriteEngine On\nRewriteRule ^/d/index\\.html$ @DOCROOT@/other/page.html\nRewriteRule ^/p/index\\.html$ /other/page.html [PT]\n" +
+		"RewriteRule ^/n/index\\.html$ - [F]\n" +
+		"<Directory \"@DOCROOT@/other\">\nOrder allow,deny\n</Directory>\n<Directory \"@DOCROOT@/n\">\nDirectoryIndex index.html second.html\n</Directory>\n"
+	e, _ := rewriteEngine(t, conf, "d/index.html", "p/index.html", "other/page.html", "n/index.html", "n/second.html")
+	for target, want := range map[string]int{"/d/": 403, "/p/": 403, "/n/": 0, "/n/index.html": 403} {
+		if res := decide(e, req{target: target, ip: "8.8.8.8"}); res.Status != want {
+			t.Errorf("%s: %d, want %d", target, res.Status, want)
+		}
+	}
+}
