@@ -318,21 +318,27 @@ func TestAcceptPathInfoOff(t *testing.T) {
 	tests := []struct {
 		target, ip string
 		want       int
+		method     string
 	}{
-		{"/app/page.html/route", "8.8.8.8", 0},
-		{"/app/locked/page.html/route", "8.8.8.8", 404},
-		{"/app/locked/page.html", "8.8.8.8", 0},
-		{"/app/locked/nothing/x", "8.8.8.8", 0},
-		{"/app/private/page.html/route", "8.8.8.8", 403},
-		{"/app/private/page.html/route", "10.1.2.3", 404},
-		{"/index.html/x", "8.8.8.8", 0},
+		{"/app/page.html/route", "8.8.8.8", 0, ""},
+		{"/app/locked/page.html/route", "8.8.8.8", 404, ""},
+		{"/app/locked/page.html/route", "8.8.8.8", 404, "POST"},
+		{"/app/locked/page.html/route", "8.8.8.8", 404, "HEAD"},
+		{"/app/locked/page.html/route", "8.8.8.8", 405, "DELETE"}, // the default handler's (random 934)
+		{"/app/locked/page.html/route", "8.8.8.8", 405, "PUT"},
+		{"/app/locked/page.html/route", "8.8.8.8", 0, "OPTIONS"},
+		{"/app/locked/page.html", "8.8.8.8", 0, ""},
+		{"/app/locked/nothing/x", "8.8.8.8", 0, ""},
+		{"/app/private/page.html/route", "8.8.8.8", 403, ""},
+		{"/app/private/page.html/route", "10.1.2.3", 404, ""},
+		{"/index.html/x", "8.8.8.8", 0, ""},
 	}
 	for _, tt := range tests {
-		res := decide(e, req{target: tt.target, ip: tt.ip})
+		res := decide(e, req{method: tt.method, target: tt.target, ip: tt.ip})
 		if res.Status != tt.want {
 			t.Errorf("%s from %s: %d, want %d", tt.target, tt.ip, res.Status, tt.want)
 		}
-		if res.Status == 404 && (res.Rule == nil || res.Rule.Text != "AcceptPathInfo Off" || res.Rule.Line == 0) {
+		if res.Status >= 404 && (res.Rule == nil || res.Rule.Text != "AcceptPathInfo Off" || res.Rule.Line == 0) {
 			t.Errorf("%s: the 404 names %v, want the AcceptPathInfo Off line", tt.target, res.Rule)
 		}
 	}

@@ -557,11 +557,15 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	if lk != nil && (res.Status != 0 || !w.isDir) {
 		return res // no handler runs for a lookup
 	}
-	if res.Status == 0 && w.isReg && res.PathInfo != "" && m.pathInfoOff != nil {
+	if res.Status == 0 && w.isReg && res.PathInfo != "" && m.pathInfoOff != nil && req.Method != http.MethodOptions {
 		// AcceptPathInfo Off: core's fixup makes the request reject path
 		// info, and its handler answers 404 (the default handler, mod_cgi,
-		// PHP's).
+		// PHP's). The default handler serves only GET and POST: another
+		// method it answers 405 (random 934); OPTIONS it answers itself.
 		res.Status, res.Layer, res.Rule = http.StatusNotFound, policy.LayerConfig, m.pathInfoOff
+		if methodNum != policy.MethodGet && req.Method != http.MethodPost {
+			res.Status = http.StatusMethodNotAllowed
+		}
 		return res
 	}
 	if res.Status != 0 || !w.isDir {
