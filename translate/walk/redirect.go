@@ -252,7 +252,10 @@ func (e *Engine) constructURL(req *Request, path string, dl *translate.DirRedire
 	}
 	name, port := lim.Name, 0
 	canonical := dl != nil && dl.Canonical == 1
-	if !canonical {
+	if !canonical || name == "" {
+		// UseCanonicalName On with no ServerName names the legacy
+		// server's own host name, which orderly cannot know: the Host the
+		// request named stands in for it (random 935).
 		if h, p, ok := hostPort(req.Host); ok && h != "" {
 			name, port = h, p
 		}

@@ -203,3 +203,15 @@ func TestEscapeTarget(t *testing.T) {
 		}
 	}
 }
+
+// UseCanonicalName On with no ServerName: orderly cannot know the legacy
+// server's host name, and the request's Host stands in for it rather than
+// an empty host (random 935).
+func TestCanonicalNameWithoutServerName(t *testing.T) {
+	root := tree(t, "index.html")
+	e := optEngine(t, translate.Compat24, root, "UseCanonicalName On\nRedirectPermanent /oldp /index.html\n", nil)
+	res := decide(e, req{target: "/oldp", ip: "8.8.8.8", header: map[string]string{"Host": "www.example.test:8080"}})
+	if res.Status != 301 || res.Location != "http://www.example.test:8080/index.html" {
+		t.Errorf("%d %q, want 301 to the Host's name", res.Status, res.Location)
+	}
+}
