@@ -81,6 +81,8 @@ type Regexp struct {
 	// dotStar is set for ".*" and "^.*", which match every subject from
 	// its start to its first newline (to its end under DotAll).
 	dotStar bool
+	// tree is the parsed pattern, for Names.
+	tree *node
 }
 
 // Error is a pattern that does not compile.
@@ -144,7 +146,7 @@ func compile(pattern string, opt Options, both bool) (*Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
-	re := &Regexp{expr: pattern, opt: opt, ncap: p.ncap, names: p.names, pre: newPrefilter(tree), dotStar: pattern == ".*" || pattern == "^.*"}
+	re := &Regexp{expr: pattern, opt: opt, ncap: p.ncap, names: p.names, pre: newPrefilter(tree), dotStar: pattern == ".*" || pattern == "^.*", tree: tree}
 	if src, _, ok, nl := render(tree, re2, p.ncap); ok {
 		if std, err := regexp.Compile(src); err == nil && std.NumSubexp() == p.ncap {
 			re.std, re.nl = std, nl
