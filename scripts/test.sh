@@ -49,6 +49,7 @@ fuzz() {
     ./translate/walk:FuzzNormalizePath22 \
     ./translate/regex:FuzzRegexEngines \
     ./translate/regex:FuzzPrefilter \
+    ./translate/regex:FuzzOverlap \
     ./proxy:FuzzHeadParser \
     ./cmd/orderly:FuzzLoadConfig \
     ./translate/rewrite:FuzzParseRule; do

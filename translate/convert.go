@@ -18,7 +18,6 @@ import (
 	"github.com/orderly-proxy/orderly/internal/swar"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
-	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // maxHtaccessDirs bounds the directories searched for .htaccess files, as
@@ -474,6 +473,10 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 	if why == "" && cfg.Semantics == Compat24 && authz.authz == nil && authTypeSet(cfg, s) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
+	var extra []edit // after the section: filesCombos
+	if why == "" && isFiles(s) {
+		extra, why = filesCombos(cfg, s)
+	}
 	var text []string
 	if why != "" && locationMergesAnd(cfg, s) {
 		// Whatever merges before this <Location>, Apache decided what it
@@ -502,7 +505,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		text = append(text, indent+"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require")
 		text = append(text, renderScope(cfg, compat, authz, indent)...)
 	}
-	es := make([]edit, 0, len(access))
+	es := make([]edit, 0, len(access)+len(extra))
 	for i, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
 		if i == 0 {
@@ -510,7 +513,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		}
 		es = append(es, e)
 	}
-	return es, why
+	return append(es, extra...), why
 }
 
 // locationMergesAnd reports whether a <Location> whose inheritance depends
@@ -634,13 +637,7 @@ type layers struct {
 // inherited returns the section's two layers with what it inherits folded
 // in, or why that depends on the request.
 func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
-	var chain []*Section
-	why := ""
-	if s.Kind == KindHtaccess || s.htChain != nil {
-		chain = s.htChain
-	} else {
-		chain, why = ancestors(cfg, s)
-	}
+	chain, why := inheritedChain(cfg, s)
 	if why != "" {
 		if selfDenies(cfg, s) {
 			// The section refuses everyone by itself: what it inherits
@@ -649,8 +646,22 @@ func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
 		}
 		return nil, nil, why
 	}
+	return mergeLayers(append(chain, s))
+}
+
+// inheritedChain lists the sections that merge before s for every
+// request s applies to, or says why they differ from request to request.
+func inheritedChain(cfg *Config, s *Section) ([]*Section, string) {
+	if s.Kind == KindHtaccess || s.htChain != nil {
+		return s.htChain, ""
+	}
+	return ancestors(cfg, s)
+}
+
+// mergeLayers folds the layers of the sections, in Apache's merge order.
+func mergeLayers(chain []*Section) (*layers, *layers, string) {
 	var l layers
-	for _, a := range append(chain, s) {
+	for _, a := range chain {
 		c := a.Conf
 		if c.Compat != nil {
 			l.compat = c.Compat
@@ -745,8 +756,20 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 		if o == s {
 			break
 		}
+		if isFiles(s) && isFiles(o) {
+			continue // a <Files> section before: filesCombos
+		}
 		if hasAccess(o.Conf) && s.Kind != KindLocationMatch {
 			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
+		}
+	}
+	if isFiles(s) {
+		for _, d := range chain {
+			for _, o := range d.Conf.Files {
+				if o != s && hasAccess(o.Conf) && filesOverlap(o, s) {
+					return nil, "a <Files> section with access rules in a <Directory> section may match the same names and merge before this one"
+				}
+			}
 		}
 	}
 	return chain, ""
@@ -1219,6 +1242,9 @@ func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
 			continue // overlaps an edit already made, or past the end
 		}
 		copyLines(text[starts[next-1]:starts[e.from-1]])
+		if e.from > lines && b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n') // inserted after a last line with no newline
+		}
 		for _, t := range e.text {
 			writeText(t)
 		}
@@ -1829,29 +1855,15 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		sort.SliceStable(sec.htChain, func(i, j int) bool { return mergeRank(sec.htChain[i]) < mergeRank(sec.htChain[j]) })
 		seen[p] = sec
 		// The file's <Files> sections merge after everything above, the
-		// file itself included: fine when no other <Files> section with
-		// access rules can merge before them.
+		// file itself included, and after the <Files> sections before
+		// them that match the same names (filesCombos).
 		files := 0
-		var others []*Section // <Files> sections with access rules that merge before
-		others = append(others, c.Files...)
-		for _, s := range sec.htChain {
-			others = append(others, s.Conf.Files...)
-		}
-		overlap := false
 		for _, f := range sec.Conf.Files {
 			if !hasAccess(f.Conf) {
 				continue
 			}
 			files++
 			f.htChain = append(append([]*Section(nil), sec.htChain...), sec)
-			for _, o := range others {
-				overlap = overlap || hasAccess(o.Conf) && filesOverlap(f, o)
-			}
-			others = append(others, f)
-		}
-		if overlap {
-			review("another <Files> section with access rules may match the same files and merge before")
-			continue
 		}
 		if hasAccess(sec.Conf) || files > 0 {
 			out = append(out, htFile{sec, c})
@@ -1945,29 +1957,6 @@ func nestedAccess(ds []*apacheconf.Directive) bool {
 		}
 	}
 	return false
-}
-
-// filesOverlap reports whether two <Files>/<FilesMatch> sections may
-// match the same file name: certainly not when one names a file and the
-// other's pattern does not match that name.
-func filesOverlap(a, b *Section) bool {
-	literal := func(s *Section) bool { return s.Regex == nil && !s.Fnmatch }
-	matches := func(s *Section, name string) bool {
-		switch {
-		case s.Regex != nil:
-			return mayMatch(s.Regex, name)
-		case s.Fnmatch:
-			return regex.Fnmatch(s.Path, name, regex.FnmPathname)
-		}
-		return s.Path == name
-	}
-	switch {
-	case literal(a):
-		return matches(b, a.Path)
-	case literal(b):
-		return matches(a, b.Path)
-	}
-	return true
 }
 
 // defaultsEdit writes explicitly, at the end of the main file, the 2.2

@@ -1,6 +1,7 @@
 package regex
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -490,4 +491,79 @@ func byteClasses(a, b Names) []byte {
 		}
 	}
 	return out
+}
+
+// GlobPattern writes, as a PCRE pattern to try at the start of a name,
+// the names apr_fnmatch(pattern, name, flags) matches (wildcard), or
+// those equal to pattern (not: strcmp). ok is false where no name
+// matches.
+func GlobPattern(pattern string, flags int, wildcard bool) (string, bool) {
+	var b strings.Builder
+	lit := func(c byte) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	if !wildcard {
+		if strings.ContainsAny(pattern, "/\x00") {
+			return "", false
+		}
+		for i := 0; i < len(pattern); i++ {
+			lit(pattern[i])
+		}
+		b.WriteString(`\z`)
+		return b.String(), true
+	}
+	n := GlobNames(pattern, flags)
+	if n.none {
+		return "", false
+	}
+	// The automaton is a chain: a "*" is a split and a byte loop, any
+	// other item one byte state.
+	for i := n.start; i < len(n.states); i++ {
+		st := n.states[i]
+		switch st.kind {
+		case nSplit:
+			b.WriteString(`[^/]*`)
+			i++ // its loop
+		case nByte:
+			writeClass(&b, st.set, lit)
+		}
+	}
+	b.WriteString(`\z`)
+	return b.String(), true
+}
+
+// writeClass writes a byte set as a PCRE class (or its one byte).
+func writeClass(b *strings.Builder, s byteSet, lit func(byte)) {
+	if s.count() == 1 {
+		for c := 0; c < 256; c++ {
+			if s.has(byte(c)) {
+				lit(byte(c))
+				return
+			}
+		}
+	}
+	b.WriteByte('[')
+	for lo := 0; lo < 256; lo++ {
+		if !s.has(byte(lo)) {
+			continue
+		}
+		hi := lo
+		for hi+1 < 256 && s.has(byte(hi+1)) {
+			hi++
+		}
+		fmt.Fprintf(b, `\x%02x`, lo)
+		if hi > lo {
+			fmt.Fprintf(b, `-\x%02x`, hi)
+		}
+		lo = hi
+	}
+	b.WriteByte(']')
 }

@@ -190,3 +190,44 @@ func TestOverlapSound(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOverlap: two patterns (each a regular expression or a wildcard)
+// that both match a name are never reported disjoint, and a name is in
+// a wildcard's set exactly when apr_fnmatch matches it.
+func FuzzOverlap(f *testing.F) {
+	f.Add(`^\.ht`, `\.(inc|sql)$|^\..*`, true, false, ".ht.sql")
+	f.Add(`*.php`, `\.php$`, false, false, "x.php")
+	f.Add(`a?c`, `[!b]*`, false, true, "abc")
+	f.Add(`x$`, `\n`, false, false, "x\n")
+	f.Fuzz(func(t *testing.T, a, b string, aGlob, bGlob bool, name string) {
+		if len(a) > 64 || len(b) > 64 || len(name) > 32 || strings.ContainsAny(name, "/\x00") {
+			return
+		}
+		side := func(p string, glob bool) (Names, func(string) bool, bool) {
+			if glob {
+				return GlobNames(p, FnmPathname), func(s string) bool { return Fnmatch(p, s, FnmPathname) }, true
+			}
+			re, err := Compile(p, Options{})
+			if err != nil {
+				return Names{}, nil, false
+			}
+			return re.Names(), func(s string) bool { ok, err := re.MatchString(s); return ok || err != nil }, true
+		}
+		na, ma, ok := side(a, aGlob)
+		if !ok {
+			return
+		}
+		nb, mb, ok := side(b, bGlob)
+		if !ok {
+			return
+		}
+		if ma(name) && mb(name) && !Overlap(na, nb) {
+			t.Fatalf("Overlap(%q, %q) = false, but both match %q", a, b, name)
+		}
+		if aGlob {
+			if got, want := Overlap(na, LiteralNames(name)), ma(name); got != want {
+				t.Fatalf("GlobNames(%q) holds %q: %v; Fnmatch: %v", a, name, got, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,229 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/regex"
+)
+
+// A <Files> or <FilesMatch> section merges after the <Files> sections
+// before it that match the same file name: Apache's file walk merges
+// every one that matches, in configuration order (the main server's,
+// then those of the <Directory> sections and .htaccess files that apply,
+// in their merge order). What a section inherits from those depends on
+// the name. Whether two sections can match one name at all is decided
+// (regex.Overlap); where they can, each combination of earlier sections
+// a name may match is merged as Apache merges it, and where that gives
+// another answer than the section alone, the translation adds, after the
+// section, a <FilesMatch> for exactly those names with their answer. In
+// 2.4 (AuthMerging Off) a later section's Require replaces an earlier
+// one's, so each name is decided by the last section it matches.
+
+// maxFilesBefore bounds the earlier <Files> sections a section is
+// combined with (2^n combinations).
+const maxFilesBefore = 6
+
+// isFiles reports whether s is a <Files> or <FilesMatch> section.
+func isFiles(s *Section) bool { return s.Kind == KindFiles || s.Kind == KindFilesMatch }
+
+// filesNames is the set of names s matches.
+func filesNames(s *Section) regex.Names {
+	switch {
+	case s.Regex != nil:
+		return s.Regex.Names()
+	case s.Fnmatch:
+		return regex.GlobNames(s.Path, regex.FnmPathname)
+	}
+	return regex.LiteralNames(s.Path)
+}
+
+// filesOverlap reports whether two <Files>/<FilesMatch> sections may
+// match the same file name.
+func filesOverlap(a, b *Section) bool {
+	return regex.Overlap(filesNames(a), filesNames(b))
+}
+
+// filesBefore lists the <Files> sections that merge before s wherever s
+// applies, in merge order: the server's, then (for a section of an
+// .htaccess file) those of the sections of its chain.
+func filesBefore(cfg *Config, s *Section) []*Section {
+	var out []*Section
+	for _, o := range cfg.Files {
+		if o == s {
+			return out
+		}
+		out = append(out, o)
+	}
+	if s.htChain == nil {
+		return out
+	}
+	for _, d := range s.htChain {
+		for _, o := range d.Conf.Files {
+			if o == s {
+				return out
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// filesCombos returns the <FilesMatch> sections to write after s for the
+// names it shares with earlier <Files> sections, where Apache's merge
+// gives them another answer than s alone; or why that cannot be written.
+func filesCombos(cfg *Config, s *Section) ([]edit, string) {
+	if selfDenies(cfg, s) {
+		return nil, "" // refuses everyone, whatever merged before
+	}
+	chain, why := inheritedChain(cfg, s)
+	if why != "" {
+		return nil, why
+	}
+	var before []*Section
+	for _, o := range filesBefore(cfg, s) {
+		if hasAccess(o.Conf) && filesOverlap(o, s) {
+			before = append(before, o)
+		}
+	}
+	if len(before) == 0 {
+		return nil, ""
+	}
+	if len(before) > maxFilesBefore {
+		return nil, fmt.Sprintf("more than %d <Files> sections with access rules may match the same names and merge before this one", maxFilesBefore)
+	}
+	indent := strings.Repeat(" ", max(s.directive.Pos.Col-1, 0))
+	render := func(secs []*Section) ([]string, string) {
+		compat, authz, why := mergeLayers(secs)
+		if why != "" {
+			return nil, why
+		}
+		return renderScope(cfg, compat, authz, indent+"    "), ""
+	}
+	alone, why := render(append(append([]*Section(nil), chain...), s))
+	if why != "" {
+		return nil, why
+	}
+	var text []string
+	for mask := 1; mask < 1<<len(before); mask++ {
+		var in, out []*Section
+		for i, o := range before {
+			if mask&(1<<i) != 0 {
+				in = append(in, o)
+			} else {
+				out = append(out, o)
+			}
+		}
+		if !pairwiseOverlap(in) {
+			continue // no name matches all of them
+		}
+		merged, why := render(append(append(append([]*Section(nil), chain...), in...), s))
+		if why != "" {
+			return nil, why
+		}
+		if slices.Equal(merged, alone) {
+			continue
+		}
+		pattern, ok := comboPattern(s, in, out)
+		if !ok {
+			return nil, "a <Files> section that may match the same names merges before this one, and the names of both cannot be written as one pattern"
+		}
+		var with []string
+		for _, o := range in {
+			with = append(with, fmt.Sprintf("%s (%s:%d)", o, o.Pos.File, o.Pos.Line))
+		}
+		text = append(text, indent+`<FilesMatch "`+pattern+`">`,
+			indent+"    # orderly DIR-10: the names "+s.String()+" shares with "+strings.Join(with, " and ")+", which merge before it: what Apache 2.2 decided for them")
+		text = append(text, merged...)
+		text = append(text, indent+"</FilesMatch>")
+	}
+	if len(text) == 0 {
+		return nil, ""
+	}
+	end := max(s.directive.EndLine, s.directive.Pos.Line)
+	return []edit{{from: end + 1, to: end, text: text}}, ""
+}
+
+// pairwiseOverlap reports whether every two of secs may match one name.
+func pairwiseOverlap(secs []*Section) bool {
+	for i := range secs {
+		for j := i + 1; j < len(secs); j++ {
+			if !filesOverlap(secs[i], secs[j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// comboPattern writes, for <FilesMatch>, a pattern that matches the
+// names s and every section of in match, and no section of out does.
+func comboPattern(s *Section, in, out []*Section) (string, bool) {
+	var b strings.Builder
+	b.WriteString("^")
+	part := func(o *Section, neg bool) bool {
+		p, ok := namePattern(o, s)
+		if !ok {
+			return false
+		}
+		if neg {
+			b.WriteString("(?!")
+		} else {
+			b.WriteString("(?=")
+		}
+		b.WriteString(p)
+		b.WriteString(")")
+		return true
+	}
+	for _, o := range in {
+		if !part(o, false) {
+			return "", false
+		}
+	}
+	for _, o := range out {
+		if !part(o, true) {
+			return "", false
+		}
+	}
+	if !part(s, false) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// namePattern is a PCRE pattern that matches, from the start of a name,
+// the names o matches, compiled where s is (for its options).
+func namePattern(o, s *Section) (string, bool) {
+	if o.Regex == nil {
+		p, ok := regex.GlobPattern(o.Path, regex.FnmPathname, o.Fnmatch)
+		return p, ok
+	}
+	expr := o.Regex.String()
+	if strings.ContainsAny(expr, "\"\x00") || hasBackref(expr) {
+		return "", false
+	}
+	p := `[\s\S]*?(?:` + expr + `)`
+	oi, si := o.Regex.Options().ICase, s.Regex != nil && s.Regex.Options().ICase
+	switch {
+	case oi && !si:
+		p = "(?i:" + p + ")"
+	case !oi && si:
+		p = "(?-i:" + p + ")"
+	}
+	return p, true
+}
+
+// hasBackref reports whether a pattern may hold a numbered back reference
+// ("\1"), which would count groups differently once combined.
+func hasBackref(expr string) bool {
+	for i := 0; i+1 < len(expr); i++ {
+		if expr[i] == '\\' {
+			if c := expr[i+1]; '1' <= c && c <= '9' || c == 'g' || c == 'k' {
+				return true
+			}
+			i++
+		}
+	}
+	return strings.Contains(expr, "(?P=") || strings.Contains(expr, "(?(")
+}
