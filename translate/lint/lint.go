@@ -111,6 +111,7 @@ type linter struct {
 	secScope  map[*dir]*scope // each section's scope (buildScopes)
 	order     int             // scopes of sections made so far (buildScopes)
 	tree      []*dir
+	tops      []topFile // the files given, each a regular file, where its directives start in tree
 	nodes     []*node
 	byName    map[string][]*node
 	loaded    map[string]*dir // module identifier -> LoadModule (nil for Options.Modules)
@@ -200,6 +201,14 @@ func Lint(files []string, opt Options) (*Report, error) {
 	l.check()
 	l.reportRefusals(<-refusals)
 	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
+}
+
+// A topFile is a configuration file given to [Lint]: name, and first, the
+// index in the linter's tree of its first top-level directive (the first
+// after it when it has none, as a file of Include lines only).
+type topFile struct {
+	name  string
+	first int
 }
 
 // loaded is the result of apacheconf.Load.
@@ -292,6 +301,9 @@ func (l *linter) load(files []string) error {
 			}
 			continue
 		}
+		if top != nil {
+			l.tops = append(l.tops, topFile{f, len(all)})
+		}
 		all = append(all, ds...)
 	}
 	if len(errs) > 0 {
@@ -326,7 +338,22 @@ func (l *linter) model() {
 	var vh *vhost // the innermost <VirtualHost> of shared
 	top := true   // whether shared are all <VirtualHost>
 	lastFile := ""
+	// Each file given is read before what it includes, even when its
+	// first directive is an Include (replaced by the included file's
+	// directives) or it has nothing but Include lines: the findings about
+	// the whole configuration (DIR-05, DIR-06, ORD-08) are at its start.
+	tops, at := l.tops, 0 // at: the index in l.tree of the next top-level directive
+	addTops := func() {
+		for len(tops) > 0 && tops[0].first <= at {
+			l.addFile(tops[0].name)
+			tops = tops[1:]
+		}
+	}
 	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
+		if len(parents) == 0 {
+			addTops()
+			at++
+		}
 		if d.Pos.File != lastFile {
 			l.addFile(d.Pos.File)
 			lastFile = d.Pos.File
@@ -378,6 +405,8 @@ func (l *linter) model() {
 		}
 		return nil
 	})
+	at = len(l.tree)
+	addTops()
 	l.fragment = len(l.loadLines) == 0
 	for _, m := range l.opt.Modules {
 		l.loaded[moduleID(m)] = nil

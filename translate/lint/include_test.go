@@ -1,0 +1,153 @@
+package lint
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// A layout spreads one configuration file over an included tree, as 2.2
+// trees are laid out: it returns the main file to lint and where each
+// line of the original went (index: line-1).
+type layout func(t *testing.T, dir string, lines []string) (main string, moved []apacheconf.Pos)
+
+// leadingLoads returns how many of the first lines are LoadModule lines
+// (or blank): the part of a file a split may move ahead of the rest
+// without changing what any <IfModule> after it sees.
+func leadingLoads(lines []string) int {
+	n := 0
+	for n < len(lines) {
+		f := strings.Fields(lines[n])
+		if len(f) > 0 && !strings.EqualFold(f[0], "LoadModule") {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func writeTestFile(t *testing.T, p string, lines []string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// layouts are the included trees every rule is checked in.
+var layouts = map[string]layout{
+	// conf.d: the main file loads the modules and includes conf.d/*.conf,
+	// which holds the rest (Red Hat's layout).
+	"conf.d": func(t *testing.T, dir string, lines []string) (string, []apacheconf.Pos) {
+		main, rest := filepath.Join(dir, "main.conf"), filepath.Join(dir, "conf.d", "site.conf")
+		k := leadingLoads(lines)
+		moved := make([]apacheconf.Pos, len(lines))
+		for i := range lines {
+			if i < k {
+				moved[i] = apacheconf.Pos{File: main, Line: i + 1}
+			} else {
+				moved[i] = apacheconf.Pos{File: rest, Line: i - k + 1}
+			}
+		}
+		writeTestFile(t, main, append(lines[:k:k], "Include conf.d/*.conf"))
+		writeTestFile(t, rest, lines[k:])
+		return main, moved
+	},
+	// debian: apache2.conf holds nothing but Include lines; each
+	// LoadModule is a mods-enabled/NAME.load file, the rest is
+	// sites-enabled/000-default, included as a directory (Debian's
+	// layout).
+	"debian": func(t *testing.T, dir string, lines []string) (string, []apacheconf.Pos) {
+		main, rest := filepath.Join(dir, "apache2.conf"), filepath.Join(dir, "sites-enabled", "000-default")
+		k := leadingLoads(lines)
+		moved := make([]apacheconf.Pos, len(lines))
+		var inc []string
+		for i := range lines {
+			if i >= k {
+				moved[i] = apacheconf.Pos{File: rest, Line: i - k + 1}
+				continue
+			}
+			f := strings.Fields(lines[i])
+			if len(f) == 0 {
+				continue
+			}
+			load := filepath.Join(dir, "mods-enabled", strings.TrimSuffix(f[1], "_module")+".load")
+			writeTestFile(t, load, lines[i:i+1])
+			moved[i] = apacheconf.Pos{File: load, Line: 1}
+			inc = []string{"Include mods-enabled/*.load"}
+		}
+		writeTestFile(t, main, append(inc, "Include sites-enabled/"))
+		writeTestFile(t, rest, lines[k:])
+		return main, moved
+	},
+}
+
+// wholeConfig are the rules about the configuration as a whole (a
+// directive it never sets, a LoadModule line it does not have): they
+// are reported at the start of the main file.
+var wholeConfig = map[string]bool{"DIR-05": true, "DIR-06": true, "ORD-08": true}
+
+// TestRulesIncluded runs every rule's testdata/rules/ID.txtar again with
+// its httpd.conf spread over an included tree (each of layouts): fire/
+// must report the rule where the condition now holds, the included file
+// and line each directive moved to, and clean/ must not report it.
+func TestRulesIncluded(t *testing.T) {
+	for _, r := range Rules() {
+		for name, split := range layouts {
+			t.Run(r.ID+"/"+name, func(t *testing.T) {
+				archive := filepath.Join("testdata", "rules", r.ID+".txtar")
+				dir, _ := extract(t, archive)
+				conf := filepath.Join(dir, "fire", "httpd.conf")
+				want := ids(lintFile(t, conf, Options{}), r.ID)
+				if len(want) == 0 {
+					t.Fatalf("no %s in %s: see TestRules", r.ID, conf)
+				}
+				data, err := os.ReadFile(conf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+				os.Remove(conf)
+				main, moved := split(t, filepath.Join(dir, "fire"), lines)
+				rep := lintFile(t, main, Options{})
+				got := ids(rep, r.ID)
+				for _, w := range want {
+					at := w.Pos
+					switch {
+					case wholeConfig[r.ID]:
+						at = posAtStart(main)
+					case at.File == conf:
+						at = moved[at.Line-1]
+						at.Col = w.Pos.Col
+					}
+					found := false
+					for _, g := range got {
+						found = found || g.Directive == w.Directive && g.Pos == at
+					}
+					if !found {
+						var b strings.Builder
+						WriteText(&b, rep)
+						t.Errorf("fire: no %s at %s (%s); got:\n%s", r.ID, at, w.Directive, b.String())
+					}
+				}
+
+				conf = filepath.Join(dir, "clean", "httpd.conf")
+				if data, err = os.ReadFile(conf); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(conf)
+				main, _ = split(t, filepath.Join(dir, "clean"), strings.Split(strings.TrimSuffix(string(data), "\n"), "\n"))
+				if got := ids(lintFile(t, main, Options{}), r.ID); len(got) > 0 {
+					var b strings.Builder
+					WriteText(&b, &Report{Findings: got})
+					t.Errorf("clean: unexpected %s:\n%s", r.ID, b.String())
+				}
+			})
+		}
+	}
+}
