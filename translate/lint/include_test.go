@@ -151,3 +151,57 @@ func TestRulesIncluded(t *testing.T) {
 		}
 	}
 }
+
+// TestIncludedTrees lints the trees of testdata/included/*.txtar, laid
+// out as 2.2 installations are (Debian's apache2.conf with mods-enabled,
+// conf.d and sites-enabled; Red Hat's conf.d), with the condition of a
+// rule in an included file. The archive's comment names the main file
+// ("main: FILE"), each finding the tree must have ("want: ID FILE:LINE")
+// and each rule it must not report at all ("none: ID").
+func TestIncludedTrees(t *testing.T) {
+	archives, _ := filepath.Glob(filepath.Join("testdata", "included", "*.txtar"))
+	if len(archives) == 0 {
+		t.Fatal("no included trees")
+	}
+	for _, archive := range archives {
+		t.Run(strings.TrimSuffix(filepath.Base(archive), ".txtar"), func(t *testing.T) {
+			dir, a := extract(t, archive)
+			var main string
+			var want []string
+			var none []string
+			for _, line := range strings.Split(string(a.Comment), "\n") {
+				key, val, ok := strings.Cut(line, ": ")
+				switch {
+				case !ok:
+				case key == "main":
+					main = filepath.Join(dir, val)
+				case key == "want":
+					id, at, _ := strings.Cut(val, " ")
+					want = append(want, id+" "+filepath.Join(dir, at))
+				case key == "none":
+					none = append(none, val)
+				}
+			}
+			if main == "" || len(want)+len(none) == 0 {
+				t.Fatalf("%s: no main, want or none line", archive)
+			}
+			rep := lintFile(t, main, Options{})
+			got := map[string]bool{}
+			for _, f := range rep.Findings {
+				got[f.ID+" "+f.Pos.String()] = true
+			}
+			var b strings.Builder
+			WriteText(&b, rep)
+			for _, w := range want {
+				if !got[w] {
+					t.Errorf("no %s; got:\n%s", w, b.String())
+				}
+			}
+			for _, id := range none {
+				if fs := ids(rep, id); len(fs) > 0 {
+					t.Errorf("unexpected %s at %s; got:\n%s", id, fs[0].Pos, b.String())
+				}
+			}
+		})
+	}
+}
