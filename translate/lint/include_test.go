@@ -205,3 +205,35 @@ func TestIncludedTrees(t *testing.T) {
 		})
 	}
 }
+
+// TestFilesGiven: the files given are one configuration read in order, so
+// what the first loads decides the <IfModule> sections of the next (a
+// Debian site file given after apache2.conf). It was read as a fragment,
+// with mod_ssl not loaded, and its SSLv2 not seen.
+func TestFilesGiven(t *testing.T) {
+	site := "<IfModule mod_ssl.c>\n<VirtualHost *:443>\nSSLProtocol SSLv2 TLSv1\n</VirtualHost>\n</IfModule>\n"
+	for _, c := range []struct {
+		name, main string
+		want       int
+	}{
+		{"ssl loaded", "LoadModule authz_host_module m/mod_authz_host.so\nLoadModule ssl_module m/mod_ssl.so\n", 1},
+		{"ssl not loaded", "LoadModule authz_host_module m/mod_authz_host.so\n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			main, other := filepath.Join(dir, "apache2.conf"), filepath.Join(dir, "default-ssl")
+			writeTestFile(t, main, []string{c.main})
+			writeTestFile(t, other, []string{site})
+			rep, err := Lint([]string{main, other}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(rep, "BEH-06")
+			if len(got) != c.want || c.want == 1 && got[0].Pos.String() != other+":3" {
+				var b strings.Builder
+				WriteText(&b, rep)
+				t.Errorf("BEH-06: %d findings, want %d at %s:3; got:\n%s", len(got), c.want, other, b.String())
+			}
+		})
+	}
+}

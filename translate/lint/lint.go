@@ -159,6 +159,9 @@ func mentionsMPM(src []byte) bool {
 	}
 }
 
+// isMPM reports whether the module with identifier id is an MPM.
+func isMPM(id string) bool { return strings.HasPrefix(id, "mpm_") }
+
 // fragmentModules are assumed loaded for <IfModule> in a fragment (no
 // LoadModule line): the set orderly's loader assumes.
 var fragmentModules = translate.FragmentModules
@@ -224,7 +227,13 @@ func (l *linter) load(files []string) error {
 	}
 	var all []*dir
 	var errs apacheconf.ErrorList
-	for _, f := range files {
+	// The files given are one configuration, read one after the other: a
+	// module the files before load is loaded for the <IfModule> sections
+	// of those after (a site file given after apache2.conf, its
+	// <IfModule mod_ssl.c> read as apache2.conf's LoadModule lines say).
+	var prior []string
+	for i, f := range files {
+		before := prior
 		// mpm is set when a file read may hold an <IfModule> on an MPM.
 		mpm := false
 		top, _ := os.ReadFile(f) // nil for a directory or a pattern
@@ -232,6 +241,9 @@ func (l *linter) load(files []string) error {
 		read := func(mods []string) ([]*dir, error) {
 			m := map[string]bool{}
 			for _, x := range l.opt.Modules {
+				m[x] = true
+			}
+			for _, x := range before {
 				m[x] = true
 			}
 			for _, x := range mods {
@@ -272,11 +284,11 @@ func (l *linter) load(files []string) error {
 		}
 		ds, err := read(nil)
 		if err == nil {
-			hasLoad, hasMPM := false, false
+			hasLoad, hasMPM := len(before) > 0, slices.ContainsFunc(before, isMPM)
 			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
 				if d.Is("LoadModule") && len(d.Args) > 0 {
 					hasLoad = true
-					if strings.HasPrefix(d.Args[0], "mpm_") {
+					if isMPM(d.Args[0]) {
 						hasMPM = true
 					}
 				}
@@ -305,6 +317,14 @@ func (l *linter) load(files []string) error {
 			l.tops = append(l.tops, topFile{f, len(all)})
 		}
 		all = append(all, ds...)
+		if i < len(files)-1 {
+			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
+				if d.Is("LoadModule") && len(d.Args) > 0 {
+					prior = append(prior, d.Args[0])
+				}
+				return nil
+			})
+		}
 	}
 	if len(errs) > 0 {
 		return errs
