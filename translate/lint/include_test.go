@@ -39,6 +39,16 @@ func writeTestFile(t *testing.T, p string, lines []string) {
 	}
 }
 
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // layouts are the included trees every rule is checked in.
 var layouts = map[string]layout{
 	// conf.d: the main file loads the modules and includes conf.d/*.conf,
@@ -60,7 +70,8 @@ var layouts = map[string]layout{
 	},
 	// debian: apache2.conf holds nothing but Include lines; each
 	// LoadModule is a mods-enabled/NAME.load file, the rest is
-	// sites-enabled/000-default, included as a directory (Debian's
+	// sites-enabled/000-default, included as a directory, each a link
+	// to its file in mods-available or sites-available (Debian's
 	// layout).
 	"debian": func(t *testing.T, dir string, lines []string) (string, []apacheconf.Pos) {
 		main, rest := filepath.Join(dir, "apache2.conf"), filepath.Join(dir, "sites-enabled", "000-default")
@@ -76,13 +87,16 @@ var layouts = map[string]layout{
 			if len(f) == 0 {
 				continue
 			}
-			load := filepath.Join(dir, "mods-enabled", strings.TrimSuffix(f[1], "_module")+".load")
-			writeTestFile(t, load, lines[i:i+1])
+			name := strings.TrimSuffix(f[1], "_module") + ".load"
+			writeTestFile(t, filepath.Join(dir, "mods-available", name), lines[i:i+1])
+			load := filepath.Join(dir, "mods-enabled", name)
+			symlink(t, filepath.Join("..", "mods-available", name), load)
 			moved[i] = apacheconf.Pos{File: load, Line: 1}
 			inc = []string{"Include mods-enabled/*.load"}
 		}
 		writeTestFile(t, main, append(inc, "Include sites-enabled/"))
-		writeTestFile(t, rest, lines[k:])
+		writeTestFile(t, filepath.Join(dir, "sites-available", "default"), lines[k:])
+		symlink(t, filepath.Join("..", "sites-available", "default"), rest)
 		return main, moved
 	},
 }
