@@ -278,9 +278,17 @@ func (l *linter) checkDirectives() {
 			l.at("DIR-12", n.d, "", "")
 		}
 	})
-	if l.has("filter_module") {
-		l.each("addoutputfilterbytype", func(n *node) { l.at("DIR-13", n.d, "", "") })
-	}
+	// DIR-13 wherever AddOutputFilterByType is used, as DIR-10 and DIR-12
+	// are wherever their directives are; without mod_filter start-up
+	// fails too, which is ERR-03 (ORD-04 in an .htaccess file) beside it.
+	filter := l.has("filter_module") || !l.moduleChecks() // a fragment: not known
+	l.each("addoutputfilterbytype", func(n *node) {
+		if filter {
+			l.at("DIR-13", n.d, "", "")
+			return
+		}
+		l.at("DIR-13", n.d, "AddOutputFilterByType moved from the core to mod_filter, which this configuration does not load (see ERR-03).", "Add 'LoadModule filter_module modules/mod_filter.so' and keep it in the 2.4 configuration.")
+	})
 	l.each("cacheignoreurlsessionidentifiers", func(n *node) {
 		l.at("DIR-14", n.d, "2.4 removes a session identifier only when its name is exactly one of "+strings.Join(n.d.Args, ", ")+"; 2.2 also removed names that contain them. The tool cannot see the URLs your applications use.", "")
 	})
@@ -579,6 +587,10 @@ func (l *linter) checkSSL() {
 		}
 		l.at("DIR-23", n.d, "", "")
 	})
+	// BEH-06 where SSLv2 is enabled: 2.4 refuses 'SSLv2' and '+SSLv2'
+	// but skips '-SSLv2' (mod_ssl's ssl_cmd_protocol_parse; Red Hat's
+	// stock 'SSLProtocol all -SSLv2' passes apache2 2.4.71 -t), so an
+	// exclusion is no finding (testdata/included/ssl-excluded.txtar).
 	for _, name := range []string{"sslprotocol", "sslproxyprotocol"} {
 		l.each(name, func(n *node) {
 			for _, a := range n.d.Args {

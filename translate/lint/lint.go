@@ -111,6 +111,7 @@ type linter struct {
 	secScope  map[*dir]*scope // each section's scope (buildScopes)
 	order     int             // scopes of sections made so far (buildScopes)
 	tree      []*dir
+	tops      []topFile // the files given, each a regular file, where its directives start in tree
 	nodes     []*node
 	byName    map[string][]*node
 	loaded    map[string]*dir // module identifier -> LoadModule (nil for Options.Modules)
@@ -158,6 +159,9 @@ func mentionsMPM(src []byte) bool {
 	}
 }
 
+// isMPM reports whether the module with identifier id is an MPM.
+func isMPM(id string) bool { return strings.HasPrefix(id, "mpm_") }
+
 // fragmentModules are assumed loaded for <IfModule> in a fragment (no
 // LoadModule line): the set orderly's loader assumes.
 var fragmentModules = translate.FragmentModules
@@ -202,6 +206,14 @@ func Lint(files []string, opt Options) (*Report, error) {
 	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
 }
 
+// A topFile is a configuration file given to [Lint]: name, and first, the
+// index in the linter's tree of its first top-level directive (the first
+// after it when it has none, as a file of Include lines only).
+type topFile struct {
+	name  string
+	first int
+}
+
 // loaded is the result of apacheconf.Load.
 type loaded struct {
 	ds  []*dir
@@ -215,7 +227,13 @@ func (l *linter) load(files []string) error {
 	}
 	var all []*dir
 	var errs apacheconf.ErrorList
-	for _, f := range files {
+	// The files given are one configuration, read one after the other: a
+	// module the files before load is loaded for the <IfModule> sections
+	// of those after (a site file given after apache2.conf, its
+	// <IfModule mod_ssl.c> read as apache2.conf's LoadModule lines say).
+	var prior []string
+	for i, f := range files {
+		before := prior
 		// mpm is set when a file read may hold an <IfModule> on an MPM.
 		mpm := false
 		top, _ := os.ReadFile(f) // nil for a directory or a pattern
@@ -223,6 +241,9 @@ func (l *linter) load(files []string) error {
 		read := func(mods []string) ([]*dir, error) {
 			m := map[string]bool{}
 			for _, x := range l.opt.Modules {
+				m[x] = true
+			}
+			for _, x := range before {
 				m[x] = true
 			}
 			for _, x := range mods {
@@ -263,11 +284,11 @@ func (l *linter) load(files []string) error {
 		}
 		ds, err := read(nil)
 		if err == nil {
-			hasLoad, hasMPM := false, false
+			hasLoad, hasMPM := len(before) > 0, slices.ContainsFunc(before, isMPM)
 			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
 				if d.Is("LoadModule") && len(d.Args) > 0 {
 					hasLoad = true
-					if strings.HasPrefix(d.Args[0], "mpm_") {
+					if isMPM(d.Args[0]) {
 						hasMPM = true
 					}
 				}
@@ -292,7 +313,18 @@ func (l *linter) load(files []string) error {
 			}
 			continue
 		}
+		if top != nil {
+			l.tops = append(l.tops, topFile{f, len(all)})
+		}
 		all = append(all, ds...)
+		if i < len(files)-1 {
+			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
+				if d.Is("LoadModule") && len(d.Args) > 0 {
+					prior = append(prior, d.Args[0])
+				}
+				return nil
+			})
+		}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -326,7 +358,22 @@ func (l *linter) model() {
 	var vh *vhost // the innermost <VirtualHost> of shared
 	top := true   // whether shared are all <VirtualHost>
 	lastFile := ""
+	// Each file given is read before what it includes, even when its
+	// first directive is an Include (replaced by the included file's
+	// directives) or it has nothing but Include lines: the findings about
+	// the whole configuration (DIR-05, DIR-06, ORD-08) are at its start.
+	tops, at := l.tops, 0 // at: the index in l.tree of the next top-level directive
+	addTops := func() {
+		for len(tops) > 0 && tops[0].first <= at {
+			l.addFile(tops[0].name)
+			tops = tops[1:]
+		}
+	}
 	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
+		if len(parents) == 0 {
+			addTops()
+			at++
+		}
 		if d.Pos.File != lastFile {
 			l.addFile(d.Pos.File)
 			lastFile = d.Pos.File
@@ -378,6 +425,8 @@ func (l *linter) model() {
 		}
 		return nil
 	})
+	at = len(l.tree)
+	addTops()
 	l.fragment = len(l.loadLines) == 0
 	for _, m := range l.opt.Modules {
 		l.loaded[moduleID(m)] = nil
