@@ -276,3 +276,53 @@ func TestInitAddress(t *testing.T) {
 		t.Errorf("check with the address init suggests: exit %d, %q\n%s", code, refused, all)
 	}
 }
+
+// TestInitDocExample runs the example of docs/init.md, init then check,
+// on its files and compares what they write with the document.
+func TestInitDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/init.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := regexp.MustCompile("`(/etc/[^`]+)`:\n\n```apache\n(?s:(.*?))```").FindAllSubmatch(doc, -1)
+	initRun := regexp.MustCompile("```text\n\\$ orderly init ([^\n]*)\n(?s:(.*?))```").FindSubmatch(doc)
+	hcl := regexp.MustCompile("```hcl\n(?s:(.*?))```").FindSubmatch(doc)
+	checkRun := regexp.MustCompile("```text\n\\$ orderly check ([^\n]*)\n(?s:(.*?))```").FindSubmatch(doc)
+	if len(files) < 2 || initRun == nil || hcl == nil || checkRun == nil {
+		t.Fatalf("docs/init.md: want the tree's files, an init run, the hcl it writes and a check run; found %d files", len(files))
+	}
+	root := t.TempDir()
+	paths := strings.NewReplacer("/etc/httpd", root+"/etc/httpd", "/var/www", root+"/var/www")
+	for _, f := range files {
+		p := root + string(f[1])
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(paths.Replace(string(f[2]))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(root, "var/www/html"), 0o755)
+	os.WriteFile(filepath.Join(root, "var/www/html/index.html"), []byte("hello\n"), 0o644)
+	work := filepath.Join(root, "work")
+	os.Mkdir(work, 0o755)
+	t.Chdir(work)
+	strip := func(s string) string { return strings.ReplaceAll(s, root, "") }
+
+	var out, errb bytes.Buffer
+	code := run(append([]string{"init"}, strings.Fields(paths.Replace(string(initRun[1])))...), &out, &errb)
+	if code != 0 || strip(out.String()+errb.String()) != string(initRun[2]) {
+		t.Errorf("orderly init %s: exit %d; the document says\n%s\norderly says\n%s", initRun[1], code, initRun[2], strip(out.String()+errb.String()))
+	}
+	written, err := os.ReadFile("orderly.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strip(string(written)) != string(hcl[1]) {
+		t.Errorf("orderly.hcl: %s", golden.Diff(hcl[1], []byte(strip(string(written)))))
+	}
+	out.Reset()
+	errb.Reset()
+	code = run(append([]string{"check"}, strings.Fields(string(checkRun[1]))...), &out, &errb)
+	if code != 0 || out.String()+errb.String() != string(checkRun[2]) {
+		t.Errorf("orderly check %s: exit %d; the document says\n%s\norderly says\n%s", checkRun[1], code, checkRun[2], out.String()+errb.String())
+	}
+}
