@@ -379,6 +379,9 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 	for _, r := range refusals {
 		fmt.Fprintln(stderr, "  "+r)
 	}
+	if p.semantics == string(translate.Legacy22) && slices.ContainsFunc(refusals, written24) {
+		fmt.Fprintln(stderr, "orderly init: the tree has Apache 2.4 forms: if it is written for 2.4, run init with -semantics 2.4-compat")
+	}
 	return 0
 }
 
@@ -491,12 +494,21 @@ func refusalComments(refusals []string, loaded bool) string {
 		b.WriteString("# serve stops at these: it reads the .htaccess files below the document roots\n")
 		b.WriteString("# only once the configuration loads, so check again after fixing them.\n")
 	}
+	if slices.ContainsFunc(refusals, written24) {
+		b.WriteString("# Apache 2.4 forms under semantics \"2.2\": if the tree is written for 2.4,\n")
+		b.WriteString("# run init again with -semantics 2.4-compat.\n")
+	}
 	if unfaithful {
 		b.WriteString("# Directives orderly does not evaluate: in shadow mode the backend decides\n")
 		b.WriteString("# anyway, so legacy.forward_unfaithful = true lets serve start and forward\n")
 		b.WriteString("# those requests unevaluated (check lists them as \"forwarded, not evaluated\").\n")
 	}
 	return b.String()
+}
+
+// written24 reports whether a refusal is of a 2.4 form read as 2.2.
+func written24(refusal string) bool {
+	return strings.Contains(refusal, "unknown to 2.2")
 }
 
 // write renders the configuration's text, but for the refusals.

@@ -326,3 +326,24 @@ func TestInitDocExample(t *testing.T) {
 		t.Errorf("orderly check %s: exit %d; the document says\n%s\norderly says\n%s", checkRun[1], code, checkRun[2], out.String()+errb.String())
 	}
 }
+
+// A tree written for 2.4, read as 2.2 (the default): init says so, and
+// with -semantics 2.4-compat the file it writes passes check.
+func TestInitSemanticsHint(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"httpd.conf":     "DocumentRoot @DIR@/www\n<Directory @DIR@/www>\n    Require all granted\n</Directory>\n",
+		"www/index.html": "x\n",
+	})
+	var out, errb bytes.Buffer
+	if code := run([]string{"init", filepath.Join(dir, "httpd.conf")}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "-semantics 2.4-compat") ||
+		!strings.Contains(out.String(), "run init again with -semantics 2.4-compat") {
+		t.Errorf("exit %d, no hint:\n%s\n%s", code, out.String(), errb.String())
+	}
+	hcl := filepath.Join(t.TempDir(), "orderly.hcl")
+	if code := run([]string{"init", "-semantics", "2.4-compat", "-o", hcl, filepath.Join(dir, "httpd.conf")}, &out, &errb); code != 0 {
+		t.Fatalf("-semantics 2.4-compat: exit %d\n%s", code, errb.String())
+	}
+	if code, refused, all := checkLines(t, hcl); code != 0 {
+		t.Errorf("check: exit %d, %q\n%s", code, refused, all)
+	}
+}
