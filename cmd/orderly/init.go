@@ -553,7 +553,11 @@ func (t *initTree) write(p initParams) string {
 	if !strings.HasPrefix(t.docFrom, "DocumentRoot at") {
 		w("  # The files set none; orderly uses this only then.\n")
 	}
-	if fi, err := os.Stat(t.docRoot); err != nil || !fi.IsDir() {
+	mapped := false
+	for k := range p.pathMap {
+		mapped = mapped || t.docRoot == k || strings.HasPrefix(t.docRoot, k+"/")
+	}
+	if fi, err := os.Stat(t.docRoot); !mapped && (err != nil || !fi.IsDir()) {
 		w("  # WARNING: %s is not a directory here: orderly must read the files Apache\n", t.docRoot)
 		w("  # serves (directories, .htaccess) to decide as it does; map it with path_map.\n")
 	}

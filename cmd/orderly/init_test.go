@@ -66,6 +66,13 @@ func TestInitGolden(t *testing.T) {
 	}
 	reviewed := golden.Load(t, "testdata/init")
 	defer reviewed.Finish(t)
+	// The goldens list the ${APACHE_*} variables as unset.
+	for _, v := range os.Environ() {
+		if name, _, _ := strings.Cut(v, "="); strings.HasPrefix(name, "APACHE_") {
+			t.Setenv(name, "")
+			os.Unsetenv(name)
+		}
+	}
 	for _, c := range cases {
 		dir := filepath.Dir(c)
 		name := filepath.Base(dir)
@@ -342,6 +349,35 @@ func TestInitSemanticsHint(t *testing.T) {
 	hcl := filepath.Join(t.TempDir(), "orderly.hcl")
 	if code := run([]string{"init", "-semantics", "2.4-compat", "-o", hcl, filepath.Join(dir, "httpd.conf")}, &out, &errb); code != 0 {
 		t.Fatalf("-semantics 2.4-compat: exit %d\n%s", code, errb.String())
+	}
+	if code, refused, all := checkLines(t, hcl); code != 0 {
+		t.Errorf("check: exit %d, %q\n%s", code, refused, all)
+	}
+}
+
+// A document root orderly cannot read where the configuration names it:
+// init warns and lists serve's refusal; with -path-map it writes path_map
+// and the file passes check.
+func TestInitPathMap(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"httpd.conf":          "DocumentRoot /nonexistent/orderly-init/www\n<Directory /nonexistent/orderly-init/www>\n    Order allow,deny\n    Allow from all\n</Directory>\n",
+		"copy/www/index.html": "x\n",
+	})
+	conf := filepath.Join(dir, "httpd.conf")
+	var out, errb bytes.Buffer
+	if code := run([]string{"init", conf}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "WARNING: /nonexistent/orderly-init/www is not a directory here") ||
+		!strings.Contains(errb.String(), "document root /nonexistent/orderly-init/www: stat") {
+		t.Errorf("exit %d:\n%s\n%s", code, out.String(), errb.String())
+	}
+	hcl := filepath.Join(t.TempDir(), "orderly.hcl")
+	errb.Reset()
+	if code := run([]string{"init", "-path-map", "/nonexistent/orderly-init=" + filepath.Join(dir, "copy"), "-o", hcl, conf}, &out, &errb); code != 0 {
+		t.Fatalf("-path-map: exit %d\n%s", code, errb.String())
+	}
+	text, _ := os.ReadFile(hcl)
+	if !strings.Contains(string(text), "  path_map = {\n    \"/nonexistent/orderly-init\" = ") || strings.Contains(string(text), "WARNING: /nonexistent") {
+		t.Errorf("-path-map: no path_map, or a warning still:\n%s", text)
 	}
 	if code, refused, all := checkLines(t, hcl); code != 0 {
 		t.Errorf("check: exit %d, %q\n%s", code, refused, all)
