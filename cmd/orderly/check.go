@@ -41,25 +41,10 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		if e == nil {
 			continue
 		}
-		roots := e.Roots()
-		errs, truncated := e.CheckHtaccess(roots, checkDirLimit)
-		seen := map[string]bool{}
-		for _, err := range errs {
-			line := err.Error()
-			if seen[line] {
-				continue
-			}
-			seen[line] = true
+		lines := htaccessRefusals(e)
+		for _, line := range lines {
 			bad++
-			who := "Apache and orderly answer"
-			if err.Own {
-				who = "orderly answers (it does not evaluate this, and fails closed; legacy.forward_unfaithful forwards it)"
-			}
-			fmt.Fprintf(stderr, "%s (.htaccess: %s 500 for this directory and below)\n", line, who)
-		}
-		if truncated {
-			fmt.Fprintf(stderr, "orderly check: stopped after %d directories under %v; the .htaccess files beyond were not read\n", checkDirLimit, roots)
-			bad++
+			fmt.Fprintln(stderr, line)
 		}
 		for _, u := range e.Config().Unfaithful {
 			fmt.Fprintf(stdout, "forwarded, not evaluated: %s: %s (legacy.forward_unfaithful)\n", u.Pos, u.Text)
@@ -72,4 +57,30 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "orderly check: %s: serve would start; every .htaccess file below the document roots loads\n", *configPath)
 	return 0
+}
+
+// htaccessRefusals reads every .htaccess file below the engine's roots as
+// a request would: each refusal as file:line: message and who answers 500,
+// and a last line when the search stopped early.
+func htaccessRefusals(e *walk.Engine) []string {
+	var lines []string
+	roots := e.Roots()
+	errs, truncated := e.CheckHtaccess(roots, checkDirLimit)
+	seen := map[string]bool{}
+	for _, err := range errs {
+		line := err.Error()
+		if seen[line] {
+			continue
+		}
+		seen[line] = true
+		who := "Apache and orderly answer"
+		if err.Own {
+			who = "orderly answers (it does not evaluate this, and fails closed; legacy.forward_unfaithful forwards it)"
+		}
+		lines = append(lines, fmt.Sprintf("%s (.htaccess: %s 500 for this directory and below)", line, who))
+	}
+	if truncated {
+		lines = append(lines, fmt.Sprintf("orderly check: stopped after %d directories under %v; the .htaccess files beyond were not read", checkDirLimit, roots))
+	}
+	return lines
 }

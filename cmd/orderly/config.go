@@ -266,18 +266,26 @@ func loadConfig(path string) (*runtimeConfig, *hclparse.Parser, hcl.Diagnostics)
 	if diags.HasErrors() {
 		return nil, p, diags
 	}
+	rc, more := decodeConfig(f, path)
+	return rc, p, append(diags, more...)
+}
+
+// decodeConfig decodes and validates a parsed HCL file; relative paths in
+// it are relative to path's directory.
+func decodeConfig(f *hcl.File, path string) (*runtimeConfig, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
 	var fc fileConfig
 	ctx := &hcl.EvalContext{Functions: map[string]function.Function{"env": envFunc}}
 	diags = append(diags, gohcl.DecodeBody(f.Body, ctx, &fc)...)
 	if diags.HasErrors() {
-		return nil, p, diags
+		return nil, diags
 	}
 	rc, more := fc.build(filepath.Dir(path))
 	diags = append(diags, more...)
 	if diags.HasErrors() {
-		return nil, p, diags
+		return nil, diags
 	}
-	return rc, p, diags
+	return rc, diags
 }
 
 func diag(summary, detail string, r hcl.Range) *hcl.Diagnostic {

@@ -41,6 +41,8 @@ const usage = `usage: orderly <command> [flags]
 commands:
   serve    -config orderly.hcl               run the proxy
   explain  -config orderly.hcl -ip ADDR URL  decide one request and show why
+  init     [-o FILE] [-backend URL] [-listen ADDR] /etc/apache2|/etc/httpd|httpd.conf
+                                             write a commented orderly.hcl for shadow mode, listing what serve would refuse
   check    -config orderly.hcl               load everything serve would and report every refusal (exit 0 or 2)
   lint     [-format text|json|sarif] [-fail-on info|warning|error] httpd.conf
                                              every rule of the 2.2 -> 2.4 upgrade catalogue that applies
@@ -82,6 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdExplain(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
+	case "init":
+		return cmdInit(args[1:], stdout, stderr)
 	case "lint":
 		return cmdLint(args[1:], stdout, stderr)
 	case "retire":
@@ -155,12 +159,25 @@ func setup(path string, stderr io.Writer) (*runtimeConfig, *proxy.Policies, bool
 	return rc, p, true
 }
 
-// loadEngine loads one configuration into a decision engine.
+// loadEngine loads one configuration into a decision engine, printing
+// what it refuses.
 func loadEngine(path string, files []string, opt translate.LoadOptions, pathMap map[string]string, rc *runtimeConfig, stderr io.Writer) (*walk.Engine, bool) {
-	cfg, err := translate.Load(files, opt)
+	e, err := buildEngine(path, files, opt, pathMap, rc)
 	if err != nil {
 		printErrs(stderr, err)
 		return nil, false
+	}
+	return e, true
+}
+
+// buildEngine loads one configuration into a decision engine, or says
+// why serve would refuse it: an apacheconf.ErrorList from the load, or
+// one error (the document root, an IP-based virtual host, mod_ssl's CA
+// list) already naming where.
+func buildEngine(path string, files []string, opt translate.LoadOptions, pathMap map[string]string, rc *runtimeConfig) (*walk.Engine, error) {
+	cfg, err := translate.Load(files, opt)
+	if err != nil {
+		return nil, err
 	}
 	var fsys walk.FS = walk.OS
 	id := proxy.NewIdentity()
@@ -174,21 +191,18 @@ func loadEngine(path string, files []string, opt translate.LoadOptions, pathMap 
 		if err == nil {
 			err = errors.New("not a directory")
 		}
-		fmt.Fprintf(stderr, "%s: document root %s: %v: orderly must read the files Apache serves to decide as it does\n", path, cfg.DocumentRoot, err)
-		return nil, false
+		return nil, fmt.Errorf("%s: document root %s: %v: orderly must read the files Apache serves to decide as it does", path, cfg.DocumentRoot, err)
 	}
 	if err := ipHosts(cfg, rc); err != nil {
-		fmt.Fprintln(stderr, err)
-		return nil, false
+		return nil, err
 	}
 	e := walk.New(cfg, fsys, id)
 	if err := e.SSLError(); err != nil {
 		// mod_ssl's CA list, which Apache would not start without.
-		fmt.Fprintf(stderr, "%s: %v\n", path, err)
-		return nil, false
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
-	return e, true
+	return e, nil
 }
 
 // ipHosts refuses a configuration with an IP-based <VirtualHost> when
