@@ -52,7 +52,7 @@ type ConvertOptions struct {
 // accessNames are the directives the access translation replaces.
 var accessNames = map[string]bool{
 	"order": true, "allow": true, "deny": true, "satisfy": true, "require": true,
-	"requireall": true, "requireany": true, "requirenone": true,
+	"requireall": true, "requireany": true, "requirenone": true, "authmerging": true,
 	"authzuserauthoritative": true, "authzgroupfileauthoritative": true,
 }
 
@@ -626,12 +626,11 @@ func onlyAccess(d *apacheconf.Directive) bool {
 // Require layer (2.4-compat: the authz slot; 2.2: the Require lines and
 // Satisfy).
 type layers struct {
-	compat  *policy.Compat
-	authz   *AuthzSlot
-	req22   []policy.Require22
-	sat22   [policy.MaxMethods]policy.Satisfy
-	satSet  policy.MethodMask
-	authAnd bool // the section merges Require with AuthMerging
+	compat *policy.Compat
+	authz  *AuthzSlot
+	req22  []policy.Require22
+	sat22  [policy.MaxMethods]policy.Satisfy
+	satSet policy.MethodMask
 }
 
 // inherited returns the section's two layers with what it inherits folded
@@ -646,7 +645,8 @@ func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
 		}
 		return nil, nil, why
 	}
-	return mergeLayers(append(chain, s))
+	compat, authz := mergeLayers(append(chain, s))
+	return compat, authz, ""
 }
 
 // inheritedChain lists the sections that merge before s for every
@@ -659,7 +659,7 @@ func inheritedChain(cfg *Config, s *Section) ([]*Section, string) {
 }
 
 // mergeLayers folds the layers of the sections, in Apache's merge order.
-func mergeLayers(chain []*Section) (*layers, *layers, string) {
+func mergeLayers(chain []*Section) (*layers, *layers) {
 	var l layers
 	for _, a := range chain {
 		c := a.Conf
@@ -667,10 +667,9 @@ func mergeLayers(chain []*Section) (*layers, *layers, string) {
 			l.compat = c.Compat
 		}
 		if c.Authz != nil {
-			if c.Authz.Merge == MergeAnd || c.Authz.Merge == MergeOr {
-				return nil, nil, "AuthMerging combines this section's Require with what it inherits; merge the translated trees by hand"
-			}
-			l.authz = c.Authz
+			// AuthMerging And/Or: the merged tree, written whole (the
+			// AuthMerging line is an access line the translation replaces).
+			l.authz = MergeAuthz(l.authz, c.Authz)
 		}
 		if c.Requires22 != nil {
 			l.req22 = c.Requires22
@@ -681,7 +680,7 @@ func mergeLayers(chain []*Section) (*layers, *layers, string) {
 		}
 		l.satSet |= c.Satisfy22Set
 	}
-	return &l, &l, ""
+	return &l, &l
 }
 
 // ancestors lists the sections that merge before s for every request s

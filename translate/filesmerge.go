@@ -94,17 +94,11 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 		return nil, fmt.Sprintf("more than %d <Files> sections with access rules may match the same names and merge before this one", maxFilesBefore)
 	}
 	indent := strings.Repeat(" ", max(s.directive.Pos.Col-1, 0))
-	render := func(secs []*Section) ([]string, string) {
-		compat, authz, why := mergeLayers(secs)
-		if why != "" {
-			return nil, why
-		}
-		return renderScope(cfg, compat, authz, indent+"    "), ""
+	render := func(secs []*Section) []string {
+		compat, authz := mergeLayers(secs)
+		return renderScope(cfg, compat, authz, indent+"    ")
 	}
-	alone, why := render(append(append([]*Section(nil), chain...), s))
-	if why != "" {
-		return nil, why
-	}
+	alone := render(append(append([]*Section(nil), chain...), s))
 	var text []string
 	for mask := 1; mask < 1<<len(before); mask++ {
 		var in, out []*Section
@@ -118,10 +112,7 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 		if !pairwiseOverlap(in) {
 			continue // no name matches all of them
 		}
-		merged, why := render(append(append(append([]*Section(nil), chain...), in...), s))
-		if why != "" {
-			return nil, why
-		}
+		merged := render(append(append(append([]*Section(nil), chain...), in...), s))
 		if slices.Equal(merged, alone) {
 			continue
 		}

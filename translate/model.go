@@ -108,6 +108,40 @@ const (
 	MergeOr
 )
 
+// MergeAuthz is merge_authz_core_dir_config (apache-access-semantics.md §4.2): add
+// over base, AuthMerging And or Or combining their Require trees.
+func MergeAuthz(base, add *AuthzSlot) *AuthzSlot {
+	if base == nil {
+		return add
+	}
+	var out AuthzSlot
+	switch {
+	case add.Merge == MergeUnset && add.Root == nil && base.Root != nil:
+		out = *base
+	case add.Merge == MergeOff || add.Merge == MergeUnset || base.Root == nil && add.Root == nil:
+		out = *add
+	default:
+		root := add.Root
+		switch {
+		case base.Root != nil && add.Root != nil:
+			kind := policy.Any
+			if add.Merge == MergeAnd {
+				kind = policy.All
+			}
+			root = &policy.Node{Kind: kind, Methods: base.Root.Methods | add.Root.Methods, Children: []*policy.Node{base.Root, add.Root}}
+		case base.Root != nil:
+			root = base.Root
+		}
+		out = AuthzSlot{Root: root, Merge: add.Merge}
+	}
+	if add.ForbiddenOnFail == -1 {
+		out.ForbiddenOnFail = base.ForbiddenOnFail
+	} else {
+		out.ForbiddenOnFail = add.ForbiddenOnFail
+	}
+	return &out
+}
+
 // DirConf is what one section sets, module by module. A nil field is a
 // slot the section never touched, which inherits; a non-nil one takes part
 // in the merge with that module's rule.

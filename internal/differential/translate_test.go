@@ -97,6 +97,9 @@ func translateCorpus(t *testing.T, spoil func([]byte) []byte) translated {
 		}
 		if len(conv.Reviews) > 0 {
 			r.review = append(r.review, c.Name)
+			for _, d := range conv.Reviews {
+				t.Logf("%s: left for review: %s:%d: %s", c.Name, strings.TrimPrefix(d.Pos.File, l.Dir+"/"), d.Pos.Line, d.Text)
+			}
 			continue
 		}
 		if oracle == nil {

@@ -1301,7 +1301,7 @@ func (m *accum) merge(o *accum) {
 		m.compat = o.compat
 	}
 	if o.authz != nil {
-		m.authz = mergeAuthz(m.authz, o.authz)
+		m.authz = translate.MergeAuthz(m.authz, o.authz)
 	}
 	if o.authType != nil {
 		m.authType, m.authTypeRule = o.authType, o.authTypeRule
@@ -1367,39 +1367,6 @@ func walkPhase(s *translate.Section) int {
 		return 2
 	}
 	return 0 // <Directory>, .htaccess, <DirectoryMatch>
-}
-
-// mergeAuthz is merge_authz_core_dir_config (apache-access-semantics.md §4.2).
-func mergeAuthz(base, add *translate.AuthzSlot) *translate.AuthzSlot {
-	if base == nil {
-		return add
-	}
-	var out translate.AuthzSlot
-	switch {
-	case add.Merge == translate.MergeUnset && add.Root == nil && base.Root != nil:
-		out = *base
-	case add.Merge == translate.MergeOff || add.Merge == translate.MergeUnset || base.Root == nil && add.Root == nil:
-		out = *add
-	default:
-		root := add.Root
-		switch {
-		case base.Root != nil && add.Root != nil:
-			kind := policy.Any
-			if add.Merge == translate.MergeAnd {
-				kind = policy.All
-			}
-			root = &policy.Node{Kind: kind, Methods: base.Root.Methods | add.Root.Methods, Children: []*policy.Node{base.Root, add.Root}}
-		case base.Root != nil:
-			root = base.Root
-		}
-		out = translate.AuthzSlot{Root: root, Merge: add.Merge}
-	}
-	if add.ForbiddenOnFail == -1 {
-		out.ForbiddenOnFail = base.ForbiddenOnFail
-	} else {
-		out.ForbiddenOnFail = add.ForbiddenOnFail
-	}
-	return &out
 }
 
 // walk maps uri to a file and finds every section that applies, in
