@@ -83,6 +83,24 @@ var upgradeFixtures = []upgradeFixture{
 		dirs:     []string{"logs", "logs/domlogs"},
 		errorLog: "logs/error_log",
 	},
+	{
+		name:     "rhel-httpd",
+		top:      "etc/httpd/conf/httpd.conf",
+		ports:    []string{"PORT", "SSLPORT"},
+		dirs:     []string{"var/log/httpd", "var/run/httpd", "var/cache/mod_ssl", "var/cache/mod_proxy"},
+		writable: []string{"var/lib/dav", "var/www/dav"},
+		cert:     "etc/pki/tls",
+		errorLog: "var/log/httpd/error_log",
+		syntaxGap22: "translate keeps the LoadModule lines of log_config_module, logio_module and version_module, " +
+			"which Debian's 2.4 compiles in (lint's ORD-06): 'module log_config_module is built-in and can't be loaded'",
+		gaps: map[string]string{
+			"requests:47":     "<Location /server-status> left for review as Require all denied: \"an earlier <Location> with access rules covers only part of this one's URLs\", though <Location /dav> and /dav/archive (conf.d/dav.conf) cover none of them",
+			"requests:50":     "<Location /server-info> left for review as Require all denied: an earlier <Location> (/dav) \"covers only part of this one's URLs\", though it covers none",
+			"requests:51":     "<Location /server-info> left for review as Require all denied: an earlier <Location> (/dav) \"covers only part of this one's URLs\", though it covers none",
+			"requests-tls:8":  "ssl.conf's <Location /reports/payroll> left for review as Require all denied: the main server's <Location /dav> \"covers only part of this one's URLs\", though it covers none (the legacy answer is 401: the .htaccess's Satisfy any with the group)",
+			"requests-tls:13": "<Location /server-status> left for review as Require all denied (see requests:47)",
+		},
+	},
 }
 
 // TestUpgradeConfigs translates each whole configuration of testdata/upgrade
@@ -393,6 +411,12 @@ var (
 		"authzgroupfileauthoritative": true, "authzdefaultauthoritative": true,
 		"authzdbmauthoritative": true,
 	}
+	// Compiled into Debian's apache2 2.4 ("apache2 -l"): loading one
+	// again stops start-up ("module ... is built-in and can't be loaded").
+	builtin24 = map[string]bool{
+		"log_config_module": true, "logio_module": true, "version_module": true,
+		"unixd_module": true, "watchdog_module": true, "so_module": true,
+	}
 	gone24 = map[string]string{
 		"authn_alias_module": "authn_core_module", "authz_default_module": "", "authn_default_module": "",
 		"disk_cache_module": "cache_disk_module", "mem_cache_module": "",
@@ -417,7 +441,8 @@ func loadModule(name string) string {
 // renamed, and the modules 2.4 needs (an MPM, authz_core, authn_core,
 // access_compat, and the providers that 2.2 had inside mod_ssl,
 // mod_proxy_balancer and mod_deflate's AddOutputFilterByType) are loaded at
-// the top of the main file. It returns the modules it added.
+// the top of the main file. The LoadModule lines of modules Debian's
+// apache2 compiles in are commented out. It returns the modules it added.
 func legacyOn24(t *testing.T, st *upgradeTree) []string {
 	t.Helper()
 	loaded := map[string]bool{}
@@ -445,6 +470,8 @@ func legacyOn24(t *testing.T, st *upgradeTree) []string {
 					v = "Off"
 				}
 				l = indent + "KeepAlive " + v + "\n"
+			case name == "loadmodule" && len(w) >= 3 && builtin24[w[1]]:
+				l = indent + "# built into Debian's 2.4: " + strings.TrimLeft(l, " \t")
 			case name == "loadmodule" && len(w) >= 3:
 				if to, ok := gone24[w[1]]; ok {
 					l = indent + "# not in 2.4: " + strings.TrimLeft(l, " \t")
@@ -769,6 +796,10 @@ func testTranslateTree(t *testing.T, fx upgradeFixture, src string) {
 	syntax, err := apacheSyntax(st)
 	if !knownSyntax(t, fx.syntaxGap22, err) {
 		t.Fatalf("apache2 -t refuses the tree translate -o wrote: %v\n%s", err, syntax)
+	}
+	if err != nil {
+		t.Logf("the completeness check (apache2 -D DUMP_INCLUDES) needs a tree apache2 -t accepts: skipped for the known gap")
+		return
 	}
 	// Complete: every file Apache includes is one translate wrote.
 	cmd := exec.Command(apachetest.DefaultApache, "-t", "-D", "DUMP_INCLUDES", "-f", st.top())
