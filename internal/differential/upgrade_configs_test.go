@@ -51,6 +51,7 @@ type upgradeFixture struct {
 	// that closes fails the test until it is removed here, and any other
 	// disagreement fails it as a regression.
 	syntaxGap22, syntaxGap24 string            // why apache2 -t refuses the translation
+	compatGap24              string            // why the translation (semantics 2.4-compat) still loads mod_access_compat
 	gaps                     map[string]string // "requests:41" -> why that request disagrees
 }
 
@@ -82,6 +83,19 @@ var upgradeFixtures = []upgradeFixture{
 		ports:    []string{"PORT"},
 		dirs:     []string{"logs", "logs/domlogs"},
 		errorLog: "logs/error_log",
+	},
+	{
+		name:     "shared-ifversion",
+		top:      "conf/httpd.conf",
+		ports:    []string{"PORT"},
+		dirs:     []string{"logs"},
+		errorLog: "logs/error_log",
+		syntaxGap22: "translate keeps 'LoadModule version_module', which Debian's 2.4 compiles in (lint's ORD-06): " +
+			"'module version_module is built-in and can't be loaded'",
+		compatGap24: "seven .htaccess files with <IfVersion> around their access rules are left as they are (\"access rules in a section " +
+			"other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated\": <IfVersion> is not evaluated in " +
+			".htaccess files as <IfModule> is), and bert's Drupal .htaccess (\"another <Files> section with access rules may match the " +
+			"same files and merge before\"), so the legacy directives stay and need mod_access_compat",
 	},
 	{
 		name:     "rhel-httpd",
@@ -188,7 +202,7 @@ func testUpgradeConfig(t *testing.T, fx upgradeFixture) {
 		}
 		reviews24 = conv.Reviews
 		logReviews(t, trans, conv)
-		checkNoCompat(t, trans)
+		checkNoCompatGap(t, trans, fx.compatGap24)
 		out, err := apacheSyntax(trans)
 		if !knownSyntax(t, fx.syntaxGap24, err) {
 			t.Fatalf("apache2 -t refuses the translation (semantics 2.4-compat) without mod_access_compat: %v\n%s", err, out)
@@ -373,13 +387,31 @@ func logReviews(t *testing.T, st *upgradeTree, conv *translate.Conversion) {
 // checkNoCompat fails if the tree still loads mod_access_compat.
 func checkNoCompat(t *testing.T, st *upgradeTree) {
 	t.Helper()
+	checkNoCompatGap(t, st, "")
+}
+
+// checkNoCompatGap is checkNoCompat with the fixture's known gap: the
+// reason the translation keeps mod_access_compat (the legacy rules it
+// leaves as they are), logged; a gap that closed is an error.
+func checkNoCompatGap(t *testing.T, st *upgradeTree, gap string) {
+	t.Helper()
+	loads := false
 	for _, f := range configFiles(t, st) {
 		b, _ := os.ReadFile(f)
 		for i, l := range strings.Split(string(b), "\n") {
 			if w := strings.Fields(l); len(w) >= 2 && strings.EqualFold(w[0], "LoadModule") && w[1] == "access_compat_module" {
-				t.Errorf("%s:%d: the translation still loads mod_access_compat", f, i+1)
+				loads = true
+				if gap == "" {
+					t.Errorf("%s:%d: the translation still loads mod_access_compat", f, i+1)
+				}
 			}
 		}
+	}
+	switch {
+	case loads && gap != "":
+		t.Logf("known gap: the translation still loads mod_access_compat: %s", gap)
+	case !loads && gap != "":
+		t.Errorf("the translation no longer loads mod_access_compat: remove the known gap %q from the fixture", gap)
 	}
 }
 
