@@ -33,6 +33,8 @@ import (
 // with their .htaccess files, password files) with placeholders, and the
 // requests to replay in the corpus format (testdata/corpus/README.md):
 // "requests" go to @PORT@ over HTTP, "requests-tls" to @SSLPORT@ over TLS.
+// A DBM file (AuthDBMUserFile, AuthDBMGroupFile), being binary, is kept
+// as the list it is made from, NAME@htdbm, one record a line (materializeUpgrade).
 type upgradeFixture struct {
 	name     string   // directory under testdata/upgrade
 	top      string   // the file apache2 -f reads, relative to the fixture
@@ -96,6 +98,27 @@ var upgradeFixtures = []upgradeFixture{
 			"other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated\": <IfVersion> is not evaluated in " +
 			".htaccess files as <IfModule> is), and bert's Drupal .htaccess (\"another <Files> section with access rules may match the " +
 			"same files and merge before\"), so the legacy directives stay and need mod_access_compat",
+	},
+	{
+		name:     "intranet",
+		top:      "conf/httpd.conf",
+		ports:    []string{"PORT", "LDAPPORT"},
+		idle:     []string{"LDAPPORT"}, // the directory server is not run
+		dirs:     []string{"logs"},
+		errorLog: "logs/error_log",
+		gaps: map[string]string{
+			"requests:48": "finance.conf's <Files \"ledger.csv\"> inside <Directory .../finance> left for review as Require all denied: " +
+				"\"<Directory> sections with access rules below the document root merge before this section, which applies under all of them\", " +
+				"though a <Files> nested in a <Directory> applies under that directory only",
+			"requests:49": "finance.conf's nested <Files \"ledger.csv\"> left for review as Require all denied (see requests:48)",
+			"requests:63": "it/.htaccess (AuthBasicProvider ldap, Require ldap-group, Order/Deny/Allow, Satisfy any) is left as it is " +
+				"(\"AuthBasicProvider ldap cannot be evaluated by orderly\"), yet the translation drops mod_access_compat: its Order line is an invalid command, 500",
+			"requests:64": "it/.htaccess left as it is without mod_access_compat: 500 (see requests:63)",
+			"requests:65": "it/.htaccess left as it is without mod_access_compat: 500 (see requests:63)",
+			"requests:81": "teams/sales/.htaccess (AuthBasicProvider staff-file, an AuthnProviderAlias; Require group sales) is left as it is " +
+				"(\"AuthBasicProvider staff-file cannot be evaluated by orderly (only file is supported)\"): its Require replaces the " +
+				"Require ip the translation made of the parent <Directory>'s Allow lines, so a sales password opens it from any address (legacy 403, translated 200)",
+		},
 	},
 	{
 		name:     "rhel-httpd",
@@ -287,8 +310,14 @@ func materializeUpgrade(t *testing.T, fx upgradeFixture, src string) *upgradeTre
 				return err
 			}
 			return os.Symlink(target, dst)
-		case rel == "requests" || rel == "requests-tls":
+		case rel == "requests" || rel == "requests-tls" || rel == "lint-ids":
 			return nil
+		case strings.HasSuffix(rel, "@htdbm"):
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return makeDBM(strings.TrimSuffix(dst, "@htdbm"), r.Replace(string(b)))
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -353,6 +382,45 @@ func materializeUpgrade(t *testing.T, fx upgradeFixture, src string) *upgradeTre
 		st.env = strings.Split(strings.TrimSpace(string(out)), "\n")
 	}
 	return st
+}
+
+// makeDBM writes the DBM file db (apr-util's default type, which
+// AuthDBMType default reads) with Debian's htdbm from the records of a
+// NAME@htdbm list: one a line, "[-FLAG...] USER PASSWORD [COMMENT]", given
+// to htdbm -b (-t with a COMMENT, which mod_authz_dbm reads as the user's
+// groups when the group file is the user file; -p stores PASSWORD
+// unhashed, as a group file's list of groups). "#" starts a comment line.
+func makeDBM(db, list string) error {
+	htdbm, err := exec.LookPath("htdbm")
+	if err != nil {
+		return fmt.Errorf("%s: %w (apache2-utils)", db, err)
+	}
+	first := true
+	for _, line := range strings.Split(list, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		args := []string{"-b"}
+		if first {
+			args = append(args, "-c")
+		}
+		for len(f) > 0 && strings.HasPrefix(f[0], "-") {
+			args, f = append(args, f[0]), f[1:]
+		}
+		if len(f) < 2 || len(f) > 3 {
+			return fmt.Errorf("%s: %q: want [-FLAG...] USER PASSWORD [COMMENT]", db, line)
+		}
+		if len(f) == 3 {
+			args = append(args, "-t")
+		}
+		args = append(append(args, db), f...)
+		if out, err := exec.Command(htdbm, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("htdbm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		first = false
+	}
+	return nil
 }
 
 // convertTree translates the tree's configuration and writes every file of
@@ -441,7 +509,7 @@ var (
 		"lockfile": true, "acceptmutex": true, "sslmutex": true, "rewritelock": true,
 		"rewritelog": true, "rewriteloglevel": true, "authzuserauthoritative": true,
 		"authzgroupfileauthoritative": true, "authzdefaultauthoritative": true,
-		"authzdbmauthoritative": true,
+		"authzdbmauthoritative": true, "authzldapauthoritative": true,
 	}
 	// Compiled into Debian's apache2 2.4 ("apache2 -l"): loading one
 	// again stops start-up ("module ... is built-in and can't be loaded").
