@@ -33,6 +33,8 @@ import (
 // with their .htaccess files, password files) with placeholders, and the
 // requests to replay in the corpus format (testdata/corpus/README.md):
 // "requests" go to @PORT@ over HTTP, "requests-tls" to @SSLPORT@ over TLS.
+// A DBM file (AuthDBMUserFile, AuthDBMGroupFile), being binary, is kept
+// as the list it is made from, NAME@htdbm, one record a line (materializeUpgrade).
 type upgradeFixture struct {
 	name     string   // directory under testdata/upgrade
 	top      string   // the file apache2 -f reads, relative to the fixture
@@ -51,7 +53,13 @@ type upgradeFixture struct {
 	// that closes fails the test until it is removed here, and any other
 	// disagreement fails it as a regression.
 	syntaxGap22, syntaxGap24 string            // why apache2 -t refuses the translation
+	compatGap24              string            // why the translation (semantics 2.4-compat) still loads mod_access_compat
 	gaps                     map[string]string // "requests:41" -> why that request disagrees
+	// wrong22 are lines the translation with semantics 2.2 writes that
+	// decide otherwise than 2.2 did, which the replay (2.4 under
+	// mod_access_compat against the 2.4-compat translation) cannot show:
+	// the line as written (trimmed) -> why it is wrong. A ratchet too.
+	wrong22 map[string]string
 }
 
 var upgradeFixtures = []upgradeFixture{
@@ -82,6 +90,64 @@ var upgradeFixtures = []upgradeFixture{
 		ports:    []string{"PORT"},
 		dirs:     []string{"logs", "logs/domlogs"},
 		errorLog: "logs/error_log",
+	},
+	{
+		name:     "shared-ifversion",
+		top:      "conf/httpd.conf",
+		ports:    []string{"PORT"},
+		dirs:     []string{"logs"},
+		errorLog: "logs/error_log",
+		syntaxGap22: "translate keeps 'LoadModule version_module', which Debian's 2.4 compiles in (lint's ORD-06): " +
+			"'module version_module is built-in and can't be loaded'",
+		compatGap24: "seven .htaccess files with <IfVersion> around their access rules are left as they are (\"access rules in a section " +
+			"other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated\": <IfVersion> is not evaluated in " +
+			".htaccess files as <IfModule> is), and bert's Drupal .htaccess (\"another <Files> section with access rules may match the " +
+			"same files and merge before\"), so the legacy directives stay and need mod_access_compat",
+	},
+	{
+		name:     "intranet",
+		top:      "conf/httpd.conf",
+		ports:    []string{"PORT", "LDAPPORT"},
+		idle:     []string{"LDAPPORT"}, // the directory server is not run
+		dirs:     []string{"logs"},
+		errorLog: "logs/error_log",
+		gaps: map[string]string{
+			"requests:48": "finance.conf's <Files \"ledger.csv\"> inside <Directory .../finance> left for review as Require all denied: " +
+				"\"<Directory> sections with access rules below the document root merge before this section, which applies under all of them\", " +
+				"though a <Files> nested in a <Directory> applies under that directory only",
+			"requests:49": "finance.conf's nested <Files \"ledger.csv\"> left for review as Require all denied (see requests:48)",
+			"requests:63": "it/.htaccess (AuthBasicProvider ldap, Require ldap-group, Order/Deny/Allow, Satisfy any) is left as it is " +
+				"(\"AuthBasicProvider ldap cannot be evaluated by orderly\"), yet the translation drops mod_access_compat: its Order line is an invalid command, 500",
+			"requests:64": "it/.htaccess left as it is without mod_access_compat: 500 (see requests:63)",
+			"requests:65": "it/.htaccess left as it is without mod_access_compat: 500 (see requests:63)",
+			"requests:81": "teams/sales/.htaccess (AuthBasicProvider staff-file, an AuthnProviderAlias; Require group sales) is left as it is " +
+				"(\"AuthBasicProvider staff-file cannot be evaluated by orderly (only file is supported)\"): its Require replaces the " +
+				"Require ip the translation made of the parent <Directory>'s Allow lines, so a sales password opens it from any address (legacy 403, translated 200)",
+		},
+		wrong22: map[string]string{
+			"Require group hr": "hr.conf: with AuthDBMGroupFile, 2.2's mod_authz_dbm answered Require group; in 2.4 that is " +
+				"mod_authz_groupfile's (no AuthGroupFile here: every account refused) and mod_authz_dbm's is Require dbm-group (AUTH-05, which lint reports)",
+			"Require group payroll":            "hr.conf's payroll <Directory>: Require dbm-group payroll (AUTH-05, see Require group hr)",
+			"Require group finance accounting": "finance.conf: Require dbm-group finance accounting (AUTH-05, see Require group hr)",
+		},
+	},
+	{
+		name:     "rhel-httpd",
+		top:      "etc/httpd/conf/httpd.conf",
+		ports:    []string{"PORT", "SSLPORT"},
+		dirs:     []string{"var/log/httpd", "var/run/httpd", "var/cache/mod_ssl", "var/cache/mod_proxy"},
+		writable: []string{"var/lib/dav", "var/www/dav"},
+		cert:     "etc/pki/tls",
+		errorLog: "var/log/httpd/error_log",
+		syntaxGap22: "translate keeps the LoadModule lines of log_config_module, logio_module and version_module, " +
+			"which Debian's 2.4 compiles in (lint's ORD-06): 'module log_config_module is built-in and can't be loaded'",
+		gaps: map[string]string{
+			"requests:47":     "<Location /server-status> left for review as Require all denied: \"an earlier <Location> with access rules covers only part of this one's URLs\", though <Location /dav> and /dav/archive (conf.d/dav.conf) cover none of them",
+			"requests:50":     "<Location /server-info> left for review as Require all denied: an earlier <Location> (/dav) \"covers only part of this one's URLs\", though it covers none",
+			"requests:51":     "<Location /server-info> left for review as Require all denied: an earlier <Location> (/dav) \"covers only part of this one's URLs\", though it covers none",
+			"requests-tls:8":  "ssl.conf's <Location /reports/payroll> left for review as Require all denied: the main server's <Location /dav> \"covers only part of this one's URLs\", though it covers none (the legacy answer is 401: the .htaccess's Satisfy any with the group)",
+			"requests-tls:13": "<Location /server-status> left for review as Require all denied (see requests:47)",
+		},
 	},
 }
 
@@ -134,6 +200,7 @@ func testUpgradeConfig(t *testing.T, fx upgradeFixture) {
 		}
 		reviews22 = conv.Reviews
 		logReviews(t, st, conv)
+		checkWrong22(t, conv, fx.wrong22)
 		checkNoCompat(t, st)
 		out, err := apacheSyntax(st)
 		if !knownSyntax(t, fx.syntaxGap22, err) {
@@ -170,7 +237,7 @@ func testUpgradeConfig(t *testing.T, fx upgradeFixture) {
 		}
 		reviews24 = conv.Reviews
 		logReviews(t, trans, conv)
-		checkNoCompat(t, trans)
+		checkNoCompatGap(t, trans, fx.compatGap24)
 		out, err := apacheSyntax(trans)
 		if !knownSyntax(t, fx.syntaxGap24, err) {
 			t.Fatalf("apache2 -t refuses the translation (semantics 2.4-compat) without mod_access_compat: %v\n%s", err, out)
@@ -255,8 +322,14 @@ func materializeUpgrade(t *testing.T, fx upgradeFixture, src string) *upgradeTre
 				return err
 			}
 			return os.Symlink(target, dst)
-		case rel == "requests" || rel == "requests-tls":
+		case rel == "requests" || rel == "requests-tls" || rel == "lint-ids":
 			return nil
+		case strings.HasSuffix(rel, "@htdbm"):
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return makeDBM(strings.TrimSuffix(dst, "@htdbm"), r.Replace(string(b)))
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -323,6 +396,45 @@ func materializeUpgrade(t *testing.T, fx upgradeFixture, src string) *upgradeTre
 	return st
 }
 
+// makeDBM writes the DBM file db (apr-util's default type, which
+// AuthDBMType default reads) with Debian's htdbm from the records of a
+// NAME@htdbm list: one a line, "[-FLAG...] USER PASSWORD [COMMENT]", given
+// to htdbm -b (-t with a COMMENT, which mod_authz_dbm reads as the user's
+// groups when the group file is the user file; -p stores PASSWORD
+// unhashed, as a group file's list of groups). "#" starts a comment line.
+func makeDBM(db, list string) error {
+	htdbm, err := exec.LookPath("htdbm")
+	if err != nil {
+		return fmt.Errorf("%s: %w (apache2-utils)", db, err)
+	}
+	first := true
+	for _, line := range strings.Split(list, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		args := []string{"-b"}
+		if first {
+			args = append(args, "-c")
+		}
+		for len(f) > 0 && strings.HasPrefix(f[0], "-") {
+			args, f = append(args, f[0]), f[1:]
+		}
+		if len(f) < 2 || len(f) > 3 {
+			return fmt.Errorf("%s: %q: want [-FLAG...] USER PASSWORD [COMMENT]", db, line)
+		}
+		if len(f) == 3 {
+			args = append(args, "-t")
+		}
+		args = append(append(args, db), f...)
+		if out, err := exec.Command(htdbm, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("htdbm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		first = false
+	}
+	return nil
+}
+
 // convertTree translates the tree's configuration and writes every file of
 // the translation in place, as `orderly translate -o` over a copy would.
 func convertTree(t *testing.T, st *upgradeTree, sem translate.Semantics) *translate.Conversion {
@@ -352,16 +464,54 @@ func logReviews(t *testing.T, st *upgradeTree, conv *translate.Conversion) {
 	t.Logf("%d sections translated, %d left for review, %d directives renamed or removed", conv.Changes-len(conv.Reviews), len(conv.Reviews), conv.Renamed)
 }
 
+// checkWrong22 logs each known wrong line of the 2.2 translation that it
+// still writes, and fails for one it no longer writes.
+func checkWrong22(t *testing.T, conv *translate.Conversion, wrong map[string]string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, b := range conv.Files {
+		for _, l := range strings.Split(string(b), "\n") {
+			if why, ok := wrong[strings.TrimSpace(l)]; ok && !seen[strings.TrimSpace(l)] {
+				seen[strings.TrimSpace(l)] = true
+				t.Logf("known gap: the translation writes %q: %s", strings.TrimSpace(l), why)
+			}
+		}
+	}
+	for l, why := range wrong {
+		if !seen[l] {
+			t.Errorf("the translation no longer writes %q: remove the known gap (%s) from the fixture", l, why)
+		}
+	}
+}
+
 // checkNoCompat fails if the tree still loads mod_access_compat.
 func checkNoCompat(t *testing.T, st *upgradeTree) {
 	t.Helper()
+	checkNoCompatGap(t, st, "")
+}
+
+// checkNoCompatGap is checkNoCompat with the fixture's known gap: the
+// reason the translation keeps mod_access_compat (the legacy rules it
+// leaves as they are), logged; a gap that closed is an error.
+func checkNoCompatGap(t *testing.T, st *upgradeTree, gap string) {
+	t.Helper()
+	loads := false
 	for _, f := range configFiles(t, st) {
 		b, _ := os.ReadFile(f)
 		for i, l := range strings.Split(string(b), "\n") {
 			if w := strings.Fields(l); len(w) >= 2 && strings.EqualFold(w[0], "LoadModule") && w[1] == "access_compat_module" {
-				t.Errorf("%s:%d: the translation still loads mod_access_compat", f, i+1)
+				loads = true
+				if gap == "" {
+					t.Errorf("%s:%d: the translation still loads mod_access_compat", f, i+1)
+				}
 			}
 		}
+	}
+	switch {
+	case loads && gap != "":
+		t.Logf("known gap: the translation still loads mod_access_compat: %s", gap)
+	case !loads && gap != "":
+		t.Errorf("the translation no longer loads mod_access_compat: remove the known gap %q from the fixture", gap)
 	}
 }
 
@@ -391,7 +541,13 @@ var (
 		"lockfile": true, "acceptmutex": true, "sslmutex": true, "rewritelock": true,
 		"rewritelog": true, "rewriteloglevel": true, "authzuserauthoritative": true,
 		"authzgroupfileauthoritative": true, "authzdefaultauthoritative": true,
-		"authzdbmauthoritative": true,
+		"authzdbmauthoritative": true, "authzldapauthoritative": true,
+	}
+	// Compiled into Debian's apache2 2.4 ("apache2 -l"): loading one
+	// again stops start-up ("module ... is built-in and can't be loaded").
+	builtin24 = map[string]bool{
+		"log_config_module": true, "logio_module": true, "version_module": true,
+		"unixd_module": true, "watchdog_module": true, "so_module": true,
 	}
 	gone24 = map[string]string{
 		"authn_alias_module": "authn_core_module", "authz_default_module": "", "authn_default_module": "",
@@ -417,7 +573,8 @@ func loadModule(name string) string {
 // renamed, and the modules 2.4 needs (an MPM, authz_core, authn_core,
 // access_compat, and the providers that 2.2 had inside mod_ssl,
 // mod_proxy_balancer and mod_deflate's AddOutputFilterByType) are loaded at
-// the top of the main file. It returns the modules it added.
+// the top of the main file. The LoadModule lines of modules Debian's
+// apache2 compiles in are commented out. It returns the modules it added.
 func legacyOn24(t *testing.T, st *upgradeTree) []string {
 	t.Helper()
 	loaded := map[string]bool{}
@@ -445,6 +602,8 @@ func legacyOn24(t *testing.T, st *upgradeTree) []string {
 					v = "Off"
 				}
 				l = indent + "KeepAlive " + v + "\n"
+			case name == "loadmodule" && len(w) >= 3 && builtin24[w[1]]:
+				l = indent + "# built into Debian's 2.4: " + strings.TrimLeft(l, " \t")
 			case name == "loadmodule" && len(w) >= 3:
 				if to, ok := gone24[w[1]]; ok {
 					l = indent + "# not in 2.4: " + strings.TrimLeft(l, " \t")
@@ -769,6 +928,10 @@ func testTranslateTree(t *testing.T, fx upgradeFixture, src string) {
 	syntax, err := apacheSyntax(st)
 	if !knownSyntax(t, fx.syntaxGap22, err) {
 		t.Fatalf("apache2 -t refuses the tree translate -o wrote: %v\n%s", err, syntax)
+	}
+	if err != nil {
+		t.Logf("the completeness check (apache2 -D DUMP_INCLUDES) needs a tree apache2 -t accepts: skipped for the known gap")
+		return
 	}
 	// Complete: every file Apache includes is one translate wrote.
 	cmd := exec.Command(apachetest.DefaultApache, "-t", "-D", "DUMP_INCLUDES", "-f", st.top())

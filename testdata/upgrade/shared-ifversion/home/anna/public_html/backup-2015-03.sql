@@ -1,0 +1,1 @@
+CREATE TABLE wp_users (id int);

@@ -1,0 +1,1 @@
+<?php /* wp-admin/admin-ajax.php */ ?>

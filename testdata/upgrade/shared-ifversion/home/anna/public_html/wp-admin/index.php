@@ -1,0 +1,1 @@
+<?php /* wp-admin/index.php */ ?>

@@ -1,0 +1,1 @@
+<?php /* xmlrpc.php */ ?>

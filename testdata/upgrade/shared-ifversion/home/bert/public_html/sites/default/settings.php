@@ -1,0 +1,1 @@
+<?php /* sites/default/settings.php */ ?>
