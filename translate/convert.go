@@ -659,17 +659,23 @@ func inheritedChain(cfg *Config, s *Section) ([]*Section, string) {
 }
 
 // mergeLayers folds the layers of the sections, in Apache's merge order.
+// As the directory, file and location walks do, the sections of one walk
+// are merged among themselves first and their result over what the walks
+// before gave: AuthMerging And/Or is not associative.
 func mergeLayers(chain []*Section) (*layers, *layers) {
 	var l layers
+	var walked *AuthzSlot // this walk's sections so far
+	phase := -1
 	for _, a := range chain {
+		if p := WalkPhase(a); p != phase {
+			l.authz, walked, phase = mergeAuthzOver(l.authz, walked), nil, p
+		}
 		c := a.Conf
 		if c.Compat != nil {
 			l.compat = c.Compat
 		}
 		if c.Authz != nil {
-			// AuthMerging And/Or: the merged tree, written whole (the
-			// AuthMerging line is an access line the translation replaces).
-			l.authz = MergeAuthz(l.authz, c.Authz)
+			walked = mergeAuthzOver(walked, c.Authz)
 		}
 		if c.Requires22 != nil {
 			l.req22 = c.Requires22
@@ -680,7 +686,32 @@ func mergeLayers(chain []*Section) (*layers, *layers) {
 		}
 		l.satSet |= c.Satisfy22Set
 	}
+	l.authz = mergeAuthzOver(l.authz, walked)
 	return &l, &l
+}
+
+// mergeAuthzOver is MergeAuthz where either side may be missing.
+func mergeAuthzOver(base, add *AuthzSlot) *AuthzSlot {
+	if add == nil {
+		return base
+	}
+	return MergeAuthz(base, add)
+}
+
+// WalkPhase tells which walk of ap_process_request_internal merges a
+// section: each walk merges its own sections together, then merges the
+// result over what the walks before it left (merging is not associative
+// under AuthMerging). 0 is the directory walk
+// (<Directory>, .htaccess files, <DirectoryMatch>), 1 the file walk, 2 the
+// location walk.
+func WalkPhase(s *Section) int {
+	switch s.Kind {
+	case KindFiles, KindFilesMatch:
+		return 1
+	case KindLocation, KindLocationMatch:
+		return 2
+	}
+	return 0
 }
 
 // ancestors lists the sections that merge before s for every request s
@@ -690,7 +721,7 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	own := s.Conf
 	needCompat := own.Compat == nil
 	needSat22 := cfg.Semantics == Legacy22 && own.Satisfy22Set != policy.AllMethods
-	needAuthz := own.Authz == nil && own.Requires22 == nil
+	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr)
 	hasAccess := func(c *DirConf) bool {
 		return needCompat && c.Compat != nil || needSat22 && satisfiesAny(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil)
 	}
@@ -726,7 +757,12 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 			if !hasAccess(o.Conf) {
 				continue
 			}
-			if o.Regex != nil || o.Fnmatch || !strings.HasPrefix(s.Path, strings.TrimSuffix(o.Path, "/")) {
+			switch {
+			case o.Regex != nil || o.Fnmatch:
+				return nil, "an earlier <Location> with access rules covers only part of this one's URLs"
+			case locationsDisjoint(cfg, o.Path, s.Path):
+				continue // no URL matches both
+			case !strings.HasPrefix(s.Path, strings.TrimSuffix(o.Path, "/")):
 				return nil, "an earlier <Location> with access rules covers only part of this one's URLs"
 			}
 			chain = append(chain, o)
@@ -772,6 +808,20 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 		}
 	}
 	return chain, ""
+}
+
+// locationsDisjoint reports whether no URL matches both of two plain
+// <Location> paths: one must begin with the other; and in 2.4 the shorter
+// one matches only where a "/" or the end follows it in the URL (unless
+// it ends in "/" itself).
+func locationsDisjoint(cfg *Config, a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if !strings.HasPrefix(b, a) {
+		return true
+	}
+	return cfg.Semantics != Legacy22 && len(b) > len(a) && !strings.HasSuffix(a, "/") && b[len(a)] != '/'
 }
 
 // dirChain lists the plain <Directory> sections that apply to a directory

@@ -219,10 +219,10 @@ func (e *Engine) SSLError() error {
 func mergedSSL(defaults *translate.DirConf, sections []*translate.Section) *translate.SSLDir {
 	m := defaults.SSL
 	for i := 0; i < len(sections); {
-		phase := walkPhase(sections[i])
+		phase := translate.WalkPhase(sections[i])
 		w := sections[i].Conf.SSL
 		j := i + 1
-		for ; j < len(sections) && walkPhase(sections[j]) == phase; j++ {
+		for ; j < len(sections) && translate.WalkPhase(sections[j]) == phase; j++ {
 			w = translate.MergeSSLDir(w, sections[j].Conf.SSL)
 		}
 		m = translate.MergeSSLDir(m, w)

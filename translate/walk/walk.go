@@ -1160,10 +1160,10 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	a := fromConf(e.cfg.Defaults)
 	a.opts, a.hasOpts = e.serverOptions(), true
 	for i := 0; i < len(sections); {
-		phase := walkPhase(sections[i])
+		phase := translate.WalkPhase(sections[i])
 		walked := fromSection(sections[i])
 		j := i + 1
-		for ; j < len(sections) && walkPhase(sections[j]) == phase; j++ {
+		for ; j < len(sections) && translate.WalkPhase(sections[j]) == phase; j++ {
 			c := fromSection(sections[j])
 			walked.merge(&c)
 		}
@@ -1353,20 +1353,6 @@ func (m *accum) merge(o *accum) {
 	if o.groupAuth != nil {
 		m.groupAuth = o.groupAuth
 	}
-}
-
-// walkPhase tells which walk of ap_process_request_internal merges a
-// section: each walk merges its own sections together, then merges the
-// result over what the walks before it left. Merging is not associative
-// under AuthMerging, so the grouping matters.
-func walkPhase(s *translate.Section) int {
-	switch s.Kind {
-	case translate.KindFiles, translate.KindFilesMatch:
-		return 1
-	case translate.KindLocation, translate.KindLocationMatch:
-		return 2
-	}
-	return 0 // <Directory>, .htaccess, <DirectoryMatch>
 }
 
 // walk maps uri to a file and finds every section that applies, in
