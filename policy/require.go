@@ -46,6 +46,10 @@ const (
 	ProvUser
 	ProvValidUser
 	ProvGroup
+	// ProvOther is a provider orderly writes but does not evaluate
+	// (ldap-group, dbm-group, expr, ...; translate only): Args are its
+	// name and its argument line as written. It never grants.
+	ProvOther
 )
 
 // Node is a node of the 2.4 Require tree. Containers hold children; leaves
@@ -343,6 +347,8 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 				}
 			}
 		}
+		return Denied, nil
+	case ProvOther:
 		return Denied, nil
 	}
 	panic("policy: unknown provider")

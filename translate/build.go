@@ -56,6 +56,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		cfg: &Config{
 			Semantics:         opt.Semantics,
 			ForwardUnfaithful: opt.ForwardUnfaithful,
+			RenderOnly:        opt.RenderOnly,
 			Omit:              opt.Omit,
 			Methods:           &policy.Methods{},
 			MergeSlashes:      true,
@@ -633,8 +634,8 @@ func (b *builder) notFaithful(d *apacheconf.Directive, why string) {
 	u := Difference{Pos: d.Pos, Text: d.Name + ": " + why}
 	if b.htaccess != nil {
 		// At request time: refuse rather than guess (500), unless the
-		// operator chose to forward.
-		if !b.opt.ForwardUnfaithful {
+		// operator chose to forward, or the file is only written out.
+		if !b.opt.ForwardUnfaithful && !b.opt.RenderOnly {
 			b.ownErrorf(d, "%s; orderly cannot decide as Apache would", u.Text)
 		}
 		return
@@ -1283,6 +1284,23 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 	}
 }
 
+// providerLine is the argument line of a Require as written, after the
+// provider's name (and "not"): mod_authz_core hands it to the provider
+// whole.
+func providerLine(raw string, negate bool) string {
+	skip := func(s string) string {
+		s = strings.TrimLeft(s, " \t")
+		if i := strings.IndexAny(s, " \t"); i >= 0 {
+			return strings.TrimLeft(s[i:], " \t")
+		}
+		return ""
+	}
+	if negate {
+		raw = skip(raw)
+	}
+	return skip(raw)
+}
+
 // require adds one Require line to the section's tree (add_authz_provider).
 func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 	args := d.Args
@@ -1374,8 +1392,13 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 			return
 		}
 	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "dbd-group":
-		b.ownErrorf(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
-		return
+		if !b.opt.RenderOnly {
+			b.ownErrorf(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
+			return
+		}
+		// translate writes it as it is: 2.4 reads it the same way.
+		n.Provider = policy.ProvOther
+		n.Args = []string{prov, providerLine(d.Raw, n.Negate)}
 	default:
 		b.errorf(d, "Unknown Authz provider: %s", prov)
 		return
@@ -1826,7 +1849,7 @@ func (c *Config) ParseHtaccessWith(path string, data []byte, allow HtaccessAllow
 		return nil, err
 	}
 	b := &builder{
-		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful, Omit: c.Omit},
+		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful, RenderOnly: c.RenderOnly, Omit: c.Omit},
 		cfg:        c,
 		ordinals:   map[string]int{},
 		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, list: allow.List, modules: c.Modules, overrideOpts: overrideOpts},
@@ -1875,7 +1898,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 	vb := &builder{
 		vhost: v, scope: b.within(nil, d), set: map[string]bool{},
 		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
-		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
+		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes, Limits: b.cfg.Limits.forHost()},
 	}
 	vb.cfg.Defaults.Options = defaultOptions(b.cfg.Semantics)

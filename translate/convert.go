@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -76,7 +77,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		return nil, err
 	}
 	// The search for .htaccess files is system calls: the configuration
-	// is translated meanwhile.
+	// is read meanwhile.
 	search := startHtaccess(cfg)
 	conv := &Conversion{Files: map[string][]byte{}}
 	byFile := map[string][]edit{}
@@ -108,6 +109,9 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	for _, v := range cfg.VHosts {
 		add(v.Config)
 	}
+	// The .htaccess files merge before <Location> and <Files> sections and
+	// before the <Directory> sections below them: found first.
+	hts, htReviews, htPaths := findHtaccess(search)
 	// The methods every translation names, worked out once per server.
 	names := map[*policy.Methods][]string{} // servers often share theirs
 	for _, c := range serverConfigs(cfg) {
@@ -152,7 +156,6 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	pe, pr := convertProxies(cfg, raw)
 	// .htaccess files: each is a section merged after its directory's
 	// <Directory> sections, below those of the directories above it.
-	hts, htReviews, htPaths := findHtaccess(search)
 	conv.Reviews = append(conv.Reviews, htReviews...)
 	conv.Changes += len(htReviews)
 	for _, h := range hts {
@@ -729,11 +732,13 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	case KindDirectory:
 		if s.Fnmatch {
 			if chain, ok := wildcardChain(cfg, s, hasAccess); ok {
-				return chain, ""
+				// Above its literal part, the same .htaccess files for
+				// every directory it matches; below, some.
+				return withHtaccess(cfg, chain, literalDir(s.Path), true, strings.Count(s.Path, "/"), false, hasAccess)
 			}
 			return nil, "a wildcard <Directory> inherits from whichever directories it matches"
 		}
-		return dirChain(cfg, s.Path, s), ""
+		return withHtaccess(cfg, dirChain(cfg, s.Path, s), s.Path, false, noneBelow, false, hasAccess)
 	case KindLocation:
 		if s.Fnmatch {
 			return nil, "a wildcard <Location> inherits from whichever directories its URLs map to"
@@ -772,7 +777,7 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 				return nil, "<Directory> sections with access rules below this <Location> change what it inherits"
 			}
 		}
-		return chain, ""
+		return withHtaccess(cfg, chain, file, true, allBelow, true, hasAccess)
 	}
 	// Files, FilesMatch, DirectoryMatch, LocationMatch: fine when nothing
 	// else with access rules could merge before them.
@@ -807,7 +812,16 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 			}
 		}
 	}
-	return chain, ""
+	return withHtaccess(cfg, chain, strings.TrimSuffix(cfg.DocumentRoot, "/")+"/", true, allBelow, s.Kind == KindLocationMatch, hasAccess)
+}
+
+// literalDir is the directory above the first wildcard of a <Directory>
+// pattern ("/home/" of "/home/*/public_html").
+func literalDir(p string) string {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		return p[:strings.LastIndexByte(p[:i], '/')+1]
+	}
+	return p
 }
 
 // locationsDisjoint reports whether no URL matches both of two plain
@@ -833,10 +847,7 @@ func locationsDisjoint(cfg *Config, a, b string) bool {
 // access rules could merge before it for some directories and not others
 // (<Directory /home/alice>, another wildcard at its depth or above).
 func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*Section, bool) {
-	lit := s.Path
-	if i := strings.IndexAny(lit, "*?["); i >= 0 {
-		lit = lit[:strings.LastIndexByte(lit[:i], '/')+1]
-	}
+	lit := literalDir(s.Path)
 	pattern := strings.Split(strings.Trim(s.Path, "/"), "/")
 	var chain []*Section
 	for _, d := range cfg.Dirs {
@@ -1852,6 +1863,16 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		review := func(why string) {
 			reviews = append(reviews, Difference{Pos: pos, Text: why + "; left as it is"})
 		}
+		// unknown: left as it is, its rules in force on 2.4 unread.
+		markUnknown := func() {
+			for _, c := range found[p] {
+				c.htFound().unknown = append(c.htFound().unknown, filepath.Dir(p)+"/")
+			}
+		}
+		unknown := func(why string) {
+			review(why)
+			markUnknown()
+		}
 		dir := filepath.Dir(p) + "/"
 		c := found[p][0]
 		chain := fileChain(c, dir)
@@ -1868,23 +1889,32 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		wild := wildApplies(c, dir)
 		switch {
 		case differ:
-			review("servers with different <Directory> sections reach this .htaccess file")
+			unknown("servers with different <Directory> sections reach this .htaccess file")
 			continue
 		case override == 0:
 			continue // never read
 		case wild:
-			review("a regex <Directory> section may apply to this .htaccess file's directory")
+			unknown("a regex <Directory> section may apply to this .htaccess file's directory")
 			continue
 		case nestedAccess(ds):
-			review("access rules in a section other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated")
+			unknown("access rules in a section other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated")
 			continue
 		}
 		sec, err := c.ParseHtaccess(p, data, override, 0, c.BaseDir)
 		if err != nil {
+			if ownRefusal(err) {
+				// orderly's limit, not Apache's: the file works on 2.4
+				// and still needs mod_access_compat.
+				unknown(fmt.Sprintf("%v: orderly cannot read this file as Apache does", err))
+				continue
+			}
 			review(fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err))
 			// Refused whole (no Nonfatal to skip the line): 500 under 2.2
 			// and 2.4 alike, with or without mod_access_compat.
 			reviews[len(reviews)-1].Moot = nonfatal == 0
+			if nonfatal != 0 {
+				markUnknown() // partly read
+			}
 			continue
 		}
 		sec.block = ds
@@ -1903,6 +1933,9 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		}
 		sort.SliceStable(sec.htChain, func(i, j int) bool { return mergeRank(sec.htChain[i]) < mergeRank(sec.htChain[j]) })
 		seen[p] = sec
+		for _, c := range found[p] {
+			c.htFound().parsed = append(c.htFound().parsed, sec)
+		}
 		// The file's <Files> sections merge after everything above, the
 		// file itself included, and after the <Files> sections before
 		// them that match the same names (filesCombos).
@@ -1922,6 +1955,21 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 }
 
 func c0(cs []*Config) *Config { return cs[0] }
+
+// ownRefusal reports whether a load error holds a refusal of orderly's
+// own (apacheconf.Error.Own), where Apache would have read the file.
+func ownRefusal(err error) bool {
+	var el apacheconf.ErrorList
+	if !errors.As(err, &el) {
+		return true
+	}
+	for _, e := range el {
+		if e.Own {
+			return true
+		}
+	}
+	return false
+}
 
 // wildApplies reports whether a regex <Directory> (or <DirectoryMatch>)
 // section matches dir (ending in "/") or a directory above it: Apache

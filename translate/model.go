@@ -318,6 +318,10 @@ type Config struct {
 	UserDirs []string
 	// ForwardUnfaithful is Options.ForwardUnfaithful, for .htaccess files.
 	ForwardUnfaithful bool
+	// RenderOnly is Options.RenderOnly, for .htaccess files.
+	RenderOnly bool
+	// ht are the .htaccess files Convert found for this server.
+	ht *htFound
 	// Omit is Options.Omit, for .htaccess files.
 	Omit map[string]bool
 }
