@@ -1549,6 +1549,19 @@ func renameLine(b *strings.Builder, l string) bool {
 			}
 			return true
 		}
+		if slices.Contains(builtinModules, f[1]) {
+			// Compiled into some 2.4 builds (Debian's): loading it there
+			// stops the server; shared elsewhere (RHEL's).
+			nl := ""
+			if !strings.HasSuffix(l, "\n") {
+				nl = "\n"
+			}
+			b.WriteString(indent + "# orderly ORD-06: " + f[1] + " is built into some 2.4 servers, which refuse to load it again\n")
+			b.WriteString(indent + "<IfModule !" + f[1] + ">\n")
+			b.WriteString("    " + l + nl)
+			b.WriteString(indent + "</IfModule>\n")
+			return true
+		}
 	}
 	b.WriteString(l)
 	return false
