@@ -24,7 +24,11 @@ type SectionText struct {
 	// by line as written into the file, less the indentation of the first
 	// access line (a nested line keeps what it has more). They include
 	// translate's "# orderly DIR-10: ..." comment lines and, where the
-	// section is left for review, the legacy lines commented out.
+	// section is left for review, the legacy lines commented out. They
+	// are recorded before the renames Convert applies to every line of a
+	// file (DIR-01..09), which leave Require lines and their containers
+	// as they are (lint's TestDIR10FixMatchesTranslate compares them with
+	// the file written).
 	Lines []string
 	// After are lines written after the section: the <FilesMatch> of the
 	// names where sections merged before a <Files> answer otherwise
