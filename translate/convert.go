@@ -42,6 +42,10 @@ type Conversion struct {
 	Reviews    []Difference // refused (Require all denied) or left as they are: translate by hand
 	Changes    int          // sections whose access rules were translated
 	Renamed    int          // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
+
+	// Sections are what was written for each section translated, or
+	// refused for review, in place (sections.go).
+	Sections []SectionText
 }
 
 // ConvertOptions tune Convert.
@@ -148,12 +152,14 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
 		}
 		byFile[s.Pos.File] = append(byFile[s.Pos.File], results[i].es...)
+		conv.Sections = append(conv.Sections, sectionText(s, results[i].es, results[i].review))
 		conv.Changes++
 	}
 	// Neither needs the .htaccess files: worked out while they are sought.
 	loaded, raw := loadedFiles(files, opt.LoadOptions, plain)
 	loaded = withRead(loaded, read)
-	pe, pr := convertProxies(cfg, raw)
+	pe, pr, ps := convertProxies(cfg, raw)
+	conv.Sections = append(conv.Sections, ps...)
 	// .htaccess files: each is a section merged after its directory's
 	// <Directory> sections, below those of the directories above it.
 	conv.Reviews = append(conv.Reviews, htReviews...)
@@ -168,6 +174,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			if review != "" {
 				conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
 			}
+			conv.Sections = append(conv.Sections, sectionText(s, e, review))
 			es = append(es, e...)
 		}
 		src, err := os.ReadFile(h.sec.Path)
@@ -342,7 +349,7 @@ func hasAccess(c *DirConf) bool {
 // inherits nothing else and is translated on its own; where a server has
 // several, which merge depends on the request, and they are left as
 // written, for review.
-func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]edit, []Difference) {
+func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]edit, []Difference, []SectionText) {
 	type proxy struct {
 		d     *apacheconf.Directive
 		vhost *apacheconf.Directive // nil: the main server's
@@ -375,6 +382,7 @@ func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]ed
 	}
 	edits := map[string][]edit{}
 	var reviews []Difference
+	var texts []SectionText
 	for _, p := range all {
 		// The main server's sections apply in every virtual host too.
 		n := mainCount + hostCount[p.vhost]
@@ -390,8 +398,9 @@ func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]ed
 			reviews = append(reviews, Difference{Pos: p.d.Pos, Text: review})
 		}
 		edits[p.d.Pos.File] = append(edits[p.d.Pos.File], es...)
+		texts = append(texts, proxyText(p.d, es, review))
 	}
-	return edits, reviews
+	return edits, reviews, texts
 }
 
 // convertProxy translates one <Proxy> section standing alone: as a

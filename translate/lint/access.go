@@ -521,77 +521,14 @@ func (l *linter) checkOldOnly() {
 	}
 }
 
-// checkScopeCompat: DIR-10 with the scope's translation, AUTH-01, ERR-05,
+// checkScopeCompat: DIR-10 (checkCompatFix), AUTH-01, ERR-05,
 // AUTH-03, ORD-01.
 func (l *linter) checkScopeCompat(s *scope) {
 	if !s.compat.set {
 		return
 	}
 	ws := where(s)
-	// Translation units: the scope outside <Limit>, and each <Limit>.
-	type unit struct {
-		limit *dir
-		nodes []*node
-	}
-	var units []*unit
-	byLimit := map[*dir]*unit{}
-	for _, n := range s.own {
-		if !isCompatName(n.name) && n.name != "require" {
-			continue
-		}
-		var lim *dir
-		for i := len(n.parents) - 1; i >= 0; i-- {
-			if s.sec != nil && n.parents[i] == s.sec {
-				break
-			}
-			if n.parents[i].Is("Limit") || n.parents[i].Is("LimitExcept") {
-				lim = n.parents[i]
-				break
-			}
-		}
-		u := byLimit[lim]
-		if u == nil {
-			u = &unit{limit: lim}
-			byLimit[lim] = u
-			units = append(units, u)
-		}
-		u.nodes = append(u.nodes, n)
-	}
-	for _, u := range units {
-		var compat, reqs []*dir
-		for _, n := range u.nodes {
-			if isCompatName(n.name) {
-				compat = append(compat, n.d)
-			} else if !inContainer(n) {
-				reqs = append(reqs, n.d)
-			}
-		}
-		if len(compat) == 0 {
-			continue
-		}
-		tr := translateUnit(compat, reqs)
-		if u.limit != nil {
-			tr = written(u.limit) + " " + tr + " </" + u.limit.Name + ">"
-		}
-		head := compat[0]
-		for _, d := range compat {
-			if d.Is("Order") {
-				head = d
-				break
-			}
-		}
-		part := "" // the fix of each directive of the unit but the head: one text for all
-		for _, d := range compat {
-			if d == head {
-				l.at("DIR-10", d, "", "Replace the access directives of "+ws+" with: "+tr+" (and drop mod_access_compat once every scope is migrated).")
-				continue
-			}
-			if part == "" {
-				part = "Part of " + ws + ", translated at " + head.Pos.String() + ": " + tr + "."
-			}
-			l.at("DIR-10", d, "", part)
-		}
-	}
+	l.checkCompatFix(s, ws)
 	err05 := "" // the change of ERR-05, the same for every Deny of the scope
 	for _, n := range s.own {
 		d := n.d
@@ -599,7 +536,11 @@ func (l *linter) checkScopeCompat(s *scope) {
 		if !deny && n.name != "allow" {
 			continue
 		}
-		if fix := requireFix(d, deny); fix != "" {
+		if hostWords(d) {
+			fix := "" // the rule's, where translate writes no Require for the scope
+			if text, ok := l.tr.requireText(s); ok {
+				fix = "In 2.4 this line is part of the Require lines orderly translate writes for " + ws + ": " + text + "."
+			}
 			l.at("AUTH-01", d, "", fix)
 		}
 		if deny {
@@ -641,174 +582,52 @@ func (l *linter) checkScopeCompat(s *scope) {
 	}
 }
 
-// requireFix returns the fix of AUTH-01 for the Allow or Deny line d: the
-// Require lines for its addresses and host names ("" if it has none).
-func requireFix(d *dir, deny bool) string {
-	var b strings.Builder
-	for _, w := range fromWords(d) {
-		if w.kind != "ip" && w.kind != "host" {
-			continue
+// checkCompatFix: DIR-10 on every Order/Allow/Deny/Satisfy line of
+// scope s (ws names it), <Limit> included. Its fix is what orderly
+// translate writes for the section (translated.go): on the Order line
+// (the first line where there is none), and each other line points
+// there.
+func (l *linter) checkCompatFix(s *scope, ws string) {
+	var head *dir
+	for _, n := range s.own {
+		if isCompatName(n.name) && (head == nil || n.name == "order" && !head.Is("Order")) {
+			head = n.d
 		}
-		if b.Len() == 0 {
-			b.WriteString("Use ")
-		} else {
-			b.WriteString(" / ")
+	}
+	if head == nil {
+		return
+	}
+	fix, part := l.tr.dir10Fixes(s, ws, head)
+	for _, n := range s.own {
+		switch {
+		case !isCompatName(n.name):
+		case n.d == head:
+			l.at("DIR-10", n.d, "", fix)
+		default:
+			l.at("DIR-10", n.d, "", part)
 		}
-		b.WriteString("Require ")
-		if deny {
-			b.WriteString("not ")
-		}
-		b.WriteString(w.kind)
-		b.WriteByte(' ')
-		b.WriteString(w.text)
 	}
-	if b.Len() == 0 {
-		return ""
-	}
-	if deny {
-		b.WriteString(" inside <RequireAll> (with what is granted)")
-	}
-	b.WriteByte('.')
-	return b.String()
 }
 
-// isCompat reports whether d is one of mod_access_compat's directives.
-func isCompat(d *dir) bool { return isCompatName(strings.ToLower(d.Name)) }
+// hostWords reports whether the Allow or Deny line d names client
+// addresses or host names (AUTH-01).
+func hostWords(d *dir) bool {
+	for _, w := range fromWords(d) {
+		if w.kind == "ip" || w.kind == "host" {
+			return true
+		}
+	}
+	return false
+}
 
-// isCompatName is isCompat for a name in lower case.
+// isCompatName reports whether the directive named name (lower case) is
+// one of mod_access_compat's.
 func isCompatName(name string) bool {
 	switch name {
 	case "order", "allow", "deny", "satisfy":
 		return true
 	}
 	return false
-}
-
-// translateUnit writes the 2.4 equivalent of Order/Allow/Deny/Satisfy
-// (and the 2.2 Require lines beside them), as in the upgrade document's
-// §5.2 equivalents and apache-access-semantics.md §3.1, on one line.
-func translateUnit(compat, reqs []*dir) string {
-	c := compatSum{}
-	for _, d := range compat {
-		switch {
-		case d.Is("Order"):
-			c.order = strings.ToLower(strings.Join(d.Args, ""))
-			if c.order == "mutual-failure" {
-				c.order = "allow,deny"
-			}
-			c.rules = true
-		case d.Is("Allow"):
-			c.allows, c.rules = append(c.allows, fromWords(d)...), true
-		case d.Is("Deny"):
-			c.denies, c.rules = append(c.denies, fromWords(d)...), true
-		case d.Is("Satisfy"):
-			c.satisfy = strings.ToLower(strings.Join(d.Args, ""))
-		}
-	}
-	req := func(w word, not bool) string {
-		n := ""
-		if not {
-			n = "not "
-		}
-		switch w.kind {
-		case "env":
-			if v, neg := strings.CutPrefix(w.text, "!"); neg {
-				if not {
-					return "Require env " + v
-				}
-				return "Require not env " + v
-			}
-			return "Require " + n + "env " + w.text
-		case "all":
-			if not {
-				return "Require all denied"
-			}
-			return "Require all granted"
-		}
-		return "Require " + n + w.kind + " " + w.text
-	}
-	group := func(kind string, items []string) string {
-		if len(items) == 1 {
-			return items[0]
-		}
-		return "<Require" + kind + "> " + strings.Join(items, " / ") + " </Require" + kind + ">"
-	}
-	var allows, nots []string
-	for _, w := range c.allows {
-		if w.kind != "all" {
-			allows = append(allows, req(w, false))
-		}
-	}
-	for _, w := range c.denies {
-		if w.kind != "all" {
-			nots = append(nots, req(w, true))
-		}
-	}
-	compatExpr := ""
-	switch {
-	case !c.rules:
-		compatExpr = "" // Satisfy only
-	case c.ord() == "deny,allow":
-		switch {
-		case hasAll(c.allows) || len(c.denies) == 0:
-			compatExpr = "Require all granted"
-		case hasAll(c.denies):
-			if len(allows) == 0 {
-				compatExpr = "Require all denied"
-			} else {
-				compatExpr = group("Any", allows)
-			}
-		default:
-			rest := group("All", append([]string{"Require all granted"}, nots...))
-			if len(allows) == 0 {
-				compatExpr = rest
-			} else {
-				compatExpr = group("Any", append(allows, rest))
-			}
-		}
-	default: // allow,deny
-		switch {
-		case len(c.allows) == 0 || hasAll(c.denies):
-			compatExpr = "Require all denied"
-		case len(c.denies) == 0:
-			if hasAll(c.allows) {
-				compatExpr = "Require all granted"
-			} else {
-				compatExpr = group("Any", allows)
-			}
-		default:
-			first := "Require all granted"
-			if !hasAll(c.allows) {
-				first = group("Any", allows)
-			}
-			compatExpr = group("All", append([]string{first}, nots...))
-		}
-	}
-	var auth []string
-	for _, r := range reqs {
-		auth = append(auth, written(r))
-	}
-	switch {
-	case len(auth) == 0 && compatExpr == "":
-		return "nothing (Satisfy has no effect without Require; drop it)"
-	case len(auth) == 0:
-		return compatExpr
-	case compatExpr == "" || compatExpr == "Require all granted" && c.satisfy != "any":
-		return group("Any", auth)
-	case c.satisfy == "any":
-		if compatExpr == "Require all denied" {
-			return group("Any", auth)
-		}
-		if compatExpr == "Require all granted" {
-			return "Require all granted (the Require lines were never needed)"
-		}
-		return group("Any", append([]string{compatExpr}, auth...))
-	default:
-		if compatExpr == "Require all denied" {
-			return "Require all denied (Satisfy All with every client refused)"
-		}
-		return group("All", []string{compatExpr, group("Any", auth)})
-	}
 }
 
 // checkScopeRequire: AUTH-04, AUTH-05, ORD-02, ORD-11.
@@ -921,18 +740,17 @@ func (l *linter) checkScopeMerge(s *scope) {
 		if a == nil || !a.req.newForm || a.req.onlyAll == "granted" || c.satisfy == "any" || c.refusesAll() {
 			return
 		}
-		l.at("AUTH-06", c.first, "this section sets only Order/Allow/Deny; its Require comes from "+where(a)+" ("+written(a.req.first)+"). Both layers must pass: a client this section allows is still refused by the inherited Require (403, AH01630). The upgrade document's 200 (§5.3, second row) holds only where a deeper section grants the document root, as the stock configuration's <Directory /var/www/html> Require all granted does.", "Add 'Satisfy Any' here, or migrate this section to Require ("+translateUnit(compatDirs(s), nil)+").")
+		l.at("AUTH-06", c.first, "this section sets only Order/Allow/Deny; its Require comes from "+where(a)+" ("+written(a.req.first)+"). Both layers must pass: a client this section allows is still refused by the inherited Require (403, AH01630). The upgrade document's 200 (§5.3, second row) holds only where a deeper section grants the document root, as the stock configuration's <Directory /var/www/html> Require all granted does.", "Add 'Satisfy Any' here, or migrate this section to Require"+l.migrated(s)+".")
 	}
 }
 
-func compatDirs(s *scope) []*dir {
-	var out []*dir
-	for _, n := range s.own {
-		if isCompatName(n.name) && !inLimit(n, s) {
-			out = append(out, n.d)
-		}
+// migrated returns " (TEXT)", TEXT the Require lines orderly translate
+// writes for scope s, or "" where it writes none.
+func (l *linter) migrated(s *scope) string {
+	if text, ok := l.tr.requireText(s); ok {
+		return " (" + text + ")"
 	}
-	return out
+	return ""
 }
 
 // overrideCategory returns the AllowOverride category an .htaccess

@@ -126,6 +126,7 @@ type linter struct {
 	scopes    []*scope
 	ancestry  map[*scope][]*scope
 	byVhost   map[*vhost][]*scope // l.scopes by virtual host (nil: the main server), for ancestors
+	tr        *translated         // what orderly translate writes (DIR-10 fixes)
 	found     findingList
 	files     []string
 	seenFile  map[string]bool
@@ -174,6 +175,34 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if len(files) == 0 {
 		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
 	}
+	l, err := read(files, opt)
+	if err != nil {
+		return nil, err
+	}
+	// What orderly serve would refuse, from its own model, on another
+	// core meanwhile.
+	refusals := make(chan apacheconf.ErrorList, 1)
+	serveOpt := l.serveOptions()
+	go func() { refusals <- serveRefusals(files, serveOpt) }()
+	// And what orderly translate writes, for the fixes of DIR-10.
+	converted := make(chan *translated, 1)
+	go func() { converted <- convert(files, serveOpt) }()
+	// The search for .htaccess files is system calls: the scopes of the
+	// configuration are made meanwhile, theirs once they are read.
+	search := l.startHtaccess()
+	config := len(l.nodes)
+	l.buildScopes(l.nodes[:config], false)
+	l.readHtaccess(search)
+	l.buildScopes(l.nodes[config:], true)
+	l.tr = <-converted
+	l.check()
+	l.reportRefusals(<-refusals)
+	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
+}
+
+// read reads and indexes the configuration files (with what they
+// include), not yet the .htaccess files.
+func read(files []string, opt Options) (*linter, error) {
 	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
@@ -186,24 +215,18 @@ func Lint(files []string, opt Options) (*Report, error) {
 		l.root = filepath.Dir(files[0])
 	}
 	l.model()
-	// What orderly serve would refuse, from its own model, on another
-	// core meanwhile.
-	refusals := make(chan apacheconf.ErrorList, 1)
-	serveOpt := opt
-	if serveOpt.Semantics == "" {
-		serveOpt.Semantics = l.semantics()
+	return l, nil
+}
+
+// serveOptions are the options lint gives translate's model (orderly
+// serve's refusals, orderly translate's text): the linter's, the
+// semantics worked out from the configuration where they name none.
+func (l *linter) serveOptions() Options {
+	opt := l.opt
+	if opt.Semantics == "" {
+		opt.Semantics = l.semantics()
 	}
-	go func() { refusals <- serveRefusals(files, serveOpt) }()
-	// The search for .htaccess files is system calls: the scopes of the
-	// configuration are made meanwhile, theirs once they are read.
-	search := l.startHtaccess()
-	config := len(l.nodes)
-	l.buildScopes(l.nodes[:config], false)
-	l.readHtaccess(search)
-	l.buildScopes(l.nodes[config:], true)
-	l.check()
-	l.reportRefusals(<-refusals)
-	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
+	return opt
 }
 
 // A topFile is a configuration file given to [Lint]: name, and first, the

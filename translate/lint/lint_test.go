@@ -251,43 +251,6 @@ func TestMixedDirectiveOutcomes(t *testing.T) {
 	}
 }
 
-// TestTranslateUnit checks the 2.4 equivalents of the upgrade document's
-// §5.2.
-func TestTranslateUnit(t *testing.T) {
-	cases := []struct{ src, want string }{
-		{"Order deny,allow\nDeny from all", "Require all denied"},
-		{"Order allow,deny\nAllow from all", "Require all granted"},
-		{"Order Deny,Allow\nDeny from all\nAllow from example.org", "Require host example.org"},
-		// §5.2's fifth row as written: under Order allow,deny, "Deny from
-		// all" refuses every client, whatever is allowed (httpd's
-		// check_dir_access; apache-access-semantics.md §9.1).
-		{"Order allow,deny\nDeny from all\nSatisfy all\nAllow from 10.1.2.3\nRequire valid-user", "Require all denied (Satisfy All with every client refused)"},
-		// ... and as meant.
-		{"Order allow,deny\nAllow from 10.1.2.3\nSatisfy all\nRequire valid-user", "<RequireAll> Require ip 10.1.2.3 / Require valid-user </RequireAll>"},
-		{"Order allow,deny\nAllow from 10.1.2.3\nSatisfy any\nRequire valid-user", "<RequireAny> Require ip 10.1.2.3 / Require valid-user </RequireAny>"},
-		{"Order deny,allow\nDeny from all\nRequire valid-user", "Require all denied (Satisfy All with every client refused)"},
-		{"Order deny,allow\nDeny from 10.0.0.0/8", "<RequireAll> Require all granted / Require not ip 10.0.0.0/8 </RequireAll>"},
-		{"Order allow,deny\nAllow from all\nDeny from env=bad", "<RequireAll> Require all granted / Require not env bad </RequireAll>"},
-		{"Order mutual-failure\nAllow from 10.1\nDeny from 10.1.2.4", "<RequireAll> Require ip 10.1 / Require not ip 10.1.2.4 </RequireAll>"},
-		{"Order deny,allow\nDeny from all\nAllow from env=ok", "Require env ok"},
-		{"Order allow,deny", "Require all denied"},
-	}
-	for _, c := range cases {
-		ds := parseLines(t, c.src)
-		var compat, reqs []*dir
-		for _, d := range ds {
-			if isCompat(d) {
-				compat = append(compat, d)
-			} else {
-				reqs = append(reqs, d)
-			}
-		}
-		if got := translateUnit(compat, reqs); got != c.want {
-			t.Errorf("%q:\n got %s\nwant %s", c.src, got, c.want)
-		}
-	}
-}
-
 // TestFilterExpr checks the FilterProvider rewrite of DIR-17.
 func TestFilterExpr(t *testing.T) {
 	cases := []struct{ dispatch, match, want string }{

@@ -15,23 +15,7 @@ import (
 // the .htaccess files below its document roots as requests would: what
 // it refuses, lint reports (ORD-14), with the same message.
 func serveRefusals(files []string, opt Options) apacheconf.ErrorList {
-	sem := translate.Legacy22
-	if opt.Semantics == string(translate.Compat24) {
-		sem = translate.Compat24
-	}
-	defines := map[string]bool{}
-	for _, d := range opt.Defines {
-		defines[d] = true
-	}
-	docRoot := opt.DocumentRoot
-	if docRoot == "" {
-		docRoot = "/var/www" // only where the configuration sets none
-	}
-	cfg, err := translate.Load(files, translate.LoadOptions{
-		Options: translate.Options{Semantics: sem, ServerRoot: opt.ServerRoot, DocumentRoot: docRoot},
-		Defines: defines,
-		Modules: opt.Modules,
-	})
+	cfg, err := translate.Load(files, loadOptions(opt))
 	var el apacheconf.ErrorList
 	if err != nil {
 		if !errors.As(err, &el) {
@@ -46,6 +30,30 @@ func serveRefusals(files []string, opt Options) apacheconf.ErrorList {
 	}
 	el, _ = e.CheckHtaccess(e.Roots(), maxDirs)
 	return el
+}
+
+// loadOptions are the options lint reads a configuration with through
+// translate's model, for orderly serve's refusals (serveRefusals) and
+// for orderly translate's text (convert): opt's semantics, server root,
+// document root, defines and modules.
+func loadOptions(opt Options) translate.LoadOptions {
+	sem := translate.Legacy22
+	if opt.Semantics == string(translate.Compat24) {
+		sem = translate.Compat24
+	}
+	defines := map[string]bool{}
+	for _, d := range opt.Defines {
+		defines[d] = true
+	}
+	docRoot := opt.DocumentRoot
+	if docRoot == "" {
+		docRoot = "/var/www" // only where the configuration sets none
+	}
+	return translate.LoadOptions{
+		Options: translate.Options{Semantics: sem, ServerRoot: opt.ServerRoot, DocumentRoot: docRoot},
+		Defines: defines,
+		Modules: opt.Modules,
+	}
 }
 
 // semantics is what orderly serve is to read a configuration given no

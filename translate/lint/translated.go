@@ -1,0 +1,133 @@
+package lint
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// translated is what orderly translate writes for the configuration
+// (translate.Convert, the model orderly serve uses): the text of each
+// section it translated or refused for review, by position, and the
+// sections and .htaccess files it left as they are. lint's DIR-10 fixes
+// are these texts, so that the fix lint proposes is the text translate
+// writes (issue 17).
+type translated struct {
+	sections map[secKey]*translate.SectionText
+	left     map[secKey]string // left as they are, with why
+	refused  string            // why translate cannot read the configuration ("" when it can)
+}
+
+// secKey is a section's opening line (an .htaccess file's line 1).
+type secKey struct {
+	file string
+	line int
+}
+
+// convert runs translate.Convert with the options lint reads the
+// configuration with (loadOptions), unfaithful directives forwarded as
+// orderly translate does.
+func convert(files []string, opt Options) *translated {
+	lo := loadOptions(opt)
+	lo.ForwardUnfaithful = true // as orderly translate
+	conv, err := translate.Convert(files, translate.ConvertOptions{LoadOptions: lo})
+	if err != nil {
+		var el apacheconf.ErrorList
+		if errors.As(err, &el) && len(el) > 0 {
+			why := el[0].Error()
+			if len(el) > 1 {
+				why += fmt.Sprintf(", and %d more", len(el)-1)
+			}
+			return &translated{refused: why}
+		}
+		return &translated{refused: err.Error()}
+	}
+	t := &translated{sections: map[secKey]*translate.SectionText{}, left: map[secKey]string{}}
+	for i := range conv.Sections {
+		s := &conv.Sections[i]
+		t.sections[secKey{s.Pos.File, s.Pos.Line}] = s
+	}
+	for _, r := range conv.Reviews {
+		k := secKey{r.Pos.File, r.Pos.Line}
+		if _, ok := t.sections[k]; !ok {
+			t.left[k] = r.Text
+		}
+	}
+	return t
+}
+
+// section returns what translate wrote for scope s (nil if nothing).
+func (t *translated) section(s *scope) *translate.SectionText {
+	return t.sections[scopeKey(s)]
+}
+
+func scopeKey(s *scope) secKey {
+	if s.ht != nil {
+		return secKey{s.ht.path, 1}
+	}
+	return secKey{s.pos.File, s.pos.Line}
+}
+
+// requireText returns the Require lines translate wrote for scope s on
+// one line, and whether it translated s (not refused for review, not left
+// as it is).
+func (t *translated) requireText(s *scope) (string, bool) {
+	st := t.section(s)
+	if st == nil || st.Review != "" {
+		return "", false
+	}
+	text := joinLines(translate.Directives(st.Lines))
+	return text, text != ""
+}
+
+// dir10Fixes returns the fix of DIR-10 for the Order/Allow/Deny/Satisfy
+// line head of scope s (ws names it), and the fix of the scope's other
+// such lines: what orderly translate writes for the section.
+func (t *translated) dir10Fixes(s *scope, ws string, head *dir) (fix, part string) {
+	at := head.Pos.String()
+	st := t.section(s)
+	switch {
+	case t.refused != "":
+		return "orderly translate writes the Require lines of " + ws + " once it can read the configuration, which it refuses now (" + t.refused + "; see ORD-14): fix that first.",
+			"Part of " + ws + ", whose fix is at " + at + ": orderly translate refuses the configuration now (see ORD-14)."
+	case st != nil && st.Review != "":
+		writes := joinLines(translate.Directives(st.Lines))
+		fix = "orderly translate leaves " + ws + " for review (" + st.Review + "): it writes " + writes + ", refusing every request until the section is translated by hand."
+		return fix, "Part of " + ws + ", left for review at " + at + " (" + st.Review + "): it writes " + writes + ", refusing every request until the section is translated by hand."
+	case st != nil && len(translate.Directives(st.Lines)) > 0:
+		writes := joinLines(translate.Directives(st.Lines))
+		after := ""
+		if len(st.After) > 0 {
+			after = ", and after the section: " + joinLines(translate.Directives(st.After))
+		}
+		return "Replace the access directives of " + ws + " with: " + writes + after + " (and drop mod_access_compat once every scope is migrated).",
+			"Part of " + ws + ", translated at " + at + ": " + writes + "."
+	}
+	why, ok := t.left[scopeKey(s)]
+	if !ok {
+		why = "it translates <Directory>, <Files>, <Location> and <Proxy> sections and the .htaccess files below the document roots, Alias targets and UserDir directories"
+	}
+	return "orderly translate leaves " + ws + " as it is (" + why + "): translate it by hand (upgrade document §5.2).",
+		"Part of " + ws + ", whose fix is at " + at + ": orderly translate leaves it as it is."
+}
+
+// joinLines writes lines of configuration on one line: the lines inside a
+// container between its opening and closing tags, the others separated
+// by " / ".
+func joinLines(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			if prev := lines[i-1]; strings.HasPrefix(prev, "<") && !strings.HasPrefix(prev, "</") || strings.HasPrefix(l, "</") {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString(" / ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
