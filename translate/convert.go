@@ -1725,15 +1725,35 @@ func loadsModules(text string, have map[string]bool) moduleLines {
 	ml := moduleLines{dir: "modules/"}
 	var buf [4]string
 	at := 0
+	// The modules added go after the last LoadModule line, or after the
+	// end of the <IfModule> section it is in.
+	depth, inSection := 0, false
 	for l := range strings.Lines(text) {
 		at += len(l)
-		if w, ok := firstWord(l); ok && !strings.EqualFold(w, "LoadModule") {
+		w, ok := firstWord(l)
+		switch {
+		case ok && strings.EqualFold(w, "<IfModule") || strings.HasPrefix(strings.ToLower(w), "<ifmodule"):
+			depth++
+			continue
+		case ok && strings.EqualFold(w, "</IfModule>"):
+			if depth > 0 {
+				depth--
+			}
+			if depth == 0 && inSection {
+				ml.end, inSection = at, false
+			}
+			continue
+		case ok && !strings.EqualFold(w, "LoadModule"):
 			continue
 		}
 		f := fields(l, &buf)
 		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
 			have[f[1]] = true
-			ml.end = at
+			if depth == 0 {
+				ml.end = at
+			} else {
+				inSection = true
+			}
 			if j := strings.LastIndexByte(f[2], '/'); j >= 0 {
 				ml.dir = strings.Trim(f[2][:j+1], `"`)
 			}

@@ -265,7 +265,8 @@ func TestConvertUnixd(t *testing.T) {
 	}{
 		{"LoadModule authz_host_module modules/mod_authz_host.so\nUser www-data\nGroup www-data\n", true},
 		{"LoadModule authz_host_module modules/mod_authz_host.so\nServerName x\n", false},
-		{"LoadModule unixd_module modules/mod_unixd.so\nUser www-data\n", false},
+		// Its own LoadModule is wrapped the same way, and no second one added.
+		{"LoadModule unixd_module modules/mod_unixd.so\nUser www-data\n", true},
 	} {
 		conf := filepath.Join(dir, "httpd.conf")
 		os.WriteFile(conf, []byte(tt.conf), 0o644)
@@ -275,7 +276,7 @@ func TestConvertUnixd(t *testing.T) {
 		}
 		out := string(conv.Files[conf])
 		got := strings.Contains(out, "<IfModule !unixd_module>\n    LoadModule unixd_module modules/mod_unixd.so\n</IfModule>\n")
-		if got != tt.want {
+		if got != tt.want || strings.Count(out, "LoadModule unixd_module") > 1 {
 			t.Errorf("%q: mod_unixd block %v, want %v:\n%s", tt.conf, got, tt.want, out)
 		}
 	}

@@ -97,8 +97,6 @@ var upgradeFixtures = []upgradeFixture{
 		ports:    []string{"PORT"},
 		dirs:     []string{"logs"},
 		errorLog: "logs/error_log",
-		syntaxGap22: "translate keeps 'LoadModule version_module', which Debian's 2.4 compiles in (lint's ORD-06): " +
-			"'module version_module is built-in and can't be loaded'",
 		compatGap24: "seven .htaccess files with <IfVersion> around their access rules are left as they are (\"access rules in a section " +
 			"other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated\": <IfVersion> is not evaluated in " +
 			".htaccess files as <IfModule> is), and bert's Drupal .htaccess (\"another <Files> section with access rules may match the " +
@@ -116,13 +114,6 @@ var upgradeFixtures = []upgradeFixture{
 				"\"<Directory> sections with access rules below the document root merge before this section, which applies under all of them\", " +
 				"though a <Files> nested in a <Directory> applies under that directory only",
 			"requests:49": "finance.conf's nested <Files \"ledger.csv\"> left for review as Require all denied (see requests:48)",
-			"requests:63": "it/.htaccess (AuthBasicProvider ldap, Require ldap-group, Order/Deny/Allow, Satisfy any) is left as it is " +
-				"(\"AuthBasicProvider ldap cannot be evaluated by orderly\"), yet the translation drops mod_access_compat: its Order line is an invalid command, 500",
-			"requests:64": "it/.htaccess left as it is without mod_access_compat: 500 (see requests:63)",
-			"requests:65": "it/.htaccess left as it is without mod_access_compat: 500 (see requests:63)",
-			"requests:81": "teams/sales/.htaccess (AuthBasicProvider staff-file, an AuthnProviderAlias; Require group sales) is left as it is " +
-				"(\"AuthBasicProvider staff-file cannot be evaluated by orderly (only file is supported)\"): its Require replaces the " +
-				"Require ip the translation made of the parent <Directory>'s Allow lines, so a sales password opens it from any address (legacy 403, translated 200)",
 		},
 		wrong22: map[string]string{
 			"Require group hr": "hr.conf: with AuthDBMGroupFile, 2.2's mod_authz_dbm answered Require group; in 2.4 that is " +
@@ -139,15 +130,6 @@ var upgradeFixtures = []upgradeFixture{
 		writable: []string{"var/lib/dav", "var/www/dav"},
 		cert:     "etc/pki/tls",
 		errorLog: "var/log/httpd/error_log",
-		syntaxGap22: "translate keeps the LoadModule lines of log_config_module, logio_module and version_module, " +
-			"which Debian's 2.4 compiles in (lint's ORD-06): 'module log_config_module is built-in and can't be loaded'",
-		gaps: map[string]string{
-			"requests:47":     "<Location /server-status> left for review as Require all denied: \"an earlier <Location> with access rules covers only part of this one's URLs\", though <Location /dav> and /dav/archive (conf.d/dav.conf) cover none of them",
-			"requests:50":     "<Location /server-info> left for review as Require all denied: an earlier <Location> (/dav) \"covers only part of this one's URLs\", though it covers none",
-			"requests:51":     "<Location /server-info> left for review as Require all denied: an earlier <Location> (/dav) \"covers only part of this one's URLs\", though it covers none",
-			"requests-tls:8":  "ssl.conf's <Location /reports/payroll> left for review as Require all denied: the main server's <Location /dav> \"covers only part of this one's URLs\", though it covers none (the legacy answer is 401: the .htaccess's Satisfy any with the group)",
-			"requests-tls:13": "<Location /server-status> left for review as Require all denied (see requests:47)",
-		},
 	},
 }
 
