@@ -788,6 +788,11 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 		}
 		return withHtaccess(cfg, chain, file, true, allBelow, true, hasAccess)
 	}
+	if isFiles(s) {
+		if d := parentDir(cfg, s); d != nil {
+			return nestedFilesChain(cfg, s, d, hasAccess)
+		}
+	}
 	// Files, FilesMatch, DirectoryMatch, LocationMatch: fine when nothing
 	// else with access rules could merge before them.
 	var chain []*Section
@@ -812,15 +817,8 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
 		}
 	}
-	if isFiles(s) {
-		for _, d := range chain {
-			for _, o := range d.Conf.Files {
-				if o != s && hasAccess(o.Conf) && filesOverlap(o, s) {
-					return nil, "a <Files> section with access rules in a <Directory> section may match the same names and merge before this one"
-				}
-			}
-		}
-	}
+	// The <Files> sections nested in <Directory> sections merge after the
+	// server's.
 	return withHtaccess(cfg, chain, strings.TrimSuffix(cfg.DocumentRoot, "/")+"/", true, allBelow, s.Kind == KindLocationMatch, hasAccess)
 }
 

@@ -46,9 +46,10 @@ func filesOverlap(a, b *Section) bool {
 }
 
 // filesBefore lists the <Files> sections that merge before s wherever s
-// applies, in merge order: the server's, then (for a section of an
-// .htaccess file) those of the sections of its chain.
-func filesBefore(cfg *Config, s *Section) []*Section {
+// applies, in merge order: the server's, then those nested in the
+// sections of its chain (the <Directory> sections and .htaccess files
+// that merge before it), as core concatenates them.
+func filesBefore(cfg *Config, s *Section, chain []*Section) []*Section {
 	var out []*Section
 	for _, o := range cfg.Files {
 		if o == s {
@@ -56,10 +57,7 @@ func filesBefore(cfg *Config, s *Section) []*Section {
 		}
 		out = append(out, o)
 	}
-	if s.htChain == nil {
-		return out
-	}
-	for _, d := range s.htChain {
+	for _, d := range chain {
 		for _, o := range d.Conf.Files {
 			if o == s {
 				return out
@@ -68,6 +66,38 @@ func filesBefore(cfg *Config, s *Section) []*Section {
 		}
 	}
 	return out
+}
+
+// parentDir is the <Directory> section s is nested in, if any.
+func parentDir(cfg *Config, s *Section) *Section {
+	for _, d := range cfg.Dirs {
+		if slices.Contains(d.Conf.Files, s) {
+			return d
+		}
+	}
+	return nil
+}
+
+// nestedFilesChain is what a <Files> section nested in the <Directory>
+// section d inherits: the directories down to d's, d itself and the
+// .htaccess files above and in d's directory, when no section with access
+// rules (needs) merges before it for some of its files only.
+func nestedFilesChain(cfg *Config, s, d *Section, needs func(*DirConf) bool) ([]*Section, string) {
+	if d.Fnmatch {
+		return nil, "a <Files> section in a wildcard <Directory> inherits from whichever directories it matches"
+	}
+	for _, o := range cfg.Dirs {
+		if o != d && o.Path != d.Path && needs(o.Conf) && (o.Fnmatch || strings.HasPrefix(o.Path, d.Path)) {
+			return nil, "<Directory> sections with access rules below this section's <Directory> merge before it for some files"
+		}
+	}
+	for _, o := range cfg.DirMatches {
+		if needs(o.Conf) {
+			return nil, "<DirectoryMatch> sections with access rules merge before this section for some files"
+		}
+	}
+	chain := append(dirChain(cfg, d.Path, d), d)
+	return withHtaccess(cfg, chain, d.Path, true, allBelow, false, needs)
 }
 
 // filesCombos returns the <FilesMatch> sections to write after s for the
@@ -82,7 +112,7 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 		return nil, why
 	}
 	var before []*Section
-	for _, o := range filesBefore(cfg, s) {
+	for _, o := range filesBefore(cfg, s, chain) {
 		if hasAccess(o.Conf) && filesOverlap(o, s) {
 			before = append(before, o)
 		}

@@ -109,12 +109,6 @@ var upgradeFixtures = []upgradeFixture{
 		idle:     []string{"LDAPPORT"}, // the directory server is not run
 		dirs:     []string{"logs"},
 		errorLog: "logs/error_log",
-		gaps: map[string]string{
-			"requests:48": "finance.conf's <Files \"ledger.csv\"> inside <Directory .../finance> left for review as Require all denied: " +
-				"\"<Directory> sections with access rules below the document root merge before this section, which applies under all of them\", " +
-				"though a <Files> nested in a <Directory> applies under that directory only",
-			"requests:49": "finance.conf's nested <Files \"ledger.csv\"> left for review as Require all denied (see requests:48)",
-		},
 		wrong22: map[string]string{
 			"Require group hr": "hr.conf: with AuthDBMGroupFile, 2.2's mod_authz_dbm answered Require group; in 2.4 that is " +
 				"mod_authz_groupfile's (no AuthGroupFile here: every account refused) and mod_authz_dbm's is Require dbm-group (AUTH-05, which lint reports)",
