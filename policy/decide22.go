@@ -10,6 +10,9 @@ type Require22 struct {
 	Methods MethodMask
 	Words   []string // Words[0] is the keyword: valid-user, user, group, or anything
 	Rule    *Rule
+	// Raw is the line after the keyword as written, for a provider
+	// orderly writes out but does not evaluate (ldap-group).
+	Raw string
 }
 
 // Legacy22 is what Apache 2.2 keeps apart from 2.4's layers: Satisfy in

@@ -1040,6 +1040,12 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		v := b.resolve(d.Args[0])
 		conf.UserFile = &v
 		b.rule(d, ctx.scope)
+	case "authdbmgroupfile":
+		if len(d.Args) > 0 {
+			v := b.resolve(d.Args[0])
+			conf.DBMGroupFile = &v
+		}
+		b.unevaluated(d, info)
 	case "authgroupfile":
 		if len(d.Args) != 1 {
 			b.errorf(d, "AuthGroupFile takes one argument")
@@ -2148,7 +2154,7 @@ func (b *builder) require22(d *apacheconf.Directive, ctx *dirCtx) {
 	if ctx.conf.Requires22 == nil {
 		ctx.conf.Requires22 = []policy.Require22{}
 	}
-	ctx.conf.Requires22 = append(ctx.conf.Requires22, policy.Require22{Methods: ctx.limited, Words: d.Args, Rule: b.rule(d, ctx.scope)})
+	ctx.conf.Requires22 = append(ctx.conf.Requires22, policy.Require22{Methods: ctx.limited, Words: d.Args, Rule: b.rule(d, ctx.scope), Raw: providerLine(d.Raw, false)})
 }
 
 // groupFirst reports whether mod_authz_groupfile's auth_checker runs

@@ -641,6 +641,9 @@ type layers struct {
 	compat *policy.Compat
 	authz  *AuthzSlot
 	req22  []policy.Require22
+	// 2.2's group files in force: Require group is mod_authz_groupfile's
+	// with AuthGroupFile, mod_authz_dbm's with AuthDBMGroupFile.
+	groupFile, dbmGroups bool
 	sat22  [policy.MaxMethods]policy.Satisfy
 	satSet policy.MethodMask
 }
@@ -691,6 +694,12 @@ func mergeLayers(chain []*Section) (*layers, *layers) {
 		}
 		if c.Requires22 != nil {
 			l.req22 = c.Requires22
+		}
+		if c.GroupFile != nil {
+			l.groupFile = *c.GroupFile != ""
+		}
+		if c.DBMGroupFile != nil {
+			l.dbmGroups = *c.DBMGroupFile != ""
 		}
 		for set := c.Satisfy22Set; set != 0; set &= set - 1 {
 			i := bits.TrailingZeros64(uint64(set))
@@ -1076,7 +1085,7 @@ func scopeTree(cfg *Config, compat, authz *layers, m int) *policy.Node {
 	var r *policy.Node
 	if cfg.Semantics == Legacy22 {
 		sat = compat.sat22[m]
-		r = require22Tree(cfg, authz.req22, m)
+		r = require22Tree(cfg, authz, m)
 	} else {
 		if compat.compat != nil {
 			sat = compat.compat.Satisfy[m]
@@ -1201,10 +1210,10 @@ func compatTree(c *policy.Compat, m int) *policy.Node {
 // require22Tree is 2.2's Require lines for method m as a 2.4 tree: the
 // group file module decides first where it has lines and is authoritative,
 // so user lines next to group lines never matter (they are dropped).
-func require22Tree(cfg *Config, reqs []policy.Require22, m int) *policy.Node {
+func require22Tree(cfg *Config, l *layers, m int) *policy.Node {
 	bit := policy.MethodMask(1) << uint(m)
 	var users, groups []*policy.Node
-	for _, q := range reqs {
+	for _, q := range l.req22 {
 		if q.Methods&bit == 0 {
 			continue
 		}
@@ -1218,7 +1227,24 @@ func require22Tree(cfg *Config, reqs []policy.Require22, m int) *policy.Node {
 			users = append(users, n)
 		case "group":
 			n.Provider = policy.ProvGroup
+			if l.dbmGroups && cfg.Modules["authz_dbm_module"] {
+				// AUTH-05: mod_authz_dbm's groups are 2.4's Require dbm-group.
+				dbm := &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Provider: policy.ProvOther, Args: append([]string{"dbm-group"}, q.Words[1:]...)}
+				if !l.groupFile {
+					n = dbm
+				} else {
+					n = &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{n, dbm}}
+				}
+			}
 			groups = append(groups, n)
+		case "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter":
+			if cfg.Modules["authnz_ldap_module"] {
+				// mod_authnz_ldap reads them the same way in 2.4.
+				n.Provider, n.Args = policy.ProvOther, []string{strings.ToLower(q.Words[0]), q.Raw}
+				users = append(users, n)
+				continue
+			}
+			fallthrough
 		default:
 			// authz_default refuses an unknown keyword with 401: a user
 			// must authenticate, then nobody is granted.

@@ -368,3 +368,47 @@ func TestConvertPassesProviders(t *testing.T) {
 		t.Errorf("reviews: %v", conv.Reviews)
 	}
 }
+
+// AUTH-05 and providers orderly writes but does not evaluate: 2.2's
+// Require group served by mod_authz_dbm becomes Require dbm-group;
+// mod_authnz_ldap's Require lines and 2.4's other providers pass through
+// as written; none of them makes translate refuse the configuration.
+func TestConvertProviders(t *testing.T) {
+	dir := t.TempDir()
+	var mods string
+	for _, m := range strings.Fields("auth_basic authn_file authn_dbm authz_user authz_groupfile authz_host authz_dbm authnz_ldap ldap authn_core authz_core access_compat") {
+		mods += "LoadModule " + m + "_module modules/mod_" + m + ".so\n"
+	}
+	mods22 := strings.Replace(strings.Replace(strings.Replace(mods, "LoadModule authn_core_module modules/mod_authn_core.so\n", "", 1),
+		"LoadModule authz_core_module modules/mod_authz_core.so\n", "", 1), "LoadModule access_compat_module modules/mod_access_compat.so\n", "", 1)
+	for _, tt := range []struct {
+		sem        Semantics
+		conf, want string
+	}{
+		{Legacy22, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthBasicProvider dbm\nAuthDBMUserFile /x/users\nAuthDBMGroupFile /x/groups\nRequire group hr payroll\n</Directory>\n",
+			"\nRequire dbm-group hr payroll\n"},
+		{Legacy22, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthUserFile /x/users\nAuthGroupFile /x/groups\nRequire group hr\n</Directory>\n",
+			"\nRequire group hr\n"},
+		{Legacy22, "<Directory /srv/it>\nAuthType Basic\nAuthName it\nAuthBasicProvider ldap\nAuthLDAPURL ldap://127.0.0.1/dc=x?uid\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\n</Directory>\n",
+			"\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\n"},
+		{Compat24, "<Directory /srv/it>\nAuthType Basic\nAuthName it\nAuthBasicProvider ldap\nAuthLDAPURL ldap://127.0.0.1/dc=x?uid\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nSatisfy any\n</Directory>\n",
+			"\nRequire ip 10.0.0.0/8\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\n"},
+		{Compat24, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthBasicProvider dbm\nAuthDBMUserFile /x/users\nAuthDBMGroupFile /x/groups\n<RequireAll>\nRequire not dbm-group interns\nRequire valid-user\n</RequireAll>\n</Directory>\n",
+			"Require not dbm-group interns\n"},
+	} {
+		conf := filepath.Join(dir, "httpd.conf")
+		m := mods
+		if tt.sem == Legacy22 {
+			m = mods22
+		}
+		os.WriteFile(conf, []byte(m+tt.conf), 0o644)
+		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: tt.sem, DocumentRoot: dir, ForwardUnfaithful: true}}})
+		if err != nil {
+			t.Errorf("%s %q: %v", tt.sem, tt.conf, err)
+			continue
+		}
+		if out := string(conv.Files[conf]); !strings.Contains(out, tt.want) {
+			t.Errorf("%s %q: want %q in:\n%s", tt.sem, tt.conf, tt.want, out)
+		}
+	}
+}

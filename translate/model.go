@@ -156,6 +156,9 @@ type DirConf struct {
 	// BasicAuthoritative is AuthBasicAuthoritative (nil inherits; On).
 	BasicAuthoritative *bool
 	GroupFile          *string // mod_authz_groupfile
+	// DBMGroupFile is mod_authz_dbm's AuthDBMGroupFile: translate only
+	// (2.2's Require group it serves is 2.4's Require dbm-group).
+	DBMGroupFile *string
 
 	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits

@@ -60,6 +60,9 @@ type upgradeFixture struct {
 	// mod_access_compat against the 2.4-compat translation) cannot show:
 	// the line as written (trimmed) -> why it is wrong. A ratchet too.
 	wrong22 map[string]string
+	// want22 are lines the translation with semantics 2.2 must write, for
+	// the same reason (trimmed) -> why.
+	want22 map[string]string
 }
 
 var upgradeFixtures = []upgradeFixture{
@@ -109,11 +112,11 @@ var upgradeFixtures = []upgradeFixture{
 		idle:     []string{"LDAPPORT"}, // the directory server is not run
 		dirs:     []string{"logs"},
 		errorLog: "logs/error_log",
-		wrong22: map[string]string{
-			"Require group hr": "hr.conf: with AuthDBMGroupFile, 2.2's mod_authz_dbm answered Require group; in 2.4 that is " +
-				"mod_authz_groupfile's (no AuthGroupFile here: every account refused) and mod_authz_dbm's is Require dbm-group (AUTH-05, which lint reports)",
-			"Require group payroll":            "hr.conf's payroll <Directory>: Require dbm-group payroll (AUTH-05, see Require group hr)",
-			"Require group finance accounting": "finance.conf: Require dbm-group finance accounting (AUTH-05, see Require group hr)",
+		want22: map[string]string{
+			"Require dbm-group hr":                                  "hr.conf: with AuthDBMGroupFile, 2.2's mod_authz_dbm answered Require group; 2.4's Require group is mod_authz_groupfile's (AUTH-05)",
+			"Require dbm-group payroll":                             "hr.conf's payroll <Directory> (AUTH-05)",
+			"Require dbm-group finance accounting":                  "finance.conf (AUTH-05)",
+			"Require ldap-group cn=it,ou=groups,dc=corp,dc=example": "it/.htaccess: mod_authnz_ldap's Require lines pass through as written",
 		},
 	},
 	{
@@ -177,6 +180,7 @@ func testUpgradeConfig(t *testing.T, fx upgradeFixture) {
 		reviews22 = conv.Reviews
 		logReviews(t, st, conv)
 		checkWrong22(t, conv, fx.wrong22)
+		checkWant22(t, conv, fx.want22)
 		checkNoCompat(t, st)
 		out, err := apacheSyntax(st)
 		if !knownSyntax(t, fx.syntaxGap22, err) {
@@ -456,6 +460,22 @@ func checkWrong22(t *testing.T, conv *translate.Conversion, wrong map[string]str
 	for l, why := range wrong {
 		if !seen[l] {
 			t.Errorf("the translation no longer writes %q: remove the known gap (%s) from the fixture", l, why)
+		}
+	}
+}
+
+// checkWant22 fails for each line of want the translation does not write.
+func checkWant22(t *testing.T, conv *translate.Conversion, want map[string]string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, b := range conv.Files {
+		for _, l := range strings.Split(string(b), "\n") {
+			seen[strings.TrimSpace(l)] = true
+		}
+	}
+	for l, why := range want {
+		if !seen[l] {
+			t.Errorf("the translation (semantics 2.2) does not write %q: %s", l, why)
 		}
 	}
 }
