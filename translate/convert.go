@@ -644,8 +644,8 @@ type layers struct {
 	// 2.2's group files in force: Require group is mod_authz_groupfile's
 	// with AuthGroupFile, mod_authz_dbm's with AuthDBMGroupFile.
 	groupFile, dbmGroups bool
-	sat22  [policy.MaxMethods]policy.Satisfy
-	satSet policy.MethodMask
+	sat22                [policy.MaxMethods]policy.Satisfy
+	satSet               policy.MethodMask
 }
 
 // inherited returns the section's two layers with what it inherits folded
