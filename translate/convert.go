@@ -1915,12 +1915,18 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		if err == nil {
 			// An <IfVersion> may hold on 2.2 and not on the 2.4 the file is
 			// translated for: left unevaluated, so that the access rules in
-			// one are reviewed (nestedAccess).
-			mods := map[string]bool{"version_module": false}
-			for m, ok := range c0(found[p]).Modules {
-				mods[m] = ok && m != "version_module"
+			// one are reviewed (nestedAccess). Under 2.4-compat the legacy
+			// rules ran on 2.4 too: the branches 2.4 reads are translated
+			// in place, the others left as they are (2.4 never reads them).
+			c := c0(found[p])
+			opt := apacheconf.Options{Modules: map[string]bool{"version_module": false}}
+			for m, ok := range c.Modules {
+				opt.Modules[m] = ok && m != "version_module"
 			}
-			ds, err = apacheconf.Conditionals(ds, apacheconf.Options{Modules: mods})
+			if c.Semantics == Compat24 {
+				opt = apacheconf.Options{Modules: c.Modules, Version: c.Version}
+			}
+			ds, err = apacheconf.Conditionals(ds, opt)
 		}
 		if err != nil || !anyAccess(ds) {
 			continue
@@ -2110,7 +2116,8 @@ func nestedAccess(ds []*apacheconf.Directive) bool {
 	for _, d := range ds {
 		n := d.LowerName()
 		switch {
-		case d.Block == nil || n == "limit" || n == "limitexcept":
+		case d.Block == nil || n == "limit" || n == "limitexcept" || n == "requireall" || n == "requireany" || n == "requirenone":
+			// Access containers: the section's own, translated with it.
 		case n == "files" || n == "filesmatch":
 			if nestedAccess(d.Block) {
 				return true

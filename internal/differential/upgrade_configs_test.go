@@ -100,10 +100,6 @@ var upgradeFixtures = []upgradeFixture{
 		ports:    []string{"PORT"},
 		dirs:     []string{"logs"},
 		errorLog: "logs/error_log",
-		compatGap24: "seven .htaccess files with <IfVersion> around their access rules are left as they are (\"access rules in a section " +
-			"other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated\": <IfVersion> is not evaluated in " +
-			".htaccess files as <IfModule> is), and bert's Drupal .htaccess (\"another <Files> section with access rules may match the " +
-			"same files and merge before\"), so the legacy directives stay and need mod_access_compat",
 	},
 	{
 		name:     "intranet",
