@@ -38,6 +38,8 @@ func TestRenderLeaves(t *testing.T) {
 		{"user", leaf(ProvUser, "alice", "bob"), []string{"  Require user alice bob"}},
 		{"valid-user", leaf(ProvValidUser), []string{"  Require valid-user"}},
 		{"group", leaf(ProvGroup, "admins"), []string{"  Require group admins"}},
+		{"other", leaf(ProvOther, "ldap-group", "cn=IT Staff,ou=groups"), []string{"  Require ldap-group cn=IT Staff,ou=groups"}},
+		{"not other", &Node{Kind: Leaf, Provider: ProvOther, Negate: true, Args: []string{"dbm-group", "interns"}}, []string{"  Require not dbm-group interns"}},
 		{"method", &Node{Kind: Leaf, Provider: ProvMethod, MethodOK: 1<<uint(get) | 1<<uint(post)}, []string{"  Require method GET POST"}},
 		{"none", &Node{Kind: Any, Negate: true, Children: []*Node{leaf(ProvHost, "a"), leaf(ProvUser, "b")}},
 			[]string{"  <RequireNone>", "      Require host a", "      Require user b", "  </RequireNone>"}},
