@@ -400,3 +400,46 @@ func TestMergeServer(t *testing.T) {
 		}
 	})
 }
+
+// TestMergeAuthz holds MergeAuthz to merge_authz_core_dir_config: a
+// section with only AuthzSendForbiddenOnFailure keeps the Require it
+// inherits; AuthMerging Off or unset with Require lines replaces it; And
+// and Or combine the two trees (RequireAll, RequireAny) over the methods
+// of both; ForbiddenOnFail is inherited unless set.
+func TestMergeAuthz(t *testing.T) {
+	get, post := policy.MethodMask(1)<<policy.MethodGet, policy.MethodMask(1)<<2 // POST
+	a := &policy.Node{Kind: policy.Any, Methods: get, Children: []*policy.Node{{Kind: policy.Leaf, Provider: policy.ProvValidUser, Methods: get}}}
+	b := &policy.Node{Kind: policy.Any, Methods: post, Children: []*policy.Node{{Kind: policy.Leaf, Provider: policy.ProvAllDenied, Methods: post}}}
+	render := func(z *AuthzSlot) string {
+		if z.Root == nil {
+			return fmt.Sprintf("nil %d %d", z.Merge, z.ForbiddenOnFail)
+		}
+		return fmt.Sprintf("%v %d %d %d %d", policy.Render(z.Root, ""), z.Root.Kind, z.Root.Methods, z.Merge, z.ForbiddenOnFail)
+	}
+	tests := []struct {
+		name      string
+		base, add *AuthzSlot
+		want      string
+	}{
+		{"no base", nil, &AuthzSlot{Root: b, Merge: MergeAnd, ForbiddenOnFail: -1}, render(&AuthzSlot{Root: b, Merge: MergeAnd, ForbiddenOnFail: -1})},
+		{"forbidden only", &AuthzSlot{Root: a, Merge: MergeOr, ForbiddenOnFail: 0}, &AuthzSlot{ForbiddenOnFail: 1},
+			render(&AuthzSlot{Root: a, Merge: MergeOr, ForbiddenOnFail: 1})},
+		{"forbidden inherited", &AuthzSlot{Root: a, ForbiddenOnFail: 1}, &AuthzSlot{Root: b, ForbiddenOnFail: -1},
+			render(&AuthzSlot{Root: b, ForbiddenOnFail: 1})},
+		{"unset replaces", &AuthzSlot{Root: a}, &AuthzSlot{Root: b, ForbiddenOnFail: 0}, render(&AuthzSlot{Root: b})},
+		{"off replaces", &AuthzSlot{Root: a}, &AuthzSlot{Root: b, Merge: MergeOff}, render(&AuthzSlot{Root: b, Merge: MergeOff})},
+		{"off with nothing", &AuthzSlot{Root: a}, &AuthzSlot{Merge: MergeOff}, render(&AuthzSlot{Merge: MergeOff})},
+		{"and", &AuthzSlot{Root: a}, &AuthzSlot{Root: b, Merge: MergeAnd},
+			render(&AuthzSlot{Root: &policy.Node{Kind: policy.All, Methods: get | post, Children: []*policy.Node{a, b}}, Merge: MergeAnd})},
+		{"or", &AuthzSlot{Root: a}, &AuthzSlot{Root: b, Merge: MergeOr},
+			render(&AuthzSlot{Root: &policy.Node{Kind: policy.Any, Methods: get | post, Children: []*policy.Node{a, b}}, Merge: MergeOr})},
+		{"and over nothing", &AuthzSlot{}, &AuthzSlot{Root: b, Merge: MergeAnd}, render(&AuthzSlot{Root: b, Merge: MergeAnd})},
+		{"and with nothing", &AuthzSlot{Root: a}, &AuthzSlot{Merge: MergeAnd}, render(&AuthzSlot{Root: a, Merge: MergeAnd})},
+		{"and, neither", &AuthzSlot{}, &AuthzSlot{Merge: MergeOr}, render(&AuthzSlot{Merge: MergeOr})},
+	}
+	for _, tt := range tests {
+		if got := render(MergeAuthz(tt.base, tt.add)); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
