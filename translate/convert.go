@@ -174,6 +174,9 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			if review != "" {
 				conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
 			}
+			if s == h.sec && len(s.ifVersions) > 0 {
+				e = ifVersionEdits(e, s.ifVersions)
+			}
 			conv.Sections = append(conv.Sections, sectionText(s, e, review))
 			es = append(es, e...)
 		}
@@ -1912,6 +1915,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			continue
 		}
 		ds, err := apacheconf.Parse(p, data)
+		raw := ds
 		if err == nil {
 			// An <IfVersion> may hold on 2.2 and not on the 2.4 the file is
 			// translated for: left unevaluated, so that the access rules in
@@ -1930,6 +1934,16 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		}
 		if err != nil || !anyAccess(ds) {
 			continue
+		}
+		// Under 2.2 the <IfVersion> branches 2.2 read are translated, and
+		// the translation is written outside them (ifVersionEdits).
+		var ifv []*apacheconf.Directive
+		if c := c0(found[p]); c.Semantics == Legacy22 && nestedAccess(ds) {
+			if blocks := accessIfVersions(raw); len(blocks) > 0 {
+				if ds22, err := apacheconf.Conditionals(raw, apacheconf.Options{Modules: c.Modules, Version: c.Version}); err == nil && !nestedAccess(ds22) {
+					ds, ifv = ds22, blocks
+				}
+			}
 		}
 		pos := apacheconf.Pos{File: p, Line: 1}
 		review := func(why string) {
@@ -1990,6 +2004,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			continue
 		}
 		sec.block = ds
+		sec.ifVersions = ifv
 		// Apache's merge order: each directory's <Directory> sections,
 		// then its .htaccess file, from "/" down.
 		sec.htChain = append([]*Section(nil), chain...)

@@ -412,3 +412,38 @@ func TestConvertProviders(t *testing.T) {
 		}
 	}
 }
+
+// An .htaccess file written for both versions, translated under 2.2: the
+// translation of what 2.2 read goes outside the <IfVersion> sections,
+// where 2.4 reads it, and the access lines inside them are taken out.
+func TestConvertIfVersionHtaccess(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "www")
+	os.MkdirAll(filepath.Join(root, "img"), 0o755)
+	var mods string
+	for _, m := range strings.Fields("authz_host version") {
+		mods += "LoadModule " + m + "_module modules/mod_" + m + ".so\n"
+	}
+	conf := filepath.Join(dir, "httpd.conf")
+	os.WriteFile(conf, []byte(mods+"DocumentRoot "+root+"\n<Directory "+root+">\nAllowOverride All\nOrder allow,deny\nAllow from all\n</Directory>\n"), 0o644)
+	ht := filepath.Join(root, "img", ".htaccess")
+	os.WriteFile(ht, []byte("# scrapers\n<IfVersion < 2.4>\n    Order allow,deny\n    Allow from all\n    Deny from 192.0.2.0/24\n</IfVersion>\n<IfVersion >= 2.4>\n    <RequireAll>\n        Require all granted\n        Require not ip 192.0.2.0/24\n    </RequireAll>\n</IfVersion>\nErrorDocument 403 \"No.\"\n"), 0o644)
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Legacy22}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Reviews) > 0 {
+		t.Fatalf("reviews: %v", conv.Reviews)
+	}
+	out := string(conv.Files[ht])
+	want := "# scrapers\n" +
+		"# orderly DIR-10: what Apache 2.2 read in this file's <IfVersion> sections, for every version\n" +
+		"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require\n" +
+		"<RequireAll>\n    Require all granted\n    <RequireNone>\n        Require ip 192.0.2.0/24\n    </RequireNone>\n</RequireAll>\n" +
+		"<IfVersion < 2.4>\n</IfVersion>\n" +
+		"<IfVersion >= 2.4>\n    # orderly DIR-10: RequireAll (lines 8-11) taken out: the translation outside the <IfVersion> sections decides as Apache 2.2 did\n</IfVersion>\n" +
+		"ErrorDocument 403 \"No.\"\n"
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -80,6 +80,9 @@ type Section struct {
 	names     map[string]bool         // while building: sectionHas's index of block
 	directive *apacheconf.Directive   // the section as parsed, for Convert
 	htChain   []*Section              // Convert: what an .htaccess file inherits
+	// ifVersions are an .htaccess file's <IfVersion> sections with access
+	// rules, translated under 2.2 (Convert: ifVersionEdits).
+	ifVersions []*apacheconf.Directive
 }
 
 // String names the section as the configuration did.
