@@ -165,6 +165,15 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	conv.Reviews = append(conv.Reviews, htReviews...)
 	conv.Changes += len(htReviews)
 	for _, h := range hts {
+		if h.sec == nil {
+			src, err := os.ReadFile(h.path)
+			if err != nil {
+				return nil, err
+			}
+			text, _ := applyEdits(src, h.closed, true, false)
+			conv.Files[h.path] = []byte(text)
+			continue
+		}
 		var es []edit
 		for _, s := range append([]*Section{h.sec}, h.sec.Conf.Files...) {
 			if !hasAccess(s.Conf) {
@@ -1805,6 +1814,10 @@ func satisfiesAny(c *DirConf) bool {
 type htFile struct {
 	sec *Section
 	cfg *Config
+	// closed: an .htaccess file translate cannot read as Apache does,
+	// refused until translated by hand (closeHtaccess); sec is nil.
+	path   string
+	closed []edit
 }
 
 // findHtaccess parses the .htaccess files under the document roots and
@@ -1958,6 +1971,15 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		unknown := func(why string) {
 			review(why)
 			markUnknown()
+			// Its Require lines would replace the Require its parents'
+			// Allow lines became: refused until translated by hand.
+			if ancestorCompat(found[p][0], filepath.Dir(p)+"/", seen) {
+				if es := closeHtaccess(raw, data, why); es != nil {
+					out = append(out, htFile{path: p, closed: es})
+					reviews[len(reviews)-1].Text = why + "; refused (Require all denied) until translated by hand"
+					reviews[len(reviews)-1].Moot = true // no legacy line is left in force
+				}
+			}
 		}
 		dir := filepath.Dir(p) + "/"
 		c := found[p][0]
@@ -2035,7 +2057,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			f.htChain = append(append([]*Section(nil), sec.htChain...), sec)
 		}
 		if hasAccess(sec.Conf) || files > 0 {
-			out = append(out, htFile{sec, c})
+			out = append(out, htFile{sec: sec, cfg: c})
 		}
 	}
 	return out, reviews, paths

@@ -3,6 +3,7 @@ package translate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -445,5 +446,51 @@ func TestConvertIfVersionHtaccess(t *testing.T) {
 		"ErrorDocument 403 \"No.\"\n"
 	if out != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// An .htaccess file translate cannot read exactly, whose Require lines
+// would replace the Require its parent's Allow lines became, is refused
+// until translated by hand: its access lines commented out, "Require all
+// denied" at its top. Without Order/Allow/Deny above it, it is left as
+// it is (its lines decide on 2.4 as they did).
+func TestConvertClosesUnknownHtaccess(t *testing.T) {
+	for _, tt := range []struct {
+		name, parent string
+		closed       bool
+	}{
+		{"under Allow lines", "Order deny,allow\nDeny from all\nAllow from 10.0.0.0/8\n", true},
+		{"under Require", "Require all granted\n", false},
+	} {
+		dir := t.TempDir()
+		root := filepath.Join(dir, "www")
+		os.MkdirAll(filepath.Join(root, "sales"), 0o755)
+		conf := filepath.Join(dir, "httpd.conf")
+		os.WriteFile(conf, []byte("DocumentRoot "+root+"\n<Directory "+root+">\nAllowOverride All\n"+tt.parent+"</Directory>\n"), 0o644)
+		ht := filepath.Join(root, "sales", ".htaccess")
+		src := "AuthType Basic\nAuthName sales\nAuthUserFile /x/users\n<If \"%{HTTP_HOST} == 'sales.example'\">\n    Require valid-user\n</If>\n"
+		os.WriteFile(ht, []byte(src), 0o644)
+		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, ForwardUnfaithful: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(conv.Reviews) != 1 {
+			t.Fatalf("%s: reviews %v, want the .htaccess file's", tt.name, conv.Reviews)
+		}
+		out, ok := conv.Files[ht]
+		if !tt.closed {
+			if ok || string(conv.Data[ht]) != src {
+				t.Errorf("%s: the file was changed:\n%s", tt.name, out)
+			}
+			continue
+		}
+		want := "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: access rules in a section other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated\n" +
+			"Require all denied\nAuthType Basic\nAuthName sales\nAuthUserFile /x/users\n<If \"%{HTTP_HOST} == 'sales.example'\">\n    # Require valid-user\n</If>\n"
+		if string(out) != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", tt.name, out, want)
+		}
+		if slices.Contains(conv.CompatKept, ht) {
+			t.Errorf("%s: mod_access_compat kept for a file with no legacy line left", tt.name)
+		}
 	}
 }

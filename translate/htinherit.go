@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // The .htaccess files take part in the directory walk: each merges after
@@ -98,4 +100,60 @@ func (c *Config) htFound() *htFound {
 		c.ht = &htFound{}
 	}
 	return c.ht
+}
+
+// ancestorCompat reports whether an Order/Allow/Deny of a <Directory>
+// section or .htaccess file above dir (seen: those parsed so far) is in
+// force there: translated to Require, which a Require below replaces.
+func ancestorCompat(c *Config, dir string, seen map[string]*Section) bool {
+	for _, s := range fileChain(c, dir) {
+		if s.Conf.Compat != nil {
+			return true
+		}
+	}
+	for p, h := range seen {
+		if h != nil && h.Conf.Compat != nil && strings.HasPrefix(dir, filepath.Dir(p)+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// closeHtaccess fails an .htaccess file closed: every access line (and
+// container) of it commented out, and at its top "Require all denied"
+// with why. It returns nil where the file has no Require or Satisfy line,
+// whose legacy lines then keep deciding under mod_access_compat as they
+// did.
+func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string) []edit {
+	var access []*apacheconf.Directive
+	requires := false
+	var walk func([]*apacheconf.Directive)
+	walk = func(ds []*apacheconf.Directive) {
+		for _, d := range ds {
+			switch n := d.LowerName(); {
+			case accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d):
+				access = append(access, d)
+				requires = requires || n != "order" && n != "allow" && n != "deny"
+			case d.Block != nil:
+				walk(d.Block)
+			}
+		}
+	}
+	walk(ds)
+	if !requires {
+		return nil
+	}
+	lines := strings.Split(string(src), "\n")
+	es := []edit{{from: 1, to: 0, text: []string{
+		"# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
+		"Require all denied"}}}
+	for _, d := range access {
+		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
+		for l := e.from; l <= e.to && l <= len(lines); l++ {
+			t := lines[l-1]
+			e.text = append(e.text, leadingBlanks(t)+"# "+strings.TrimLeft(t, " \t"))
+		}
+		es = append(es, e)
+	}
+	return es
 }
