@@ -498,8 +498,12 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
 	var extra []edit // after the section: filesCombos
-	if why == "" && isFiles(s) {
+	switch {
+	case why != "":
+	case isFiles(s):
 		extra, why = filesCombos(cfg, s)
+	case s.Kind == KindLocation && !s.Fnmatch:
+		extra, why = locationCombos(cfg, s)
 	}
 	var text []string
 	if why != "" && locationMergesAnd(cfg, s) {
@@ -774,12 +778,9 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 			return nil, "a wildcard <Location> inherits from whichever directories its URLs map to"
 		}
 		file := filepath.Join(cfg.DocumentRoot, s.Path) + "/"
+		// The <Files> sections with access rules merge before it for some
+		// files: locationCombos.
 		chain := dirChain(cfg, file, nil)
-		for _, o := range cfg.Files {
-			if hasAccess(o.Conf) {
-				return nil, "<Files> sections with access rules merge before this <Location>"
-			}
-		}
 		for _, o := range cfg.DirMatches {
 			if hasAccess(o.Conf) {
 				return nil, "<DirectoryMatch> sections with access rules merge before this <Location>"

@@ -117,19 +117,93 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 			before = append(before, o)
 		}
 	}
-	if len(before) == 0 {
+	indent := strings.Repeat(" ", max(s.directive.Pos.Col-1, 0))
+	var text []string
+	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*Section, with string, tree []string) string {
+		pattern, ok := comboPattern(s, in, out)
+		if !ok {
+			return "a <Files> section that may match the same names merges before this one, and the names of both cannot be written as one pattern"
+		}
+		text = append(text, indent+`<FilesMatch "`+pattern+`">`,
+			indent+"    # orderly DIR-10: the names "+s.String()+" shares with "+with+", which merge before it: what Apache 2.2 decided for them")
+		text = append(text, tree...)
+		text = append(text, indent+"</FilesMatch>")
+		return ""
+	})
+	if why != "" || len(text) == 0 {
+		return nil, why
+	}
+	end := max(s.directive.EndLine, s.directive.Pos.Line)
+	return []edit{{from: end + 1, to: end, text: text}}, ""
+}
+
+// locationCombos returns the <If> sections to write at the end of the
+// plain <Location> s for the files whose names <Files> sections with
+// access rules match (they merge before it, in the file walk), where
+// that gives another answer than s alone: <If> sections merge after
+// everything, and test the name of the file a request maps to as <Files>
+// does, the last component of REQUEST_FILENAME (not for a proxied
+// request: mod_proxy maps it to no file, and no <Files> section applies).
+func locationCombos(cfg *Config, s *Section) ([]edit, string) {
+	if selfDenies(cfg, s) {
 		return nil, ""
 	}
-	if len(before) > maxFilesBefore {
-		return nil, fmt.Sprintf("more than %d <Files> sections with access rules may match the same names and merge before this one", maxFilesBefore)
+	chain, why := inheritedChain(cfg, s)
+	if why != "" {
+		return nil, why
 	}
-	indent := strings.Repeat(" ", max(s.directive.Pos.Col-1, 0))
-	render := func(secs []*Section) []string {
-		compat, authz := mergeLayers(secs)
-		return renderScope(cfg, compat, authz, indent+"    ")
+	var before []*Section
+	for _, o := range filesBefore(cfg, s, chain) {
+		if hasAccess(o.Conf) {
+			before = append(before, o)
+		}
 	}
-	alone := render(append(append([]*Section(nil), chain...), s))
+	indent := strings.Repeat(" ", max(s.directive.Pos.Col-1, 0)) + "    "
 	var text []string
+	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*Section, with string, tree []string) string {
+		pattern, ok := comboPattern(nil, in, out)
+		delim := strings.IndexFunc("#!|%,;:_", func(r rune) bool { return !strings.ContainsRune(pattern, r) })
+		if !ok || delim < 0 || strings.Contains(pattern, `"`) {
+			return "<Files> sections with access rules merge before this <Location> for some files, and their names cannot be written as one pattern"
+		}
+		d := string("#!|%,;:_"[delim])
+		text = append(text, indent+`<If "%{REQUEST_FILENAME} !~ m#^proxy:# && %{REQUEST_FILENAME} =~ m#/([^/]*)\z# && $1 =~ m`+d+pattern+d+`">`,
+			indent+"    # orderly DIR-10: files named as "+with+" match, which merge before this section: what Apache 2.2 decided for them")
+		text = append(text, tree...)
+		text = append(text, indent+"</If>")
+		return ""
+	})
+	if why != "" || len(text) == 0 {
+		return nil, why
+	}
+	end := max(s.directive.EndLine, s.directive.Pos.Line)
+	return []edit{{from: end, to: end - 1, text: text}}, ""
+}
+
+// nameCombos merges s over chain with each combination of the sections of
+// before that one name may match (in, with the others out), and calls
+// write for each whose answer differs from s's alone, with the sections
+// named (with) and the Require lines (indented by indent). It returns
+// why the combinations cannot be written.
+func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string, write func(in, out []*Section, with string, tree []string) string) string {
+	if len(before) == 0 {
+		return ""
+	}
+	if len(before) > maxFilesBefore {
+		return fmt.Sprintf("more than %d <Files> sections with access rules may match the same names and merge before this section", maxFilesBefore)
+	}
+	render := func(in []*Section) []string {
+		// The file walk's sections go after the directory walk's, before
+		// the location walk's.
+		n := 0
+		for n < len(chain) && WalkPhase(chain[n]) < 2 {
+			n++
+		}
+		secs := append(append(append(append([]*Section(nil), chain[:n]...), in...), chain[n:]...), s)
+		compat, authz := mergeLayers(secs)
+		return renderScope(cfg, compat, authz, indent)
+	}
+	alone := render(nil)
 	for mask := 1; mask < 1<<len(before); mask++ {
 		var in, out []*Section
 		for i, o := range before {
@@ -142,28 +216,19 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 		if !pairwiseOverlap(in) {
 			continue // no name matches all of them
 		}
-		merged := render(append(append(append([]*Section(nil), chain...), in...), s))
+		merged := render(in)
 		if slices.Equal(merged, alone) {
 			continue
-		}
-		pattern, ok := comboPattern(s, in, out)
-		if !ok {
-			return nil, "a <Files> section that may match the same names merges before this one, and the names of both cannot be written as one pattern"
 		}
 		var with []string
 		for _, o := range in {
 			with = append(with, fmt.Sprintf("%s (%s:%d)", o, o.Pos.File, o.Pos.Line))
 		}
-		text = append(text, indent+`<FilesMatch "`+pattern+`">`,
-			indent+"    # orderly DIR-10: the names "+s.String()+" shares with "+strings.Join(with, " and ")+", which merge before it: what Apache 2.2 decided for them")
-		text = append(text, merged...)
-		text = append(text, indent+"</FilesMatch>")
+		if why := write(in, out, strings.Join(with, " and "), merged); why != "" {
+			return why
+		}
 	}
-	if len(text) == 0 {
-		return nil, ""
-	}
-	end := max(s.directive.EndLine, s.directive.Pos.Line)
-	return []edit{{from: end + 1, to: end, text: text}}, ""
+	return ""
 }
 
 // pairwiseOverlap reports whether every two of secs may match one name.
@@ -179,7 +244,8 @@ func pairwiseOverlap(secs []*Section) bool {
 }
 
 // comboPattern writes, for <FilesMatch>, a pattern that matches the
-// names s and every section of in match, and no section of out does.
+// names s (if not nil) and every section of in match, and no section of
+// out does.
 func comboPattern(s *Section, in, out []*Section) (string, bool) {
 	var b strings.Builder
 	b.WriteString("^")
@@ -207,7 +273,7 @@ func comboPattern(s *Section, in, out []*Section) (string, bool) {
 			return "", false
 		}
 	}
-	if !part(s, false) {
+	if s != nil && !part(s, false) {
 		return "", false
 	}
 	return b.String(), true
@@ -225,7 +291,7 @@ func namePattern(o, s *Section) (string, bool) {
 		return "", false
 	}
 	p := `[\s\S]*?(?:` + expr + `)`
-	oi, si := o.Regex.Options().ICase, s.Regex != nil && s.Regex.Options().ICase
+	oi, si := o.Regex.Options().ICase, s != nil && s.Regex != nil && s.Regex.Options().ICase
 	switch {
 	case oi && !si:
 		p = "(?i:" + p + ")"
