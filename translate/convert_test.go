@@ -238,8 +238,10 @@ UserDir "`+dir+`/home/*/public_html"
 	if !strings.Contains(out, "public_html\">\n    AllowOverride AuthConfig Limit\n    # orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require\n    Require all granted") {
 		t.Errorf("wildcard <Directory> not translated:\n%s", out)
 	}
-	if !strings.Contains(out, "AuthMerging And\n    Require valid-user") {
-		t.Errorf("<Location /admin> not translated with AuthMerging And:\n%s", out)
+	// The <FilesMatch> merges before the <Location> for the names it
+	// matches: an <If> on the file's name.
+	if !strings.Contains(out, "    Require valid-user\n    <If \"%{REQUEST_FILENAME} !~ m#^proxy:# && %{REQUEST_FILENAME} =~ m#/([^/]*)\\z# && $1 =~ m#^(?=[\\s\\S]*?(?:^\\.ht))#\">\n") {
+		t.Errorf("<Location /admin> not translated with an <If> for the <FilesMatch> names:\n%s", out)
 	}
 	if bob := string(conv.Files[filepath.Join(dir, "home/bob/public_html/.htaccess")]); !strings.Contains(bob, "Require ip 10.0.0.0/8") {
 		t.Errorf("the UserDir .htaccess file: %q", bob)
