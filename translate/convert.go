@@ -101,6 +101,9 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		for _, s := range c.Dirs {
 			list = append(list, s.Conf.Files...)
 		}
+		for _, s := range c.DirMatches {
+			list = append(list, s.Conf.Files...)
+		}
 		list = append(list, c.Locations...)
 		for _, s := range list {
 			if !seen[s] {
@@ -1316,6 +1319,20 @@ func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
 			b.WriteString(l)
 			return
 		}
+		if !keepCompat {
+			if rest, ok := logLevelWithoutCompat(l); ok {
+				// A LogLevel for a module not loaded stops Apache.
+				b.WriteString("# orderly DIR-10: mod_access_compat no longer loaded: ")
+				b.WriteString(strings.TrimLeft(l, " \t"))
+				if !strings.HasSuffix(l, "\n") {
+					b.WriteByte('\n')
+				}
+				if rest != "" {
+					b.WriteString(rest)
+				}
+				return
+			}
+		}
 		if rename && renameLine(&b, l) {
 			renamed++
 		} else if !rename {
@@ -1371,6 +1388,38 @@ func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
 		}
 	}
 	return b.String(), renamed
+}
+
+// logLevelWithoutCompat reports whether l is a LogLevel line with a level
+// for mod_access_compat, and returns it without that word ("" where
+// nothing else is left).
+func logLevelWithoutCompat(l string) (string, bool) {
+	if w, ok := firstWord(l); ok && !strings.EqualFold(w, "LogLevel") {
+		return "", false
+	}
+	f := strings.Fields(l)
+	if len(f) < 2 || !strings.EqualFold(f[0], "LogLevel") {
+		return "", false
+	}
+	kept := []string{f[0]}
+	for _, w := range f[1:] {
+		mod, _, found := strings.Cut(w, ":")
+		switch strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(mod), "mod_"), ".c") {
+		case "access_compat", "access_compat_module":
+			if found {
+				continue
+			}
+		}
+		kept = append(kept, w)
+	}
+	if len(kept) == len(f) {
+		return "", false
+	}
+	if len(kept) == 1 {
+		return "", true
+	}
+	indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	return indent + strings.Join(kept, " ") + "\n", true
 }
 
 // loadsAccessCompat reports whether the line l loads mod_access_compat.
@@ -2000,8 +2049,8 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		case differ:
 			unknown("servers with different <Directory> sections reach this .htaccess file")
 			continue
-		case override == 0:
-			continue // never read
+		case override == 0 && nonfatal == 0:
+			continue // never read (a Nonfatal= bit alone has it read)
 		case wild:
 			unknown("a regex <Directory> section may apply to this .htaccess file's directory")
 			continue

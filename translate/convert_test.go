@@ -496,3 +496,24 @@ func TestConvertClosesUnknownHtaccess(t *testing.T) {
 		}
 	}
 }
+
+// A LogLevel for mod_access_compat goes with the module: Apache refuses
+// a level for a module it has not loaded.
+func TestLogLevelWithoutCompat(t *testing.T) {
+	for _, tt := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"LogLevel info access_compat:debug\n", "LogLevel info\n", true},
+		{"  loglevel mod_access_compat.c:trace2 rewrite:trace1\n", "  loglevel rewrite:trace1\n", true},
+		{"LogLevel access_compat:debug\n", "", true},
+		{"LogLevel info rewrite:trace1\n", "", false},
+		{"LogLevel access_compat\n", "", false}, // a level, not a module's
+		{"ErrorLog access_compat:x\n", "", false},
+	} {
+		got, ok := logLevelWithoutCompat(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%q: %q %v, want %q %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -68,9 +68,10 @@ func filesBefore(cfg *Config, s *Section, chain []*Section) []*Section {
 	return out
 }
 
-// parentDir is the <Directory> section s is nested in, if any.
+// parentDir is the <Directory> or <DirectoryMatch> section s is nested
+// in, if any.
 func parentDir(cfg *Config, s *Section) *Section {
-	for _, d := range cfg.Dirs {
+	for _, d := range append(append([]*Section(nil), cfg.Dirs...), cfg.DirMatches...) {
 		if slices.Contains(d.Conf.Files, s) {
 			return d
 		}
@@ -83,8 +84,8 @@ func parentDir(cfg *Config, s *Section) *Section {
 // .htaccess files above and in d's directory, when no section with access
 // rules (needs) merges before it for some of its files only.
 func nestedFilesChain(cfg *Config, s, d *Section, needs func(*DirConf) bool) ([]*Section, string) {
-	if d.Fnmatch {
-		return nil, "a <Files> section in a wildcard <Directory> inherits from whichever directories it matches"
+	if d.Fnmatch || d.Regex != nil {
+		return nil, "a <Files> section in a wildcard or regex <Directory> inherits from whichever directories it matches"
 	}
 	for _, o := range cfg.Dirs {
 		if o != d && o.Path != d.Path && needs(o.Conf) && (o.Fnmatch || strings.HasPrefix(o.Path, d.Path)) {
