@@ -346,13 +346,10 @@ func saveRandomCase(c *apachetest.Case, seed int64, n int, outs []outcome, found
 	if err != nil {
 		return "", err
 	}
-	out := *c
-	out.Requests = nil
-	for _, o := range outs {
-		rq := o.rq
-		rq.Text = ""
-		rq.Want = strconv.Itoa(o.want.Status)
-		out.Requests = append(out.Requests, rq)
+	rqs := make([]apachetest.Request, len(outs))
+	wants := make([]apachetest.Response, len(outs))
+	for i, o := range outs {
+		rqs[i], wants[i] = o.rq, o.want
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Found by TestRandomDifferential (internal/differential): seed %d,\n", seed)
@@ -365,16 +362,30 @@ func saveRandomCase(c *apachetest.Case, seed int64, n int, outs []outcome, found
 		_, rest, _ := strings.Cut(f, ": ")
 		fmt.Fprintf(&b, "  %s\n", rest)
 	}
-	out.Comment = b.String()
 	name := fmt.Sprintf("%03d-random-%d-%d.txtar", next, seed, n)
+	return name, writeFoundCase(*foundDir, name, c, rqs, wants, b.String())
+}
+
+// writeFoundCase writes c as the corpus case name in dir (created if
+// needed), with rqs for its requests, each with its oracle's status in
+// wants as its want= value, and comment, once it parses back.
+func writeFoundCase(dir, name string, c *apachetest.Case, rqs []apachetest.Request, wants []apachetest.Response, comment string) error {
+	out := *c
+	out.Requests = nil
+	for i, rq := range rqs {
+		rq.Text = ""
+		rq.Want = strconv.Itoa(wants[i].Status)
+		out.Requests = append(out.Requests, rq)
+	}
+	out.Comment = comment
 	data := gen.Archive(&out)
 	if _, err := apachetest.ParseCase(name, data); err != nil {
-		return "", fmt.Errorf("the case does not parse back: %v", err)
+		return fmt.Errorf("the case does not parse back: %v", err)
 	}
-	if err := os.MkdirAll(*foundDir, 0o755); err != nil {
-		return "", err
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	return name, os.WriteFile(filepath.Join(*foundDir, name), data, 0o644)
+	return os.WriteFile(filepath.Join(dir, name), data, 0o644)
 }
 
 // nextFoundNumber returns the next 9xx number free in the corpus, and

@@ -28,12 +28,18 @@ var rtransFound = flag.String("rtrans-found", filepath.Join(os.TempDir(), "order
 var rtransKnown = map[string]string{
 	"1/15": nestedFiles, "1/17": nestedFiles, "1/23": nestedFiles,
 	"2/18": nestedFiles, "3/5": nestedFiles, "3/27": nestedFiles,
-	"3/30": "a <LocationMatch> with Order/Allow/Deny is translated to Require lines that replace, for the URLs under " +
-		"a <DirectoryMatch> it does not see merging before it (/lo: /priv/logs/), that section's Require: " +
-		"legacy 403 (the DirectoryMatch's Require ip refuses 203.0.113.195), translation 404 (the Location's Require ip grants it)",
-	"1/0": "only an .htaccess file left as it is (mod_access_compat kept; Apache refuses its lines): legacy 200, " +
-		"translation 403 for GET /naïve/sub dir/100%.txt; not diagnosed further",
+	"3/30": locationMatchMerge + ": <DirectoryMatch /lo> (Require ip 203.0.113.196/255.255.255.253) for /priv/logs/; " +
+		"legacy 403 for 203.0.113.195 (GET /priv/logs/%2e/), translation 404: the Location's Require ip grants it (a leak)",
+	"1/0": locationMatchMerge + ": <FilesMatch \\.txt$>, whose <LimitExcept POST GET> Require leaves GET with none in " +
+		"force; legacy 200 for GET /naïve/sub dir/100%.txt from 8.8.8.8, translation 403 (the Directory's Require ip, " +
+		"folded into the Location, refuses it: over-strict)",
 }
+
+// locationMatchMerge is the diagnosis of the configurations whose
+// <LocationMatch> is translated folding in the <Directory> sections above
+// its URLs but not a section that merges before it for some of them only.
+const locationMatchMerge = "a <LocationMatch> with Order/Allow/Deny is translated to Require lines, which replace " +
+	"what it inherits, without the section that merges before it for some of its URLs only"
 
 // nestedFiles is the diagnosis of the configurations whose <Files> or
 // <FilesMatch> sits in a <DirectoryMatch> or <Directory ~>.
@@ -43,10 +49,11 @@ const nestedFiles = "a <Files>/<FilesMatch> inside a <DirectoryMatch> or <Direct
 
 // rtransNewCeiling is the share of a new seed's configurations (replayed)
 // whose translation may fail, each printed and saved, without failing
-// the test: the rate translate's open bugs give (issue 17: about 6.5% of
-// 916 in the run that found them). Above it, a change made more
+// the test: above the rate translate's open bugs give (issue 17: 5.3% to
+// 7.3% of 450 to 550 in the runs that found them, seeds 11, 12, 13 and
+// four of the time), with room for chance. Above it, a change made more
 // translations wrong. Bring it down as they are fixed.
-const rtransNewCeiling = 0.10
+const rtransNewCeiling = 0.12
 
 // The configurations TestRandomTranslate draws by default, and how many
 // of each fixed seed: 1,000 took 50 to 100 seconds on two shared cores,
@@ -67,8 +74,8 @@ const (
 //     request as the legacy configuration does, status for status and a
 //     redirect's Location;
 //   - one with a section left for review fails closed: where the legacy
-//     refused (401, 403, 500) it refuses; elsewhere it answers alike or
-//     refuses;
+//     refused (400, 401, 403, 500) it refuses; elsewhere it answers alike
+//     or refuses;
 //   - every section translate reports stands in the output as reported,
 //     with "Require all denied" if left for review and a Require line if
 //     translated (translationChecks: never fewer access lines in force).
@@ -298,17 +305,14 @@ func saveTranslateCase(f rtransFailure, last int, opt string) (string, int, erro
 	if err != nil {
 		return "", 0, err
 	}
-	out := *f.c
-	out.Requests = nil
-	for _, o := range f.tc.outs {
-		rq := o.rq
-		rq.Text = ""
-		rq.Want = strconv.Itoa(o.want.Status)
-		out.Requests = append(out.Requests, rq)
+	rqs := make([]apachetest.Request, len(f.tc.outs))
+	wants := make([]apachetest.Response, len(f.tc.outs))
+	for i, o := range f.tc.outs {
+		rqs[i], wants[i] = o.rq, o.want
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Found by TestRandomTranslate (internal/differential): seed %d,\n", f.seed)
-	fmt.Fprintf(&b, "configuration %d (ORDERLY_SEED=%d go test -run TestRandomTranslate -random-config %d;\n", f.n, f.seed, f.n)
+	fmt.Fprintf(&b, "configuration %d (ORDERLY_SEED=%d go test -run TestRandomTranslate ./internal/differential\n-args -random-config=%d;\n", f.n, f.seed, f.n)
 	fmt.Fprintf(&b, "the case is gen.GenerateWith(rand.New(rand.NewPCG(%d, %d)), options: %s)).\n", uint64(f.seed), f.n, opt)
 	b.WriteString("The want= values are the legacy configuration's answers (Apache 2.4 with\n")
 	b.WriteString("mod_access_compat); translate.Convert (2.4-compat) wrote the translation\n")
@@ -320,15 +324,10 @@ func saveTranslateCase(f rtransFailure, last int, opt string) (string, int, erro
 		fmt.Fprintf(&b, "  %s\n", strings.SplitN(rest, "\n", 2)[0])
 	}
 	for _, d := range f.tc.conv.Reviews {
-		fmt.Fprintf(&b, "Left for review: %s:%d: %s\n", filepath.Base(d.Pos.File), d.Pos.Line, d.Text)
+		fmt.Fprintf(&b, "Left for review: %s:%d: %s\n", filepath.Base(d.Pos.File), d.Pos.Line, strings.ReplaceAll(d.Text, "\n", "; "))
 	}
-	out.Comment = b.String()
 	name := fmt.Sprintf("%03d-rtrans-%d-%d.txtar", next, f.seed, f.n)
-	data := gen.Archive(&out)
-	if _, err := apachetest.ParseCase(name, data); err != nil {
-		return "", 0, fmt.Errorf("the case does not parse back: %v", err)
-	}
-	if err := os.MkdirAll(*rtransFound, 0o755); err != nil {
+	if err := writeFoundCase(*rtransFound, name, f.c, rqs, wants, b.String()); err != nil {
 		return "", 0, err
 	}
 	var conf bytes.Buffer
@@ -343,7 +342,7 @@ func saveTranslateCase(f rtransFailure, last int, opt string) (string, int, erro
 	if err := os.WriteFile(filepath.Join(*rtransFound, strings.TrimSuffix(name, ".txtar")+".translated.conf"), conf.Bytes(), 0o644); err != nil {
 		return "", 0, err
 	}
-	return name, next, os.WriteFile(filepath.Join(*rtransFound, name), data, 0o644)
+	return name, next, nil
 }
 
 // rtransClass names the kind of a failure, for the run's summary.

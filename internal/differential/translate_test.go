@@ -181,7 +181,7 @@ type translateServers struct {
 // translate keeps it for what it leaves as it is), and compares the
 // answers: status for status, and a redirect's Location. Where a section
 // is left for review (opt.reviewed), the translation must fail closed
-// instead: it answers alike or refuses (401, 403, 500: refuses), so that
+// instead: it answers alike or refuses (401, 403, 500, 400: refuses), so that
 // wherever the legacy refused it refuses too. The
 // sections translate reports are checked against what it wrote
 // (translationChecks).
@@ -314,11 +314,12 @@ func (s *translateServers) startOracle(t *testing.T, l apachetest.Layout) error 
 	return err
 }
 
-// refuses reports whether r refuses the request: 401, 403 or 500.
-// Anything else where the legacy refused (a 404 too: it tells the
-// resource exists, or not) grants something the legacy did not.
+// refuses reports whether r refuses the request: 401, 403 or 500, or
+// 400 (refused before any access check; it tells nothing of the
+// resource). Anything else where the legacy refused (a 404 too: it tells
+// whether the resource exists) grants something the legacy did not.
 func refuses(r apachetest.Response) bool {
-	return r.TLS == "" && (r.Status == 401 || r.Status == 403 || r.Status == 500)
+	return r.TLS == "" && (r.Status == 400 || r.Status == 401 || r.Status == 403 || r.Status == 500)
 }
 
 // translationChecks checks what translate reports it wrote for each
