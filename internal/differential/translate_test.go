@@ -34,6 +34,7 @@ func TestTranslatedCorpus(t *testing.T) {
 	fmt.Printf("translate: %d/%d requests agree, status for status, across %d translated cases (%d with .htaccess files; %d need review, %d skipped: host names)\n",
 		r.agree, r.requests, r.cases, r.htaccess, len(r.review), r.skipped)
 	fmt.Printf("translate: left for review: %s\n", strings.Join(r.review, " "))
+	fmt.Printf("translate: %d sections checked against the files written (translationChecks), %d break the checks\n", r.sections, len(r.checks))
 	if len(r.review) > translateReviewCeiling {
 		t.Errorf("translate: %d cases need review, more than the ceiling of %d: a translation that used to stand now gives up", len(r.review), translateReviewCeiling)
 	}
@@ -62,8 +63,8 @@ func TestControlTranslated(t *testing.T) {
 
 // translated is what translateCorpus found.
 type translated struct {
-	cases, htaccess, agree, requests, skipped int
-	review, mismatches, checks                []string
+	cases, htaccess, agree, requests, skipped, sections int
+	review, mismatches, checks                          []string
 }
 
 // translateCorpus translates each corpus case, runs the translation on
@@ -87,12 +88,16 @@ func translateCorpus(t *testing.T, spoil func([]byte) []byte) translated {
 	tmp := apachetest.TempDir(t)
 	for _, c := range picked {
 		tc := s.translateCase(t, c, filepath.Join(tmp, c.Name), translateOptions{spoil: spoil})
+		if tc.conv != nil {
+			r.sections += len(tc.conv.Sections)
+		}
 		switch {
 		case tc.skipped == skipNames:
 			r.skipped++
 			continue
 		case tc.skipped == skipReview:
 			r.review = append(r.review, c.Name)
+			r.checks = append(r.checks, tc.checks...)
 			continue
 		case tc.skipped != "":
 			t.Errorf("%s: %s", c.Path, tc.skipped)
@@ -215,6 +220,10 @@ func (s *translateServers) translateCase(t *testing.T, c *apachetest.Case, dir s
 	if len(conv.Reviews) > 0 && !opt.reviewed {
 		for _, d := range conv.Reviews {
 			t.Logf("%s: left for review: %s:%d: %s", c.Name, strings.TrimPrefix(d.Pos.File, l.Dir+"/"), d.Pos.Line, d.Text)
+		}
+		// Not run, but what translate wrote is checked all the same.
+		for _, m := range translationChecks(conv, conv.Files) {
+			tc.checks = append(tc.checks, fmt.Sprintf("%s: %s", c.Path, strings.ReplaceAll(m, l.Dir+"/", "")))
 		}
 		tc.skipped = skipReview
 		return tc
