@@ -108,7 +108,10 @@ unit() {
 differential() {
   set -o pipefail
   # The admin page's screenshots (TestAdminPageInChromium,
-  # TestAdminPageDuringCutover) are kept here.
+  # TestAdminPageDuringCutover) are kept here. The random tests run with
+  # their defaults: TestRandomDifferential 500 configurations
+  # (ORDERLY_RANDOM_CONFIGS), TestRandomTranslate 600, about a minute
+  # (ORDERLY_RTRANS_CONFIGS); each prints its seeds.
   export ORDERLY_ARTIFACTS=${ORDERLY_ARTIFACTS:-$PWD/artifacts}
   echo "artifacts: $ORDERLY_ARTIFACTS"
   $GO test -count=1 -v ./internal/differential/ 2>&1 | report -text

@@ -117,7 +117,14 @@ var fixedSeeds = []int64{1, 2, 3}
 // configurations each, then a new seed for the rest of
 // ORDERLY_RANDOM_CONFIGS (default 500), at least 200.
 func randomRuns(t *testing.T) []randomRun {
-	count := randomConfigs(t)
+	return seedRuns(t, envCount(t, "ORDERLY_RANDOM_CONFIGS", 500), 100, 200)
+}
+
+// seedRuns returns the seeds to run: -seed or ORDERLY_SEED alone with
+// count configurations; otherwise the fixed seeds, perFixed
+// configurations each, then a new seed (the time) for the rest of count,
+// at least atLeast.
+func seedRuns(t *testing.T, count, perFixed, atLeast int) []randomRun {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "seed" })
 	if set || os.Getenv("ORDERLY_SEED") != "" {
@@ -125,9 +132,9 @@ func randomRuns(t *testing.T) []randomRun {
 	}
 	var runs []randomRun
 	for _, s := range fixedSeeds {
-		runs = append(runs, randomRun{s, 100})
+		runs = append(runs, randomRun{s, perFixed})
 	}
-	return append(runs, randomRun{time.Now().UnixNano(), max(count-100*len(fixedSeeds), 200)})
+	return append(runs, randomRun{time.Now().UnixNano(), max(count-perFixed*len(fixedSeeds), atLeast)})
 }
 
 func randomSeed(t *testing.T) int64 {
@@ -146,16 +153,16 @@ func randomSeed(t *testing.T) int64 {
 	return time.Now().UnixNano()
 }
 
-// randomConfigs returns the number of configurations to try:
-// ORDERLY_RANDOM_CONFIGS, default 500.
-func randomConfigs(t *testing.T) int {
-	v := os.Getenv("ORDERLY_RANDOM_CONFIGS")
+// envCount returns the number the environment variable name gives, a
+// positive one, or def when it is not set.
+func envCount(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
 	if v == "" {
-		return 500
+		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		t.Fatalf("ORDERLY_RANDOM_CONFIGS=%q: want a positive number", v)
+		t.Fatalf("%s=%q: want a positive number", name, v)
 	}
 	return n
 }
@@ -335,27 +342,14 @@ var numbered = regexp.MustCompile(`^9(\d\d)-`)
 // of the corpus, into -random-found, with the oracle's statuses as want=
 // values and a comment naming the seed and the disagreements.
 func saveRandomCase(c *apachetest.Case, seed int64, n int, outs []outcome, found []string, opt string) (string, error) {
-	names, err := filepath.Glob(filepath.Join(*corpusDir, "9*.txtar"))
+	next, err := nextFoundNumber(0)
 	if err != nil {
 		return "", err
 	}
-	next := 900
-	for _, name := range names {
-		if m := numbered.FindStringSubmatch(filepath.Base(name)); m != nil {
-			k, _ := strconv.Atoi(m[1])
-			next = max(next, 900+k+1)
-		}
-	}
-	if next > 999 {
-		return "", fmt.Errorf("no free 9xx number left in %s", *corpusDir)
-	}
-	out := *c
-	out.Requests = nil
-	for _, o := range outs {
-		rq := o.rq
-		rq.Text = ""
-		rq.Want = strconv.Itoa(o.want.Status)
-		out.Requests = append(out.Requests, rq)
+	rqs := make([]apachetest.Request, len(outs))
+	wants := make([]apachetest.Response, len(outs))
+	for i, o := range outs {
+		rqs[i], wants[i] = o.rq, o.want
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Found by TestRandomDifferential (internal/differential): seed %d,\n", seed)
@@ -368,14 +362,48 @@ func saveRandomCase(c *apachetest.Case, seed int64, n int, outs []outcome, found
 		_, rest, _ := strings.Cut(f, ": ")
 		fmt.Fprintf(&b, "  %s\n", rest)
 	}
-	out.Comment = b.String()
 	name := fmt.Sprintf("%03d-random-%d-%d.txtar", next, seed, n)
+	return name, writeFoundCase(*foundDir, name, c, rqs, wants, b.String())
+}
+
+// writeFoundCase writes c as the corpus case name in dir (created if
+// needed), with rqs for its requests, each with its oracle's status in
+// wants as its want= value, and comment, once it parses back.
+func writeFoundCase(dir, name string, c *apachetest.Case, rqs []apachetest.Request, wants []apachetest.Response, comment string) error {
+	out := *c
+	out.Requests = nil
+	for i, rq := range rqs {
+		rq.Text = ""
+		rq.Want = strconv.Itoa(wants[i].Status)
+		out.Requests = append(out.Requests, rq)
+	}
+	out.Comment = comment
 	data := gen.Archive(&out)
 	if _, err := apachetest.ParseCase(name, data); err != nil {
-		return "", fmt.Errorf("the case does not parse back: %v", err)
+		return fmt.Errorf("the case does not parse back: %v", err)
 	}
-	if err := os.MkdirAll(*foundDir, 0o755); err != nil {
-		return "", err
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	return name, os.WriteFile(filepath.Join(*foundDir, name), data, 0o644)
+	return os.WriteFile(filepath.Join(dir, name), data, 0o644)
+}
+
+// nextFoundNumber returns the next 9xx number free in the corpus, and
+// above after (the last a run took, 0 for none).
+func nextFoundNumber(after int) (int, error) {
+	names, err := filepath.Glob(filepath.Join(*corpusDir, "9*.txtar"))
+	if err != nil {
+		return 0, err
+	}
+	next := max(900, after+1)
+	for _, name := range names {
+		if m := numbered.FindStringSubmatch(filepath.Base(name)); m != nil {
+			k, _ := strconv.Atoi(m[1])
+			next = max(next, 900+k+1)
+		}
+	}
+	if next > 999 {
+		return 0, fmt.Errorf("no free 9xx number left in %s", *corpusDir)
+	}
+	return next, nil
 }

@@ -6,7 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,13 +27,14 @@ import (
 // once the legacy answers are in.
 func TestTranslatedCorpus(t *testing.T) {
 	r := translateCorpus(t, nil)
-	for _, m := range r.mismatches {
+	for _, m := range append(r.mismatches, r.checks...) {
 		t.Error(m)
 	}
 	sort.Strings(r.review)
 	fmt.Printf("translate: %d/%d requests agree, status for status, across %d translated cases (%d with .htaccess files; %d need review, %d skipped: host names)\n",
 		r.agree, r.requests, r.cases, r.htaccess, len(r.review), r.skipped)
 	fmt.Printf("translate: left for review: %s\n", strings.Join(r.review, " "))
+	fmt.Printf("translate: %d sections checked against the files written (translationChecks), %d break the checks\n", r.sections, len(r.checks))
 	if len(r.review) > translateReviewCeiling {
 		t.Errorf("translate: %d cases need review, more than the ceiling of %d: a translation that used to stand now gives up", len(r.review), translateReviewCeiling)
 	}
@@ -59,8 +63,8 @@ func TestControlTranslated(t *testing.T) {
 
 // translated is what translateCorpus found.
 type translated struct {
-	cases, htaccess, agree, requests, skipped int
-	review, mismatches                        []string
+	cases, htaccess, agree, requests, skipped, sections int
+	review, mismatches, checks                          []string
 }
 
 // translateCorpus translates each corpus case, runs the translation on
@@ -73,87 +77,315 @@ func translateCorpus(t *testing.T, spoil func([]byte) []byte) translated {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := apachetest.TempDir(t)
-	var oracle, translatedSrv *apachetest.Server
-	var r translated
+	var picked []*apachetest.Case
 	for _, c := range cases {
-		if *only != "" && !strings.Contains(c.Name, *only) {
-			continue
+		if *only == "" || strings.Contains(c.Name, *only) {
+			picked = append(picked, c)
 		}
-		if !useNames(t, c) {
+	}
+	var r translated
+	var s translateServers
+	tmp := apachetest.TempDir(t)
+	for _, c := range picked {
+		tc := s.translateCase(t, c, filepath.Join(tmp, c.Name), translateOptions{spoil: spoil})
+		if tc.conv != nil {
+			r.sections += len(tc.conv.Sections)
+		}
+		switch {
+		case tc.skipped == skipNames:
 			r.skipped++
 			continue
-		}
-		l, err := c.Materialize(filepath.Join(tmp, c.Name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		conv, err := translate.Convert([]string{l.Legacy}, translate.ConvertOptions{LoadOptions: translate.LoadOptions{
-			Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot, ForwardUnfaithful: true},
-			Modules: caseModules(l)}}) // ssl_test.go
-		if err != nil {
-			t.Errorf("%s: translate: %v", c.Path, err)
-			continue
-		}
-		if len(conv.Reviews) > 0 {
+		case tc.skipped == skipReview:
 			r.review = append(r.review, c.Name)
-			for _, d := range conv.Reviews {
-				t.Logf("%s: left for review: %s:%d: %s", c.Name, strings.TrimPrefix(d.Pos.File, l.Dir+"/"), d.Pos.Line, d.Text)
-			}
+			r.checks = append(r.checks, tc.checks...)
+			continue
+		case tc.skipped != "":
+			t.Errorf("%s: %s", c.Path, tc.skipped)
 			continue
 		}
-		if oracle == nil {
-			oracle = apachetest.Start(t, l.OracleOptions())
-		} else {
-			oracle.Reload(t, l.OracleOptions())
-		}
-		// The legacy answers first: the translated .htaccess files
-		// replace the legacy ones in the same tree.
-		wants := make([]apachetest.Response, len(c.Requests))
-		for i, rq := range c.Requests {
-			if wants[i], err = apachetest.Do(oracle.Addr, rq); err != nil {
-				t.Fatal(err)
-			}
-		}
-		out := filepath.Join(l.Dir, "translated.conf")
-		for f, b := range conv.Files {
-			if f == l.Legacy {
-				f = out
-			}
-			if spoil != nil {
-				b = spoil(b)
-			}
-			if err := os.WriteFile(f, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if hasHtaccess(l.DocRoot) {
-			r.htaccess++
-		}
-		topt := apachetest.Options{DocumentRoot: l.DocRoot, Include: []string{out}, RemoteIP: true, Modules: l.Modules}
-		if err := startOrReload(t, &translatedSrv, topt); err != nil {
-			b, _ := os.ReadFile(out)
-			r.mismatches = append(r.mismatches, fmt.Sprintf("%s: Apache 2.4 without mod_access_compat refuses the translation: %v\n%s", c.Path, err, b))
-			translatedSrv = nil
+		r.mismatches = append(r.mismatches, tc.mismatches...)
+		r.checks = append(r.checks, tc.checks...)
+		if !tc.started {
 			continue
 		}
 		r.cases++
-		s := servers{ports: locationPorts(oracle.Addr, oracle.TLSAddr, translatedSrv.Addr, translatedSrv.TLSAddr)}
-		for i, rq := range c.Requests {
-			want := wants[i]
-			got, err := apachetest.Do(translatedSrv.Addr, rq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.requests++
-			if w, g := s.answer(want), s.answer(got); w == g && want.Class() == got.Class() {
-				r.agree++
-				continue
-			}
-			r.mismatches = append(r.mismatches, fmt.Sprintf("%s:%d: %s: legacy %d %s, translated %d %s", c.Path, rq.Line, rq, want.Status, want.Class(), got.Status, got.Class()))
+		if tc.htaccess {
+			r.htaccess++
 		}
+		r.requests += len(c.Requests)
+		r.agree += tc.agree
 	}
 	return r
+}
+
+// translateOptions say how translateCase treats a case.
+type translateOptions struct {
+	// spoil, if not nil, rewrites every file of the translation before
+	// it runs (a control).
+	spoil func([]byte) []byte
+	// reviewed replays the configurations translate leaves sections of
+	// for review too, held to fail closed (translateCase); without it
+	// they are set apart (skipReview) before Apache runs.
+	reviewed bool
+	// tolerant skips a configuration Apache refuses to start on, or
+	// translate refuses to read (skipApache, skipConvert), where a corpus
+	// case that does so fails the test.
+	tolerant bool
+}
+
+// Why translateCase did not replay a case (transCase.skipped).
+const (
+	skipNames   = "it looks up host names, outside the private name service"
+	skipReview  = "translate leaves sections of it for review"
+	skipApache  = "Apache refuses the legacy configuration"
+	skipConvert = "translate refuses the configuration"
+	skipOracle  = "the oracle fails a request"
+)
+
+// transCase is what became of one case in translateCase.
+type transCase struct {
+	// skipped says why the case was not replayed ("" when it was), or
+	// for a corpus case, the error translate refused it with.
+	skipped string
+	conv    *translate.Conversion
+	// failClosed says a section of the translation is left for review
+	// with "Require all denied": it may refuse what the legacy granted.
+	failClosed bool
+	// started says the translation ran; htaccess that the tree holds
+	// .htaccess files.
+	started, htaccess bool
+	// agree counts the requests answered alike, refusedMore those the
+	// translation refused where the legacy answered otherwise
+	// (failClosed only).
+	agree, refusedMore int
+	// mismatches are the disagreements, and a translation Apache refuses
+	// to start on; checks what breaks translationChecks: each a failure.
+	mismatches, checks []string
+	// outs are the requests with the legacy's answers, and once the
+	// translation ran, its answers.
+	outs []transOutcome
+}
+
+// transOutcome is one request, with the legacy's and the translation's
+// answers.
+type transOutcome struct {
+	rq        apachetest.Request
+	want, got apachetest.Response
+}
+
+// translateServers are the oracle (the legacy configuration under
+// mod_access_compat) and the translation's Apache, started for the first
+// case and reloaded for each later one.
+type translateServers struct {
+	oracle, translated *apachetest.Server
+}
+
+// translateCase lays c out in dir, translates it (semantics 2.4-compat),
+// replays its requests on the legacy configuration under
+// mod_access_compat and on the translation without (with it where
+// translate keeps it for what it leaves as it is), and compares the
+// answers: status for status, and a redirect's Location. Where a section
+// is left for review (opt.reviewed), the translation must fail closed
+// instead: it answers alike or refuses (401, 403, 500, 400: refuses), so that
+// wherever the legacy refused it refuses too. The
+// sections translate reports are checked against what it wrote
+// (translationChecks).
+func (s *translateServers) translateCase(t *testing.T, c *apachetest.Case, dir string, opt translateOptions) transCase {
+	t.Helper()
+	var tc transCase
+	if !useNames(t, c) {
+		tc.skipped = skipNames
+		return tc
+	}
+	l, err := c.Materialize(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := translate.Convert([]string{l.Legacy}, translate.ConvertOptions{LoadOptions: translate.LoadOptions{
+		Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot, ForwardUnfaithful: true},
+		Modules: caseModules(l)}}) // ssl_test.go
+	if err != nil {
+		tc.skipped = fmt.Sprintf("translate: %v", err)
+		if opt.tolerant {
+			// Counted as Apache's refusal where Apache refuses too.
+			tc.skipped = skipConvert
+			if s.startOracle(t, l) != nil {
+				tc.skipped = skipApache
+			}
+			t.Logf("%s: %s: %v", c.Path, tc.skipped, err)
+		}
+		return tc
+	}
+	tc.conv = conv
+	if len(conv.Reviews) > 0 && !opt.reviewed {
+		for _, d := range conv.Reviews {
+			t.Logf("%s: left for review: %s:%d: %s", c.Name, strings.TrimPrefix(d.Pos.File, l.Dir+"/"), d.Pos.Line, d.Text)
+		}
+		// Not run, but what translate wrote is checked all the same.
+		for _, m := range translationChecks(conv, conv.Files) {
+			tc.checks = append(tc.checks, fmt.Sprintf("%s: %s", c.Path, strings.ReplaceAll(m, l.Dir+"/", "")))
+		}
+		tc.skipped = skipReview
+		return tc
+	}
+	for _, st := range conv.Sections {
+		tc.failClosed = tc.failClosed || st.Review != ""
+	}
+	if oerr := s.startOracle(t, l); oerr != nil {
+		if !opt.tolerant {
+			t.Fatalf("%s: the oracle: %v", c.Path, oerr)
+		}
+		tc.skipped = skipApache
+		return tc
+	}
+	// The legacy answers first: the translated .htaccess files
+	// replace the legacy ones in the same tree.
+	tc.outs = make([]transOutcome, len(c.Requests))
+	for i, rq := range c.Requests {
+		tc.outs[i].rq = rq
+		if tc.outs[i].want, err = apachetest.Do(s.oracle.Addr, rq); err != nil {
+			if !opt.tolerant {
+				t.Fatalf("%s:%d: the oracle: %v", c.Path, rq.Line, err)
+			}
+			// Apache's own failure (a child that crashed), as when it
+			// refuses the configuration.
+			t.Logf("%s:%d: %s: the oracle failed the request: %v", c.Path, rq.Line, skipOracle, err)
+			tc.skipped = skipOracle
+			return tc
+		}
+	}
+	out := filepath.Join(l.Dir, "translated.conf")
+	written := map[string][]byte{}
+	for f, b := range conv.Files {
+		if opt.spoil != nil {
+			b = opt.spoil(b)
+		}
+		written[f] = b
+		if f == l.Legacy {
+			f = out
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range translationChecks(conv, written) {
+		tc.checks = append(tc.checks, fmt.Sprintf("%s: %s", c.Path, strings.ReplaceAll(m, l.Dir+"/", "")))
+	}
+	tc.htaccess = hasHtaccess(l.DocRoot)
+	// What translate leaves as it is keeps mod_access_compat loaded
+	// (Conversion.CompatKept).
+	topt := apachetest.Options{DocumentRoot: l.DocRoot, Include: []string{out}, RemoteIP: true, Modules: l.Modules,
+		AccessCompat: len(conv.CompatKept) > 0}
+	if err := startOrReload(t, &s.translated, topt); err != nil {
+		b, _ := os.ReadFile(out)
+		tc.mismatches = append(tc.mismatches, fmt.Sprintf("%s: Apache 2.4 without mod_access_compat refuses the translation: %s\n%v\n%s", c.Path, syntaxError(err), err, b))
+		return tc
+	}
+	tc.started = true
+	ports := servers{ports: locationPorts(s.oracle.Addr, s.oracle.TLSAddr, s.translated.Addr, s.translated.TLSAddr)}
+	for i, rq := range c.Requests {
+		want := tc.outs[i].want
+		got, err := apachetest.Do(s.translated.Addr, rq)
+		if err != nil {
+			tc.mismatches = append(tc.mismatches, fmt.Sprintf("%s:%d: %s: legacy %s, the translation's Apache failed the request: %v", c.Path, rq.Line, rq, ports.answer(want), err))
+			continue
+		}
+		tc.outs[i].got = got
+		w, g := ports.answer(want), ports.answer(got)
+		switch {
+		case w == g && want.Class() == got.Class():
+			tc.agree++
+			continue
+		case tc.failClosed && refuses(got):
+			// The cost of a section refused until reviewed: a refusal
+			// where the legacy answered otherwise (a 403 for its 401
+			// too).
+			tc.refusedMore++
+			continue
+		}
+		what := ""
+		if tc.failClosed && refuses(want) {
+			what = " where the legacy refused, with a section left for review (Require all denied): it must refuse"
+		}
+		tc.mismatches = append(tc.mismatches, fmt.Sprintf("%s:%d: %s: legacy %s %s, translated %s %s%s", c.Path, rq.Line, rq, w, want.Class(), g, got.Class(), what))
+	}
+	return tc
+}
+
+// startOracle runs the legacy configuration laid out at l on the oracle,
+// returning Apache's refusal to start on it; it fails the test if the
+// oracle does not come up for another reason.
+func (s *translateServers) startOracle(t *testing.T, l apachetest.Layout) error {
+	err := startOrReload(t, &s.oracle, l.OracleOptions())
+	if err != nil && !strings.Contains(err.Error(), "apache2 exited") {
+		t.Fatalf("%s: the oracle did not come up, and did not refuse the configuration either: %v", l.Legacy, err)
+	}
+	return err
+}
+
+// refuses reports whether r refuses the request: 401, 403 or 500, or
+// 400 (refused before any access check; it tells nothing of the
+// resource). Anything else where the legacy refused (a 404 too: it tells
+// whether the resource exists) grants something the legacy did not.
+func refuses(r apachetest.Response) bool {
+	return r.TLS == "" && (r.Status == 400 || r.Status == 401 || r.Status == 403 || r.Status == 500)
+}
+
+// translationChecks checks what translate reports it wrote for each
+// section (Conversion.Sections) against written, the files of the
+// translation as they run: the section's lines stand in its file, in
+// order; a section left for review holds "Require all denied"; and in
+// one translated, the lines that replace its access lines (Order, Allow,
+// Deny, Satisfy, Require) hold a Require, so that no section ends up with
+// fewer access lines in force in the output than in the input (issue
+// 17). It returns what breaks them.
+func translationChecks(conv *translate.Conversion, written map[string][]byte) []string {
+	var bad []string
+	for _, st := range conv.Sections {
+		where := fmt.Sprintf("%s:%d: <%s %s>", st.Pos.File, st.Pos.Line, st.Name, st.Pattern)
+		dirs := translate.Directives(st.Lines)
+		switch {
+		case st.Review != "" && !slices.Contains(dirs, "Require all denied"):
+			bad = append(bad, fmt.Sprintf("%s: left for review (%s) without Require all denied: %q", where, st.Review, dirs))
+		case st.Review == "" && len(st.Lines) > 0 && !slices.ContainsFunc(dirs, isRequire):
+			// Lines replace the section's access lines: none (nothing
+			// written) where it has only settings such as
+			// AuthzSendForbiddenOnFailure, which 2.4 keeps as they are.
+			bad = append(bad, fmt.Sprintf("%s: translated to no Require line: %q", where, dirs))
+		}
+		if len(st.Lines) > 0 && !containsLines(written[st.Pos.File], st.Lines) {
+			bad = append(bad, fmt.Sprintf("%s: what translate reports it wrote is not in the file: %q", where, st.Lines))
+		}
+	}
+	return bad
+}
+
+// isRequire reports whether a directive line is a Require.
+func isRequire(line string) bool {
+	f := strings.Fields(line)
+	return len(f) > 0 && strings.EqualFold(f[0], "Require")
+}
+
+// containsLines reports whether lines stand in data one after the
+// other, each as written but for its indentation.
+func containsLines(data []byte, lines []string) bool {
+	have := strings.Split(string(data), "\n")
+	for i := range have {
+		have[i] = strings.TrimSpace(have[i])
+	}
+	for i := 0; i+len(lines) <= len(have); i++ {
+		ok := true
+		for j, l := range lines {
+			if have[i+j] != strings.TrimSpace(l) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 func hasHtaccess(root string) bool {
@@ -168,19 +400,32 @@ func hasHtaccess(root string) bool {
 }
 
 // startOrReload runs an Apache with opt, reporting a configuration it
-// refuses as an error rather than failing the test.
-func startOrReload(t *testing.T, s **apachetest.Server, opt apachetest.Options) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
+// refuses as an error rather than failing the test; a later call starts
+// it afresh.
+func startOrReload(t *testing.T, s **apachetest.Server, opt apachetest.Options) error {
+	return apachetest.TryFatal(t, func(tb testing.TB) {
+		if *s == nil {
+			*s = apachetest.Start(tb, opt)
+		} else {
+			(*s).Reload(tb, opt)
 		}
-	}()
-	sub := &testing.T{}
-	_ = sub
-	if *s == nil {
-		*s = apachetest.Start(t, opt)
-	} else {
-		(*s).Reload(t, opt)
+	})
+}
+
+var syntaxLine = regexp.MustCompile(`Syntax error on line (\d+) of (\S+):\n(.*)`)
+
+// syntaxError returns the line of the configuration that Apache's err
+// names as a syntax error, with the error, or "" if it names none.
+func syntaxError(err error) string {
+	m := syntaxLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
 	}
-	return nil
+	data, rerr := os.ReadFile(m[2])
+	n, _ := strconv.Atoi(m[1])
+	lines := strings.Split(string(data), "\n")
+	if rerr != nil || n < 1 || n > len(lines) {
+		return m[3]
+	}
+	return fmt.Sprintf("line %d %q: %s", n, strings.TrimSpace(lines[n-1]), m[3])
 }
