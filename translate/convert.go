@@ -505,7 +505,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 	case why != "":
 	case isFiles(s):
 		extra, why = filesCombos(cfg, s)
-	case s.Kind == KindLocation && !s.Fnmatch:
+	case s.Kind == KindLocation && !s.Fnmatch, s.Kind == KindLocationMatch:
 		extra, why = locationCombos(cfg, s)
 	}
 	var text []string
@@ -835,11 +835,21 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 		if o == s {
 			break
 		}
-		if isFiles(s) && isFiles(o) {
-			continue // a <Files> section before: filesCombos
+		if isFiles(o) && (isFiles(s) || s.Kind == KindLocationMatch) {
+			continue // a <Files> section before: filesCombos, locationCombos
 		}
-		if hasAccess(o.Conf) && s.Kind != KindLocationMatch {
+		if hasAccess(o.Conf) {
 			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
+		}
+	}
+	if s.Kind == KindLocationMatch {
+		for _, o := range cfg.Locations {
+			if o == s {
+				break
+			}
+			if hasAccess(o.Conf) {
+				return nil, "an earlier <Location> with access rules merges before this one for some of its URLs"
+			}
 		}
 	}
 	// The <Files> sections nested in <Directory> sections merge after the

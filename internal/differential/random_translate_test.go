@@ -25,27 +25,7 @@ var rtransFound = flag.String("rtrans-found", filepath.Join(os.TempDir(), "order
 // until it is removed here (a fix, or a change to internal/gen, which
 // gives a seed other configurations), and any other failure of a fixed
 // seed fails it as a find.
-var rtransKnown = map[string]string{
-	"1/15": nestedFiles, "1/17": nestedFiles, "1/23": nestedFiles,
-	"2/18": nestedFiles, "3/5": nestedFiles, "3/27": nestedFiles,
-	"3/30": locationMatchMerge + ": <DirectoryMatch /lo> (Require ip 203.0.113.196/255.255.255.253) for /priv/logs/; " +
-		"legacy 403 for 203.0.113.195 (GET /priv/logs/%2e/), translation 404: the Location's Require ip grants it (a leak)",
-	"1/0": locationMatchMerge + ": <FilesMatch \\.txt$>, whose <LimitExcept POST GET> Require leaves GET with none in " +
-		"force; legacy 200 for GET /naïve/sub dir/100%.txt from 8.8.8.8, translation 403 (the Directory's Require ip, " +
-		"folded into the Location, refuses it: over-strict)",
-}
-
-// locationMatchMerge is the diagnosis of the configurations whose
-// <LocationMatch> is translated folding in the <Directory> sections above
-// its URLs but not a section that merges before it for some of them only.
-const locationMatchMerge = "a <LocationMatch> with Order/Allow/Deny is translated to Require lines, which replace " +
-	"what it inherits, without the section that merges before it for some of its URLs only"
-
-// nestedFiles is the diagnosis of the configurations whose <Files> or
-// <FilesMatch> sits in a <DirectoryMatch> or <Directory ~>.
-const nestedFiles = "a <Files>/<FilesMatch> inside a <DirectoryMatch> or <Directory ~> is not translated (Convert " +
-	"gathers the nested <Files> of plain <Directory> sections only): its Order/Allow/Deny/Satisfy stay, and Apache " +
-	"2.4 without mod_access_compat refuses the translation (Invalid command 'Order')"
+var rtransKnown = map[string]string{}
 
 // rtransNewCeiling is the share of a new seed's configurations (replayed)
 // whose translation may fail, each printed and saved, without failing
