@@ -242,6 +242,11 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			conv.CompatKept = append(conv.CompatKept, r.Pos.File)
 		}
 	}
+	for _, ds := range raw {
+		if d := compatConditional(ds); d != nil && !slices.Contains(conv.CompatKept, d.Pos.File) {
+			conv.CompatKept = append(conv.CompatKept, d.Pos.File)
+		}
+	}
 	keepCompat := opt.KeepCompat || len(conv.CompatKept) > 0
 	texts := make([]string, len(loaded))
 	have := map[string]bool{}
@@ -763,7 +768,8 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	needSat22 := cfg.Semantics == Legacy22 && own.Satisfy22Set != policy.AllMethods
 	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr)
 	hasAccess := func(c *DirConf) bool {
-		return needCompat && c.Compat != nil || needSat22 && satisfiesAny(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil)
+		// 2.4: an AuthType with no Require in force answers 500 (AH01627).
+		return needCompat && c.Compat != nil || needSat22 && satisfiesAny(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil || cfg.Semantics == Compat24 && c.AuthType != nil)
 	}
 	switch s.Kind {
 	case KindDirectory:
@@ -2063,6 +2069,9 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			continue // never read (a Nonfatal= bit alone has it read)
 		case wild:
 			unknown("a regex <Directory> section may apply to this .htaccess file's directory")
+			continue
+		case compatConditional(raw) != nil:
+			unknown("it tests whether mod_access_compat is loaded (<IfModule mod_access_compat.c>, <IfDirective Order>): without the module the other branch is read")
 			continue
 		case nestedAccess(ds):
 			unknown("access rules in a section other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated")

@@ -157,3 +157,34 @@ func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string) []edit {
 	}
 	return es
 }
+
+// compatConditional returns the first section of ds (files as written)
+// that tests whether mod_access_compat is loaded, or one of its
+// directives known: <IfModule mod_access_compat.c>, <IfDirective Order>,
+// their "!" forms. With the module dropped such a section flips, and the
+// branch the legacy server skipped is read: the output keeps the module
+// instead.
+func compatConditional(ds []*apacheconf.Directive) *apacheconf.Directive {
+	for _, d := range ds {
+		if d.Block == nil {
+			continue
+		}
+		arg := strings.ToLower(strings.Trim(strings.TrimPrefix(strings.TrimSpace(d.Raw), "!"), `"`))
+		switch d.LowerName() {
+		case "ifmodule":
+			switch arg {
+			case "mod_access_compat.c", "access_compat_module", "mod_access_compat":
+				return d
+			}
+		case "ifdirective":
+			switch arg {
+			case "order", "allow", "deny", "satisfy":
+				return d
+			}
+		}
+		if c := compatConditional(d.Block); c != nil {
+			return c
+		}
+	}
+	return nil
+}

@@ -29,11 +29,11 @@ var rtransKnown = map[string]string{}
 
 // rtransNewCeiling is the share of a new seed's configurations (replayed)
 // whose translation may fail, each printed and saved, without failing
-// the test: above the rate translate's open bugs give (issue 17: 5.3% to
-// 7.3% of 450 to 550 in the runs that found them, seeds 11, 12, 13 and
-// four of the time), with room for chance. Above it, a change made more
-// translations wrong. Bring it down as they are fixed.
-const rtransNewCeiling = 0.12
+// the test: above the rate translate's open bugs give (issue 17: 0.7% of
+// 438 after this session's fixes, from 5.3% to 7.5% before them), with
+// room for chance. Above it, a change made more translations wrong.
+// Bring it down as they are fixed.
+const rtransNewCeiling = 0.04
 
 // The configurations TestRandomTranslate draws by default, and how many
 // of each fixed seed: 1,000 took 50 to 100 seconds on two shared cores,
