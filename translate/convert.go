@@ -19,6 +19,7 @@ import (
 	"github.com/orderly-proxy/orderly/internal/swar"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // maxHtaccessDirs bounds the directories searched for .htaccess files, as
@@ -135,8 +136,12 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	}
 	results := make([]converted, len(all))
 	par.Do(len(all), func(i int) {
-		if s := all[i].s; hasAccess(s.Conf) && s.directive != nil {
+		switch s := all[i].s; {
+		case s.directive == nil:
+		case hasAccess(s.Conf):
 			results[i].es, results[i].review = convertSection(all[i].cfg, s)
+		case s.Conf.AuthType != nil:
+			results[i].es, results[i].review = authTypeOnly(all[i].cfg, s)
 		}
 	})
 	edits := map[string]int{} // each file's, to make its list once
@@ -148,7 +153,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	}
 	for i, sc := range all {
 		s := sc.s
-		if !hasAccess(s.Conf) || s.directive == nil {
+		if !hasAccess(s.Conf) && results[i].es == nil || s.directive == nil {
 			continue
 		}
 		if review := results[i].review; review != "" {
@@ -933,14 +938,35 @@ func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 func dirChain(cfg *Config, path string, self *Section) []*Section {
 	var out []*Section
 	for _, d := range cfg.Dirs {
-		if d == self || d.Fnmatch {
+		if d == self || self != nil && d.Depth > self.Depth {
 			continue
 		}
-		if d.Depth == 0 || strings.HasPrefix(path, d.Path) && (self == nil || d.Depth <= self.Depth) {
+		switch {
+		case d.Depth == 0, !d.Fnmatch && strings.HasPrefix(path, d.Path):
 			out = append(out, d)
+		case d.Fnmatch:
+			// A wildcard <Directory> applies where it matches the path's
+			// directory of its own depth (cfg.Dirs is in the walk's order).
+			if pre, ok := dirAtDepth(path, d.Depth); ok && regex.Fnmatch(d.Path, pre, regex.FnmPathname) {
+				out = append(out, d)
+			}
 		}
 	}
 	return out
+}
+
+// dirAtDepth is the directory of path (ending in "/") with depth slashes.
+func dirAtDepth(path string, depth int) (string, bool) {
+	n := 0
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' {
+			n++
+			if n == depth {
+				return path[:i+1], true
+			}
+		}
+	}
+	return "", false
 }
 
 // renderScope writes the Require lines of a section from its layers.
@@ -1540,6 +1566,38 @@ func authTypeSet(cfg *Config, s *Section) bool {
 		}
 	}
 	return set
+}
+
+// authTypeOnly fails closed a section that sets an AuthType and no access
+// rule, where no Require is in force (2.4-compat): Apache answered 500
+// (AH01627) there, and the Require the translation gives the sections
+// before it would let the request through. It writes Require all denied
+// after the AuthType line.
+func authTypeOnly(cfg *Config, s *Section) ([]edit, string) {
+	if cfg.Semantics != Compat24 || *s.Conf.AuthType == "" {
+		return nil, ""
+	}
+	_, authz, why := inherited(cfg, s)
+	if why == "" {
+		if authz.authz != nil && authz.authz.Root != nil {
+			return nil, "" // a Require is in force
+		}
+		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
+	}
+	var at *apacheconf.Directive
+	for _, d := range s.directive.Block {
+		if d.LowerName() == "authtype" {
+			at = d
+		}
+	}
+	if at == nil {
+		return nil, why // inside a container: the section's review says so
+	}
+	indent := strings.Repeat(" ", max(at.Pos.Col-1, 0))
+	end := max(at.EndLine, at.Pos.Line)
+	return []edit{{from: end + 1, to: end, text: []string{
+		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
+		indent + "Require all denied"}}}, why
 }
 
 // selfDenies reports whether a section's own host-access rules refuse
