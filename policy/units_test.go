@@ -160,6 +160,13 @@ func TestRuleStats(t *testing.T) {
 	}
 	(*Rule)(nil).Hit(1)
 	(*Rule)(nil).decide(&Request{Now: 1})
+	// Decided: a decision made outside package policy (a RewriteRule).
+	dec := &Rule{}
+	dec.Decided(60)
+	if m, d, last := dec.Stats(); m != 0 || d != 1 || last.UnixNano() != 60 {
+		t.Errorf("Decided: %d %d %v", m, d, last)
+	}
+	(*Rule)(nil).Decided(1)
 	p := r.Parts[0]
 	p.AddMatches(4)
 	p.hit(&Request{})
