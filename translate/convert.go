@@ -494,8 +494,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		block = s.directive.Block
 	}
 	for _, d := range block {
-		n := d.LowerName()
-		if accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d) {
+		if isAccessLine(d) {
 			access = append(access, d)
 		}
 	}
@@ -746,6 +745,16 @@ func mergeAuthzOver(base, add *AuthzSlot) *AuthzSlot {
 		return base
 	}
 	return MergeAuthz(base, add)
+}
+
+// walkEnd is the index in chain (sections in merge order) of the first
+// one a walk after phase merges.
+func walkEnd(chain []*Section, phase int) int {
+	n := 0
+	for n < len(chain) && WalkPhase(chain[n]) <= phase {
+		n++
+	}
+	return n
 }
 
 // WalkPhase tells which walk of ap_process_request_internal merges a
@@ -1460,7 +1469,7 @@ func logLevelWithoutCompat(l string) (string, bool) {
 	if len(kept) == 1 {
 		return "", true
 	}
-	indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	indent := leadingBlanks(l)
 	return indent + strings.Join(kept, " ") + "\n", true
 }
 
@@ -1679,7 +1688,7 @@ func renameLine(b *strings.Builder, l string) bool {
 		b.WriteString(l)
 		return false
 	}
-	indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	indent := leadingBlanks(l)
 	// The name in lower case, in a buffer: looked up and compared, never
 	// kept, so not allocated.
 	var lb [32]byte

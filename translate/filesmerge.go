@@ -196,10 +196,7 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 	render := func(in []*Section) []string {
 		// The file walk's sections go after the directory walk's, before
 		// the location walk's.
-		n := 0
-		for n < len(chain) && WalkPhase(chain[n]) < 2 {
-			n++
-		}
+		n := walkEnd(chain, 1)
 		secs := append(append(append(append([]*Section(nil), chain[:n]...), in...), chain[n:]...), s)
 		compat, authz := mergeLayers(secs)
 		return renderScope(cfg, compat, authz, indent)

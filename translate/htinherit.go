@@ -66,10 +66,7 @@ func withHtaccess(cfg *Config, chain []*Section, dir string, atDir bool, below i
 		return chain, ""
 	}
 	// Into the directory walk's part, in its order.
-	n := 0
-	for n < len(chain) && WalkPhase(chain[n]) == 0 {
-		n++
-	}
+	n := walkEnd(chain, 0)
 	out := append(append(append([]*Section(nil), chain[:n]...), add...), chain[n:]...)
 	slices.SortStableFunc(out[:n+len(add)], func(a, b *Section) int { return mergeRank(a) - mergeRank(b) })
 	return out, ""
@@ -125,21 +122,12 @@ func ancestorCompat(c *Config, dir string, seen map[string]*Section) bool {
 // whose legacy lines then keep deciding under mod_access_compat as they
 // did.
 func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string) []edit {
-	var access []*apacheconf.Directive
+	access := accessLines(ds)
 	requires := false
-	var walk func([]*apacheconf.Directive)
-	walk = func(ds []*apacheconf.Directive) {
-		for _, d := range ds {
-			switch n := d.LowerName(); {
-			case accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d):
-				access = append(access, d)
-				requires = requires || n != "order" && n != "allow" && n != "deny"
-			case d.Block != nil:
-				walk(d.Block)
-			}
-		}
+	for _, d := range access {
+		n := d.LowerName()
+		requires = requires || n != "order" && n != "allow" && n != "deny"
 	}
-	walk(ds)
 	if !requires {
 		return nil
 	}

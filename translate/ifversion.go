@@ -95,21 +95,30 @@ func ifVersionEdits(es []edit, blocks []*apacheconf.Directive) []edit {
 	return out
 }
 
-// accessLines are the access directives and containers of ds, looking
-// into <IfModule> sections.
+// isAccessLine reports whether d is a line the access translation
+// replaces: an access directive or container, or a <Limit> holding only
+// those.
+func isAccessLine(d *apacheconf.Directive) bool {
+	n := d.LowerName()
+	return accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d)
+}
+
+// accessLines are the access lines of ds (isAccessLine), looking into
+// every other section.
 func accessLines(ds []*apacheconf.Directive) []*apacheconf.Directive {
 	var out []*apacheconf.Directive
 	for _, d := range ds {
-		switch n := d.LowerName(); {
-		case accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d):
+		switch {
+		case isAccessLine(d):
 			out = append(out, d)
-		case n == "ifmodule" || n == "ifversion" || n == "ifdefine":
+		case d.Block != nil:
 			out = append(out, accessLines(d.Block)...)
 		}
 	}
 	return out
 }
 
+// leadingBlanks is the indentation of s.
 func leadingBlanks(s string) string {
 	return s[:len(s)-len(strings.TrimLeft(s, " \t"))]
 }
