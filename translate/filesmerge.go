@@ -113,8 +113,9 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 		return nil, why
 	}
 	var before []*Section
+	own := filesNames(s)
 	for _, o := range filesBefore(cfg, s, chain) {
-		if hasAccess(o.Conf) && filesOverlap(o, s) {
+		if hasAccess(o.Conf) && regex.Overlap(filesNames(o), own) {
 			before = append(before, o)
 		}
 	}
@@ -202,16 +203,32 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 		return renderScope(cfg, compat, authz, indent)
 	}
 	alone := render(nil)
+	// Whether each two of before may match one name, worked out once.
+	names := make([]regex.Names, len(before))
+	for i, o := range before {
+		names[i] = filesNames(o)
+	}
+	disjoint := make([]uint64, len(before)) // bit j of disjoint[i]: i and j never meet
+	for i := range before {
+		for j := i + 1; j < len(before); j++ {
+			if !regex.Overlap(names[i], names[j]) {
+				disjoint[i] |= 1 << j
+				disjoint[j] |= 1 << i
+			}
+		}
+	}
 	for mask := 1; mask < 1<<len(before); mask++ {
 		var in, out []*Section
+		meet := true
 		for i, o := range before {
 			if mask&(1<<i) != 0 {
 				in = append(in, o)
+				meet = meet && disjoint[i]&uint64(mask) == 0
 			} else {
 				out = append(out, o)
 			}
 		}
-		if !pairwiseOverlap(in) {
+		if !meet {
 			continue // no name matches all of them
 		}
 		merged := render(in)
@@ -227,18 +244,6 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 		}
 	}
 	return ""
-}
-
-// pairwiseOverlap reports whether every two of secs may match one name.
-func pairwiseOverlap(secs []*Section) bool {
-	for i := range secs {
-		for j := i + 1; j < len(secs); j++ {
-			if !filesOverlap(secs[i], secs[j]) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // comboPattern writes, for <FilesMatch>, a pattern that matches the
