@@ -111,6 +111,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		v := vb.vhost
 		b.cfg.Differences = append(b.cfg.Differences, vb.cfg.Differences...)
 		b.cfg.Unfaithful = append(b.cfg.Unfaithful, vb.cfg.Unfaithful...)
+		b.cfg.Unservable = append(b.cfg.Unservable, vb.cfg.Unservable...)
 		v.Config = mergeServer(b.cfg, vb.cfg, vb.set)
 		v.Config.Default = vb.defaultRule(vb.directive, vb.scope...)
 		b.defaults = append(b.defaults, vb.defaults...)
@@ -642,7 +643,27 @@ func (b *builder) notFaithful(d *apacheconf.Directive, why string) {
 	}
 	b.cfg.Unfaithful = append(b.cfg.Unfaithful, u)
 	if !b.opt.ForwardUnfaithful {
-		b.errorf(d, "%s; refusing to start (set legacy.forward_unfaithful = true to forward these requests and let the backend enforce it)", u.Text)
+		b.errs = append(b.errs, unfaithfulRefusal(u))
+	}
+}
+
+// unfaithfulRefusal is orderly serve's refusal to start on u, a
+// directive of the configuration it cannot evaluate.
+func unfaithfulRefusal(u Difference) *apacheconf.Error {
+	return &apacheconf.Error{Pos: u.Pos, Msg: u.Text + "; refusing to start (set legacy.forward_unfaithful = true to forward these requests and let the backend enforce it)"}
+}
+
+// cannotServe is a refusal of orderly serve's own (ownErrorf) for what
+// Apache 2.4 serves and orderly cannot evaluate (a provider, an alias):
+// an error, or, in a model only written out, where Apache reads it the
+// same way, kept in Config.Unservable for lint.
+func (b *builder) cannotServe(d *apacheconf.Directive, format string, args ...any) {
+	if !b.opt.RenderOnly {
+		b.ownErrorf(d, format, args...)
+		return
+	}
+	if b.htaccess == nil {
+		b.cfg.Unservable = append(b.cfg.Unservable, &apacheconf.Error{Pos: d.Pos, Msg: fmt.Sprintf(format, args...), Own: true})
 	}
 }
 
@@ -1064,8 +1085,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "authbasicprovider":
 		for _, a := range d.Args {
 			// translate writes it as it is: 2.4 reads it the same way.
-			if !strings.EqualFold(a, "file") && !b.opt.RenderOnly {
-				b.ownErrorf(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
+			if !strings.EqualFold(a, "file") {
+				b.cannotServe(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
 			}
 		}
 	case "authzuserauthoritative", "authzgroupfileauthoritative":
@@ -1398,8 +1419,8 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 			return
 		}
 	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "dbd-group":
+		b.cannotServe(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 		if !b.opt.RenderOnly {
-			b.ownErrorf(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 			return
 		}
 		// translate writes it as it is: 2.4 reads it the same way.

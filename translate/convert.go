@@ -47,12 +47,27 @@ type Conversion struct {
 	// Sections are what was written for each section translated, or
 	// refused for review, in place (sections.go).
 	Sections []SectionText
+
+	// Model is the access model the translation was written from, read
+	// for writing out (Options.RenderOnly): what orderly serve would
+	// refuse in it is [Config.ServeRefusals].
+	Model *Config
+	// Htaccess are the access files (AccessFileName) found below the
+	// directories the configuration serves (document roots, Alias
+	// targets, UserDir directories), translated or not; HtaccessAll
+	// says the search saw every directory (it stops after 100,000).
+	Htaccess    []string
+	HtaccessAll bool
 }
 
 // ConvertOptions tune Convert.
 type ConvertOptions struct {
 	LoadOptions
 	KeepCompat bool // keep mod_access_compat loaded
+	// SectionsOnly leaves out the configuration files' texts and the data
+	// files (Conversion.Files has the .htaccess files only, Data is
+	// empty): what lint needs, the sections' texts, sooner.
+	SectionsOnly bool
 }
 
 // accessNames are the directives the access translation replaces.
@@ -84,7 +99,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// The search for .htaccess files is system calls: the configuration
 	// is read meanwhile.
 	search := startHtaccess(cfg)
-	conv := &Conversion{Files: map[string][]byte{}}
+	conv := &Conversion{Files: map[string][]byte{}, Model: cfg}
 	byFile := map[string][]edit{}
 	// Every section once, with the configuration it is seen in: a virtual
 	// host's own sections in the host's (merged) view.
@@ -120,6 +135,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// The .htaccess files merge before <Location> and <Files> sections and
 	// before the <Directory> sections below them: found first.
 	hts, htReviews, htPaths := findHtaccess(search)
+	conv.Htaccess, conv.HtaccessAll = htPaths, !search.truncated
 	// The methods every translation names, worked out once per server.
 	names := map[*policy.Methods][]string{} // servers often share theirs
 	for _, c := range serverConfigs(cfg) {
@@ -145,12 +161,17 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		}
 	})
 	edits := map[string]int{} // each file's, to make its list once
+	sections := 0
 	for i, sc := range all {
 		edits[sc.s.Pos.File] += len(results[i].es)
+		if results[i].es != nil || hasAccess(sc.s.Conf) {
+			sections++
+		}
 	}
 	for f, n := range edits {
-		byFile[f] = make([]edit, 0, n)
+		byFile[f] = make([]edit, 0, n+1) // and the main file's defaultsEdit
 	}
+	conv.Sections = make([]SectionText, 0, sections)
 	for i, sc := range all {
 		s := sc.s
 		if !hasAccess(s.Conf) && results[i].es == nil || s.directive == nil {
@@ -251,6 +272,9 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		if d := compatConditional(ds); d != nil && !slices.Contains(conv.CompatKept, d.Pos.File) {
 			conv.CompatKept = append(conv.CompatKept, d.Pos.File)
 		}
+	}
+	if opt.SectionsOnly {
+		return conv, nil
 	}
 	keepCompat := opt.KeepCompat || len(conv.CompatKept) > 0
 	texts := make([]string, len(loaded))
@@ -674,6 +698,15 @@ type layers struct {
 	groupFile, dbmGroups bool
 	sat22                [policy.MaxMethods]policy.Satisfy
 	satSet               policy.MethodMask
+}
+
+// same reports whether a and b hold the same layers: the same objects,
+// so that they render to the same text (the converse need not hold).
+func (a *layers) same(b *layers) bool {
+	sameSlot := a.authz == b.authz || a.authz != nil && b.authz != nil && *a.authz == *b.authz
+	return a.compat == b.compat && sameSlot &&
+		len(a.req22) == len(b.req22) && (len(a.req22) == 0 || &a.req22[0] == &b.req22[0]) &&
+		a.groupFile == b.groupFile && a.dbmGroups == b.dbmGroups && a.sat22 == b.sat22 && a.satSet == b.satSet
 }
 
 // inherited returns the section's two layers with what it inherits folded
@@ -1970,6 +2003,8 @@ type htSearch struct {
 	roots  []htRoot
 	search []dirscan.Root
 	found  chan dirscan.Result
+	// truncated: the search stopped at maxHtaccessDirs (findHtaccess).
+	truncated bool
 }
 
 // An htRoot is a directory searched for .htaccess files, and the
@@ -1984,9 +2019,11 @@ type htRoot struct {
 func startHtaccess(cfg *Config) *htSearch {
 	type root = htRoot
 	roots := []root{{cfg.DocumentRoot, cfg}}
+	// A regex alias's target only where it has no back-reference (walk's
+	// Roots).
 	addAliases := func(c *Config) {
 		for _, a := range c.Aliases {
-			if a.Regex == nil {
+			if a.Regex == nil || !strings.Contains(a.Real, "$") {
 				roots = append(roots, root{a.Real, c})
 			}
 		}
@@ -2026,6 +2063,7 @@ func startHtaccess(cfg *Config) *htSearch {
 // configurations that reach it.
 func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 	cfg, roots, search, res := hs.cfg, hs.roots, hs.search, <-hs.found
+	hs.truncated = res.Truncated
 	var reviews []Difference
 	if res.Truncated {
 		reviews = append(reviews, Difference{Pos: apacheconf.Pos{File: search[0].Dir},

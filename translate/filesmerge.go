@@ -194,15 +194,16 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 	if len(before) > maxFilesBefore {
 		return fmt.Sprintf("more than %d <Files> sections with access rules may match the same names and merge before this section", maxFilesBefore)
 	}
-	render := func(in []*Section) []string {
+	merge := func(in []*Section) (*layers, *layers) {
 		// The file walk's sections go after the directory walk's, before
 		// the location walk's.
 		n := walkEnd(chain, 1)
 		secs := append(append(append(append([]*Section(nil), chain[:n]...), in...), chain[n:]...), s)
-		compat, authz := mergeLayers(secs)
-		return renderScope(cfg, compat, authz, indent)
+		return mergeLayers(secs)
 	}
-	alone := render(nil)
+	compat0, authz0 := merge(nil)
+	var alone []string // rendered when a combination needs comparing
+	rendered := false
 	// Whether each two of before may match one name, worked out once.
 	names := make([]regex.Names, len(before))
 	for i, o := range before {
@@ -231,7 +232,14 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 		if !meet {
 			continue // no name matches all of them
 		}
-		merged := render(in)
+		compat, authz := merge(in)
+		if compat.same(compat0) && authz.same(authz0) {
+			continue // what s sets hides every layer of in
+		}
+		if !rendered {
+			alone, rendered = renderScope(cfg, compat0, authz0, indent), true
+		}
+		merged := renderScope(cfg, compat, authz, indent)
 		if slices.Equal(merged, alone) {
 			continue
 		}

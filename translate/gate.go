@@ -69,9 +69,9 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			other, otherName = directive.V22, "2.2"
 		}
 		switch {
-		case !known && len(directive.Lookup(name, other)) > 0 && other == directive.V24:
+		case !known && directive.Known(name, other) && other == directive.V24:
 			msg += " (orderly: " + displayName(d) + " is an Apache 2.4 directive, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\")"
-		case !known && len(directive.Lookup(name, other)) > 0:
+		case !known && directive.Known(name, other):
 			msg += " (orderly: " + displayName(d) + " is an Apache " + otherName + " directive that 2.4 removed; with semantics \"2.4-compat\" the configuration must be valid 2.4)"
 		case known:
 			msg += " (orderly: its module is not loaded"

@@ -12,6 +12,7 @@ package translate
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -318,6 +319,11 @@ type Config struct {
 	// (mod_rewrite, third-party modules, DBM files, ...): loaded only
 	// with Options.ForwardUnfaithful, and then ignored.
 	Unfaithful []Difference
+	// Unservable lists, in a model only written out (Options.RenderOnly),
+	// what orderly serve would refuse to load and translate writes as it
+	// is (a Require provider, an AuthBasicProvider alias): with
+	// Unfaithful, what [Config.ServeRefusals] returns.
+	Unservable apacheconf.ErrorList
 	// UserDirs are the absolute UserDir paths ("/home/*/public_html",
 	// "/srv/users"): for translate, directories whose .htaccess files
 	// requests reach.
@@ -447,4 +453,26 @@ func (c *DirConf) WithoutAccess() *DirConf {
 	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
 	d.UserAuthoritative, d.GroupAuthoritative = nil, nil
 	return &d
+}
+
+// ServeRefusals returns what orderly serve would refuse at load in a
+// configuration read for writing out (Options.RenderOnly, as Convert reads
+// it), without legacy.forward_unfaithful: each "file:line: message" as
+// Load would give it. The .htaccess files are not in it: read them through
+// [Config.ServeView].
+func (c *Config) ServeRefusals() apacheconf.ErrorList {
+	out := slices.Clip(c.Unservable)
+	for _, u := range c.Unfaithful {
+		out = append(out, unfaithfulRefusal(u))
+	}
+	return out
+}
+
+// ServeView returns c as orderly serve reads the .htaccess files under it
+// (no RenderOnly, no ForwardUnfaithful): a copy, sharing everything else,
+// for walk's CheckHtaccess on a model built for writing out.
+func (c *Config) ServeView() *Config {
+	v := *c
+	v.RenderOnly, v.ForwardUnfaithful = false, false
+	return &v
 }

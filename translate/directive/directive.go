@@ -220,17 +220,18 @@ func buildIndex() {
 		k := strings.ToLower(table[i].Name)
 		index[k] = append(index[k], &table[i])
 	}
+	// Names as the table spells them too (as configurations mostly do),
+	// to the same rows: found without lowering them.
+	for i := range table {
+		index[table[i].Name] = index[strings.ToLower(table[i].Name)]
+	}
 }
 
 // Lookup returns the rows of the directive name (case-insensitive; a
 // section's name with its "<") that version v knows: one per module that
 // provides it, none if v does not know the name.
 func Lookup(name string, v Version) []*Info {
-	indexOnce.Do(buildIndex)
-	rows := index[name]
-	if rows == nil {
-		rows = index[strings.ToLower(name)]
-	}
+	rows := rowsOf(name)
 	var out []*Info
 	for _, r := range rows {
 		if r.In&v != 0 {
@@ -243,13 +244,36 @@ func Lookup(name string, v Version) []*Info {
 	return out
 }
 
+// rowsOf returns the rows of the directive name, of every version.
+func rowsOf(name string) []*Info {
+	indexOnce.Do(buildIndex)
+	if rows := index[name]; rows != nil {
+		return rows
+	}
+	return index[strings.ToLower(name)]
+}
+
+// Known reports whether version v knows the directive name, from any
+// module: len(Lookup(name, v)) > 0, without making the list.
+func Known(name string, v Version) bool {
+	for _, r := range rowsOf(name) {
+		if r.In&v != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Find returns the row of the directive name that version v knows from a
 // loaded module (loaded is asked for module identifiers; "core_module",
 // "http_module" and "mpm" are always loaded), or nil. known reports
 // whether v knows the name at all, from any module.
 func Find(name string, v Version, loaded func(module string) bool) (info *Info, known bool) {
-	rows := Lookup(name, v)
-	for _, r := range rows {
+	for _, r := range rowsOf(name) {
+		if r.In&v == 0 {
+			continue
+		}
+		known = true
 		switch r.Module {
 		case "core_module", "http_module", "mpm":
 			return r, true
@@ -258,7 +282,7 @@ func Find(name string, v Version, loaded func(module string) bool) (info *Info, 
 			return r, true
 		}
 	}
-	return nil, len(rows) > 0
+	return nil, known
 }
 
 // All returns every row of the table, in its order (by name).

@@ -476,12 +476,11 @@ func where(s *scope) string {
 // scopesPerJob is how many scopes one job of the access checks takes.
 const scopesPerJob = 256
 
-// accessChecks returns the access checks (DIR-10, DIR-11 elsewhere,
-// AUTH-01..06, ERR-05, ORD-01, ORD-02, ORD-09..11) as jobs for
+// scopeChecks returns the access checks of each scope (DIR-10,
+// AUTH-01, AUTH-03..06, ERR-05, ORD-01, ORD-02, ORD-09..11) as jobs for
 // [linter.runJobs]: the scopes in runs of scopesPerJob (they are checked
-// one by one, and are most of the work on a big configuration), then the
-// whole configuration's check.
-func (l *linter) accessChecks() []func(*linter) {
+// one by one, and are most of the work on a big configuration).
+func (l *linter) scopeChecks() []func(*linter) {
 	var jobs []func(*linter)
 	for run := range slices.Chunk(l.scopes, scopesPerJob) {
 		jobs = append(jobs, func(w *linter) {
@@ -492,7 +491,7 @@ func (l *linter) accessChecks() []func(*linter) {
 			}
 		})
 	}
-	return append(jobs, (*linter).checkOldOnly)
+	return jobs
 }
 
 // checkOldOnly: AUTH-02, a configuration with only the old access

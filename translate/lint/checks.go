@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,9 +15,13 @@ import (
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
-// check runs every check.
-func (l *linter) check() {
-	jobs := []func(*linter){
+// check runs every check: those that need no translation while translate
+// may still be reading the configuration, then, with its text from tr,
+// the checks of each scope (their fixes are what translate writes).
+// Findings are kept in the order of the checks, as if they had run one
+// after the other.
+func (l *linter) check(tr <-chan *translated) {
+	early := l.runJobs([]func(*linter){
 		(*linter).checkModules,
 		(*linter).checkBuildSplit,
 		(*linter).checkDirectives,
@@ -25,18 +30,23 @@ func (l *linter) check() {
 		(*linter).checkSSI,
 		(*linter).checkSSL,
 		(*linter).checkBehaviour,
+		(*linter).checkOldOnly,
+		(*linter).checkOverrides,
+	})
+	l.tr = <-tr
+	scoped := l.runJobs(l.scopeChecks())
+	for _, f := range slices.Concat(early[:8], scoped, early[8:]) {
+		l.found.blocks = append(l.found.blocks, f.blocks...)
+		l.found.n += f.n
 	}
-	jobs = append(jobs, l.accessChecks()...)
-	jobs = append(jobs, (*linter).checkOverrides)
-	l.runJobs(jobs)
 }
 
-// runJobs runs the checks on every core. A check reads the model and
-// writes nothing but findings (and the linter's memo of ancestors), so each
-// worker has a linter of its own, sharing the model, with its own memo,
-// and each job's findings are kept apart; they are added in the order of
-// the jobs, as if the jobs had run one after the other.
-func (l *linter) runJobs(jobs []func(*linter)) {
+// runJobs runs the checks on every core and returns the findings of each.
+// A check reads the model and writes nothing but findings (and the
+// linter's memo of ancestors), so each worker has a linter of its own,
+// sharing the model, with its own memo, and each job's findings are kept
+// apart.
+func (l *linter) runJobs(jobs []func(*linter)) []findingList {
 	found := make([]findingList, len(jobs))
 	par.DoWith(len(jobs), func() func(int) {
 		w := *l
@@ -47,10 +57,7 @@ func (l *linter) runJobs(jobs []func(*linter)) {
 			found[i] = w.found
 		}
 	})
-	for _, f := range found {
-		l.found.blocks = append(l.found.blocks, f.blocks...)
-		l.found.n += f.n
-	}
+	return found
 }
 
 func posAtStart(file string) apacheconf.Pos { return apacheconf.Pos{File: file, Line: 1, Col: 1} }

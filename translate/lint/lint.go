@@ -175,18 +175,25 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if len(files) == 0 {
 		return nil, apacheconf.ErrorList{{Msg: "no configuration file given"}}
 	}
+	// What orderly translate writes, for the fixes of DIR-10, then what
+	// orderly serve would refuse in the same model (and in the .htaccess
+	// files it reads): on another core from the start, with the semantics
+	// the options name, or 2.2's where they name none, a guess checked
+	// once the configuration is read (most are 2.2 throughout).
+	guess := opt
+	if guess.Semantics == "" {
+		guess.Semantics = string(translate.Legacy22)
+	}
+	tl := startTranslated(files, guess)
 	l, err := read(files, opt)
 	if err != nil {
+		tl.wait() // nothing reads files once Lint returns
 		return nil, err
 	}
-	// What orderly serve would refuse, from its own model, on another
-	// core meanwhile.
-	refusals := make(chan apacheconf.ErrorList, 1)
-	serveOpt := l.serveOptions()
-	go func() { refusals <- serveRefusals(files, serveOpt) }()
-	// And what orderly translate writes, for the fixes of DIR-10.
-	converted := make(chan *translated, 1)
-	go func() { converted <- convert(files, serveOpt) }()
+	if serveOpt := l.serveOptions(); loadOptions(serveOpt).Semantics != loadOptions(guess).Semantics {
+		tl.wait()
+		tl = startTranslated(files, serveOpt)
+	}
 	// The search for .htaccess files is system calls: the scopes of the
 	// configuration are made meanwhile, theirs once they are read.
 	search := l.startHtaccess()
@@ -194,9 +201,8 @@ func Lint(files []string, opt Options) (*Report, error) {
 	l.buildScopes(l.nodes[:config], false)
 	l.readHtaccess(search)
 	l.buildScopes(l.nodes[config:], true)
-	l.tr = <-converted
-	l.check()
-	l.reportRefusals(<-refusals)
+	l.check(tl.converted)
+	l.reportRefusals(<-tl.refusals)
 	return &Report{Findings: l.found.sorted(l.files), Files: l.files}, nil
 }
 

@@ -14,22 +14,39 @@ import (
 // same model (translate.Load, legacy.forward_unfaithful off), and reads
 // the .htaccess files below its document roots as requests would: what
 // it refuses, lint reports (ORD-14), with the same message.
-func serveRefusals(files []string, opt Options) apacheconf.ErrorList {
-	cfg, err := translate.Load(files, loadOptions(opt))
+//
+// conv is the configuration as translate read it to write it out
+// (translate.Convert, with the same options), nil where it could not: what
+// serve refuses in it comes from its model rather than from a second
+// reading, and its .htaccess files, those conv found, are read as serve
+// reads them (ServeView).
+func serveRefusals(files []string, opt Options, conv *translate.Conversion) apacheconf.ErrorList {
 	var el apacheconf.ErrorList
-	if err != nil {
-		if !errors.As(err, &el) {
-			return apacheconf.ErrorList{{Msg: err.Error()}}
+	var cfg *translate.Config
+	if conv != nil {
+		el = conv.Model.ServeRefusals()
+		cfg = conv.Model.ServeView()
+	} else {
+		var err error
+		if cfg, err = translate.Load(files, loadOptions(opt)); err != nil {
+			if !errors.As(err, &el) {
+				return apacheconf.ErrorList{{Msg: err.Error()}}
+			}
+			return el
 		}
-		return el
 	}
 	e := walk.New(cfg, walk.OS, nil)
 	maxDirs := opt.MaxDirs
 	if maxDirs <= 0 {
 		maxDirs = 100000
 	}
-	el, _ = e.CheckHtaccess(e.Roots(), maxDirs)
-	return el
+	var ht apacheconf.ErrorList
+	if conv != nil && conv.HtaccessAll {
+		ht = e.CheckHtaccessFound(e.Roots(), conv.Htaccess)
+	} else {
+		ht, _ = e.CheckHtaccess(e.Roots(), maxDirs)
+	}
+	return append(el, ht...)
 }
 
 // loadOptions are the options lint reads a configuration with through
@@ -67,7 +84,7 @@ func (l *linter) semantics() string {
 		if n.d.IsSection() {
 			name = "<" + name
 		}
-		in22, in24 := len(directive.Lookup(name, directive.V22)) > 0, len(directive.Lookup(name, directive.V24)) > 0
+		in22, in24 := directive.Known(name, directive.V22), directive.Known(name, directive.V24)
 		only24 = only24 || in24 && !in22
 		only22 = only22 || in22 && !in24
 		if n.name == "require" && len(n.d.Args) > 0 {

@@ -30,6 +30,8 @@ func TestLintAgreesWithServe(t *testing.T) {
 		{"2.4 read as 2.4", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nRequire all granted\n</Directory>\n", nil, "", 0},
 		{".htaccess", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nAllowOverride All\n</Directory>\n",
 			map[string]string{"a/.htaccess": "Dney from all\n", "b/c/.htaccess": "DeflateInflateLimitRequestBody 5\nOrder allow,deny\n", "d/.htaccess": "Order allow,deny\n"}, "", 2},
+		{"providers", "LoadModule authz_host_module m.so\nLoadModule auth_basic_module m.so\nLoadModule authn_file_module m.so\nLoadModule authz_user_module m.so\nLoadModule ldap_module m.so\nLoadModule authnz_ldap_module m.so\nDocumentRoot @ROOT@\n<Directory @ROOT@>\nAuthType Basic\nAuthName x\nAuthBasicProvider ldap\nRequire ldap-group cn=staff\n</Directory>\n<VirtualHost *:80>\n<Location /a>\nAuthType Basic\nAuthName y\nAuthBasicProvider file ldap\nRequire ldap-user alice\nRequire valid-user\n</Location>\n</VirtualHost>\n", nil, "", 2},
+		{"providers and unfaithful", "DocumentRoot @ROOT@\nDeflateInflateLimitRequestBody 100\n<Location /a>\nRequire expr true\n</Location>\n<Location /b>\nRequire all granted\n</Location>\n", nil, "", 2},
 		{".htaccess not allowed", "DocumentRoot @ROOT@\n<Directory @ROOT@>\nAllowOverride AuthConfig\n</Directory>\n",
 			map[string]string{"a/.htaccess": "Deny from all\n"}, "", 1},
 	}
@@ -57,7 +59,7 @@ func TestLintAgreesWithServe(t *testing.T) {
 		if tt.sem != "2.2" && strings.Contains(tt.conf, "Require all") {
 			sem = translate.Compat24
 		}
-		want := serveRefusals([]string{conf}, Options{Semantics: string(sem)})
+		want := serveRefusals([]string{conf}, Options{Semantics: string(sem)}, nil)
 		if len(want) != tt.refusals {
 			t.Errorf("%s: serve refuses %d, want %d: %v", tt.name, len(want), tt.refusals, want)
 		}

@@ -17,8 +17,9 @@ import (
 // writes (issue 17).
 type translated struct {
 	sections map[secKey]*translate.SectionText
-	left     map[secKey]string // left as they are, with why
-	refused  string            // why translate cannot read the configuration ("" when it can)
+	left     map[secKey]string     // left as they are, with why
+	refused  string                // why translate cannot read the configuration ("" when it can)
+	conv     *translate.Conversion // nil when refused
 }
 
 // secKey is a section's opening line (an .htaccess file's line 1).
@@ -27,13 +28,38 @@ type secKey struct {
 	line int
 }
 
+// translating is translate's reading of a configuration for lint, under
+// way on another goroutine: its conversion, then what orderly serve
+// refuses in it (serveRefusals), each sent once.
+type translating struct {
+	converted chan *translated
+	refusals  chan apacheconf.ErrorList
+}
+
+// startTranslated starts translating files with opt.
+func startTranslated(files []string, opt Options) *translating {
+	t := &translating{converted: make(chan *translated, 1), refusals: make(chan apacheconf.ErrorList, 1)}
+	go func() {
+		conv := convert(files, opt)
+		t.converted <- conv
+		t.refusals <- serveRefusals(files, opt, conv.conv)
+	}()
+	return t
+}
+
+// wait waits for the end of t, its results unused.
+func (t *translating) wait() {
+	<-t.converted
+	<-t.refusals
+}
+
 // convert runs translate.Convert with the options lint reads the
 // configuration with (loadOptions), unfaithful directives forwarded as
 // orderly translate does.
 func convert(files []string, opt Options) *translated {
 	lo := loadOptions(opt)
 	lo.ForwardUnfaithful = true // as orderly translate
-	conv, err := translate.Convert(files, translate.ConvertOptions{LoadOptions: lo})
+	conv, err := translate.Convert(files, translate.ConvertOptions{LoadOptions: lo, SectionsOnly: true})
 	if err != nil {
 		var el apacheconf.ErrorList
 		if errors.As(err, &el) && len(el) > 0 {
@@ -45,7 +71,7 @@ func convert(files []string, opt Options) *translated {
 		}
 		return &translated{refused: err.Error()}
 	}
-	t := &translated{sections: map[secKey]*translate.SectionText{}, left: map[secKey]string{}}
+	t := &translated{sections: map[secKey]*translate.SectionText{}, left: map[secKey]string{}, conv: conv}
 	for i := range conv.Sections {
 		s := &conv.Sections[i]
 		t.sections[secKey{s.Pos.File, s.Pos.Line}] = s

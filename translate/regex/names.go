@@ -116,8 +116,17 @@ func GlobNames(pattern string, flags int) Names {
 
 // Names is the set of names the pattern matches somewhere (ap_regexec:
 // a search, not a whole match), over-approximated where the pattern is
-// not a regular language.
+// not a regular language. It is made once for re.
 func (re *Regexp) Names() Names {
+	if n := re.auto.Load(); n != nil {
+		return *n
+	}
+	n := re.nameAutomaton()
+	re.auto.Store(&n)
+	return n
+}
+
+func (re *Regexp) nameAutomaton() Names {
 	var n Names
 	if re.tree == nil {
 		return allNames()

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -81,8 +82,10 @@ type Regexp struct {
 	// dotStar is set for ".*" and "^.*", which match every subject from
 	// its start to its first newline (to its end under DotAll).
 	dotStar bool
-	// tree is the parsed pattern, for Names.
+	// tree is the parsed pattern, for Names; auto, Names' automaton once
+	// made (it is read only).
 	tree *node
+	auto atomic.Pointer[Names]
 }
 
 // Error is a pattern that does not compile.

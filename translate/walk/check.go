@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -102,6 +103,30 @@ func (e *Engine) CheckHtaccess(roots []string, limit int) (errs apacheconf.Error
 		visit(root)
 	}
 	return errs, truncated
+}
+
+// CheckHtaccessFound is CheckHtaccess where the search is done: found are
+// the paths of the access files below roots (and possibly elsewhere),
+// as a search of every directory under them, symbolic links not
+// followed, found them. Those outside roots are not read.
+func (e *Engine) CheckHtaccessFound(roots, found []string) apacheconf.ErrorList {
+	var errs apacheconf.ErrorList
+	seen := map[string]bool{}
+	for _, p := range found {
+		dir := path.Dir(p)
+		if seen[dir] || !slices.Contains(e.cfg.AccessFileNames, path.Base(p)) || !slices.ContainsFunc(roots, func(r string) bool { return under(dir, r) }) {
+			continue
+		}
+		seen[dir] = true
+		errs = append(errs, e.htaccessErrors(dir)...)
+	}
+	return errs
+}
+
+// under reports whether dir is root or below it.
+func under(dir, root string) bool {
+	root = path.Clean(root)
+	return dir == root || strings.HasPrefix(dir, root) && (root == "/" || dir[len(root)] == '/')
 }
 
 // htaccessErrors runs the directory walk to dir and returns the errors of

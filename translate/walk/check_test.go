@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,25 +24,34 @@ func TestRoots(t *testing.T) {
 	}
 }
 
+// checkTree makes a document root with access files (those of more, and
+// the entries of extra besides) and an engine that allows every override
+// but below n/.
+func checkTree(t *testing.T, more map[string]string, extra ...string) (string, *Engine) {
+	root := tree(t, append([]string{"index.html", "a/", "b/", "c/d/", "n/", "zz/"}, extra...)...)
+	files := map[string]string{
+		"a/.htaccess":   "Frobnicate on\n",
+		"b/.htaccess":   "Require all denied\n",
+		"c/d/.htaccess": "Require all denied\nBogus directive\n",
+		"n/.htaccess":   "Frobnicate on\n", // not read: AllowOverride None
+		"c/htaccess":    "Frobnicate on\n", // not an access file
+	}
+	maps.Copy(files, more)
+	for f, text := range files {
+		if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, optEngine(t, translate.Compat24, root, "<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n<Directory @DOCROOT@/n>\nAllowOverride None\n</Directory>\n", nil)
+}
+
 // CheckHtaccess reads every access file below the roots, as the walk to
 // its directory would with the AllowOverride in force there, and reports
 // the errors Apache would answer 500 for; it does not follow symbolic
 // links to directories, visits a directory once, and stops after limit
 // directories.
 func TestCheckHtaccess(t *testing.T) {
-	root := tree(t, "index.html", "a/", "b/", "c/d/", "link -> @DOCROOT@/a", "n/", "zz/")
-	for f, text := range map[string]string{
-		"a/.htaccess":   "Frobnicate on\n",
-		"b/.htaccess":   "Require all denied\n",
-		"c/d/.htaccess": "Require all denied\nBogus directive\n",
-		"n/.htaccess":   "Frobnicate on\n", // not read: AllowOverride None
-		"c/htaccess":    "Frobnicate on\n", // not an access file
-	} {
-		if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e := optEngine(t, translate.Compat24, root, "<Directory @DOCROOT@>\nAllowOverride All\n</Directory>\n<Directory @DOCROOT@/n>\nAllowOverride None\n</Directory>\n", nil)
+	root, e := checkTree(t, nil, "link -> @DOCROOT@/a")
 	files := func(errs []string) string { return strings.Join(errs, " ") }
 	for _, tt := range []struct {
 		roots     []string
@@ -64,6 +74,39 @@ func TestCheckHtaccess(t *testing.T) {
 		}
 		if files(got) != tt.want || truncated != tt.truncated {
 			t.Errorf("CheckHtaccess(%d roots, limit %d) = %q, %v; want %q, %v", len(tt.roots), tt.limit, got, truncated, tt.want, tt.truncated)
+		}
+	}
+}
+
+// CheckHtaccessFound reads the access files a search found as
+// CheckHtaccess reads those it finds: only those below the roots, each
+// directory once, files of other names left out.
+func TestCheckHtaccessFound(t *testing.T) {
+	root, e := checkTree(t, map[string]string{"zz/.htaccess": "Bogus\n"})
+	all := []string{root + "/a/.htaccess", root + "/a/.htaccess", root + "/b/.htaccess", root + "/c/d/.htaccess", root + "/c/htaccess", root + "/n/.htaccess", root + "/zz/.htaccess"}
+	for _, tt := range []struct {
+		roots []string
+		want  string
+	}{
+		{[]string{root}, "a/.htaccess:1 c/d/.htaccess:2 zz/.htaccess:1"},
+		{[]string{root + "/c"}, "c/d/.htaccess:2"},
+		{[]string{root + "/a", root + "/z"}, "a/.htaccess:1"},
+		{[]string{root + "/c/d/"}, "c/d/.htaccess:2"},
+		{nil, ""},
+	} {
+		var got []string
+		for _, x := range e.CheckHtaccessFound(tt.roots, all) {
+			rel, _ := filepath.Rel(root, x.Pos.File)
+			got = append(got, rel+":"+strconv.Itoa(x.Pos.Line))
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("CheckHtaccessFound(%q) = %q, want %q", tt.roots, got, tt.want)
+		}
+		if tt.roots != nil && tt.roots[0] == root {
+			errs, _ := e.CheckHtaccess(tt.roots, 0)
+			if len(errs) != len(got) {
+				t.Errorf("CheckHtaccess finds %d errors, CheckHtaccessFound %d", len(errs), len(got))
+			}
 		}
 	}
 }
