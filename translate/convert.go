@@ -268,9 +268,27 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			conv.CompatKept = append(conv.CompatKept, r.Pos.File)
 		}
 	}
-	for _, ds := range raw {
-		if d := compatConditional(ds); d != nil && !slices.Contains(conv.CompatKept, d.Pos.File) {
-			conv.CompatKept = append(conv.CompatKept, d.Pos.File)
+	sources := make([][]byte, len(loaded))
+	for i, f := range loaded {
+		src := top
+		if f != files[0] || src == nil {
+			if src, err = os.ReadFile(f); err != nil {
+				return nil, err
+			}
+		}
+		sources[i] = src
+		// A section that tests for mod_access_compat, found in the text as
+		// written: the plain reading (raw) evaluated it without the modules
+		// a fragment is read with, and dropped it where its test failed
+		// there; and what translate writes inside it is read only while
+		// the module is loaded.
+		if !containsFold(src, "access_compat") && !containsFold(src, "ifdirective") {
+			continue
+		}
+		if ds, err := apacheconf.Parse(f, src); err == nil {
+			if d := compatConditional(ds); d != nil && !slices.Contains(conv.CompatKept, f) {
+				conv.CompatKept = append(conv.CompatKept, f)
+			}
 		}
 	}
 	if opt.SectionsOnly {
@@ -282,13 +300,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	lastLoader := -1
 	var lastLoads moduleLines
 	for i, f := range loaded {
-		src := top
-		if f != files[0] || src == nil {
-			if src, err = os.ReadFile(f); err != nil {
-				return nil, err
-			}
-		}
-		text, n := applyEdits(src, byFile[f], keepCompat, true)
+		text, n := applyEdits(sources[i], byFile[f], keepCompat, true)
 		conv.Renamed += n
 		texts[i] = text
 		if ml := loadsModules(text, have); ml.end > 0 {

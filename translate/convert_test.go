@@ -517,3 +517,78 @@ func TestLogLevelWithoutCompat(t *testing.T) {
 		}
 	}
 }
+
+// The <If> sections a <Location> gets for the names <Files> sections
+// match merge after every <Location> section: where a later one with
+// access rules may apply to the same URLs, the section is left for review
+// (Require all denied) rather than let its <If> replace the later one's
+// Require (corpus 936); a later one that cannot apply there, or has no
+// access rules, changes nothing.
+func TestConvertLocationCombosLater(t *testing.T) {
+	const files = "<Files \"secret*\">\n    Require ip 10.0.0.1\n</Files>\n<Location /data>\n    Order deny,allow\n    Allow from all\n</Location>\n"
+	for _, tt := range []struct {
+		name, later string
+		review      bool
+	}{
+		{"none", "", false},
+		{"below", "<Location /data/sub>\n    Require valid-user\n    AuthType Basic\n    AuthName x\n</Location>\n", true},
+		{"above", "<Location />\n    Require all granted\n</Location>\n", true},
+		{"regex", "<LocationMatch \"^/d\">\n    Require all denied\n</LocationMatch>\n", true},
+		{"elsewhere", "<Location /other>\n    Require all denied\n</Location>\n", false},
+		{"sibling prefix", "<Location /database>\n    Require all denied\n</Location>\n", false},
+		{"no access rules", "<Location /data/sub>\n    SetHandler none\n</Location>\n", false},
+		{"in a virtual host", "<VirtualHost *:80>\n<Location /data/x>\n    Require all denied\n</Location>\n</VirtualHost>\n", true},
+	} {
+		conv, conf := convertText(t, tt.name, files+tt.later)
+		out := string(conv.Files[conf])
+		reviewed := false
+		for _, r := range conv.Reviews {
+			reviewed = reviewed || r.Pos.Line == 4 && strings.Contains(r.Text, "a later <Location> section")
+		}
+		if reviewed != tt.review {
+			t.Errorf("%s: <Location /data> reviewed %v, want %v: %v\n%s", tt.name, reviewed, tt.review, conv.Reviews, out)
+		}
+		if !tt.review && !strings.Contains(out, "$1 =~ m#^(?=secret[^/]*\\z)#\">\n") {
+			t.Errorf("%s: <Location /data> has no <If> for the names of <Files \"secret*\">:\n%s", tt.name, out)
+		}
+	}
+}
+
+// A section that tests for mod_access_compat keeps the module loaded,
+// wherever it is and whichever way it is written: the translation written
+// inside <IfModule access_compat_module> is read only while it is (random
+// translate, seed 22, configuration 358: the output granted what the
+// legacy refused).
+func TestConvertKeepsCompatForItsConditionals(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		kept       bool
+	}{
+		{"module identifier", "<Directory /srv/www/admin>\n    <IfModule access_compat_module>\n        Order allow,deny\n        Allow from 10.0.0.1\n    </IfModule>\n    Require all granted\n</Directory>\n", true},
+		{"source file, negated", "<Directory /srv/www/admin>\n    <IfModule !mod_access_compat.c>\n        Require all denied\n    </IfModule>\n    Order deny,allow\n    Deny from all\n</Directory>\n", true},
+		{"IfDirective", "<IfDirective Order>\n    <Location /x>\n        Order deny,allow\n        Deny from all\n    </Location>\n</IfDirective>\n", true},
+		{"other modules", "<IfModule mod_rewrite.c>\n    RewriteEngine On\n</IfModule>\n<Location /x>\n    Order deny,allow\n    Deny from all\n</Location>\n# access_compat is named in a comment only\n", false},
+	} {
+		conv, conf := convertText(t, tt.name, tt.text)
+		if kept := slices.Contains(conv.CompatKept, conf); kept != tt.kept {
+			t.Errorf("%s: mod_access_compat kept for %v, want kept %v", tt.name, conv.CompatKept, tt.kept)
+		}
+	}
+}
+
+// convertText converts the configuration text (a fragment, 2.4-compat,
+// its document root the directory it is written in) and returns the
+// conversion and the file's name.
+func convertText(t *testing.T, name, text string) (*Conversion, string) {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "httpd.conf")
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return conv, conf
+}

@@ -178,8 +178,35 @@ func locationCombos(cfg *Config, s *Section) ([]edit, string) {
 	if why != "" || len(text) == 0 {
 		return nil, why
 	}
+	if laterLocation(cfg, s) {
+		return nil, "<Files> sections with access rules merge before this <Location> for some files, and a later <Location> section with access rules may apply to the same URLs: the <If> sections that would say what those files were decided by merge after it"
+	}
 	end := max(s.directive.EndLine, s.directive.Pos.Line)
 	return []edit{{from: end, to: end - 1, text: text}}, ""
+}
+
+// laterLocation reports whether a <Location> or <LocationMatch> section
+// with access rules that merges after s (later in the configuration, in
+// the main server or a virtual host, whose sections follow the main
+// server's) may apply where s does: an <If> section written in s merges
+// after it, not before.
+func laterLocation(cfg *Config, s *Section) bool {
+	for _, c := range serverConfigs(cfg) {
+		i := slices.Index(c.Locations, s)
+		if i < 0 {
+			continue
+		}
+		for _, o := range c.Locations[i+1:] {
+			if !hasAccess(o.Conf) {
+				continue
+			}
+			plain := func(x *Section) bool { return x.Kind == KindLocation && !x.Fnmatch && x.Regex == nil }
+			if !plain(s) || !plain(o) || !locationsDisjoint(c, s.Path, o.Path) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nameCombos merges s over chain with each combination of the sections of

@@ -46,7 +46,7 @@ func TestTranslatedCorpus(t *testing.T) {
 // translateReviewCeiling is how many corpus cases orderly translate may
 // leave for review (issue 17 is to bring it down): above it, a change
 // made translate give up where it did not.
-const translateReviewCeiling = 31 // 155-require-container-contents holds .htaccess files Apache refuses (500), left as they are; 923-random-7-172, 926, 927, 928, 930, 931, 933, 934 and 935: random configurations whose mutual-failure, AuthMerging and Satisfy Any over <RequireAll> sections need review
+const translateReviewCeiling = 32 // 155-require-container-contents holds .htaccess files Apache refuses (500), left as they are; 923-random-7-172, 926, 927, 928, 930, 931, 933, 934 and 935: random configurations whose mutual-failure, AuthMerging and Satisfy Any over <RequireAll> sections need review; 936-rtrans-21-399: a <Location> whose <Files> combinations need <If> sections, with a later <Location> over the same URLs
 
 // TestControlTranslated proves TestTranslatedCorpus can fail: a
 // translation that turns every "Require all denied" it writes into
@@ -283,6 +283,7 @@ func (s *translateServers) translateCase(t *testing.T, c *apachetest.Case, dir s
 	}
 	tc.started = true
 	ports := servers{ports: locationPorts(s.oracle.Addr, s.oracle.TLSAddr, s.translated.Addr, s.translated.TLSAddr)}
+	errorPages := errorDocumentURLs(c)
 	for i, rq := range c.Requests {
 		want := tc.outs[i].want
 		got, err := apachetest.Do(s.translated.Addr, rq)
@@ -296,7 +297,7 @@ func (s *translateServers) translateCase(t *testing.T, c *apachetest.Case, dir s
 		case w == g && want.Class() == got.Class():
 			tc.agree++
 			continue
-		case tc.failClosed && refuses(got):
+		case tc.failClosed && (refuses(got) || got.Status == 302 && errorPages[got.Location]):
 			// The cost of a section refused until reviewed: a refusal
 			// where the legacy answered otherwise (a 403 for its 401
 			// too).
@@ -321,6 +322,27 @@ func (s *translateServers) startOracle(t *testing.T, l apachetest.Layout) error 
 		t.Fatalf("%s: the oracle did not come up, and did not refuse the configuration either: %v", l.Legacy, err)
 	}
 	return err
+}
+
+// errorDocumentLine is an ErrorDocument that sends the client elsewhere
+// for a refusal (401, 403, 500): Apache answers 302 to its URL.
+var errorDocumentLine = regexp.MustCompile(`(?mi)^\s*ErrorDocument\s+(?:401|403|500)\s+"?(https?://[^"\s]+)"?\s*$`)
+
+// errorDocumentURLs returns the URLs the case's configuration and
+// .htaccess files redirect a refused request to (ErrorDocument): a 302 to
+// one of them refuses the request as the status it stands for does.
+func errorDocumentURLs(c *apachetest.Case) map[string]bool {
+	urls := map[string]bool{}
+	texts := [][]byte{c.Legacy}
+	for _, f := range c.Files {
+		texts = append(texts, f.Data)
+	}
+	for _, text := range texts {
+		for _, m := range errorDocumentLine.FindAllSubmatch(text, -1) {
+			urls[string(m[1])] = true
+		}
+	}
+	return urls
 }
 
 // refuses reports whether r refuses the request: 401, 403 or 500, or
