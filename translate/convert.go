@@ -2202,13 +2202,17 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 				unknown(fmt.Sprintf("%v: orderly cannot read this file as Apache does", err))
 				continue
 			}
-			review(fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err))
-			// Refused whole (no Nonfatal to skip the line): 500 under 2.2
-			// and 2.4 alike, with or without mod_access_compat.
-			reviews[len(reviews)-1].Moot = nonfatal == 0
-			if nonfatal != 0 {
-				markUnknown() // partly read
+			why := fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err)
+			if nonfatal == 0 {
+				// Refused whole (no Nonfatal to skip the line): 500 under
+				// 2.2 and 2.4 alike, with or without mod_access_compat.
+				review(why)
+				reviews[len(reviews)-1].Moot = true
+				continue
 			}
+			// Partly read (Nonfatal skips the lines refused): its other
+			// lines are in force, as in a file translate cannot read.
+			unknown(why)
 			continue
 		}
 		sec.block = ds

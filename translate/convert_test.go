@@ -592,3 +592,35 @@ func convertText(t *testing.T, name, text string) (*Conversion, string) {
 	}
 	return conv, conf
 }
+
+// An .htaccess file Apache reads only in part (AllowOverride ...
+// Nonfatal=All skips the lines it does not allow) is closed as one
+// translate cannot read: its Require lines, left in force, would replace
+// what the parent's Allow lines became (random translate, seed 22,
+// configuration 273: the output granted what the legacy refused).
+func TestConvertClosesPartlyReadHtaccess(t *testing.T) {
+	for _, tt := range []struct {
+		name, override string
+		closed         bool
+	}{
+		{"partly read", "AuthConfig Limit Nonfatal=All", true},
+		{"refused whole", "AuthConfig Limit", false},
+	} {
+		dir := t.TempDir()
+		root := filepath.Join(dir, "www")
+		os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+		conf := filepath.Join(dir, "httpd.conf")
+		os.WriteFile(conf, []byte("DocumentRoot "+root+"\n<Directory "+root+">\nAllowOverride "+tt.override+"\nOrder allow,deny\nAllow from 10.1.0.0/16\n</Directory>\n"), 0o644)
+		ht := filepath.Join(root, "logs", ".htaccess")
+		src := "Require ip 2001:db8::/48\nSetEnvIf X-Token tok bot\n"
+		os.WriteFile(ht, []byte(src), 0o644)
+		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, ForwardUnfaithful: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, written := conv.Files[ht]
+		if closed := written && strings.Contains(string(out), "Require all denied\n# Require ip 2001:db8::/48\n"); closed != tt.closed {
+			t.Errorf("%s: closed %v, want %v: reviews %v\n%s", tt.name, closed, tt.closed, conv.Reviews, out)
+		}
+	}
+}
