@@ -853,6 +853,9 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 			if hasAccess(o.Conf) {
 				return nil, "<DirectoryMatch> sections with access rules merge before this <Location>"
 			}
+			if nestedFilesAccess(o, hasAccess) {
+				return nil, "<Files> sections with access rules inside a <DirectoryMatch> merge before this <Location> for some files"
+			}
 		}
 		for _, o := range cfg.Locations {
 			if o == s {
@@ -872,7 +875,7 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 			chain = append(chain, o)
 		}
 		for _, d := range cfg.Dirs {
-			if hasAccess(d.Conf) && strings.HasPrefix(d.Path, file) {
+			if (hasAccess(d.Conf) || nestedFilesAccess(d, hasAccess)) && strings.HasPrefix(d.Path, file) {
 				return nil, "<Directory> sections with access rules below this <Location> change what it inherits"
 			}
 		}
@@ -885,9 +888,12 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	}
 	// Files, FilesMatch, DirectoryMatch, LocationMatch: fine when nothing
 	// else with access rules could merge before them.
+	// The <Files> sections nested in directory sections merge in the file
+	// walk, after the server's: before a <LocationMatch> only.
+	nested := func(d *Section) bool { return s.Kind == KindLocationMatch && nestedFilesAccess(d, hasAccess) }
 	var chain []*Section
 	for _, d := range cfg.Dirs {
-		if !hasAccess(d.Conf) {
+		if !hasAccess(d.Conf) && !nested(d) {
 			continue
 		}
 		if d.Depth == 0 || d.Path == strings.TrimSuffix(cfg.DocumentRoot, "/")+"/" || strings.HasPrefix(cfg.DocumentRoot+"/", d.Path) {
@@ -903,7 +909,7 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 		if isFiles(o) && (isFiles(s) || s.Kind == KindLocationMatch) {
 			continue // a <Files> section before: filesCombos, locationCombos
 		}
-		if hasAccess(o.Conf) {
+		if hasAccess(o.Conf) || !isFiles(o) && nested(o) {
 			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
 		}
 	}
@@ -920,6 +926,12 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	// The <Files> sections nested in <Directory> sections merge after the
 	// server's.
 	return withHtaccess(cfg, chain, strings.TrimSuffix(cfg.DocumentRoot, "/")+"/", true, allBelow, s.Kind == KindLocationMatch, hasAccess)
+}
+
+// nestedFilesAccess reports whether a <Files> section nested in d has
+// access rules (as hasAccess counts them).
+func nestedFilesAccess(d *Section, hasAccess func(*DirConf) bool) bool {
+	return slices.ContainsFunc(d.Conf.Files, func(f *Section) bool { return hasAccess(f.Conf) })
 }
 
 // literalDir is the directory above the first wildcard of a <Directory>

@@ -624,3 +624,42 @@ func TestConvertClosesPartlyReadHtaccess(t *testing.T) {
 		}
 	}
 }
+
+// <Files> sections nested in a <DirectoryMatch>, or in a <Directory>
+// below the document root, merge before a <Location> or <LocationMatch>
+// for some files and not others: the section is left for review, even
+// when the enclosing section has no access rules of its own (random
+// translate, seed 24, configuration 30: <Location> with Satisfy All
+// became Require all granted over a nested <Files> section's Require).
+func TestConvertNestedFilesBeforeLocation(t *testing.T) {
+	files := "    <Files \"secret*\">\n        Require user carol\n    </Files>\n"
+	for _, tt := range []struct {
+		name, before, section string
+		review                bool
+	}{
+		{"DirectoryMatch, Location", "<DirectoryMatch \"^@ROOT@/(priv|api)\">\n" + files + "</DirectoryMatch>\n", "<Location /priv/logs>\n    Order deny,allow\n    Allow from all\n</Location>\n", true},
+		{"Directory below, Location", "<Directory @ROOT@/priv/logs>\n" + files + "</Directory>\n", "<Location /priv>\n    Order deny,allow\n    Allow from all\n</Location>\n", true},
+		{"Directory below, LocationMatch", "<Directory @ROOT@/priv/logs>\n" + files + "</Directory>\n", "<LocationMatch ^/priv>\n    Order deny,allow\n    Allow from all\n</LocationMatch>\n", true},
+		{"DirectoryMatch, LocationMatch", "<DirectoryMatch \"^@ROOT@/(priv|api)\">\n" + files + "</DirectoryMatch>\n", "<LocationMatch ^/priv>\n    Order deny,allow\n    Allow from all\n</LocationMatch>\n", true},
+		{"no access rules nested", "<DirectoryMatch \"^@ROOT@/(priv|api)\">\n    <Files \"secret*\">\n        SetHandler none\n    </Files>\n</DirectoryMatch>\n", "<Location /priv/logs>\n    Order deny,allow\n    Allow from all\n</Location>\n", false},
+	} {
+		dir := t.TempDir()
+		text := strings.ReplaceAll(tt.before+tt.section, "@ROOT@", dir)
+		conf := filepath.Join(dir, "httpd.conf")
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		line := strings.Count(tt.before, "\n") + 1
+		reviewed := false
+		for _, r := range conv.Reviews {
+			reviewed = reviewed || r.Pos.File == conf && r.Pos.Line == line
+		}
+		if reviewed != tt.review {
+			t.Errorf("%s: the section at line %d reviewed %v, want %v: %v\n%s", tt.name, line, reviewed, tt.review, conv.Reviews, conv.Files[conf])
+		}
+	}
+}
