@@ -19,6 +19,7 @@ import (
 	"github.com/orderly-proxy/orderly/internal/swar"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
 	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
@@ -193,7 +194,18 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// <Directory> sections, below those of the directories above it.
 	conv.Reviews = append(conv.Reviews, htReviews...)
 	conv.Changes += len(htReviews)
+	// A Require in an .htaccess file needs AuthConfig where only Limit
+	// allowed Order/Allow/Deny: the AllowOverride that governs each file
+	// translate rewrites gets it, unless another file it governs has
+	// lines AuthConfig would let in (refused or skipped until now); those
+	// it rewrites are then left as they are, mod_access_compat kept.
+	authCfg, blocked := authConfigOverrides(cfg, hts, htPaths)
 	for _, h := range hts {
+		if h.sec != nil && blocked[h.sec.Path] != "" {
+			conv.Reviews = append(conv.Reviews, Difference{Pos: apacheconf.Pos{File: h.sec.Path, Line: 1}, Text: blocked[h.sec.Path] + "; left as it is"})
+			conv.CompatKept = append(conv.CompatKept, h.sec.Path)
+			continue
+		}
 		if h.sec == nil {
 			src, err := os.ReadFile(h.path)
 			if err != nil {
@@ -226,30 +238,8 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		conv.Files[h.sec.Path] = []byte(text)
 		conv.Changes++
 	}
-	if len(hts) > 0 {
-		// A Require in an .htaccess file needs AuthConfig where only
-		// Limit allowed Order/Allow/Deny.
-		dirs := append([]*Section(nil), cfg.Dirs...)
-		for _, v := range cfg.VHosts {
-			dirs = append(dirs, v.Config.Dirs...)
-		}
-		edited := map[*apacheconf.Directive]bool{}
-		for _, d := range dirs {
-			if d.directive == nil {
-				continue
-			}
-			for _, x := range d.directive.Block {
-				if edited[x] {
-					continue
-				}
-				edited[x] = true
-				if x.Is("AllowOverride") && d.Conf.Override != nil && *d.Conf.Override&OrLimit != 0 && *d.Conf.Override&OrAuthCfg == 0 {
-					byFile[x.Pos.File] = append(byFile[x.Pos.File], edit{from: x.Pos.Line, to: x.Pos.Line, text: []string{
-						strings.Repeat(" ", max(x.Pos.Col-1, 0)) + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig",
-						strings.Repeat(" ", max(x.Pos.Col-1, 0)) + "AllowOverride " + x.Raw + " AuthConfig"}})
-				}
-			}
-		}
+	for f, es := range authCfg {
+		byFile[f] = append(byFile[f], es...)
 	}
 	top := srcs[0] // as read by load
 	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
@@ -926,6 +916,119 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	// The <Files> sections nested in <Directory> sections merge after the
 	// server's.
 	return withHtaccess(cfg, chain, strings.TrimSuffix(cfg.DocumentRoot, "/")+"/", true, allBelow, s.Kind == KindLocationMatch, hasAccess)
+}
+
+// authConfigOverrides returns the edits that let AuthConfig into the
+// .htaccess files translate rewrites (hts): the AllowOverride (Limit
+// without AuthConfig) that governs one (the last <Directory> above it
+// that sets AllowOverride, in any server) gets AuthConfig where no other
+// file it governs (of paths, those found) has lines AuthConfig would let
+// in, refused (or skipped, with Nonfatal) until now; where one has, a
+// <Directory> for the rewritten file's own directory follows the
+// governing section, with its AllowOverride and AuthConfig, unless such a
+// file is in that directory or below. Then the rewritten file cannot be
+// read as translated: it is returned, by path, with why.
+func authConfigOverrides(cfg *Config, hts []htFile, paths []string) (map[string][]edit, map[string]string) {
+	governing := func(p string) []*Section {
+		var out []*Section
+		for _, c := range serverConfigs(cfg) {
+			var gov *Section
+			for _, s := range fileChain(c, filepath.Dir(p)+"/") {
+				if s.Conf.Override != nil {
+					gov = s
+				}
+			}
+			if gov != nil && !slices.Contains(out, gov) {
+				out = append(out, gov)
+			}
+		}
+		return out
+	}
+	limitOnly := func(s *Section) bool { return *s.Conf.Override&OrLimit != 0 && *s.Conf.Override&OrAuthCfg == 0 }
+	// The files that need AuthConfig, by the sections governing them.
+	others := map[*Section][]string{}
+	for _, p := range paths {
+		for _, g := range governing(p) {
+			if limitOnly(g) && needsAuthConfig(p, *g.Conf.Override) {
+				others[g] = append(others[g], filepath.Dir(p)+"/")
+			}
+		}
+	}
+	edits := map[string][]edit{}
+	done := map[*apacheconf.Directive]bool{}
+	blocked := map[string]string{}
+	for _, h := range hts {
+		p := h.path
+		if h.sec != nil {
+			p = h.sec.Path
+		}
+		dir := filepath.Dir(p) + "/"
+		for _, g := range governing(p) {
+			if !limitOnly(g) || g.directive == nil {
+				continue
+			}
+			var line *apacheconf.Directive // g's AllowOverride
+			for _, x := range g.directive.Block {
+				if x.Is("AllowOverride") {
+					line = x
+				}
+			}
+			if line == nil {
+				continue
+			}
+			indent := strings.Repeat(" ", max(line.Pos.Col-1, 0))
+			why := indent + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig"
+			if len(others[g]) == 0 {
+				if !done[line] {
+					done[line] = true
+					edits[line.Pos.File] = append(edits[line.Pos.File], edit{from: line.Pos.Line, to: line.Pos.Line, text: []string{why, indent + "AllowOverride " + line.Raw + " AuthConfig"}})
+				}
+				continue
+			}
+			if i := slices.IndexFunc(others[g], func(o string) bool { return strings.HasPrefix(o, dir) }); i >= 0 || g.Path == dir {
+				if h.sec != nil {
+					blocked[p] = fmt.Sprintf("its Require lines need AllowOverride AuthConfig (%s:%d), which would let Apache read lines of .htaccess files in %s that it refuses now", line.Pos.File, line.Pos.Line, others[g][max(i, 0)])
+				}
+				continue
+			}
+			// A section of its own, after the governing one.
+			at := strings.Repeat(" ", max(g.directive.Pos.Col-1, 0))
+			end := max(g.directive.EndLine, g.directive.Pos.Line)
+			edits[g.Pos.File] = append(edits[g.Pos.File], edit{from: end + 1, to: end, text: []string{
+				at + "<Directory " + quoteArg(strings.TrimSuffix(dir, "/")) + ">",
+				at + "    # orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig; not in " + strings.TrimSuffix(g.Path, "/") + " as a whole, where other .htaccess files hold lines it would let Apache read",
+				at + "    AllowOverride " + line.Raw + " AuthConfig",
+				at + "</Directory>"}})
+		}
+	}
+	return edits, blocked
+}
+
+// needsAuthConfig reports whether the .htaccess file at p has a line
+// that AllowOverride AuthConfig allows and override does not.
+func needsAuthConfig(p string, override uint16) bool {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	ds, err := apacheconf.Parse(p, data)
+	if err != nil {
+		return true // not read as written: assume the worst
+	}
+	needs := false
+	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+		name := d.Name
+		if d.IsSection() {
+			name = "<" + name
+		}
+		for _, info := range directive.Lookup(name, directive.V24) {
+			if uint16(info.Where)&OrAuthCfg != 0 && uint16(info.Where)&override == 0 {
+				needs = true
+			}
+		}
+		return nil
+	})
+	return needs
 }
 
 // nestedFilesAccess reports whether a <Files> section nested in d has
@@ -2184,9 +2287,13 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			differ = differ || !slices.Equal(fileChain(o, dir), chain)
 		}
 		override, nonfatal := c.DefaultOverride, uint16(0)
+		var list []string // AllowOverrideList
 		for _, s := range chain {
 			if s.Conf.Override != nil {
 				override, nonfatal = *s.Conf.Override, s.Conf.NonFatal
+			}
+			if s.Conf.OverrideList != nil {
+				list = s.Conf.OverrideList
 			}
 		}
 		wild := wildApplies(c, dir)
@@ -2194,8 +2301,8 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		case differ:
 			unknown("servers with different <Directory> sections reach this .htaccess file")
 			continue
-		case override == 0 && nonfatal == 0:
-			continue // never read (a Nonfatal= bit alone has it read)
+		case override == 0 && nonfatal == 0 && len(list) == 0:
+			continue // never read (a Nonfatal= bit or a list alone has it read)
 		case wild:
 			unknown("a regex <Directory> section may apply to this .htaccess file's directory")
 			continue
@@ -2207,6 +2314,12 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			continue
 		}
 		sec, err := c.ParseHtaccess(p, data, override, 0, c.BaseDir)
+		if err != nil && len(list) > 0 && !ownRefusal(err) {
+			if _, lerr := c.ParseHtaccessWith(p, data, HtaccessAllow{Override: override, List: list}, c.BaseDir); lerr == nil {
+				unknown("AllowOverrideList lets Apache read its access lines, and would have to list the Require lines of their translation too")
+				continue
+			}
+		}
 		if err != nil {
 			if ownRefusal(err) {
 				// orderly's limit, not Apache's: the file works on 2.4
@@ -2384,4 +2497,14 @@ func defaultsEdit(conf []byte, htaccess bool) edit {
 			"<Directory />", "    AllowOverride All", "</Directory>")
 	}
 	return edit{from: atEnd, to: atEnd, text: text}
+}
+
+// quoteArg writes s as one argument of a directive: in double quotes,
+// its backslashes and quotes escaped, where it holds a space, a quote or
+// a backslash.
+func quoteArg(s string) string {
+	if !strings.ContainsAny(s, " \t\"\\") {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

@@ -10,13 +10,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
-	"github.com/orderly-proxy/orderly/translate"
 )
 
 // TLS in the differential test (testdata/corpus/README.md, "TLS"): a case
@@ -212,19 +210,4 @@ func TestForwardedTLS(t *testing.T) {
 	if tl.requests == 0 {
 		t.Fatal("no TLS case was replayed")
 	}
-}
-
-// caseModules are the modules a case's legacy.conf is read with where
-// the case loads more than the harness (its modules file, mod_ssl for
-// the TLS cases): Debian's default set and those; nil otherwise, for the
-// default set alone.
-func caseModules(l apachetest.Layout) []string {
-	if len(l.Modules) == 0 {
-		return nil
-	}
-	mods := slices.Clone(translate.FragmentModules)
-	for _, m := range l.Modules {
-		mods = append(mods, m+"_module")
-	}
-	return mods
 }
