@@ -200,6 +200,13 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// lines AuthConfig would let in (refused or skipped until now); those
 	// it rewrites are then left as they are, mod_access_compat kept.
 	authCfg, blocked := authConfigOverrides(cfg, hts, htPaths)
+	// The files' texts are made once it is known whether the output keeps
+	// mod_access_compat loaded (compatReset).
+	type htEdits struct {
+		path string
+		es   []edit
+	}
+	var htTexts []htEdits
 	for _, h := range hts {
 		if h.sec != nil && blocked[h.sec.Path] != "" {
 			conv.Reviews = append(conv.Reviews, Difference{Pos: apacheconf.Pos{File: h.sec.Path, Line: 1}, Text: blocked[h.sec.Path] + "; left as it is"})
@@ -207,12 +214,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			continue
 		}
 		if h.sec == nil {
-			src, err := os.ReadFile(h.path)
-			if err != nil {
-				return nil, err
-			}
-			text, _ := applyEdits(src, h.closed, true, false)
-			conv.Files[h.path] = []byte(text)
+			htTexts = append(htTexts, htEdits{h.path, h.closed})
 			continue
 		}
 		var es []edit
@@ -230,12 +232,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			conv.Sections = append(conv.Sections, sectionText(s, e, review))
 			es = append(es, e...)
 		}
-		src, err := os.ReadFile(h.sec.Path)
-		if err != nil {
-			return nil, err
-		}
-		text, _ := applyEdits(src, es, true, false)
-		conv.Files[h.sec.Path] = []byte(text)
+		htTexts = append(htTexts, htEdits{h.sec.Path, es})
 		conv.Changes++
 	}
 	for f, es := range authCfg {
@@ -281,10 +278,18 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			}
 		}
 	}
+	keepCompat := opt.KeepCompat || len(conv.CompatKept) > 0
+	for _, h := range htTexts {
+		src, err := os.ReadFile(h.path)
+		if err != nil {
+			return nil, err
+		}
+		text, _ := applyEdits(src, h.es, keepCompat, false)
+		conv.Files[h.path] = []byte(text)
+	}
 	if opt.SectionsOnly {
 		return conv, nil
 	}
-	keepCompat := opt.KeepCompat || len(conv.CompatKept) > 0
 	texts := make([]string, len(loaded))
 	have := map[string]bool{}
 	lastLoader := -1
@@ -510,6 +515,22 @@ func loadedFiles(files []string, opt LoadOptions, plain [][]*apacheconf.Directiv
 type edit struct {
 	from, to int
 	text     []string
+	// withCompat is written after text where the output keeps
+	// mod_access_compat loaded (compatReset).
+	withCompat []string
+}
+
+// compatReset is what a section translate rewrites says where
+// mod_access_compat stays loaded: its legacy lines gave it an
+// Order/Allow/Deny state of its own, which an inherited Satisfy Any and
+// Allow (of an .htaccess file left as it is) would otherwise grant past
+// its Require; Satisfy All starts a fresh one that admits everybody and
+// leaves the decision to Require. indent is the section's.
+func compatReset(indent string) []string {
+	return []string{
+		indent + "# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here",
+		indent + "Satisfy All",
+	}
 }
 
 // convertSection writes the translation of one section.
@@ -575,7 +596,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 	for i, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
 		if i == 0 {
-			e.text = text
+			e.text, e.withCompat = text, compatReset(indent)
 		}
 		es = append(es, e)
 	}
@@ -1582,6 +1603,11 @@ func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
 		for _, t := range e.text {
 			writeText(t)
 		}
+		if keepCompat {
+			for _, t := range e.withCompat {
+				writeText(t)
+			}
+		}
 		next = e.to + 1
 	}
 	if next <= lines {
@@ -1766,7 +1792,7 @@ func authTypeOnly(cfg *Config, s *Section) ([]edit, string) {
 	end := max(at.EndLine, at.Pos.Line)
 	return []edit{{from: end + 1, to: end, text: []string{
 		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
-		indent + "Require all denied"}}}, why
+		indent + "Require all denied"}, withCompat: compatReset(indent)}}, why
 }
 
 // selfDenies reports whether a section's own host-access rules refuse

@@ -133,10 +133,10 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 	if !strings.Contains(lan, "Require ip 10.0.0.0/8") || strings.Contains(lan, "\nOrder") || strings.HasPrefix(lan, "Order") {
 		t.Errorf("lan/.htaccess translated to:\n%s", lan)
 	}
-	if files := string(conv.Files[filepath.Join(root, "files/.htaccess")]); !strings.Contains(files, "<Files x>\n") || !strings.Contains(files, "Require all denied\n</Files>") {
+	if files := string(conv.Files[filepath.Join(root, "files/.htaccess")]); !strings.Contains(files, "<Files x>\n") || !strings.Contains(files, "Require all denied\n# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\nSatisfy All\n</Files>") {
 		t.Errorf("files/.htaccess translated to:\n%s", files)
 	}
-	if ifm := string(conv.Files[filepath.Join(root, "ifmodule/.htaccess")]); !strings.Contains(ifm, "<IfModule mod_authz_host.c>\n") || !strings.Contains(ifm, "Require all denied\n</IfModule>") {
+	if ifm := string(conv.Files[filepath.Join(root, "ifmodule/.htaccess")]); !strings.Contains(ifm, "<IfModule mod_authz_host.c>\n") || !strings.Contains(ifm, "Require all denied\n# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\nSatisfy All\n</IfModule>") {
 		t.Errorf("ifmodule/.htaccess translated to:\n%s", ifm)
 	}
 	for _, f := range []string{"broken/.htaccess", "nested/.htaccess", "plain/.htaccess"} {
@@ -240,7 +240,7 @@ UserDir "`+dir+`/home/*/public_html"
 	}
 	// The <FilesMatch> merges before the <Location> for the names it
 	// matches: an <If> on the file's name.
-	if !strings.Contains(out, "    Require valid-user\n    <If \"%{REQUEST_FILENAME} !~ m#^proxy:# && %{REQUEST_FILENAME} =~ m#/([^/]*)\\z# && $1 =~ m#^(?=[\\s\\S]*?(?:^\\.ht))#\">\n") {
+	if !strings.Contains(out, "    Require valid-user\n    # orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\n    Satisfy All\n    <If \"%{REQUEST_FILENAME} !~ m#^proxy:# && %{REQUEST_FILENAME} =~ m#/([^/]*)\\z# && $1 =~ m#^(?=[\\s\\S]*?(?:^\\.ht))#\">\n") {
 		t.Errorf("<Location /admin> not translated with an <If> for the <FilesMatch> names:\n%s", out)
 	}
 	if bob := string(conv.Files[filepath.Join(dir, "home/bob/public_html/.htaccess")]); !strings.Contains(bob, "Require ip 10.0.0.0/8") {
@@ -738,6 +738,39 @@ func TestConvertHtaccessOverrideList(t *testing.T) {
 		_, rewritten := conv.Files[ht]
 		if rewritten || !slices.Contains(conv.CompatKept, ht) || len(conv.Reviews) != 1 || !strings.Contains(conv.Reviews[0].Text, "AllowOverrideList") {
 			t.Errorf("AllowOverride %s: rewritten %v, compat kept for %v, reviews %v; want it left as it is, the module kept", override, rewritten, conv.CompatKept, conv.Reviews)
+		}
+	}
+}
+
+// Where the output keeps mod_access_compat loaded, every section translate
+// rewrites starts a fresh Order/Allow/Deny state (Satisfy All), as its
+// legacy lines did: an inherited Satisfy Any and Allow, of an .htaccess
+// file left as it is, must not grant past its Require (corpus 942). Where
+// the module is dropped, nothing is added (Satisfy would be an unknown
+// directive).
+func TestConvertCompatReset(t *testing.T) {
+	const reset = "    # orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\n    Satisfy All\n</Files>"
+	for _, kept := range []bool{true, false} {
+		dir := t.TempDir()
+		root := filepath.Join(dir, "www")
+		os.MkdirAll(root, 0o755)
+		ht := "Order allow,deny\nAllow from 10.0.0.0/8\nSatisfy Any\nRequire valid-user\n"
+		if kept {
+			ht = "<IfModule mod_access_compat.c>\n" + ht + "</IfModule>\n" // left as it is
+		}
+		os.WriteFile(filepath.Join(root, ".htaccess"), []byte(ht), 0o644)
+		conf := filepath.Join(dir, "httpd.conf")
+		os.WriteFile(conf, []byte("<Directory "+root+">\n    AllowOverride All\n</Directory>\n<Files secret>\n    Order deny,allow\n    Deny from all\n</Files>\n"), 0o644)
+		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := string(conv.Files[conf])
+		if got := strings.Contains(out, reset); got != kept || kept != (len(conv.CompatKept) > 0) {
+			t.Errorf("module kept for %v: reset written %v, want %v:\n%s", conv.CompatKept, got, kept, out)
+		}
+		if !kept && strings.Contains(out+string(conv.Files[filepath.Join(root, ".htaccess")]), "Satisfy All\n") {
+			t.Errorf("module dropped, Satisfy written:\n%s", out)
 		}
 	}
 }

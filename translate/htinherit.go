@@ -134,7 +134,7 @@ func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string) []edit {
 	lines := strings.Split(string(src), "\n")
 	es := []edit{{from: 1, to: 0, text: []string{
 		"# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
-		"Require all denied"}}}
+		"Require all denied"}, withCompat: compatReset("")}}
 	for _, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
 		for l := e.from; l <= e.to && l <= len(lines); l++ {

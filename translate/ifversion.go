@@ -75,7 +75,11 @@ func ifVersionEdits(es []edit, blocks []*apacheconf.Directive) []edit {
 		for _, t := range e.text {
 			text = append(text, strings.TrimPrefix(t, indent))
 		}
-		out = append(out, edit{from: e.from, to: e.to}, edit{from: b.Pos.Line, to: b.Pos.Line - 1, text: text})
+		var reset []string
+		for _, t := range e.withCompat {
+			reset = append(reset, strings.TrimPrefix(t, indent))
+		}
+		out = append(out, edit{from: e.from, to: e.to}, edit{from: b.Pos.Line, to: b.Pos.Line - 1, text: text, withCompat: reset})
 	}
 	for _, b := range blocks {
 		for _, d := range accessLines(b.Block) {

@@ -220,7 +220,7 @@ func randomTranslate(t *testing.T, runs []randomRun, opt gen.Options, spoil func
 			dir := filepath.Join(tmp, strconv.Itoa(n%4))
 			os.RemoveAll(dir)
 			current = c
-			tc := s.translateCase(t, c, dir, translateOptions{spoil: spoil, reviewed: true, tolerant: true})
+			tc := s.translateCase(t, c, dir, translateOptions{spoil: spoil, tolerant: true})
 			current = nil
 			switch tc.skipped {
 			case "":

@@ -31,8 +31,8 @@ func TestTranslatedCorpus(t *testing.T) {
 		t.Error(m)
 	}
 	sort.Strings(r.review)
-	fmt.Printf("translate: %d/%d requests agree, status for status, across %d translated cases (%d with .htaccess files; %d need review, %d skipped: host names)\n",
-		r.agree, r.requests, r.cases, r.htaccess, len(r.review), r.skipped)
+	fmt.Printf("translate: %d/%d requests agree, status for status, across %d translated cases (%d with .htaccess files; %d need review, failing closed: %d requests refused where the legacy did not; %d skipped: host names)\n",
+		r.agree, r.requests, r.cases, r.htaccess, len(r.review), r.refusedMore, r.skipped)
 	fmt.Printf("translate: left for review: %s\n", strings.Join(r.review, " "))
 	fmt.Printf("translate: %d sections checked against the files written (translationChecks), %d break the checks\n", r.sections, len(r.checks))
 	if len(r.review) > translateReviewCeiling {
@@ -46,7 +46,7 @@ func TestTranslatedCorpus(t *testing.T) {
 // translateReviewCeiling is how many corpus cases orderly translate may
 // leave for review (issue 17 is to bring it down): above it, a change
 // made translate give up where it did not.
-const translateReviewCeiling = 27 // 155-require-container-contents holds .htaccess files Apache refuses (500), left as they are; 923-random-7-172, 926, 927, 928, 930, 931, 934 and 935: random configurations whose mutual-failure, AuthMerging and Satisfy Any over <RequireAll> sections need review; 936-rtrans-21-399: a <Location> whose <Files> combinations need <If> sections, with a later <Location> over the same URLs; 938-rtrans-22-273: an .htaccess file Apache reads in part (Nonfatal), closed; 939-rtrans-24-30: <Files> nested in a <DirectoryMatch> before a <Location>; 941-rtrans-1795775168137638789-8: an .htaccess file only AllowOverrideList lets in, closed. Cases whose only reviews are moot (files Apache refuses whole) are replayed
+const translateReviewCeiling = 28 // 155-require-container-contents holds .htaccess files Apache refuses (500), left as they are; 923-random-7-172, 926, 927, 928, 930, 931, 934 and 935: random configurations whose mutual-failure, AuthMerging and Satisfy Any over <RequireAll> sections need review; 936-rtrans-21-399: a <Location> whose <Files> combinations need <If> sections, with a later <Location> over the same URLs; 938-rtrans-22-273: an .htaccess file Apache reads in part (Nonfatal), closed; 939-rtrans-24-30: <Files> nested in a <DirectoryMatch> before a <Location>; 941-rtrans-1795775168137638789-8: an .htaccess file only AllowOverrideList lets in, closed; 942-rtrans-28-334: an .htaccess file left as it is. Every case is replayed: one left for review must fail closed
 
 // TestControlTranslated proves TestTranslatedCorpus can fail: a
 // translation that turns every "Require all denied" it writes into
@@ -63,8 +63,8 @@ func TestControlTranslated(t *testing.T) {
 
 // translated is what translateCorpus found.
 type translated struct {
-	cases, htaccess, agree, requests, skipped, sections int
-	review, mismatches, checks                          []string
+	cases, htaccess, agree, requests, skipped, sections, refusedMore int
+	review, mismatches, checks                                       []string
 }
 
 // translateCorpus translates each corpus case, runs the translation on
@@ -95,19 +95,19 @@ func translateCorpus(t *testing.T, spoil func([]byte) []byte) translated {
 		case tc.skipped == skipNames:
 			r.skipped++
 			continue
-		case tc.skipped == skipReview:
-			r.review = append(r.review, c.Name)
-			r.checks = append(r.checks, tc.checks...)
-			continue
 		case tc.skipped != "":
 			t.Errorf("%s: %s", c.Path, tc.skipped)
 			continue
+		}
+		if tc.failClosed {
+			r.review = append(r.review, c.Name)
 		}
 		r.mismatches = append(r.mismatches, tc.mismatches...)
 		r.checks = append(r.checks, tc.checks...)
 		if !tc.started {
 			continue
 		}
+		r.refusedMore += tc.refusedMore
 		r.cases++
 		if tc.htaccess {
 			r.htaccess++
@@ -123,10 +123,6 @@ type translateOptions struct {
 	// spoil, if not nil, rewrites every file of the translation before
 	// it runs (a control).
 	spoil func([]byte) []byte
-	// reviewed replays the configurations translate leaves sections of
-	// for review too, held to fail closed (translateCase); without it
-	// they are set apart (skipReview) before Apache runs.
-	reviewed bool
 	// tolerant skips a configuration Apache refuses to start on, or
 	// translate refuses to read (skipApache, skipConvert), where a corpus
 	// case that does so fails the test.
@@ -136,7 +132,6 @@ type translateOptions struct {
 // Why translateCase did not replay a case (transCase.skipped).
 const (
 	skipNames   = "it looks up host names, outside the private name service"
-	skipReview  = "translate leaves sections of it for review"
 	skipApache  = "Apache refuses the legacy configuration"
 	skipConvert = "translate refuses the configuration"
 	skipOracle  = "the oracle fails a request"
@@ -185,7 +180,7 @@ type translateServers struct {
 // mod_access_compat and on the translation without (with it where
 // translate keeps it for what it leaves as it is), and compares the
 // answers: status for status, and a redirect's Location. Where a section
-// is left for review (opt.reviewed), the translation must fail closed
+// is left for review, the translation must fail closed
 // instead: it answers alike or refuses (401, 403, 500, 400: refuses), so that
 // wherever the legacy refused it refuses too. The
 // sections translate reports are checked against what it wrote
@@ -219,22 +214,14 @@ func (s *translateServers) translateCase(t *testing.T, c *apachetest.Case, dir s
 		return tc
 	}
 	tc.conv = conv
-	// A review that is moot (an .htaccess file Apache refuses whole,
-	// under 2.2 and 2.4 alike) leaves nothing to decide: replayed.
-	live := slices.ContainsFunc(conv.Reviews, func(d translate.Difference) bool { return !d.Moot })
-	if live && !opt.reviewed {
-		for _, d := range conv.Reviews {
-			t.Logf("%s: left for review: %s:%d: %s", c.Name, strings.TrimPrefix(d.Pos.File, l.Dir+"/"), d.Pos.Line, d.Text)
-		}
-		// Not run, but what translate wrote is checked all the same.
-		for _, m := range translationChecks(conv, conv.Files) {
-			tc.checks = append(tc.checks, fmt.Sprintf("%s: %s", c.Path, strings.ReplaceAll(m, l.Dir+"/", "")))
-		}
-		tc.skipped = skipReview
-		return tc
-	}
-	for _, st := range conv.Sections {
-		tc.failClosed = tc.failClosed || st.Review != ""
+	// A section left for review refuses until a person translates it
+	// (Require all denied), and an .htaccess file left as it is may
+	// (closed): the translation must then fail closed. A review that is
+	// moot (a file Apache refuses whole, under 2.2 and 2.4 alike) leaves
+	// nothing to decide.
+	tc.failClosed = slices.ContainsFunc(conv.Reviews, func(d translate.Difference) bool { return !d.Moot })
+	for _, d := range conv.Reviews {
+		t.Logf("%s: left for review: %s:%d: %s", c.Name, strings.TrimPrefix(d.Pos.File, l.Dir+"/"), d.Pos.Line, d.Text)
 	}
 	if oerr := s.startOracle(t, l); oerr != nil {
 		if !opt.tolerant {
