@@ -553,7 +553,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 	if why == "" {
 		why = sslSatisfyAny(cfg, s, compat) // ssl.go
 	}
-	if why == "" && cfg.Semantics == Compat24 && authz.authz == nil && authTypeSet(cfg, s) {
+	if why == "" && cfg.Semantics == Compat24 && (authz.authz == nil || authz.authz.Root == nil) && authTypeSet(cfg, s) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
 	var extra []edit // after the section: filesCombos
@@ -1753,7 +1753,7 @@ func foldAt[T string | []byte](s T, i int, substr string) bool {
 
 // authTypeSet reports whether an AuthType (not None) is in force in s.
 func authTypeSet(cfg *Config, s *Section) bool {
-	chain, _ := ancestors(cfg, s)
+	chain, _ := inheritedChain(cfg, s)
 	set := false
 	for _, a := range append(chain, s) {
 		if a.Conf.AuthType != nil {

@@ -774,3 +774,16 @@ func TestConvertCompatReset(t *testing.T) {
 		}
 	}
 }
+
+// An AuthType with no Require in force answers 500 in 2.4 (AH01627),
+// AuthMerging And or not: a section with AuthMerging as its only access
+// line is refused until reviewed, not given the Require its parent's
+// Allow lines became (random translate, seed 25, configuration 259:
+// legacy 500, translation 200).
+func TestConvertAuthTypeWithAuthMerging(t *testing.T) {
+	conv, conf := convertText(t, "AuthMerging", "<Directory /srv/www>\n    Allow from 2001:db8::/48\n</Directory>\n<Location /deep>\n    AuthType Basic\n    AuthUserFile /x/users\n    AuthMerging And\n</Location>\n")
+	out := string(conv.Files[conf])
+	if !strings.Contains(out, "    # orderly DIR-10: NEEDS REVIEW, refused until translated by hand: AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant\n    # AuthMerging And\n    Require all denied\n</Location>") {
+		t.Errorf("<Location /deep> not refused:\n%s", out)
+	}
+}
