@@ -971,7 +971,7 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string) (map[string]
 	for _, p := range paths {
 		for _, g := range governing(p) {
 			if limitOnly(g) && needsAuthConfig(p, *g.Conf.Override) {
-				others[g] = append(others[g], filepath.Dir(p)+"/")
+				others[g] = append(others[g], p)
 			}
 		}
 	}
@@ -999,27 +999,47 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string) (map[string]
 			}
 			indent := strings.Repeat(" ", max(line.Pos.Col-1, 0))
 			why := indent + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig"
-			if len(others[g]) == 0 {
+			// The file's own lines are the ones translate rewrote.
+			rest := slices.DeleteFunc(slices.Clone(others[g]), func(o string) bool { return o == p })
+			if len(rest) == 0 {
 				if !done[line] {
 					done[line] = true
 					edits[line.Pos.File] = append(edits[line.Pos.File], edit{from: line.Pos.Line, to: line.Pos.Line, text: []string{why, indent + "AllowOverride " + line.Raw + " AuthConfig"}})
 				}
 				continue
 			}
-			if i := slices.IndexFunc(others[g], func(o string) bool { return strings.HasPrefix(o, dir) }); i >= 0 || g.Path == dir {
-				if h.sec != nil {
-					blocked[p] = fmt.Sprintf("its Require lines need AllowOverride AuthConfig (%s:%d), which would let Apache read lines of .htaccess files in %s that it refuses now", line.Pos.File, line.Pos.Line, others[g][max(i, 0)])
-				}
-				continue
-			}
 			// A section of its own, after the governing one.
 			at := strings.Repeat(" ", max(g.directive.Pos.Col-1, 0))
 			end := max(g.directive.EndLine, g.directive.Pos.Line)
-			edits[g.Pos.File] = append(edits[g.Pos.File], edit{from: end + 1, to: end, text: []string{
-				at + "<Directory " + quoteArg(strings.TrimSuffix(dir, "/")) + ">",
-				at + "    # orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig; not in " + strings.TrimSuffix(g.Path, "/") + " as a whole, where other .htaccess files hold lines it would let Apache read",
-				at + "    AllowOverride " + line.Raw + " AuthConfig",
-				at + "</Directory>"}})
+			// Two insertions at one place, so that what is written where
+			// mod_access_compat stays loaded goes inside.
+			section := func(reset bool, lines ...string) []edit {
+				text := []string{at + "<Directory " + quoteArg(strings.TrimSuffix(dir, "/")) + ">"}
+				for _, l := range lines {
+					text = append(text, at+"    "+l)
+				}
+				open := edit{from: end + 1, to: end, text: text}
+				if reset {
+					open.withCompat = compatReset(at + "    ")
+				}
+				return []edit{open, {from: end + 1, to: end, text: []string{at + "</Directory>"}}}
+			}
+			if i := slices.IndexFunc(rest, func(o string) bool { return strings.HasPrefix(o, dir) }); i >= 0 || g.Path == dir {
+				why := fmt.Sprintf("its Require lines need AllowOverride AuthConfig (%s:%d), which would let Apache read lines it refuses now in %s", line.Pos.File, line.Pos.Line, rest[max(i, 0)])
+				if h.sec != nil {
+					blocked[p] = why
+					continue
+				}
+				// A closed file: its Require all denied would be refused,
+				// or skipped (Nonfatal=Override); the configuration
+				// refuses its directory instead.
+				edits[g.Pos.File] = append(edits[g.Pos.File], section(true,
+					"# orderly DIR-10: NEEDS REVIEW, refused until "+p+" is translated by hand: "+why, "Require all denied")...)
+				continue
+			}
+			edits[g.Pos.File] = append(edits[g.Pos.File], section(false,
+				"# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig; not in "+strings.TrimSuffix(g.Path, "/")+" as a whole, where other .htaccess files hold lines it would let Apache read",
+				"AllowOverride "+line.Raw+" AuthConfig")...)
 		}
 	}
 	return edits, blocked
@@ -2301,6 +2321,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 				if es := closeHtaccess(raw, data, why); es != nil {
 					out = append(out, htFile{path: p, closed: es})
 					reviews[len(reviews)-1].Text = why + "; refused (Require all denied) until translated by hand"
+					reviews[len(reviews)-1].Closed = true
 					reviews[len(reviews)-1].Moot = true // no legacy line is left in force
 				}
 			}

@@ -344,8 +344,12 @@ type Difference struct {
 	Pos  apacheconf.Pos
 	Text string
 	// Moot says what is left as it is does nothing under 2.4 either (an
-	// .htaccess file Apache refuses whole): it needs no mod_access_compat.
+	// .htaccess file Apache refuses whole, or one whose access lines
+	// translate commented out): it needs no mod_access_compat.
 	Moot bool
+	// Closed says the place refuses every request until translated by
+	// hand (Require all denied).
+	Closed bool
 }
 
 // VHost is a <VirtualHost>: the addresses it answers on, its names, and
