@@ -521,11 +521,14 @@ type edit struct {
 }
 
 // compatReset is what a section translate rewrites says where
-// mod_access_compat stays loaded: its legacy lines gave it an
-// Order/Allow/Deny state of its own, which an inherited Satisfy Any and
-// Allow (of an .htaccess file left as it is) would otherwise grant past
-// its Require; Satisfy All starts a fresh one that admits everybody and
-// leaves the decision to Require. indent is the section's.
+// mod_access_compat stays loaded, if its legacy lines gave it an
+// Order/Allow/Deny state of its own (they replace the inherited one):
+// without them it would inherit the state they replaced, whose Satisfy
+// Any and Allow (of an .htaccess file left as it is) would grant past its
+// Require; Satisfy All starts a fresh one that admits everybody and
+// leaves the decision to Require. A section without such lines inherits
+// the state in the legacy and in the translation alike. indent is the
+// section's.
 func compatReset(indent string) []string {
 	return []string{
 		indent + "# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here",
@@ -596,7 +599,12 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 	for i, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
 		if i == 0 {
-			e.text, e.withCompat = text, compatReset(indent)
+			e.text = text
+			if s.Conf.Compat != nil {
+				// Its Order/Allow/Deny (or, 2.4, Satisfy) replaced the
+				// state it inherited; without them it would inherit it.
+				e.withCompat = compatReset(indent)
+			}
 		}
 		es = append(es, e)
 	}
@@ -1812,7 +1820,7 @@ func authTypeOnly(cfg *Config, s *Section) ([]edit, string) {
 	end := max(at.EndLine, at.Pos.Line)
 	return []edit{{from: end + 1, to: end, text: []string{
 		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
-		indent + "Require all denied"}, withCompat: compatReset(indent)}}, why
+		indent + "Require all denied"}}}, why
 }
 
 // selfDenies reports whether a section's own host-access rules refuse
@@ -2318,7 +2326,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			// Its Require lines would replace the Require its parents'
 			// Allow lines became: refused until translated by hand.
 			if ancestorCompat(found[p][0], filepath.Dir(p)+"/", seen) {
-				if es := closeHtaccess(raw, data, why); es != nil {
+				if es := closeHtaccess(raw, data, why, found[p][0].Semantics); es != nil {
 					out = append(out, htFile{path: p, closed: es})
 					reviews[len(reviews)-1].Text = why + "; refused (Require all denied) until translated by hand"
 					reviews[len(reviews)-1].Closed = true

@@ -240,7 +240,7 @@ UserDir "`+dir+`/home/*/public_html"
 	}
 	// The <FilesMatch> merges before the <Location> for the names it
 	// matches: an <If> on the file's name.
-	if !strings.Contains(out, "    Require valid-user\n    # orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\n    Satisfy All\n    <If \"%{REQUEST_FILENAME} !~ m#^proxy:# && %{REQUEST_FILENAME} =~ m#/([^/]*)\\z# && $1 =~ m#^(?=[\\s\\S]*?(?:^\\.ht))#\">\n") {
+	if !strings.Contains(out, "    Require valid-user\n    <If \"%{REQUEST_FILENAME} !~ m#^proxy:# && %{REQUEST_FILENAME} =~ m#/([^/]*)\\z# && $1 =~ m#^(?=[\\s\\S]*?(?:^\\.ht))#\">\n") {
 		t.Errorf("<Location /admin> not translated with an <If> for the <FilesMatch> names:\n%s", out)
 	}
 	if bob := string(conv.Files[filepath.Join(dir, "home/bob/public_html/.htaccess")]); !strings.Contains(bob, "Require ip 10.0.0.0/8") {
@@ -742,9 +742,9 @@ func TestConvertHtaccessOverrideList(t *testing.T) {
 	}
 }
 
-// Where the output keeps mod_access_compat loaded, every section translate
-// rewrites starts a fresh Order/Allow/Deny state (Satisfy All), as its
-// legacy lines did: an inherited Satisfy Any and Allow, of an .htaccess
+// Where the output keeps mod_access_compat loaded, a section translate
+// rewrites whose legacy lines had Order/Allow/Deny starts a fresh state
+// (Satisfy All), as those lines did: an inherited Satisfy Any and Allow, of an .htaccess
 // file left as it is, must not grant past its Require (corpus 942). Where
 // the module is dropped, nothing is added (Satisfy would be an unknown
 // directive).
@@ -760,7 +760,7 @@ func TestConvertCompatReset(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(root, ".htaccess"), []byte(ht), 0o644)
 		conf := filepath.Join(dir, "httpd.conf")
-		os.WriteFile(conf, []byte("<Directory "+root+">\n    AllowOverride All\n</Directory>\n<Files secret>\n    Order deny,allow\n    Deny from all\n</Files>\n"), 0o644)
+		os.WriteFile(conf, []byte("<Directory "+root+">\n    AllowOverride All\n</Directory>\n<Files secret>\n    Order deny,allow\n    Deny from all\n</Files>\n<Location /x>\n    AuthType Basic\n    AuthName x\n    Require valid-user\n</Location>\n"), 0o644)
 		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}}})
 		if err != nil {
 			t.Fatal(err)
@@ -768,6 +768,12 @@ func TestConvertCompatReset(t *testing.T) {
 		out := string(conv.Files[conf])
 		if got := strings.Contains(out, reset); got != kept || kept != (len(conv.CompatKept) > 0) {
 			t.Errorf("module kept for %v: reset written %v, want %v:\n%s", conv.CompatKept, got, kept, out)
+		}
+		// A section with no Order/Allow/Deny of its own inherits the state
+		// in the legacy and in the translation alike (random translate,
+		// seed 40, configuration 21).
+		if loc := out[strings.Index(out, "<Location /x>"):]; strings.Contains(loc, "\n    Satisfy All\n") {
+			t.Errorf("module kept for %v: <Location /x>, with no Order/Allow/Deny, starts a state of its own:\n%s", conv.CompatKept, loc)
 		}
 		if !kept && strings.Contains(out+string(conv.Files[filepath.Join(root, ".htaccess")]), "Satisfy All\n") {
 			t.Errorf("module dropped, Satisfy written:\n%s", out)

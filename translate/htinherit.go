@@ -121,9 +121,23 @@ func ancestorCompat(c *Config, dir string, seen map[string]*Section) bool {
 // with why. It returns nil where the file has no Require or Satisfy line,
 // whose legacy lines then keep deciding under mod_access_compat as they
 // did.
-func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string) []edit {
+func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string, sem Semantics) []edit {
 	access := accessLines(ds)
-	requires := false
+	requires, compat := false, false
+	var own func(ds []*apacheconf.Directive)
+	own = func(ds []*apacheconf.Directive) {
+		for _, d := range ds {
+			switch n := d.LowerName(); n {
+			case "order", "allow", "deny":
+				compat = true
+			case "satisfy":
+				compat = compat || sem == Compat24
+			case "limit", "limitexcept":
+				own(d.Block)
+			}
+		}
+	}
+	own(ds)
 	for _, d := range access {
 		n := d.LowerName()
 		requires = requires || n != "order" && n != "allow" && n != "deny"
@@ -134,7 +148,10 @@ func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string) []edit {
 	lines := strings.Split(string(src), "\n")
 	es := []edit{{from: 1, to: 0, text: []string{
 		"# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
-		"Require all denied"}, withCompat: compatReset("")}}
+		"Require all denied"}}}
+	if compat {
+		es[0].withCompat = compatReset("")
+	}
 	for _, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
 		for l := e.from; l <= e.to && l <= len(lines); l++ {
