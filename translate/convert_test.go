@@ -829,3 +829,23 @@ func TestConvertClosedHtaccessNeedsAuthConfig(t *testing.T) {
 		}
 	}
 }
+
+// Where a <Files> section merges before a <Location> with an AuthType and
+// no Require is in force for its names, 2.4 answered 500 (AH01627): the
+// <Location> refuses those names in an <If> of its own, whether or not the
+// <Files> section had access rules (random translate, seed 44,
+// configuration 45: the <Location>'s Require replaced the review's).
+func TestConvertFilesAuthTypeBeforeLocation(t *testing.T) {
+	for _, files := range []string{
+		"<Files \"index.html\">\n    Allow from all\n    AuthType Basic\n    AuthName x\n</Files>\n",
+		"<Files \"index.html\">\n    AuthType Basic\n    AuthName x\n</Files>\n",
+	} {
+		conv, conf := convertText(t, "AuthType", files+"<LocationMatch \"^/(a|b)/\">\n    Order allow,deny\n    Allow from 203.0\n</LocationMatch>\n")
+		out := string(conv.Files[conf])
+		want := "$1 =~ m#^(?=index\\.html\\z)#\">\n        # orderly DIR-10: files named as <Files index.html> (" + conf + ":1) match, which merge before this section: what Apache 2.2 decided for them\n" +
+			"        # orderly DIR-10: an AuthType and no Require in force: Apache 2.4 answered 500 (AH01627)\n        Require all denied\n    </If>\n</LocationMatch>"
+		if !strings.Contains(out, want) {
+			t.Errorf("<LocationMatch> after\n%sdoes not refuse index.html:\n%s", files, out)
+		}
+	}
+}

@@ -115,7 +115,7 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 	var before []*Section
 	own := filesNames(s)
 	for _, o := range filesBefore(cfg, s, chain) {
-		if hasAccess(o.Conf) && regex.Overlap(filesNames(o), own) {
+		if mergesAccess(cfg, o) && regex.Overlap(filesNames(o), own) {
 			before = append(before, o)
 		}
 	}
@@ -156,7 +156,7 @@ func locationCombos(cfg *Config, s *Section) ([]edit, string) {
 	}
 	var before []*Section
 	for _, o := range filesBefore(cfg, s, chain) {
-		if hasAccess(o.Conf) {
+		if mergesAccess(cfg, o) {
 			before = append(before, o)
 		}
 	}
@@ -183,6 +183,13 @@ func locationCombos(cfg *Config, s *Section) ([]edit, string) {
 	}
 	end := max(s.directive.EndLine, s.directive.Pos.Line)
 	return []edit{{from: end, to: end - 1, text: text}}, ""
+}
+
+// mergesAccess reports whether a <Files> section that merges before
+// another bears on its access: it has access rules, or (2.4) an AuthType,
+// which with no Require in force answers 500.
+func mergesAccess(cfg *Config, o *Section) bool {
+	return hasAccess(o.Conf) || cfg.Semantics == Compat24 && o.Conf.AuthType != nil
 }
 
 // laterLocation reports whether a <Location> or <LocationMatch> section
@@ -221,14 +228,29 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 	if len(before) > maxFilesBefore {
 		return fmt.Sprintf("more than %d <Files> sections with access rules may match the same names and merge before this section", maxFilesBefore)
 	}
-	merge := func(in []*Section) (*layers, *layers) {
+	secs := func(in []*Section) []*Section {
 		// The file walk's sections go after the directory walk's, before
 		// the location walk's.
 		n := walkEnd(chain, 1)
-		secs := append(append(append(append([]*Section(nil), chain[:n]...), in...), chain[n:]...), s)
-		return mergeLayers(secs)
+		return append(append(append(append([]*Section(nil), chain[:n]...), in...), chain[n:]...), s)
+	}
+	merge := func(in []*Section) (*layers, *layers) { return mergeLayers(secs(in)) }
+	// 2.4 answers 500 (AH01627) where an AuthType and no Require are in
+	// force: refused, whatever the other layers say.
+	noRequire := func(in []*Section, authz *layers) bool {
+		if cfg.Semantics != Compat24 || authz.authz != nil && authz.authz.Root != nil {
+			return false
+		}
+		set := false
+		for _, a := range secs(in) {
+			if a.Conf.AuthType != nil {
+				set = *a.Conf.AuthType != ""
+			}
+		}
+		return set
 	}
 	compat0, authz0 := merge(nil)
+	refused0 := noRequire(nil, authz0)
 	var alone []string // rendered when a combination needs comparing
 	rendered := false
 	// Whether each two of before may match one name, worked out once.
@@ -260,13 +282,17 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 			continue // no name matches all of them
 		}
 		compat, authz := merge(in)
-		if compat.same(compat0) && authz.same(authz0) {
+		refused := noRequire(in, authz) && !refused0
+		if !refused && compat.same(compat0) && authz.same(authz0) {
 			continue // what s sets hides every layer of in
 		}
 		if !rendered {
 			alone, rendered = renderScope(cfg, compat0, authz0, indent), true
 		}
 		merged := renderScope(cfg, compat, authz, indent)
+		if refused {
+			merged = []string{indent + "# orderly DIR-10: an AuthType and no Require in force: Apache 2.4 answered 500 (AH01627)", indent + "Require all denied"}
+		}
 		if slices.Equal(merged, alone) {
 			continue
 		}
