@@ -529,10 +529,16 @@ type edit struct {
 // leaves the decision to Require. A section without such lines inherits
 // the state in the legacy and in the translation alike. indent is the
 // section's.
+//
+// It is written inside <IfModule mod_access_compat.c>: a 2.2
+// configuration that loads no mod_access_compat of its own (2.2 had
+// mod_authz_host) keeps none, and Satisfy would then stop Apache.
 func compatReset(indent string) []string {
 	return []string{
 		indent + "# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here",
-		indent + "Satisfy All",
+		indent + "<IfModule mod_access_compat.c>",
+		indent + "    Satisfy All",
+		indent + "</IfModule>",
 	}
 }
 

@@ -133,10 +133,10 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 	if !strings.Contains(lan, "Require ip 10.0.0.0/8") || strings.Contains(lan, "\nOrder") || strings.HasPrefix(lan, "Order") {
 		t.Errorf("lan/.htaccess translated to:\n%s", lan)
 	}
-	if files := string(conv.Files[filepath.Join(root, "files/.htaccess")]); !strings.Contains(files, "<Files x>\n") || !strings.Contains(files, "Require all denied\n# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\nSatisfy All\n</Files>") {
+	if files := string(conv.Files[filepath.Join(root, "files/.htaccess")]); !strings.Contains(files, "<Files x>\n") || !strings.Contains(files, "Require all denied\n# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\n<IfModule mod_access_compat.c>\n    Satisfy All\n</IfModule>\n</Files>") {
 		t.Errorf("files/.htaccess translated to:\n%s", files)
 	}
-	if ifm := string(conv.Files[filepath.Join(root, "ifmodule/.htaccess")]); !strings.Contains(ifm, "<IfModule mod_authz_host.c>\n") || !strings.Contains(ifm, "Require all denied\n# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\nSatisfy All\n</IfModule>") {
+	if ifm := string(conv.Files[filepath.Join(root, "ifmodule/.htaccess")]); !strings.Contains(ifm, "<IfModule mod_authz_host.c>\n") || !strings.Contains(ifm, "Require all denied\n# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\n<IfModule mod_access_compat.c>\n    Satisfy All\n</IfModule>\n</IfModule>") {
 		t.Errorf("ifmodule/.htaccess translated to:\n%s", ifm)
 	}
 	for _, f := range []string{"broken/.htaccess", "nested/.htaccess", "plain/.htaccess"} {
@@ -749,7 +749,7 @@ func TestConvertHtaccessOverrideList(t *testing.T) {
 // the module is dropped, nothing is added (Satisfy would be an unknown
 // directive).
 func TestConvertCompatReset(t *testing.T) {
-	const reset = "    # orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\n    Satisfy All\n</Files>"
+	const reset = "    # orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here\n    <IfModule mod_access_compat.c>\n        Satisfy All\n    </IfModule>\n</Files>"
 	for _, kept := range []bool{true, false} {
 		dir := t.TempDir()
 		root := filepath.Join(dir, "www")
@@ -772,7 +772,7 @@ func TestConvertCompatReset(t *testing.T) {
 		// A section with no Order/Allow/Deny of its own inherits the state
 		// in the legacy and in the translation alike (random translate,
 		// seed 40, configuration 21).
-		if loc := out[strings.Index(out, "<Location /x>"):]; strings.Contains(loc, "\n    Satisfy All\n") {
+		if loc := out[strings.Index(out, "<Location /x>"):]; strings.Contains(loc, "<IfModule mod_access_compat.c>") {
 			t.Errorf("module kept for %v: <Location /x>, with no Order/Allow/Deny, starts a state of its own:\n%s", conv.CompatKept, loc)
 		}
 		if !kept && strings.Contains(out+string(conv.Files[filepath.Join(root, ".htaccess")]), "Satisfy All\n") {
