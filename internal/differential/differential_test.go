@@ -113,13 +113,32 @@ type orderlyFront struct {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := pickPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	return addr
+}
+
+// pickedPorts are the addresses pickPort handed out in this process.
+var pickedPorts sync.Map
+
+// pickPort returns a free address on 127.0.0.1, never one it returned
+// before: each is let go at once, and the kernel may hand a port out again
+// to the next caller, where two listeners of one server would then
+// collide.
+func pickPort() (string, error) {
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if _, taken := pickedPorts.LoadOrStore(addr, true); !taken {
+			return addr, nil
+		}
+	}
 }
 
 func (f orderlyFront) start(t *testing.T, l apachetest.Layout, backend string) (string, func()) {
@@ -205,12 +224,10 @@ func writeFrontConfig(t *testing.T, f orderlyFront, l apachetest.Layout, backend
 var pid atomic.Int64
 
 func (f orderlyFront) launch(l apachetest.Layout, backend string) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := pickPort()
 	if err != nil {
 		return "", nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	hclPath := filepath.Join(l.Dir, "orderly.hcl")
 	tlsAddr, err := pickFrontTLS(l, addr) // ssl_test.go
 	if err != nil {

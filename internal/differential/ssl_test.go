@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -40,12 +39,11 @@ func pickFrontTLS(l apachetest.Layout, addr string) (string, error) {
 		frontTLS.Delete(addr)
 		return "", nil
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// Not the plain listener's port, which pickPort handed out too.
+	a, err := pickPort()
 	if err != nil {
 		return "", err
 	}
-	a := ln.Addr().String()
-	ln.Close()
 	frontTLS.Store(addr, a)
 	return a, nil
 }
