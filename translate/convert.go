@@ -199,7 +199,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// translate rewrites gets it, unless another file it governs has
 	// lines AuthConfig would let in (refused or skipped until now); those
 	// it rewrites are then left as they are, mod_access_compat kept.
-	authCfg, blocked := authConfigOverrides(cfg, hts, htPaths)
+	authCfg, blocked := authConfigOverrides(cfg, hts, htPaths, search.written)
 	// The files' texts are made once it is known whether the output keeps
 	// mod_access_compat loaded (compatReset).
 	type htEdits struct {
@@ -962,9 +962,14 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 // <Directory> for the rewritten file's own directory follows the
 // governing section, with its AllowOverride and AuthConfig, unless such a
 // file is in that directory or below. Then the rewritten file cannot be
-// read as translated: it is returned, by path, with why.
-func authConfigOverrides(cfg *Config, hts []htFile, paths []string) (map[string][]edit, map[string]string) {
+// read as translated: it is returned, by path, with why. written are the
+// files found (paths, in that order), as written (htSearch.written).
+func authConfigOverrides(cfg *Config, hts []htFile, paths []string, written map[string]htWritten) (map[string][]edit, map[string]string) {
+	governs := map[string][]*Section{} // by file: each server's governing section
 	governing := func(p string) []*Section {
+		if out, ok := governs[p]; ok {
+			return out
+		}
 		var out []*Section
 		for _, c := range serverConfigs(cfg) {
 			var gov *Section
@@ -977,14 +982,16 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string) (map[string]
 				out = append(out, gov)
 			}
 		}
+		governs[p] = out
 		return out
 	}
 	limitOnly := func(s *Section) bool { return *s.Conf.Override&OrLimit != 0 && *s.Conf.Override&OrAuthCfg == 0 }
 	// The files that need AuthConfig, by the sections governing them.
 	others := map[*Section][]string{}
 	for _, p := range paths {
+		f, read := written[p]
 		for _, g := range governing(p) {
-			if limitOnly(g) && needsAuthConfig(p, *g.Conf.Override) {
+			if read && limitOnly(g) && needsAuthConfig(f, *g.Conf.Override) {
 				others[g] = append(others[g], p)
 			}
 		}
@@ -1012,13 +1019,13 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string) (map[string]
 				continue
 			}
 			indent := strings.Repeat(" ", max(line.Pos.Col-1, 0))
-			why := indent + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig"
+			comment := indent + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig"
 			// The file's own lines are the ones translate rewrote.
 			rest := slices.DeleteFunc(slices.Clone(others[g]), func(o string) bool { return o == p })
 			if len(rest) == 0 {
 				if !done[line] {
 					done[line] = true
-					edits[line.Pos.File] = append(edits[line.Pos.File], edit{from: line.Pos.Line, to: line.Pos.Line, text: []string{why, indent + "AllowOverride " + line.Raw + " AuthConfig"}})
+					edits[line.Pos.File] = append(edits[line.Pos.File], edit{from: line.Pos.Line, to: line.Pos.Line, text: []string{comment, indent + "AllowOverride " + line.Raw + " AuthConfig"}})
 				}
 				continue
 			}
@@ -1059,19 +1066,14 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string) (map[string]
 	return edits, blocked
 }
 
-// needsAuthConfig reports whether the .htaccess file at p has a line
-// that AllowOverride AuthConfig allows and override does not.
-func needsAuthConfig(p string, override uint16) bool {
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return false
-	}
-	ds, err := apacheconf.Parse(p, data)
-	if err != nil {
+// needsAuthConfig reports whether the .htaccess file f has a line that
+// AllowOverride AuthConfig allows and override does not.
+func needsAuthConfig(f htWritten, override uint16) bool {
+	if !f.ok {
 		return true // not read as written: assume the worst
 	}
 	needs := false
-	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+	apacheconf.Walk(f.ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
 		name := d.Name
 		if d.IsSection() {
 			name = "<" + name
@@ -1788,8 +1790,14 @@ func foldAt[T string | []byte](s T, i int, substr string) bool {
 // authTypeSet reports whether an AuthType (not None) is in force in s.
 func authTypeSet(cfg *Config, s *Section) bool {
 	chain, _ := inheritedChain(cfg, s)
+	return authTypeIn(append(chain, s))
+}
+
+// authTypeIn reports whether an AuthType (not None) is in force after
+// secs merge, in this order.
+func authTypeIn(secs []*Section) bool {
 	set := false
-	for _, a := range append(chain, s) {
+	for _, a := range secs {
 		if a.Conf.AuthType != nil {
 			set = *a.Conf.AuthType != ""
 		}
@@ -2190,8 +2198,16 @@ type htSearch struct {
 	roots  []htRoot
 	search []dirscan.Root
 	found  chan dirscan.Result
-	// truncated: the search stopped at maxHtaccessDirs (findHtaccess).
+	// truncated: the search stopped at maxHtaccessDirs; written, each
+	// file found and read, as written (findHtaccess).
 	truncated bool
+	written   map[string]htWritten
+}
+
+// htWritten is an .htaccess file as written, parsed (ok) or not.
+type htWritten struct {
+	ds []*apacheconf.Directive
+	ok bool
 }
 
 // An htRoot is a directory searched for .htaccess files, and the
@@ -2280,12 +2296,14 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 	})
 	var out []htFile
 	seen := map[string]*Section{}
+	hs.written = make(map[string]htWritten, len(paths))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		ds, err := apacheconf.Parse(p, data)
+		hs.written[p] = htWritten{ds, err == nil}
 		raw := ds
 		if err == nil {
 			// An <IfVersion> may hold on 2.2 and not on the 2.4 the file is

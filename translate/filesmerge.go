@@ -39,12 +39,6 @@ func filesNames(s *Section) regex.Names {
 	return regex.LiteralNames(s.Path)
 }
 
-// filesOverlap reports whether two <Files>/<FilesMatch> sections may
-// match the same file name.
-func filesOverlap(a, b *Section) bool {
-	return regex.Overlap(filesNames(a), filesNames(b))
-}
-
 // filesBefore lists the <Files> sections that merge before s wherever s
 // applies, in merge order: the server's, then those nested in the
 // sections of its chain (the <Directory> sections and .htaccess files
@@ -238,16 +232,7 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 	// 2.4 answers 500 (AH01627) where an AuthType and no Require are in
 	// force: refused, whatever the other layers say.
 	noRequire := func(in []*Section, authz *layers) bool {
-		if cfg.Semantics != Compat24 || authz.authz != nil && authz.authz.Root != nil {
-			return false
-		}
-		set := false
-		for _, a := range secs(in) {
-			if a.Conf.AuthType != nil {
-				set = *a.Conf.AuthType != ""
-			}
-		}
-		return set
+		return cfg.Semantics == Compat24 && (authz.authz == nil || authz.authz.Root == nil) && authTypeIn(secs(in))
 	}
 	compat0, authz0 := merge(nil)
 	refused0 := noRequire(nil, authz0)
