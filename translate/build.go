@@ -42,6 +42,10 @@ type Options struct {
 	// decided on: the address lists are not compiled for lookups, and
 	// rules get no IDs unless Omit needs them.
 	RenderOnly bool
+	// Partial returns, with the errors, the model of everything else: each
+	// directive in error left out (orderly lint reads its findings from
+	// it). Such a model is never served or written out.
+	Partial bool
 }
 
 // Build turns a loaded configuration (apacheconf.Load) into the access
@@ -98,7 +102,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	}
 	b.checkStrictHost()
 	sortSections(b.cfg)
-	if len(b.errs) > 0 {
+	if len(b.errs) > 0 && !opt.Partial {
 		return nil, b.errs
 	}
 	b.cfg.ServerRoot = b.serverRoot
@@ -118,6 +122,9 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		b.cfg.VHosts = append(b.cfg.VHosts, v)
 	}
 	b.cfg.Rules = append(b.rules, b.defaults...)
+	if len(b.errs) > 0 {
+		return b.cfg, b.errs // Partial
+	}
 	return b.cfg, nil
 }
 
@@ -1260,48 +1267,17 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 	c := b.compat(ctx.conf)
 	r := b.rule(d, ctx.scope)
 	for _, w := range d.Args[1:] {
-		a := policy.AccessRule{Methods: ctx.limited, Word: w, Rule: r}
+		a, err, differ := accessWord(w, b.cfg.Semantics)
+		if err != "" {
+			b.errorf(d, "%s", err)
+			return
+		}
+		if differ != "" {
+			b.differ(d, differ)
+		}
+		a.Methods, a.Rule = ctx.limited, r
 		if r != renderRule {
 			a.Part = r.NewPart(w)
-		}
-		lw := strings.ToLower(w)
-		switch {
-		case strings.HasPrefix(lw, "env=!"):
-			a.Kind, a.Name = policy.AccessNotEnv, w[5:]
-		case strings.HasPrefix(lw, "env="):
-			a.Kind, a.Name = policy.AccessEnv, w[4:]
-		case lw == "all":
-			a.Kind = policy.AccessAll
-		case strings.Contains(w, "/"):
-			addr, mask, _ := strings.Cut(w, "/")
-			sn, err := policy.ParseSubnet(addr, mask, true)
-			if err == policy.ErrNotIP {
-				b.errorf(d, "An IP address was expected")
-				return
-			} else if err != nil {
-				b.errorf(d, "%s", err)
-				return
-			}
-			a.Kind, a.Subnet = policy.AccessIP, sn
-		default:
-			sn, err := policy.ParseSubnet(w, "", false)
-			switch {
-			case err == nil:
-				a.Kind, a.Subnet = policy.AccessIP, sn
-			case err != policy.ErrNotIP:
-				b.errorf(d, "%s", err)
-				return
-			case strings.Contains(w, "#") && b.cfg.Semantics != Legacy22:
-				b.errorf(d, "No comments are allowed here")
-				return
-			case strings.Contains(w, "#"):
-				// 2.2 has no such check: "#" is a host name that never
-				// matches, and every word after it is still a rule.
-				b.differ(d, "\"#\" in an Allow/Deny line: Apache 2.2 reads it and every word after it as host names; Apache 2.4 refuses to start")
-				a.Kind, a.Name = policy.AccessHost, w
-			default:
-				a.Kind, a.Name = policy.AccessHost, w
-			}
 		}
 		if allow {
 			c.Allows = append(c.Allows, a)
@@ -1309,6 +1285,49 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 			c.Denys = append(c.Denys, a)
 		}
 	}
+}
+
+// accessWord reads the word w of an Allow or Deny line (after "from"):
+// its kind and what it names; or Apache's refusal of it (err), or how
+// Apache 2.2 and 2.4 read it differently (differ).
+func accessWord(w string, sem Semantics) (a policy.AccessRule, err, differ string) {
+	a.Word = w
+	lw := strings.ToLower(w)
+	switch {
+	case strings.HasPrefix(lw, "env=!"):
+		a.Kind, a.Name = policy.AccessNotEnv, w[5:]
+	case strings.HasPrefix(lw, "env="):
+		a.Kind, a.Name = policy.AccessEnv, w[4:]
+	case lw == "all":
+		a.Kind = policy.AccessAll
+	case strings.Contains(w, "/"):
+		addr, mask, _ := strings.Cut(w, "/")
+		sn, perr := policy.ParseSubnet(addr, mask, true)
+		if perr == policy.ErrNotIP {
+			return a, "An IP address was expected", ""
+		} else if perr != nil {
+			return a, perr.Error(), ""
+		}
+		a.Kind, a.Subnet = policy.AccessIP, sn
+	default:
+		sn, perr := policy.ParseSubnet(w, "", false)
+		switch {
+		case perr == nil:
+			a.Kind, a.Subnet = policy.AccessIP, sn
+		case perr != policy.ErrNotIP:
+			return a, perr.Error(), ""
+		case strings.Contains(w, "#") && sem != Legacy22:
+			return a, "No comments are allowed here", ""
+		case strings.Contains(w, "#"):
+			// 2.2 has no such check: "#" is a host name that never
+			// matches, and every word after it is still a rule.
+			a.Kind, a.Name = policy.AccessHost, w
+			differ = "\"#\" in an Allow/Deny line: Apache 2.2 reads it and every word after it as host names; Apache 2.4 refuses to start"
+		default:
+			a.Kind, a.Name = policy.AccessHost, w
+		}
+	}
+	return a, "", differ
 }
 
 // providerLine is the argument line of a Require as written, after the

@@ -59,6 +59,10 @@ type Conversion struct {
 	// says the search saw every directory (it stops after 100,000).
 	Htaccess    []string
 	HtaccessAll bool
+	// Scopes are the model's sections, of the configuration and of the
+	// .htaccess files it reads, by where each opens (lint's access
+	// findings).
+	Scopes map[ScopeKey]Scope
 }
 
 // ConvertOptions tune Convert.
@@ -94,9 +98,10 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	read := map[string]bool{}
 	lo.onRead = func(name string) { read[name] = true }
 	cfg, plain, srcs, err := load(files, lo)
-	if err != nil {
+	if err != nil && (cfg == nil || !opt.Partial) {
 		return nil, err
 	}
+	partial := err // Partial: the model of what could be read, with its errors
 	// The search for .htaccess files is system calls: the configuration
 	// is read meanwhile.
 	search := startHtaccess(cfg)
@@ -137,6 +142,18 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// before the <Directory> sections below them: found first.
 	hts, htReviews, htPaths := findHtaccess(search)
 	conv.Htaccess, conv.HtaccessAll = htPaths, !search.truncated
+	conv.Scopes = make(map[ScopeKey]Scope, len(all)+len(hts))
+	for _, sc := range all {
+		conv.Scopes[sc.s.Key()] = Scope{sc.s, sc.cfg}
+	}
+	for _, h := range hts {
+		if h.sec == nil {
+			continue
+		}
+		for _, s := range append([]*Section{h.sec}, h.sec.Conf.Files...) {
+			conv.Scopes[s.Key()] = Scope{s, h.cfg}
+		}
+	}
 	// The methods every translation names, worked out once per server.
 	names := map[*policy.Methods][]string{} // servers often share theirs
 	for _, c := range serverConfigs(cfg) {
@@ -288,7 +305,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		conv.Files[h.path] = []byte(text)
 	}
 	if opt.SectionsOnly {
-		return conv, nil
+		return conv, partial
 	}
 	texts := make([]string, len(loaded))
 	have := map[string]bool{}
@@ -304,7 +321,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	}
 	for i, f := range loaded {
 		if i == lastLoader {
-			conv.Files[f] = addModules(texts[i], lastLoads, have, texts)
+			conv.Files[f] = addModules(texts[i], lastLoads, have, texts, len(conv.CompatKept) > 0)
 		} else {
 			conv.Files[f] = []byte(texts[i])
 		}
@@ -319,7 +336,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			}
 		}
 	}
-	return conv, nil
+	return conv, partial
 }
 
 // withRead adds to loaded (sorted) the files the reader read that hold
@@ -851,10 +868,15 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	needCompat := own.Compat == nil
 	needSat22 := cfg.Semantics == Legacy22 && own.Satisfy22Set != policy.AllMethods
 	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr)
-	hasAccess := func(c *DirConf) bool {
+	return ancestorsWith(cfg, s, func(c *DirConf) bool {
 		// 2.4: an AuthType with no Require in force answers 500 (AH01627).
 		return needCompat && c.Compat != nil || needSat22 && satisfiesAny(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil || cfg.Semantics == Compat24 && c.AuthType != nil)
-	}
+	})
+}
+
+// ancestorsWith is ancestors, hasAccess saying which sections' layers
+// count: those that must merge the same way for every request.
+func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*Section, string) {
 	switch s.Kind {
 	case KindDirectory:
 		if s.Fnmatch {
@@ -2050,9 +2072,11 @@ func userOrGroup(text string) bool {
 // addModules returns text with the LoadModule lines 2.4 needs where a
 // configuration that loads its modules lacks them: the core authorization
 // and authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
-// compiled in). They go after the last LoadModule line of text (ml, from
-// loadsModules), with the path of the lines before them.
-func addModules(text string, ml moduleLines, have map[string]bool, all []string) []byte {
+// compiled in), and mod_access_compat where compat: lines left as they
+// are still use it, which a 2.2 tree never loads (its Order/Allow/Deny
+// were mod_authz_host's). They go after the last LoadModule line of text
+// (ml, from loadsModules), with the path of the lines before them.
+func addModules(text string, ml moduleLines, have map[string]bool, all []string, compat bool) []byte {
 	if ml.end == 0 {
 		return []byte(text)
 	}
@@ -2074,6 +2098,7 @@ func addModules(text string, ml moduleLines, have map[string]bool, all []string)
 		{"authz_core_module", "mod_authz_core.so", "ERR-02: needed by 2.4's Require and Auth* directives", nil},
 		{"authz_host_module", "mod_authz_host.so", "AUTH-01: needed by 2.4's Require ip and Require host", nil},
 		{"authn_core_module", "mod_authn_core.so", "ERR-04: needed by 2.4's Auth* directives", nil},
+		{"access_compat_module", "mod_access_compat.so", "DIR-10: the Order/Allow/Deny/Satisfy lines left as they are need mod_access_compat", func() bool { return compat }},
 		{"lbmethod_byrequests_module", "mod_lbmethod_byrequests.so", "ERR-03: 2.4's balancer methods are modules of their own", func() bool { return have["proxy_balancer_module"] }},
 		{"slotmem_shm_module", "mod_slotmem_shm.so", "ERR-03: 2.4's mod_proxy_balancer needs a slotmem provider", func() bool { return have["proxy_balancer_module"] }},
 		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", func() bool { return anyFold(all, "shmcb") }},
@@ -2409,9 +2434,15 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			why := fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err)
 			if nonfatal == 0 {
 				// Refused whole (no Nonfatal to skip the line): 500 under
-				// 2.2 and 2.4 alike, with or without mod_access_compat.
+				// 2.2 and 2.4 alike while it reads as written, and
+				// without mod_access_compat too, its Order/Allow/Deny/
+				// Satisfy lines then unknown directives; unless an
+				// AllowOverrideList applies, with which Apache 2.4 reads
+				// such a file and serves its directory (random
+				// translate, seed 50, configuration 268): the module
+				// stays loaded for it.
 				review(why)
-				reviews[len(reviews)-1].Moot = true
+				reviews[len(reviews)-1].Moot = len(list) == 0 || !hasCompatLine(raw)
 				continue
 			}
 			// Partly read (Nonfatal skips the lines refused): its other
@@ -2535,6 +2566,21 @@ func mergeRank(s *Section) int {
 func anyAccess(ds []*apacheconf.Directive) bool {
 	for _, d := range ds {
 		if mentionsAccess(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCompatLine reports whether any of mod_access_compat's directives
+// (Order, Allow, Deny, Satisfy) appears, at any depth.
+func hasCompatLine(ds []*apacheconf.Directive) bool {
+	for _, d := range ds {
+		if d.Block != nil && hasCompatLine(d.Block) {
+			return true
+		}
+		switch d.LowerName() {
+		case "order", "allow", "deny", "satisfy":
 			return true
 		}
 	}

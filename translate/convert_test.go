@@ -167,6 +167,11 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 		t.Errorf("mod_access_compat kept for %v, want nested/.htaccess alone", conv.CompatKept)
 	}
 	main := string(conv.Files[conf])
+	// A 2.2 tree never loads mod_access_compat: what keeps it gets its
+	// LoadModule line.
+	if !strings.Contains(main, "\nLoadModule access_compat_module modules/mod_access_compat.so\n") {
+		t.Errorf("mod_access_compat kept, not loaded:\n%s", main)
+	}
 	for _, want := range []string{"AllowOverride Limit Indexes AuthConfig\n", "</Directory>\n# orderly DIR-05", "EnableSendfile On\n", "FileETag INode MTime Size\n"} {
 		if !strings.Contains(main, want) {
 			t.Errorf("httpd.conf lacks %q:\n%s", want, main)
@@ -742,6 +747,54 @@ func TestConvertHtaccessOverrideList(t *testing.T) {
 	}
 }
 
+// An .htaccess file Apache refuses whole, with Order/Allow/Deny lines, under
+// an AllowOverrideList is left as it is, mod_access_compat kept: without
+// the module Apache 2.4 reads it and serves its directory (random
+// translate, seed 50, configuration 268). One with no such line, or with
+// no list (an unknown directive is as fatal as one not allowed), needs no
+// module.
+func TestConvertRefusedHtaccessKeepsCompat(t *testing.T) {
+	for _, tt := range []struct {
+		name, ht string
+		kept     bool
+	}{
+		{"compat lines", "Order allow,deny\nDeny from env=!tok\n<Files x.php>\n    Deny from all\n</Files>\n", true},
+		{"no compat line", "Options +Indexes\n<Files x.php>\n    Require valid-user\n</Files>\n", false},
+	} {
+		for _, sem := range []Semantics{Compat24, Legacy22} {
+			dir := t.TempDir()
+			root := filepath.Join(dir, "www")
+			ht := filepath.Join(root, ".htaccess")
+			os.MkdirAll(root, 0o755)
+			if err := os.WriteFile(ht, []byte(tt.ht), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			conf := filepath.Join(dir, "httpd.conf")
+			override := "AllowOverride Nonfatal=Override None\n    AllowOverrideList Order Allow Deny"
+			if sem == Legacy22 {
+				override = "AllowOverride AuthConfig" // Order/Allow/Deny and <Files> not allowed
+			}
+			load := "LoadModule authz_host_module modules/mod_authz_host.so\n"
+			if sem == Compat24 {
+				load += "LoadModule access_compat_module modules/mod_access_compat.so\nLoadModule authz_core_module modules/mod_authz_core.so\n"
+			}
+			main := load + "<Directory " + root + ">\n    " + override + "\n</Directory>\n"
+			os.WriteFile(conf, []byte(main), 0o644)
+			conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: sem, DocumentRoot: root}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, rewritten := conv.Files[ht]
+			kept := slices.Contains(conv.CompatKept, ht)
+			loads := strings.Contains(string(conv.Files[conf]), "\nLoadModule access_compat_module modules/mod_access_compat.so\n")
+			want := tt.kept && sem == Compat24 // 2.2 has no AllowOverrideList
+			if rewritten || kept != want || loads != want || len(conv.Reviews) != 1 {
+				t.Errorf("%s, %s: rewritten %v, compat kept for %v (want kept %v), module loaded %v, reviews %v:\n%s", tt.name, sem, rewritten, conv.CompatKept, want, loads, conv.Reviews, conv.Files[conf])
+			}
+		}
+	}
+}
+
 // Where the output keeps mod_access_compat loaded, a section translate
 // rewrites whose legacy lines had Order/Allow/Deny starts a fresh state
 // (Satisfy All), as those lines did: an inherited Satisfy Any and Allow, of an .htaccess
@@ -847,5 +900,29 @@ func TestConvertFilesAuthTypeBeforeLocation(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("<LocationMatch> after\n%sdoes not refuse index.html:\n%s", files, out)
 		}
+	}
+}
+
+// A <Files> section nested in a <Directory> merges after every <Directory>
+// section of that directory, those written after its own too: the
+// Require valid-user of the second is in force for its names (random
+// translate, seed 1795784590816793166, configuration 381: the
+// translation granted the address alone).
+func TestConvertNestedFilesLaterDirectory(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "httpd.conf")
+	text := "<Directory /srv/www/admin>\n    Require ip 192.0.2.0/24\n    <Files secret*>\n        Order allow,deny\n        Allow from 192.0.2.0/24\n    </Files>\n</Directory>\n" +
+		"<Directory /srv/www/admin>\n    Require valid-user\n    AuthType Basic\n    AuthName x\n    AuthUserFile /x/users\n</Directory>\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: "/srv/www"}, Modules: FragmentModules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(conv.Files[conf])
+	files := out[strings.Index(out, "<Files secret*>"):strings.Index(out, "</Files>")]
+	if !strings.Contains(files, "Require valid-user") || !strings.Contains(files, "Require ip 192.0.2.0/24") || !strings.Contains(files, "<RequireAll>") {
+		t.Errorf("<Files secret*> translated to:\n%s", files)
 	}
 }

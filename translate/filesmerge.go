@@ -91,7 +91,9 @@ func nestedFilesChain(cfg *Config, s, d *Section, needs func(*DirConf) bool) ([]
 			return nil, "<DirectoryMatch> sections with access rules merge before this section for some files"
 		}
 	}
-	chain := append(dirChain(cfg, d.Path, d), d)
+	// Every <Directory> section of d's directory merges before it, those
+	// written after d too, in the walk's order (d among them).
+	chain := dirChain(cfg, d.Path, nil)
 	return withHtaccess(cfg, chain, d.Path, true, allBelow, false, needs)
 }
 

@@ -126,27 +126,33 @@ func TestAddModules(t *testing.T) {
 	tests := []struct {
 		name, text string
 		others     []string // other files of the configuration
+		compat     bool     // lines left as they are need mod_access_compat
 		want       string
 	}{
-		{"none loaded", "ServerName x\n", nil, "ServerName x\n"},
-		{"after the last", "LoadModule a_module lib/mod_a.so\nLoadModule mpm_event_module \"/usr/lib/m/mod_mpm_event.so\"\nUser www\n", nil,
+		{"none loaded", "ServerName x\n", nil, true, "ServerName x\n"},
+		{"after the last", "LoadModule a_module lib/mod_a.so\nLoadModule mpm_event_module \"/usr/lib/m/mod_mpm_event.so\"\nUser www\n", nil, false,
 			"LoadModule a_module lib/mod_a.so\nLoadModule mpm_event_module \"/usr/lib/m/mod_mpm_event.so\"\n" +
 				"# orderly ERR-02: needed by 2.4's Require and Auth* directives\nLoadModule authz_core_module /usr/lib/m/mod_authz_core.so\n" +
 				"# orderly AUTH-01: needed by 2.4's Require ip and Require host\nLoadModule authz_host_module /usr/lib/m/mod_authz_host.so\n" +
 				"# orderly ERR-04: needed by 2.4's Auth* directives\nLoadModule authn_core_module /usr/lib/m/mod_authn_core.so\n" +
 				"# orderly ERR-01: 2.4's User and Group are mod_unixd's\n<IfModule !unixd_module>\n    LoadModule unixd_module /usr/lib/m/mod_unixd.so\n</IfModule>\n" +
 				"User www\n"},
-		{"no newline at the end, shmcb elsewhere", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so", []string{"SSLSessionCache SHMCB:/x"},
+		{"compat kept, not loaded", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n", nil, true,
+			"LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n" +
+				"# orderly DIR-10: the Order/Allow/Deny/Satisfy lines left as they are need mod_access_compat\nLoadModule access_compat_module m/mod_access_compat.so\n"},
+		{"compat kept, loaded", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\nLoadModule access_compat_module m/ac.so\n", nil, true,
+			"LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\nLoadModule access_compat_module m/ac.so\n"},
+		{"no newline at the end, shmcb elsewhere", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so", []string{"SSLSessionCache SHMCB:/x"}, false,
 			"LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n" +
 				"# orderly ERR-03: 2.4's shmcb session cache is a module of its own\nLoadModule socache_shmcb_module m/mod_socache_shmcb.so\n"},
-		{"all there", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n", nil,
+		{"all there", "LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n", nil, false,
 			"LoadModule mpm_worker_module m/w.so\nLoadModule authz_core_module m/c.so\nLoadModule authz_host_module m/h.so\nLoadModule authn_core_module m/n.so\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			have := map[string]bool{}
 			ml := loadsModules(tt.text, have)
-			if got := string(addModules(tt.text, ml, have, append([]string{tt.text}, tt.others...))); got != tt.want {
+			if got := string(addModules(tt.text, ml, have, append([]string{tt.text}, tt.others...), tt.compat)); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
 		})

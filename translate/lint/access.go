@@ -1,10 +1,9 @@
 package lint
 
 import (
-	"cmp"
 	"fmt"
-	"net/netip"
-	"path"
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,79 +12,37 @@ import (
 )
 
 // A scope is one per-directory configuration: a <Directory>, <Files>,
-// <Location> ... section or an .htaccess file. Directives inside <Limit>,
-// <LimitExcept> and the <Require*> containers belong to the enclosing
-// scope (apache-access-semantics.md §1.2, §4.5).
+// <Location> ... section or an .htaccess file, with the lines written in
+// it. Directives inside <Limit>, <LimitExcept> and the <Require*>
+// containers belong to the enclosing scope (apache-access-semantics.md
+// §1.2, §4.5). What the lines mean, what the scope inherits and what is
+// in force there are read from translate's model (model), the one
+// orderly serve decides with and orderly translate writes from: lint has
+// no reading of its own (issue 17: one model).
 type scope struct {
 	sec    *dir // nil for an .htaccess file
 	ht     *htFile
 	kind   string // lower-case section name, or "htaccess"
 	header string
 	pos    apacheconf.Pos
-	vh     *vhost
 	parent *scope // the enclosing scope in the text
-	path   string // the file-system path it applies to; "" unknown (regex, unmapped)
-	uri    string // a plain <Location>'s URI
-	phase  int    // merge phase (§4.3): 0 Directory/.htaccess, 1 DirectoryMatch, 2 Files, 3 Location, 4 If
-	depth  int    // 2 × path components, +1 for .htaccess
-	order  int
 	own    []*node
 	compat compatSum
 	req    reqSum
 	auth   *dir // AuthType (not None)
+	// model is the section in translate's model; its Section is nil
+	// where the model has none (translate refuses the configuration, an
+	// <If> or <Proxy> section, an .htaccess file it does not read).
+	model translate.Scope
 }
 
-// word is one argument of Allow/Deny from.
-type word struct {
-	kind string // all, ip, host, env
-	text string
-}
-
-// compatSum summarises a scope's own Order/Allow/Deny/Satisfy outside
-// <Limit> (apache-access-semantics.md §3.1).
+// compatSum says which of mod_access_compat's lines a scope holds.
 type compatSum struct {
-	set     bool // any Order/Allow/Deny/Satisfy, <Limit> included
-	rules   bool // any Order/Allow/Deny outside <Limit>
-	limited bool // some inside <Limit>
-	order   string
-	allows  []word
-	denies  []word
-	satisfy string // "", "any", "all"
+	set     bool   // any Order/Allow/Deny/Satisfy, <Limit> included
+	rules   bool   // any Order/Allow/Deny outside <Limit>
+	satisfy string // the last Satisfy outside <Limit>: "", "any", "all"
 	satD    *dir
 	first   *dir
-}
-
-func (c *compatSum) ord() string {
-	if c.order == "" {
-		return "deny,allow"
-	}
-	return c.order
-}
-
-func hasAll(ws []word) bool {
-	return slices.ContainsFunc(ws, func(w word) bool { return w.kind == "all" })
-}
-
-// admitsAll reports whether Order/Allow/Deny let every client through.
-func (c *compatSum) admitsAll() bool {
-	if c.limited {
-		return false
-	}
-	if c.ord() == "deny,allow" {
-		return hasAll(c.allows) || len(c.denies) == 0
-	}
-	return hasAll(c.allows) && len(c.denies) == 0
-}
-
-// refusesAll reports whether Order/Allow/Deny refuse every client.
-func (c *compatSum) refusesAll() bool {
-	if c.limited {
-		return false
-	}
-	if c.ord() == "deny,allow" {
-		return hasAll(c.denies) && len(c.allows) == 0
-	}
-	return len(c.allows) == 0 || hasAll(c.denies)
 }
 
 // reqSum summarises a scope's own Require lines and containers.
@@ -113,13 +70,6 @@ func isScopeSection(n *node) bool {
 	return false
 }
 
-func components(p string) int {
-	if p == "/" || p == "" {
-		return 0
-	}
-	return strings.Count(strings.Trim(p, "/"), "/") + 1
-}
-
 // buildScopes makes the scopes of nodes and gives each its scope: first
 // for those of the configuration, then (htaccess) for those of the
 // .htaccess files read, whose own scopes come before all others.
@@ -132,7 +82,7 @@ func (l *linter) buildScopes(nodes []*node, htaccess bool) {
 	var hts, made []*scope
 	if htaccess {
 		for _, h := range l.hts {
-			s := &scope{ht: h, kind: "htaccess", header: h.path, pos: posAtStart(h.path), path: h.dir, phase: 0, depth: 2*components(h.dir) + 1, order: 1 << 30}
+			s := &scope{ht: h, kind: "htaccess", header: h.path, pos: posAtStart(h.path)}
 			if len(h.ds) > 0 {
 				s.pos = posOf(h.ds[0])
 			}
@@ -168,45 +118,7 @@ func (l *linter) buildScopes(nodes []*node, htaccess bool) {
 			continue
 		}
 		d := n.d
-		s := &scope{sec: d, kind: n.name, header: written(d), pos: posOf(d), vh: n.vh, parent: n.scope, order: l.order}
-		l.order++
-		regex := len(d.Args) > 0 && d.Args[0] == "~"
-		arg := ""
-		if len(d.Args) > 0 {
-			arg = d.Args[len(d.Args)-1]
-		}
-		switch s.kind {
-		case "directory":
-			if regex {
-				s.phase = 1
-			} else {
-				s.path = l.abs(arg)
-				s.depth = 2 * components(s.path)
-			}
-		case "directorymatch":
-			s.phase = 1
-		case "files", "filesmatch":
-			s.phase = 2
-			if s.parent != nil {
-				s.path = s.parent.path
-			}
-		case "location":
-			s.phase = 3
-			if !regex && !hasWildcard(arg) {
-				s.uri = arg
-				s.path = l.mapURI(arg, n.vh)
-			}
-		case "locationmatch", "proxy", "proxymatch":
-			s.phase = 3
-		default: // If, ElseIf, Else
-			s.phase = 4
-			if s.parent != nil {
-				s.path = s.parent.path
-			}
-		}
-		if n.ht != nil && s.parent != nil {
-			s.vh = s.parent.vh
-		}
+		s := &scope{sec: d, kind: n.name, header: written(d), pos: posOf(d), parent: n.scope}
 		secScope[d] = s
 		made = append(made, s)
 	}
@@ -224,28 +136,6 @@ func (l *linter) buildScopes(nodes []*node, htaccess bool) {
 // sameSlice reports whether a and b are the same slice (not only equal).
 func sameSlice(a, b []*dir) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// mapURI returns the file-system path a URI maps to, through Alias or the
-// document root ("" if unknown).
-func (l *linter) mapURI(uri string, v *vhost) string {
-	for _, n := range l.byName["alias"] {
-		if n.ht != nil || !n.topLevel() || (n.vh != nil && n.vh != v) || len(n.d.Args) != 2 {
-			continue
-		}
-		from, to := n.d.Args[0], n.d.Args[1]
-		if rest, ok := strings.CutPrefix(uri, from); ok && (rest == "" || strings.HasSuffix(from, "/") || strings.HasPrefix(rest, "/")) {
-			return cleanPath(filepath.Join(l.abs(to), rest))
-		}
-	}
-	root := l.docRoot
-	if v != nil && v.docRoot != "" {
-		root = v.docRoot
-	}
-	if root == "" {
-		return ""
-	}
-	return cleanPath(filepath.Join(root, uri))
 }
 
 func inLimit(n *node, s *scope) bool {
@@ -270,67 +160,20 @@ func inContainer(n *node) bool {
 	return false
 }
 
-func classify(a string) word {
-	low := strings.ToLower(a)
-	switch {
-	case low == "all":
-		return word{"all", a}
-	case strings.HasPrefix(low, "env="):
-		return word{"env", a[4:]}
-	case strings.Contains(a, "/"):
-		return word{"ip", a}
-	}
-	if _, err := netip.ParseAddr(a); err == nil {
-		return word{"ip", a}
-	}
-	partial := strings.Trim(a, "0123456789.") == "" && strings.ContainsAny(a, "0123456789")
-	if partial {
-		return word{"ip", a}
-	}
-	return word{"host", a}
-}
-
-// fromWords returns the words of an Allow/Deny line after "from".
-func fromWords(d *dir) []word {
-	args := d.Args
-	if len(args) > 0 && strings.EqualFold(args[0], "from") {
-		args = args[1:]
-	}
-	var ws []word
-	for _, a := range args {
-		ws = append(ws, classify(a))
-	}
-	return ws
-}
-
 func (l *linter) summarise(s *scope) {
 	c, r := &s.compat, &s.req
 	for _, n := range s.own {
 		d := n.d
-		lim := inLimit(n, s)
 		switch n.name {
 		case "order", "allow", "deny", "satisfy":
 			c.set = true
 			if c.first == nil {
 				c.first = d
 			}
-			if lim {
-				c.limited = true
-				continue
-			}
 			switch {
-			case d.Is("Order"):
+			case inLimit(n, s):
+			case n.name != "satisfy":
 				c.rules = true
-				c.order = strings.ToLower(strings.Join(d.Args, ""))
-				if c.order == "mutual-failure" {
-					c.order = "allow,deny"
-				}
-			case d.Is("Allow"):
-				c.rules = true
-				c.allows = append(c.allows, fromWords(d)...)
-			case d.Is("Deny"):
-				c.rules = true
-				c.denies = append(c.denies, fromWords(d)...)
 			default:
 				c.satisfy, c.satD = strings.ToLower(strings.Join(d.Args, "")), d
 			}
@@ -361,109 +204,106 @@ func (l *linter) summarise(s *scope) {
 	}
 }
 
-func mergeKey(s *scope) [3]int { return [3]int{s.phase, s.depth, s.order} }
-
-func keyLess(a, b *scope) bool {
-	ka, kb := mergeKey(a), mergeKey(b)
-	return cmp.Or(cmp.Compare(ka[0], kb[0]), cmp.Compare(ka[1], kb[1]), cmp.Compare(ka[2], kb[2])) < 0
-}
-
-// dirPrefix reports whether the directory a (which may have wildcards)
-// is b or contains it.
-func dirPrefix(a, b string) bool {
-	if a == "/" || a == b {
-		return true
+// attachModel gives each scope its section in translate's model, and
+// notes, for ORD-11, how many scopes with a Require of their own each
+// section is merged before.
+func (l *linter) attachModel() {
+	l.byModel = map[*translate.Section]*scope{}
+	if l.tr == nil || l.tr.model == nil {
+		return
 	}
-	if !hasWildcard(a) {
-		return strings.HasPrefix(b, a+"/")
-	}
-	ac, bc := strings.Split(strings.Trim(a, "/"), "/"), strings.Split(strings.Trim(b, "/"), "/")
-	if len(ac) > len(bc) {
-		return false
-	}
-	for i := range ac {
-		if ok, _ := path.Match(ac[i], bc[i]); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func uriPrefix(a, b string) bool {
-	rest, ok := strings.CutPrefix(b, a)
-	return ok && (rest == "" || strings.HasSuffix(a, "/") || strings.HasPrefix(rest, "/"))
-}
-
-// covers reports whether scope a applies to every request s applies to.
-func covers(a, s *scope) bool {
-	for p := s.parent; p != nil; p = p.parent {
-		if p == a {
-			return true
-		}
-	}
-	if a.phase == 3 && s.phase == 3 {
-		return a.uri != "" && s.uri != "" && uriPrefix(a.uri, s.uri)
-	}
-	if a.phase >= 2 || a.path == "" {
-		return false
-	}
-	if s.path == "" {
-		return a.path == "/"
-	}
-	return dirPrefix(a.path, s.path)
-}
-
-// ancestors returns the scopes merged before s for every request s
-// applies to, in merge order (apache-access-semantics.md §4.3).
-func (l *linter) ancestors(s *scope) []*scope {
-	if as, ok := l.ancestry[s]; ok {
-		return as
-	}
-	out := []*scope{}
-	defer func() { l.ancestry[s] = out }()
-	if l.byVhost == nil {
-		// A scope's ancestors are the main server's and its own virtual
-		// host's: index them once, rather than scan every scope of every
-		// host for each.
-		l.byVhost = map[*vhost][]*scope{}
-		for _, a := range l.scopes {
-			l.byVhost[a.vh] = append(l.byVhost[a.vh], a)
-		}
-	}
-	candidates := l.byVhost[nil]
-	if s.vh != nil {
-		candidates = append(slices.Clip(candidates), l.byVhost[s.vh]...)
-	}
-	for _, a := range candidates {
-		if a == s || !keyLess(a, s) {
+	l.sem = l.tr.model.Model.Semantics
+	for _, s := range l.scopes {
+		sc, ok := l.tr.model.Scopes[scopeModelKey(s)]
+		if !ok {
 			continue
 		}
-		if covers(a, s) {
-			out = append(out, a)
+		s.model = sc
+		l.byModel[sc.Section] = s
+	}
+	l.below = map[*translate.Section]int{}
+	if !slices.ContainsFunc(l.scopes, func(s *scope) bool { return s.auth != nil && !s.req.set }) {
+		return // no ORD-11 to count for
+	}
+	for _, t := range l.scopes {
+		if t.req.set && t.model.Section != nil {
+			chain, _ := t.model.MergedBefore()
+			for _, a := range chain {
+				l.below[a]++
+			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *scope) int {
-		if keyLess(a, b) {
-			return -1
-		}
-		if keyLess(b, a) {
-			return 1
-		}
-		return 0
-	})
-	return out
 }
 
-// nearest returns the last ancestor of s (in merge order) for which ok
-// holds.
-func (l *linter) nearest(s *scope, ok func(*scope) bool) *scope {
-	as := l.ancestors(s)
-	for i := len(as) - 1; i >= 0; i-- {
-		if ok(as[i]) {
-			return as[i]
+// scopeModelKey is where scope s opens, as the model keys its sections.
+func scopeModelKey(s *scope) translate.ScopeKey {
+	k := scopeKey(s)
+	return translate.ScopeKey{File: k.file, Line: k.line}
+}
+
+// mergedBefore returns the sections of the model merged before scope s
+// for every request it applies to (none where the model has no section
+// for s, or where they differ from request to request).
+func mergedBefore(s *scope) []*translate.Section {
+	if s.model.Section == nil {
+		return nil
+	}
+	chain, _ := s.model.MergedBefore()
+	return chain
+}
+
+// lastOf returns the last section of chain for which ok holds.
+func lastOf(chain []*translate.Section, ok func(*translate.Section) bool) *translate.Section {
+	for i := len(chain) - 1; i >= 0; i-- {
+		if ok(chain[i]) {
+			return chain[i]
 		}
 	}
 	return nil
+}
+
+// inForce returns what the model has in force in scope s, and whether it
+// knows (the same for every request of s).
+func inForce(s *scope) (translate.InForce, bool) {
+	if s.model.Section == nil {
+		return translate.InForce{}, false
+	}
+	in, why := s.model.InForce()
+	return in, why == ""
+}
+
+// whereSection names a section of the model as where names a scope.
+func (l *linter) whereSection(a *translate.Section) string {
+	if s := l.byModel[a]; s != nil {
+		return where(s)
+	}
+	return a.String() + " at " + a.Pos.String()
+}
+
+// path returns the file-system path scope s applies to, from the model
+// ("" where it is not one directory).
+func (s *scope) path() string {
+	if s.ht != nil {
+		return s.ht.dir
+	}
+	if m := s.model.Section; m != nil {
+		switch m.Kind {
+		case translate.KindDirectory:
+			if !m.Fnmatch {
+				return cleanPath(m.Path)
+			}
+		case translate.KindLocation:
+			if root := s.model.Config.DocumentRoot; !m.Fnmatch && root != "" {
+				return cleanPath(filepath.Join(root, m.Path))
+			}
+		}
+	}
+	if s.kind == "files" || s.kind == "filesmatch" || s.kind == "if" || s.kind == "elseif" || s.kind == "else" {
+		if s.parent != nil {
+			return s.parent.path()
+		}
+	}
+	return ""
 }
 
 func where(s *scope) string {
@@ -535,7 +375,7 @@ func (l *linter) checkScopeCompat(s *scope) {
 		if !deny && n.name != "allow" {
 			continue
 		}
-		if hostWords(d) {
+		if l.hostWords(d) {
 			fix := "" // the rule's, where translate writes no Require for the scope
 			if text, ok := l.tr.requireText(s); ok {
 				fix = "In 2.4 this line is part of the Require lines orderly translate writes for " + ws + ": " + text + "."
@@ -544,7 +384,7 @@ func (l *linter) checkScopeCompat(s *scope) {
 		}
 		if deny {
 			if err05 == "" {
-				p := s.path
+				p := s.path()
 				if p == "" {
 					p = "<the file requested>"
 				}
@@ -571,12 +411,14 @@ func (l *linter) checkScopeCompat(s *scope) {
 		at = s.compat.first
 	}
 	l.at("AUTH-03", at, fmt.Sprintf("%s mixes %s (%s) with %s: in 2.4 the compat layer decides first (AH01797), then Require (AH01630); under Satisfy All both must pass, under Satisfy Any an admitted client skips Require.", ws, written(s.compat.first), s.compat.first.Pos, strings.Join(news, ", ")), "")
-	// ORD-01: one layer makes the other dead.
-	c := &s.compat
+	// ORD-01: one layer makes the other dead, as the model reads the
+	// Order/Allow/Deny lines.
+	c, m := &s.compat, s.model.Section
 	switch {
-	case c.satisfy == "any" && c.admitsAll():
+	case m == nil:
+	case c.satisfy == "any" && translate.AdmitsAll(m.Conf.Compat):
 		l.at("ORD-01", c.satD, "Satisfy Any with an Order/Allow/Deny that admits every client: mod_access_compat grants first and the Require lines of "+ws+" are never evaluated.", "Remove Satisfy Any and the Order/Allow/Deny lines, and keep the Require lines.")
-	case c.satisfy != "any" && c.rules && c.refusesAll() && s.req.onlyAll != "denied":
+	case c.satisfy != "any" && c.rules && translate.RefusesAll(m.Conf.Compat) && s.req.onlyAll != "denied":
 		l.at("ORD-01", s.req.first, "the Order/Allow/Deny of "+ws+" refuses every client (403 AH01797) before Require is evaluated: this Require grants nothing.", "Remove the Order/Allow/Deny lines (their 2.4 form is 'Require all denied'), or let them admit the clients the Require lines are for.")
 	}
 }
@@ -609,10 +451,15 @@ func (l *linter) checkCompatFix(s *scope, ws string) {
 }
 
 // hostWords reports whether the Allow or Deny line d names client
-// addresses or host names (AUTH-01).
-func hostWords(d *dir) bool {
-	for _, w := range fromWords(d) {
-		if w.kind == "ip" || w.kind == "host" {
+// addresses or host names (AUTH-01), each word read as the model reads
+// it.
+func (l *linter) hostWords(d *dir) bool {
+	args := d.Args
+	if len(args) > 0 && strings.EqualFold(args[0], "from") {
+		args = args[1:]
+	}
+	for _, a := range args {
+		if k, _ := translate.AccessWord(a, l.sem); k == policy.AccessIP || k == policy.AccessHost {
 			return true
 		}
 	}
@@ -654,7 +501,7 @@ func (l *linter) checkScopeRequire(s *scope) {
 			}
 		}
 	}
-	if user != nil && group != nil && !l.inherits(s, "authzgroupfileauthoritative", "off") {
+	if user != nil && group != nil && !l.groupNotAuthoritative(s) {
 		first, second := user, group
 		if group.Pos.Line < user.Pos.Line {
 			first, second = group, user
@@ -662,15 +509,9 @@ func (l *linter) checkScopeRequire(s *scope) {
 		l.at("ORD-02", first, fmt.Sprintf("'%s' and '%s' (%s): 2.2 refused an authenticated user outside the group (mod_authz_groupfile decided first and was authoritative); 2.4 grants when either line matches.", written(user), written(group), second.Pos), "Write <RequireAll> "+written(user)+" / "+written(group)+" </RequireAll> to keep 2.2's outcome for listed users, or keep only '"+written(group)+"'.")
 	}
 	if s.auth != nil && !s.req.set {
-		if a := l.nearest(s, func(a *scope) bool { return a.req.set }); a == nil {
-			below := 0
-			for _, t := range l.scopes {
-				if t != s && t.req.set && slices.Contains(l.ancestors(t), s) {
-					below++
-				}
-			}
+		if in, ok := inForce(s); ok && !in.Require {
 			change := "2.4 answers 500 ('AH01627: AuthType configured with no corresponding authorization directives') where AuthType is set and no Require is in force; 2.2 served without authentication."
-			if below > 0 {
+			if below := l.below[s.model.Section]; below > 0 {
 				change += fmt.Sprintf(" %d section(s) or .htaccess file(s) below set a Require; the other requests under %s get 500.", below, where(s))
 			}
 			l.at("ORD-11", s.auth, change, "")
@@ -678,47 +519,51 @@ func (l *linter) checkScopeRequire(s *scope) {
 	}
 }
 
-// dbmGroups reports whether the groups of scope s come from a DBM file.
+// dbmGroups reports whether the groups of scope s come from a DBM file:
+// the model has an AuthDBMGroupFile in force and no AuthGroupFile (which
+// 2.4's Require group reads), or, where it has neither, only
+// mod_authz_dbm is loaded.
 func (l *linter) dbmGroups(s *scope) bool {
-	chain := append(slices.Clip(l.ancestors(s)), s)
-	for i := len(chain) - 1; i >= 0; i-- {
-		for _, n := range chain[i].own {
-			if n.d.Is("AuthDBMGroupFile") {
-				return true
-			}
-			if n.d.Is("AuthGroupFile") {
-				return false
-			}
-		}
+	if in, ok := inForce(s); ok && (in.DBMGroups || in.GroupFile) {
+		return in.DBMGroups && !in.GroupFile
 	}
 	return l.has("authz_dbm_module") && !l.has("authz_groupfile_module")
 }
 
-// inherits reports whether s or an ancestor has the directive name with
-// the value val.
-func (l *linter) inherits(s *scope, name, val string) bool {
-	for _, a := range append(slices.Clip(l.ancestors(s)), s) {
-		for _, n := range a.own {
-			if strings.EqualFold(n.d.Name, name) && strings.EqualFold(strings.Join(n.d.Args, " "), val) {
-				return true
-			}
+// groupNotAuthoritative reports whether AuthzGroupFileAuthoritative Off
+// is in force in scope s, as the model merges it (its own lines where the
+// model has no section for it).
+func (l *linter) groupNotAuthoritative(s *scope) bool {
+	if in, ok := inForce(s); ok {
+		return in.GroupNotAuthoritative
+	}
+	for _, n := range s.own {
+		if n.name == "authzgroupfileauthoritative" && strings.EqualFold(strings.Join(n.d.Args, " "), "off") {
+			return true
 		}
 	}
 	return false
 }
 
-// checkScopeMerge: AUTH-06, ORD-09, ORD-10.
+// checkScopeMerge: AUTH-06, ORD-09, ORD-10, from what the model merges
+// before the scope.
 func (l *linter) checkScopeMerge(s *scope) {
-	c := &s.compat
+	c, m := &s.compat, s.model.Section
+	if m == nil {
+		return
+	}
+	chain := mergedBefore(s)
+	compatIn := lastOf(chain, func(a *translate.Section) bool { return a.Conf.Compat != nil })
 	// ORD-09: Satisfy alone resets the inherited Order/Allow/Deny.
 	if c.satD != nil && !c.rules {
-		if a := l.nearest(s, func(a *scope) bool { return a.compat.rules }); a != nil && !a.compat.admitsAll() {
-			l.at("ORD-09", c.satD, "this section has Satisfy but no Order/Allow/Deny: in 2.4 it starts a new mod_access_compat configuration that admits everybody, dropping the Order/Allow/Deny of "+where(a)+"; in 2.2 they still applied.", "Repeat the Order/Allow/Deny of "+where(a)+" here, or migrate both to Require.")
+		if a := compatIn; a != nil && translate.HasOrderRules(a.Conf.Compat) && !translate.AdmitsAll(a.Conf.Compat) {
+			wa := l.whereSection(a)
+			l.at("ORD-09", c.satD, "this section has Satisfy but no Order/Allow/Deny: in 2.4 it starts a new mod_access_compat configuration that admits everybody, dropping the Order/Allow/Deny of "+wa+"; in 2.2 they still applied.", "Repeat the Order/Allow/Deny of "+wa+" here, or migrate both to Require.")
 		}
 	}
 	// ORD-10: Satisfy Any, a refusing compat layer, no Require.
-	if c.satisfy == "any" && c.rules && !c.admitsAll() && !s.req.set {
-		if a := l.nearest(s, func(a *scope) bool { return a.req.set }); a == nil {
+	if c.satisfy == "any" && c.rules && !translate.AdmitsAll(m.Conf.Compat) && !s.req.set {
+		if in, ok := inForce(s); ok && !in.Require {
 			change := "Satisfy Any with an Order/Allow/Deny that refuses some clients and no Require in force: 2.2 answered 403 to them; 2.4 answers 200 (mod_authz_core grants when it has no directives)."
 			if s.auth != nil {
 				change = "Satisfy Any with an Order/Allow/Deny that refuses some clients and no Require in force: 2.2 answered 403 to them; 2.4 answers 500 (AuthType with no Require, AH01627)."
@@ -729,14 +574,17 @@ func (l *linter) checkScopeMerge(s *scope) {
 	// AUTH-06: one layer here, the other inherited.
 	switch {
 	case s.req.newForm && !c.set:
-		a := l.nearest(s, func(a *scope) bool { return a.compat.set })
-		if a == nil || a.compat.admitsAll() || a.compat.satisfy == "any" || s.req.onlyAll == "denied" {
+		a := compatIn
+		if a == nil || translate.AdmitsAll(a.Conf.Compat) || a.SatisfiesAny(l.sem) || s.req.onlyAll == "denied" {
 			return
 		}
-		l.at("AUTH-06", s.req.first, "this section sets only Require; its Order/Allow/Deny come from "+where(a)+", which refuses some clients. mod_access_compat runs first and its refusal ends the request (403, AH01797) before this Require is evaluated: a 2.4 grant here cannot undo an inherited Deny (upgrade document §5.3, first row).", "Add the matching 'Order deny,allow' / 'Allow from ...' here (which replaces the inherited compat layer), or migrate "+where(a)+" to Require.")
+		wa := l.whereSection(a)
+		l.at("AUTH-06", s.req.first, "this section sets only Require; its Order/Allow/Deny come from "+wa+", which refuses some clients. mod_access_compat runs first and its refusal ends the request (403, AH01797) before this Require is evaluated: a 2.4 grant here cannot undo an inherited Deny (upgrade document §5.3, first row).", "Add the matching 'Order deny,allow' / 'Allow from ...' here (which replaces the inherited compat layer), or migrate "+wa+" to Require.")
 	case c.rules && !s.req.set:
-		a := l.nearest(s, func(a *scope) bool { return a.req.set })
-		if a == nil || !a.req.newForm || a.req.onlyAll == "granted" || c.satisfy == "any" || c.refusesAll() {
+		a := l.byModel[lastOf(chain, func(a *translate.Section) bool {
+			return a.Conf.Authz != nil && a.Conf.Authz.Root != nil || a.Conf.Requires22 != nil
+		})]
+		if a == nil || !a.req.newForm || a.req.onlyAll == "granted" || c.satisfy == "any" || translate.RefusesAll(m.Conf.Compat) {
 			return
 		}
 		l.at("AUTH-06", c.first, "this section sets only Order/Allow/Deny; its Require comes from "+where(a)+" ("+written(a.req.first)+"). Both layers must pass: a client this section allows is still refused by the inherited Require (403, AH01630). The upgrade document's 200 (§5.3, second row) holds only where a deeper section grants the document root, as the stock configuration's <Directory /var/www/html> Require all granted does.", "Add 'Satisfy Any' here, or migrate this section to Require"+l.migrated(s)+".")
@@ -782,28 +630,14 @@ func overrideCategory(name string) string {
 }
 
 // checkOverrides: DIR-04 for every .htaccess file that 2.2 read only
-// because AllowOverride defaulted to All.
+// because AllowOverride defaulted to All: no <Directory> section of any
+// server sets AllowOverride for its directory, as the model merges them.
 func (l *linter) checkOverrides() {
-	type ao struct {
-		path string
-		n    *node
+	if l.tr == nil || l.tr.model == nil {
+		return // the model cannot be read: ORD-14 says why
 	}
-	var aos []ao
-	l.each("allowoverride", func(n *node) {
-		if n.ht != nil || n.scope == nil || n.scope.kind != "directory" || n.scope.path == "" {
-			return
-		}
-		aos = append(aos, ao{n.scope.path, n})
-	})
 	for _, h := range l.hts {
-		var best *ao
-		for i := range aos {
-			a := &aos[i]
-			if dirPrefix(a.path, h.dir) && (best == nil || components(a.path) >= components(best.path)) {
-				best = a
-			}
-		}
-		if best != nil {
+		if l.tr.model.Model.OverrideSet(strings.TrimSuffix(h.dir, "/") + "/") {
 			continue
 		}
 		cats := map[string]bool{}
@@ -852,4 +686,12 @@ func quoteIfNeeded(s string) string {
 		return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
 	}
 	return s
+}
+
+// components returns the number of components of the path p ("/": 0).
+func components(p string) int {
+	if p == "/" || p == "" {
+		return 0
+	}
+	return strings.Count(strings.Trim(p, "/"), "/") + 1
 }

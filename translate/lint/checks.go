@@ -31,26 +31,24 @@ func (l *linter) check(tr <-chan *translated) {
 		(*linter).checkSSL,
 		(*linter).checkBehaviour,
 		(*linter).checkOldOnly,
-		(*linter).checkOverrides,
 	})
 	l.tr = <-tr
-	scoped := l.runJobs(l.scopeChecks())
-	for _, f := range slices.Concat(early[:8], scoped, early[8:]) {
+	l.attachModel()
+	scoped := l.runJobs(append(l.scopeChecks(), (*linter).checkOverrides))
+	for _, f := range slices.Concat(early[:8], scoped[:len(scoped)-1], early[8:], scoped[len(scoped)-1:]) {
 		l.found.blocks = append(l.found.blocks, f.blocks...)
 		l.found.n += f.n
 	}
 }
 
 // runJobs runs the checks on every core and returns the findings of each.
-// A check reads the model and writes nothing but findings (and the
-// linter's memo of ancestors), so each worker has a linter of its own,
-// sharing the model, with its own memo, and each job's findings are kept
-// apart.
+// A check reads the model and writes nothing but findings, so each worker
+// has a linter of its own, sharing the model, and each job's findings are
+// kept apart.
 func (l *linter) runJobs(jobs []func(*linter)) []findingList {
 	found := make([]findingList, len(jobs))
 	par.DoWith(len(jobs), func() func(int) {
 		w := *l
-		w.ancestry, w.byVhost = map[*scope][]*scope{}, nil
 		return func(i int) {
 			w.found = findingList{}
 			jobs[i](&w)

@@ -124,13 +124,17 @@ type linter struct {
 	vhostByD  map[*dir]*vhost // l.vhosts by their <VirtualHost>
 	hts       []*htFile
 	scopes    []*scope
-	ancestry  map[*scope][]*scope
-	byVhost   map[*vhost][]*scope // l.scopes by virtual host (nil: the main server), for ancestors
-	tr        *translated         // what orderly translate writes (DIR-10 fixes)
-	found     findingList
-	files     []string
-	seenFile  map[string]bool
-	maxDirs   int
+	tr        *translated // what orderly translate writes (DIR-10 fixes), and its model
+	// byModel are the scopes by their section in translate's model, and
+	// below how many scopes with a Require of their own each section is
+	// merged before (attachModel).
+	byModel  map[*translate.Section]*scope
+	below    map[*translate.Section]int
+	sem      translate.Semantics // the model's semantics
+	found    findingList
+	files    []string
+	seenFile map[string]bool
+	maxDirs  int
 }
 
 // mpmNames are the names <IfModule> may test for the MPM. 2.2 compiled its
@@ -209,7 +213,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 // read reads and indexes the configuration files (with what they
 // include), not yet the .htaccess files.
 func read(files []string, opt Options) (*linter, error) {
-	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, ancestry: map[*scope][]*scope{}, maxDirs: opt.MaxDirs}
+	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
 	}

@@ -20,6 +20,10 @@ type translated struct {
 	left     map[secKey]string     // left as they are, with why
 	refused  string                // why translate cannot read the configuration ("" when it can)
 	conv     *translate.Conversion // nil when refused
+	// model is the conversion lint's access findings read the model of:
+	// conv, or where translate refuses, what it could read (Partial); nil
+	// where it could read nothing.
+	model *translate.Conversion
 }
 
 // secKey is a section's opening line (an .htaccess file's line 1).
@@ -59,6 +63,7 @@ func (t *translating) wait() {
 func convert(files []string, opt Options) *translated {
 	lo := loadOptions(opt)
 	lo.ForwardUnfaithful = true // as orderly translate
+	lo.Partial = true
 	conv, err := translate.Convert(files, translate.ConvertOptions{LoadOptions: lo, SectionsOnly: true})
 	if err != nil {
 		var el apacheconf.ErrorList
@@ -67,11 +72,11 @@ func convert(files []string, opt Options) *translated {
 			if len(el) > 1 {
 				why += fmt.Sprintf(", and %d more", len(el)-1)
 			}
-			return &translated{refused: why}
+			return &translated{refused: why, model: conv}
 		}
-		return &translated{refused: err.Error()}
+		return &translated{refused: err.Error(), model: conv}
 	}
-	t := &translated{sections: map[secKey]*translate.SectionText{}, left: map[secKey]string{}, conv: conv}
+	t := &translated{sections: map[secKey]*translate.SectionText{}, left: map[secKey]string{}, conv: conv, model: conv}
 	for i := range conv.Sections {
 		s := &conv.Sections[i]
 		t.sections[secKey{s.Pos.File, s.Pos.Line}] = s
