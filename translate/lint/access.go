@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
 )
 
 // A scope is one per-directory configuration: a <Directory>, <Files>,
@@ -601,32 +602,33 @@ func (l *linter) migrated(s *scope) string {
 }
 
 // overrideCategory returns the AllowOverride category an .htaccess
-// directive needs ("" if unknown).
-func overrideCategory(name string) string {
-	n := strings.ToLower(name)
-	switch n {
-	case "order", "allow", "deny":
-		return "Limit"
-	case "options", "xbithack":
-		return "Options"
-	case "directoryindex", "indexoptions", "adddescription", "addicon", "addiconbytype", "addiconbyencoding",
-		"addalt", "addaltbytype", "addaltbyencoding", "headername", "readmename", "indexignore",
-		"defaulticon", "indexorderdefault", "indexstylesheet", "expiresactive", "expiresbytype", "expiresdefault":
-		return "Indexes"
-	case "limit", "limitexcept", "satisfy", "require", "requireall", "requireany", "requirenone", "authmerging":
-		return "AuthConfig"
+// directive needs in 2.4, from the directive table ("" where every
+// category lets it in, or the table does not know it). Of a directive
+// that more than one category lets in (<Limit>: Limit or AuthConfig),
+// AuthConfig, which 2.4's Require needs anyway.
+func overrideCategory(d *dir) string {
+	name := d.Name
+	if d.IsSection() {
+		name = "<" + name
 	}
-	if strings.HasPrefix(n, "auth") {
-		return "AuthConfig"
+	for _, info := range directive.Lookup(name, directive.V24) {
+		w := info.Where & directive.OrAll
+		switch {
+		case w == 0 || w == directive.OrAll:
+		case w&directive.OrAuthCfg != 0:
+			return "AuthConfig"
+		default:
+			for _, c := range []struct {
+				bit  directive.Override
+				name string
+			}{{directive.OrLimit, "Limit"}, {directive.OrOptions, "Options"}, {directive.OrFileInfo, "FileInfo"}, {directive.OrIndexes, "Indexes"}} {
+				if w&c.bit != 0 {
+					return c.name
+				}
+			}
+		}
 	}
-	switch n {
-	case "files", "filesmatch", "ifmodule", "ifdefine":
-		return ""
-	}
-	if strings.HasPrefix(n, "php_") {
-		return "Options"
-	}
-	return "FileInfo"
+	return ""
 }
 
 // checkOverrides: DIR-04 for every .htaccess file that 2.2 read only
@@ -642,7 +644,7 @@ func (l *linter) checkOverrides() {
 		}
 		cats := map[string]bool{}
 		apacheconf.Walk(h.ds, func(d *dir, _ []*dir) error {
-			if c := overrideCategory(d.Name); c != "" {
+			if c := overrideCategory(d); c != "" {
 				cats[c] = true
 			}
 			return nil
