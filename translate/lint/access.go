@@ -553,10 +553,15 @@ func (l *linter) checkScopeMerge(s *scope) {
 	if m == nil {
 		return
 	}
+	ord09 := c.satD != nil && !c.rules
+	auth06 := s.req.newForm && !c.set || c.rules && !s.req.set
+	if !ord09 && !auth06 && c.satisfy != "any" {
+		return // nothing below applies: the chain is not worked out
+	}
 	chain := mergedBefore(s)
 	compatIn := lastOf(chain, func(a *translate.Section) bool { return a.Conf.Compat != nil })
 	// ORD-09: Satisfy alone resets the inherited Order/Allow/Deny.
-	if c.satD != nil && !c.rules {
+	if ord09 {
 		if a := compatIn; a != nil && translate.HasOrderRules(a.Conf.Compat) && !translate.AdmitsAll(a.Conf.Compat) {
 			wa := l.whereSection(a)
 			l.at("ORD-09", c.satD, "this section has Satisfy but no Order/Allow/Deny: in 2.4 it starts a new mod_access_compat configuration that admits everybody, dropping the Order/Allow/Deny of "+wa+"; in 2.2 they still applied.", "Repeat the Order/Allow/Deny of "+wa+" here, or migrate both to Require.")
