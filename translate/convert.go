@@ -916,7 +916,7 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 				return nil, "an earlier <Location> with access rules covers only part of this one's URLs"
 			case locationsDisjoint(cfg, o.Path, s.Path):
 				continue // no URL matches both
-			case !strings.HasPrefix(s.Path, strings.TrimSuffix(o.Path, "/")):
+			case !locationCovers(cfg, o.Path, s.Path):
 				return nil, "an earlier <Location> with access rules covers only part of this one's URLs"
 			}
 			chain = append(chain, o)
@@ -1137,6 +1137,18 @@ func locationsDisjoint(cfg *Config, a, b string) bool {
 		return true
 	}
 	return cfg.Semantics != Legacy22 && len(b) > len(a) && !strings.HasSuffix(a, "/") && b[len(a)] != '/'
+}
+
+// locationCovers reports whether the plain <Location> a matches every URL
+// the plain <Location> b matches: b's own path does (location_walk: a
+// prefix of the URL, ending at a "/" or at the URL's end, under 2.4; any
+// prefix under 2.2), and then every URL below it does too. "/api/" does
+// not cover "/api".
+func locationCovers(cfg *Config, a, b string) bool {
+	if !strings.HasPrefix(b, a) {
+		return false
+	}
+	return cfg.Semantics == Legacy22 || len(b) == len(a) || strings.HasSuffix(a, "/") || b[len(a)] == '/'
 }
 
 // dirChain lists the plain <Directory> sections that apply to a directory

@@ -926,3 +926,28 @@ func TestConvertNestedFilesLaterDirectory(t *testing.T) {
 		t.Errorf("<Files secret*> translated to:\n%s", files)
 	}
 }
+
+// locationCovers is location_walk's match of a plain <Location> path a
+// against b's: "/api/" does not cover "/api" (random translate, seed 60,
+// configuration 54, and corpus 949: the Satisfy Any of <Location "/api/">
+// was folded into <Location "/api">, granting the URL "/api").
+func TestLocationCovers(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		sem  Semantics
+		want bool
+	}{
+		{"/api", "/api", Compat24, true},
+		{"/api", "/api/v1", Compat24, true},
+		{"/api/", "/api/v1", Compat24, true},
+		{"/api/", "/api", Compat24, false},
+		{"/api", "/apix", Compat24, false},
+		{"/api", "/apix", Legacy22, true}, // 2.2: any prefix
+		{"/", "/api", Compat24, true},
+		{"/api/v1", "/api", Compat24, false},
+	} {
+		if got := locationCovers(&Config{Semantics: tt.sem}, tt.a, tt.b); got != tt.want {
+			t.Errorf("locationCovers(%q, %q) under %s = %v, want %v", tt.a, tt.b, tt.sem, got, tt.want)
+		}
+	}
+}
