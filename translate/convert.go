@@ -892,10 +892,25 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 		if s.Fnmatch {
 			return nil, "a wildcard <Location> inherits from whichever directories its URLs map to"
 		}
-		file := filepath.Join(cfg.DocumentRoot, s.Path) + "/"
+		file, others, why := locationFile(cfg, s.Path)
+		if why != "" {
+			return nil, why
+		}
 		// The <Files> sections with access rules merge before it for some
 		// files: locationCombos.
 		chain := dirChain(cfg, file, nil)
+		// The <Directory> sections of the other trees its URLs map to
+		// (Alias targets below it, home directories) must be its own.
+		for _, d := range cfg.Dirs {
+			if slices.Contains(chain, d) || !hasAccess(d.Conf) && !nestedFilesAccess(d, hasAccess) {
+				continue
+			}
+			for _, r := range others {
+				if d.Fnmatch || r == "" || strings.HasPrefix(r, d.Path) || strings.HasPrefix(d.Path, r) {
+					return nil, "an Alias or UserDir maps some of this <Location>'s URLs to directories whose <Directory> sections with access rules differ"
+				}
+			}
+		}
 		for _, o := range cfg.DirMatches {
 			if hasAccess(o.Conf) {
 				return nil, "<DirectoryMatch> sections with access rules merge before this <Location>"
@@ -922,7 +937,7 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 			chain = append(chain, o)
 		}
 		for _, d := range cfg.Dirs {
-			if (hasAccess(d.Conf) || nestedFilesAccess(d, hasAccess)) && strings.HasPrefix(d.Path, file) {
+			if (hasAccess(d.Conf) || nestedFilesAccess(d, hasAccess)) && strings.HasPrefix(d.Path, file) && d.Path != file {
 				return nil, "<Directory> sections with access rules below this <Location> change what it inherits"
 			}
 		}
@@ -1137,6 +1152,119 @@ func locationsDisjoint(cfg *Config, a, b string) bool {
 		return true
 	}
 	return cfg.Semantics != Legacy22 && len(b) > len(a) && !strings.HasSuffix(a, "/") && b[len(a)] != '/'
+}
+
+// locationFile returns the directory (with a trailing "/") the URL path
+// of a plain <Location> maps to, as mod_alias's translate_name and the
+// document root map it: through the first Alias that matches it, or the
+// document root. others are the other directory trees URLs below it may
+// map to: the targets of the aliases below it, the UserDir directories
+// where it covers "/~" ("" for any directory: an AliasMatch). why says
+// why the mapping cannot be known (an AliasMatch before the alias that
+// maps it, or over its URLs).
+func locationFile(cfg *Config, loc string) (file string, others []string, why string) {
+	file = filepath.Join(cfg.DocumentRoot, loc) + "/"
+	mapped := false
+	for _, a := range cfg.Aliases {
+		switch {
+		case a.Regex != nil:
+			if p, ok := anchoredPrefix(a.Regex.String()); ok && !strings.HasPrefix(p, loc) && !strings.HasPrefix(loc, p) {
+				continue // it matches only URLs that begin otherwise
+			}
+			others = append(others, "") // it may match some of its URLs
+		case !mapped && aliasPrefix(loc, a.Fake) > 0:
+			if len(others) > 0 {
+				return "", nil, "an AliasMatch before the Alias of this <Location> may map some of its URLs elsewhere"
+			}
+			file, mapped = filepath.Join(a.Real, loc[aliasPrefix(loc, a.Fake):])+"/", true
+		case strings.HasPrefix(a.Fake, strings.TrimSuffix(loc, "/")):
+			// An alias for URLs below it (or at it, as "/api" for
+			// <Location /api/>): those map to its target.
+			others = append(others, filepath.Clean(a.Real)+"/")
+		}
+	}
+	if !mapped && len(cfg.UserDirs) > 0 && strings.HasPrefix(loc, "/~") {
+		return "", nil, "a UserDir maps this <Location>'s URLs to home directories"
+	}
+	if !mapped && len(cfg.UserDirs) > 0 && strings.HasPrefix("/~", strings.TrimSuffix(loc, "/")) {
+		for _, u := range cfg.UserDirs {
+			others = append(others, literalDir(filepath.Clean(u)+"/"))
+		}
+	}
+	return file, others, ""
+}
+
+// anchoredPrefix returns the literal text every match of the regular
+// expression expr starts with, where expr is anchored at the start ("^")
+// and has no alternation at its top level: "^/manual(?:/.*)?$" gives
+// "/manual". ok is false where there is no such text.
+func anchoredPrefix(expr string) (string, bool) {
+	rest, ok := strings.CutPrefix(expr, "^")
+	if !ok || strings.Contains(rest, "|") && (strings.Contains(rest, "[") || topLevelAlternation(rest)) {
+		return "", false
+	}
+	i := 0
+	for i < len(rest) && !strings.ContainsRune(`\.[](){}*+?|^$`, rune(rest[i])) {
+		i++
+	}
+	p := rest[:i]
+	if i < len(rest) && strings.ContainsRune("*?{", rune(rest[i])) && p != "" {
+		p = p[:len(p)-1] // the last byte is optional, or repeated
+	}
+	return p, p != ""
+}
+
+// topLevelAlternation reports whether expr has a "|" outside every group
+// and class.
+func topLevelAlternation(expr string) bool {
+	depth, class := 0, false
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			return true
+		}
+	}
+	return false
+}
+
+// aliasPrefix is mod_alias's alias_matches: a run of slashes in the alias
+// matches any run in the URL path, and the match ends on a segment
+// boundary. It returns the number of bytes of uri matched, or 0.
+func aliasPrefix(uri, alias string) int {
+	a, u := 0, 0
+	for a < len(alias) {
+		if alias[a] == '/' {
+			if u >= len(uri) || uri[u] != '/' {
+				return 0
+			}
+			for a < len(alias) && alias[a] == '/' {
+				a++
+			}
+			for u < len(uri) && uri[u] == '/' {
+				u++
+			}
+			continue
+		}
+		if u >= len(uri) || uri[u] != alias[a] {
+			return 0
+		}
+		a++
+		u++
+	}
+	if a > 0 && alias[a-1] != '/' && u < len(uri) && uri[u] != '/' {
+		return 0
+	}
+	return u
 }
 
 // locationCovers reports whether the plain <Location> a matches every URL

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/orderly-proxy/orderly/translate/regex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -948,6 +949,60 @@ func TestLocationCovers(t *testing.T) {
 	} {
 		if got := locationCovers(&Config{Semantics: tt.sem}, tt.a, tt.b); got != tt.want {
 			t.Errorf("locationCovers(%q, %q) under %s = %v, want %v", tt.a, tt.b, tt.sem, got, tt.want)
+		}
+	}
+}
+
+// locationFile maps a <Location> as mod_alias would, and names the other
+// trees its URLs may reach (corpus 950: <Location /api> under an Alias
+// inherited the document root's <Directory> sections, and its Allow from
+// all replaced the Require valid-user of the Alias target's).
+func TestLocationFile(t *testing.T) {
+	cfg := &Config{DocumentRoot: "/srv/www", Aliases: []Alias{
+		{Fake: "/api", Real: "/srv/api"},
+		{Fake: "/icons/", Real: "/usr/share/icons/"},
+	}}
+	manual, err := regex.Compile(`^/manual(?:/(?:de|en))?(/.*)?$`, regex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	any, err := regex.Compile(`(.*)\.cgi$`, regex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		loc, file string
+		others    []string
+		aliases   []Alias
+		userDirs  []string
+	}{
+		{"/api", "/srv/api/", nil, nil, nil},
+		{"/api/v1", "/srv/api/v1/", nil, nil, nil},
+		{"/apix", "/srv/www/apix/", nil, nil, nil},
+		{"/", "/srv/www/", []string{"/srv/api/", "/usr/share/icons/"}, nil, nil},
+		{"/dav", "/srv/www/dav/", nil, []Alias{{Fake: "/manual", Regex: manual}}, nil},
+		{"/manual/en", "/srv/www/manual/en/", []string{""}, []Alias{{Fake: "/manual", Regex: manual}}, nil},
+		{"/dav", "/srv/www/dav/", []string{""}, []Alias{{Regex: any}}, nil},
+		{"/", "/srv/www/", []string{"/home/"}, []Alias{}, []string{"/home/*/public_html"}},
+		{"/docs", "/srv/www/docs/", nil, []Alias{}, []string{"/home/*/public_html"}},
+	} {
+		c := *cfg
+		if tt.aliases != nil {
+			c.Aliases = tt.aliases
+		}
+		c.UserDirs = tt.userDirs
+		file, others, why := locationFile(&c, tt.loc)
+		if file != tt.file || !slices.Equal(others, tt.others) || why != "" {
+			t.Errorf("locationFile(%q) = %q, %q, %q; want %q, %q", tt.loc, file, others, why, tt.file, tt.others)
+		}
+	}
+	// Below "/~", the home directories: not known here.
+	if _, _, why := locationFile(&Config{DocumentRoot: "/srv/www", UserDirs: []string{"public_html"}}, "/~alice/x"); why == "" {
+		t.Error(`locationFile("/~alice/x") with a UserDir: no reason to review`)
+	}
+	for expr, want := range map[string]string{`^/manual(?:/.*)?$`: "/manual", `^/a|^/b`: "", `^/cgi-bin/x?y`: "/cgi-bin/", `/x`: "", `^\/x`: "", `^/(a|b)/c`: "/"} {
+		if got, _ := anchoredPrefix(expr); got != want {
+			t.Errorf("anchoredPrefix(%q) = %q, want %q", expr, got, want)
 		}
 	}
 }
