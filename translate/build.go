@@ -532,12 +532,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		b.errorf(d, "%s", strings.Join(d.Args, " "))
 	default:
 		b.unevaluated(d, info)
-		if name == "userdir" && !offArg(d) {
-			for _, a := range d.Args {
-				if strings.HasPrefix(a, "/") {
-					b.cfg.UserDirs = append(b.cfg.UserDirs, a)
-				}
-			}
+		if name == "userdir" {
+			b.userDir(d)
 		}
 	}
 }
@@ -633,6 +629,26 @@ func (b *builder) acceptPathInfo(d *apacheconf.Directive) *string {
 
 // offArg reports a directive switched off ("CheckSpelling Off", "UserDir
 // disabled"), which changes nothing.
+// userDir records where a UserDir line maps /~user URLs: absolute
+// directories (UserDirs), or directories of the users' home directories
+// (UserDirHomes), which the configuration does not name.
+func (b *builder) userDir(d *apacheconf.Directive) {
+	if offArg(d) {
+		return
+	}
+	for _, a := range d.Args {
+		switch {
+		case strings.HasPrefix(a, "/"):
+			b.cfg.UserDirs = append(b.cfg.UserDirs, a)
+		case strings.EqualFold(a, "enabled"), strings.EqualFold(a, "disabled"), strings.Contains(a, "://"):
+		default:
+			if !strings.EqualFold(d.Args[0], "enabled") && !strings.EqualFold(d.Args[0], "disabled") {
+				b.cfg.UserDirHomes = true
+			}
+		}
+	}
+}
+
 func offArg(d *apacheconf.Directive) bool {
 	return len(d.Args) > 0 && (strings.EqualFold(d.Args[0], "off") || strings.EqualFold(d.Args[0], "disabled") && len(d.Args) == 1)
 }
@@ -1191,12 +1207,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.rewriteDirective(d, ctx)
 	default:
 		b.unevaluated(d, info)
-		if name == "userdir" && !offArg(d) {
-			for _, a := range d.Args {
-				if strings.HasPrefix(a, "/") {
-					b.cfg.UserDirs = append(b.cfg.UserDirs, a)
-				}
-			}
+		if name == "userdir" {
+			b.userDir(d)
 		}
 	}
 }
@@ -2089,6 +2101,10 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		c.DocumentRoot = own.DocumentRoot
 	}
 	c.Aliases = append(append([]Alias(nil), own.Aliases...), main.Aliases...)
+	// Where /~user may lead: the host's and the main server's, for
+	// translate's bounds.
+	c.UserDirs = append(append([]string(nil), own.UserDirs...), main.UserDirs...)
+	c.UserDirHomes = main.UserDirHomes || own.UserDirHomes
 	c.Dirs = append(append([]*Section(nil), main.Dirs...), own.Dirs...)
 	c.DirMatches = append(append([]*Section(nil), main.DirMatches...), own.DirMatches...)
 	sortSections(&c)

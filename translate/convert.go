@@ -964,6 +964,15 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 		}
 		return nil, "<Directory> sections with access rules below the document root merge before this section, which applies under all of them"
 	}
+	// The files of the other trees requests reach (Alias targets, home
+	// directories) must have the same <Directory> sections above them.
+	for _, r := range servedTrees(cfg) {
+		for _, d := range chain {
+			if d.Depth != 0 && (r == "" || !strings.HasPrefix(r, d.Path)) {
+				return nil, "an Alias or UserDir leads requests to files outside the document root, which " + d.String() + " does not cover"
+			}
+		}
+	}
 	for _, o := range append(append([]*Section(nil), cfg.DirMatches...), cfg.Files...) {
 		if o == s {
 			break
@@ -1171,7 +1180,7 @@ func locationFile(cfg *Config, loc string) (file string, others []string, why st
 			if p, ok := anchoredPrefix(a.Regex.String()); ok && !strings.HasPrefix(p, loc) && !strings.HasPrefix(loc, p) {
 				continue // it matches only URLs that begin otherwise
 			}
-			others = append(others, "") // it may match some of its URLs
+			others = append(others, aliasTree(a)) // it may match some of its URLs
 		case !mapped && aliasPrefix(loc, a.Fake) > 0:
 			if len(others) > 0 {
 				return "", nil, "an AliasMatch before the Alias of this <Location> may map some of its URLs elsewhere"
@@ -1183,15 +1192,58 @@ func locationFile(cfg *Config, loc string) (file string, others []string, why st
 			others = append(others, filepath.Clean(a.Real)+"/")
 		}
 	}
-	if !mapped && len(cfg.UserDirs) > 0 && strings.HasPrefix(loc, "/~") {
+	userDirs := len(cfg.UserDirs) > 0 || cfg.UserDirHomes
+	if !mapped && userDirs && strings.HasPrefix(loc, "/~") {
 		return "", nil, "a UserDir maps this <Location>'s URLs to home directories"
 	}
-	if !mapped && len(cfg.UserDirs) > 0 && strings.HasPrefix("/~", strings.TrimSuffix(loc, "/")) {
+	if !mapped && userDirs && strings.HasPrefix("/~", strings.TrimSuffix(loc, "/")) {
 		for _, u := range cfg.UserDirs {
 			others = append(others, literalDir(filepath.Clean(u)+"/"))
 		}
+		if cfg.UserDirHomes {
+			others = append(others, "")
+		}
 	}
 	return file, others, ""
+}
+
+// aliasTree returns the directory every file an Alias maps to is in: its
+// target, or for an AliasMatch the directory of the target's text before
+// its first reference ("/var/www/manual$1": "/var/www/"); "" where that
+// is any directory.
+func aliasTree(a Alias) string {
+	if a.Regex == nil {
+		return filepath.Clean(a.Real) + "/"
+	}
+	lit := a.Real
+	if i := strings.IndexAny(lit, "$&\\"); i >= 0 {
+		lit = lit[:i]
+	}
+	if !strings.HasPrefix(lit, "/") {
+		return ""
+	}
+	if !strings.HasSuffix(lit, "/") {
+		lit = filepath.Dir(lit)
+	}
+	return filepath.Clean(lit) + "/"
+}
+
+// servedTrees returns the directories outside the document root whose
+// files requests may reach (Alias targets, UserDir directories); "" in
+// it stands for any directory (home directories the configuration does
+// not name, an AliasMatch with a reference at the start).
+func servedTrees(cfg *Config) []string {
+	var out []string
+	for _, a := range cfg.Aliases {
+		out = append(out, aliasTree(a))
+	}
+	for _, u := range cfg.UserDirs {
+		out = append(out, literalDir(filepath.Clean(u)+"/"))
+	}
+	if cfg.UserDirHomes {
+		out = append(out, "")
+	}
+	return out
 }
 
 // anchoredPrefix returns the literal text every match of the regular

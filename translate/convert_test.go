@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/regex"
 	"os"
 	"path/filepath"
@@ -1003,6 +1004,50 @@ func TestLocationFile(t *testing.T) {
 	for expr, want := range map[string]string{`^/manual(?:/.*)?$`: "/manual", `^/a|^/b`: "", `^/cgi-bin/x?y`: "/cgi-bin/", `/x`: "", `^\/x`: "", `^/(a|b)/c`: "/"} {
 		if got, _ := anchoredPrefix(expr); got != want {
 			t.Errorf("anchoredPrefix(%q) = %q, want %q", expr, got, want)
+		}
+	}
+}
+
+// servedTrees bounds the directories requests reach outside the document
+// root (corpus 951: a <Files> section inherited the document root's
+// <Directory> sections for the files of an Alias target too).
+func TestServedTrees(t *testing.T) {
+	manual, err := regex.Compile(`^/manual(/.*)?$`, regex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Aliases: []Alias{{Fake: "/api", Real: "/srv/api"}, {Regex: manual, Real: "/var/www/manual$1"}, {Regex: manual, Real: "$1"}},
+		UserDirs: []string{"/home/*/public_html"}}
+	want := []string{"/srv/api/", "/var/www/", "", "/home/"}
+	if got := servedTrees(cfg); !slices.Equal(got, want) {
+		t.Errorf("servedTrees = %q, want %q", got, want)
+	}
+	cfg = &Config{UserDirHomes: true}
+	if got := servedTrees(cfg); !slices.Equal(got, []string{""}) {
+		t.Errorf("servedTrees with UserDir public_html = %q, want any directory", got)
+	}
+}
+
+// UserDir relative to the home directories is recorded as such; switched
+// off, or naming users only, it is not.
+func TestUserDirHomes(t *testing.T) {
+	for text, want := range map[string]bool{
+		"UserDir public_html\nUserDir disabled root\n": true,
+		"UserDir disabled\n":                           false,
+		"UserDir enabled alice bob\n":                  false,
+		"UserDir /srv/users\n":                         false,
+		"UserDir http://www.example.com/users\n":       false,
+	} {
+		ds, err := apacheconf.Parse("t.conf", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Build(ds, Options{Semantics: Compat24, DocumentRoot: "/srv/www", RenderOnly: true, ForwardUnfaithful: true, Modules: map[string]bool{"userdir_module": true}})
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if cfg.UserDirHomes != want {
+			t.Errorf("%q: UserDirHomes %v, want %v", text, cfg.UserDirHomes, want)
 		}
 	}
 }

@@ -328,6 +328,9 @@ type Config struct {
 	// "/srv/users"): for translate, directories whose .htaccess files
 	// requests reach.
 	UserDirs []string
+	// UserDirHomes: a UserDir relative to the users' home directories
+	// ("public_html"), which the configuration does not name.
+	UserDirHomes bool
 	// ForwardUnfaithful is Options.ForwardUnfaithful, for .htaccess files.
 	ForwardUnfaithful bool
 	// RenderOnly is Options.RenderOnly, for .htaccess files.
