@@ -1,0 +1,517 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// inLimit refuses a section that core's filesection and ifsection
+// refuse inside a <Limit> or <LimitExcept>, or inside a Require container,
+// which clears cmd->limited's last bit to the same end
+// (ap_check_cmd_context with NOT_IN_LIMIT).
+func (b *builder) inLimit(d *apacheconf.Directive, ctx *dirCtx) bool {
+	if ctx.limited == policy.AllMethods {
+		return false
+	}
+	b.errorf(d, "<%s> cannot occur within <Limit> or <LimitExcept> section", d.Name)
+	return true
+}
+
+func (b *builder) limit(d *apacheconf.Directive, ctx *dirCtx, except bool) {
+	if len(d.Args) == 0 {
+		b.errorf(d, "<%s> directive requires additional arguments", d.Name)
+		return
+	}
+	var mask policy.MethodMask
+	for _, m := range d.Args {
+		if b.htaccess != nil && b.cfg.Methods.Number(m) == policy.MethodInvalid {
+			b.errorf(d, "Could not register method '%s' for <%s from .htaccess configuration", m, d.Name)
+			return
+		}
+		n, ok := b.cfg.Methods.Register(m)
+		if !ok {
+			b.errorf(d, "Maximum new request methods reached while registering method %s.", m)
+			return
+		}
+		if n == 6 && !except {
+			b.errorf(d, "TRACE cannot be controlled by <Limit>, see TraceEnable")
+			return
+		}
+		mask |= 1 << uint(n)
+	}
+	if except {
+		mask = ^mask
+	}
+	if ctx.limited&mask == 0 {
+		b.errorf(d, "<%s> directive excludes all methods", d.Name)
+		return
+	}
+	if ctx.limited&mask == ctx.limited {
+		b.errorf(d, "<%s> directive specifies methods already excluded", d.Name)
+		return
+	}
+	inner := *ctx
+	inner.limited = ctx.limited & mask
+	inner.scope = b.within(ctx.scope, d)
+	inner.parent = d.Name
+	for _, c := range d.Block {
+		b.dirDirective(c, &inner)
+	}
+}
+
+func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
+	if len(d.Args) < 2 {
+		b.errorf(d, "%s requires at least two arguments, 'from' followed by hostnames or IP-address wildcards", d.Name)
+		return
+	}
+	if !strings.EqualFold(d.Args[0], "from") {
+		b.errorf(d, "allow and deny must be followed by 'from'")
+		return
+	}
+	c := b.compat(ctx.conf)
+	r := b.rule(d, ctx.scope)
+	for _, w := range d.Args[1:] {
+		a, err, differ := accessWord(w, b.cfg.Semantics)
+		if err != "" {
+			b.errorf(d, "%s", err)
+			return
+		}
+		if differ != "" {
+			b.differ(d, differ)
+		}
+		a.Methods, a.Rule = ctx.limited, r
+		if r != renderRule {
+			a.Part = r.NewPart(w)
+		}
+		if allow {
+			c.Allows = append(c.Allows, a)
+		} else {
+			c.Denys = append(c.Denys, a)
+		}
+	}
+}
+
+// accessWord reads the word w of an Allow or Deny line (after "from"):
+// its kind and what it names; or Apache's refusal of it (err), or how
+// Apache 2.2 and 2.4 read it differently (differ).
+func accessWord(w string, sem Semantics) (a policy.AccessRule, err, differ string) {
+	a.Word = w
+	lw := strings.ToLower(w)
+	switch {
+	case strings.HasPrefix(lw, "env=!"):
+		a.Kind, a.Name = policy.AccessNotEnv, w[5:]
+	case strings.HasPrefix(lw, "env="):
+		a.Kind, a.Name = policy.AccessEnv, w[4:]
+	case lw == "all":
+		a.Kind = policy.AccessAll
+	case strings.Contains(w, "/"):
+		addr, mask, _ := strings.Cut(w, "/")
+		sn, perr := policy.ParseSubnet(addr, mask, true)
+		if perr == policy.ErrNotIP {
+			return a, "An IP address was expected", ""
+		} else if perr != nil {
+			return a, perr.Error(), ""
+		}
+		a.Kind, a.Subnet = policy.AccessIP, sn
+	default:
+		sn, perr := policy.ParseSubnet(w, "", false)
+		switch {
+		case perr == nil:
+			a.Kind, a.Subnet = policy.AccessIP, sn
+		case perr != policy.ErrNotIP:
+			return a, perr.Error(), ""
+		case strings.Contains(w, "#") && sem != Legacy22:
+			return a, "No comments are allowed here", ""
+		case strings.Contains(w, "#"):
+			// 2.2 has no such check: "#" is a host name that never
+			// matches, and every word after it is still a rule.
+			a.Kind, a.Name = policy.AccessHost, w
+			differ = "\"#\" in an Allow/Deny line: Apache 2.2 reads it and every word after it as host names; Apache 2.4 refuses to start"
+		default:
+			a.Kind, a.Name = policy.AccessHost, w
+		}
+	}
+	return a, "", differ
+}
+
+// providerLine is the argument line of a Require as written, after the
+// provider's name (and "not"): mod_authz_core hands it to the provider
+// whole.
+func providerLine(raw string, negate bool) string {
+	skip := func(s string) string {
+		s = strings.TrimLeft(s, " \t")
+		if i := strings.IndexAny(s, " \t"); i >= 0 {
+			return strings.TrimLeft(s[i:], " \t")
+		}
+		return ""
+	}
+	if negate {
+		raw = skip(raw)
+	}
+	return skip(raw)
+}
+
+// require adds one Require line to the section's tree (add_authz_provider).
+func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
+	args := d.Args
+	if len(args) == 0 {
+		b.errorf(d, "Require requires at least one argument")
+		return
+	}
+	n := &policy.Node{Kind: policy.Leaf, Methods: ctx.limited}
+	if strings.EqualFold(args[0], "not") {
+		n.Negate = true
+		args = args[1:]
+		if len(args) == 0 {
+			b.errorf(d, "Require not requires a provider")
+			return
+		}
+	}
+	prov, rest := args[0], args[1:]
+	switch prov {
+	case "all":
+		if len(rest) == 1 && strings.EqualFold(rest[0], "granted") {
+			n.Provider = policy.ProvAllGranted
+		} else if len(rest) == 1 && strings.EqualFold(rest[0], "denied") {
+			n.Provider = policy.ProvAllDenied
+		} else {
+			b.errorf(d, "'Require all' does not take arguments other than 'granted' or 'denied'")
+			return
+		}
+	case "ip":
+		if len(rest) == 0 {
+			b.errorf(d, "Require ip requires an argument")
+			return
+		}
+		n.Provider = policy.ProvIP
+		for _, w := range rest {
+			addr, mask, has := strings.Cut(w, "/")
+			sn, err := policy.ParseSubnet(addr, mask, has)
+			if err == policy.ErrNotIP {
+				b.errorf(d, "ip address '%s' appears to be invalid", w)
+				return
+			} else if err != nil {
+				b.errorf(d, "ip address '%s' appears to be invalid: %v", w, err)
+				return
+			}
+			n.Subnets = append(n.Subnets, sn)
+		}
+	case "host":
+		n.Provider = policy.ProvHost
+		for _, w := range rest {
+			if i := strings.IndexByte(w, '#'); i >= 0 {
+				w = w[:i]
+				if w != "" {
+					n.Args = append(n.Args, w)
+				}
+				break
+			}
+			n.Args = append(n.Args, w)
+		}
+	case "env":
+		n.Provider = policy.ProvEnv
+		n.Args = rest
+	case "method":
+		n.Provider = policy.ProvMethod
+		if len(rest) == 0 {
+			b.errorf(d, "Require method requires an argument")
+			return
+		}
+		for _, m := range rest {
+			num := b.cfg.Methods.Number(m)
+			if num == policy.MethodInvalid {
+				b.errorf(d, "Invalid Method '%s'", m)
+				return
+			}
+			n.MethodOK |= 1 << uint(num)
+		}
+	case "local":
+		n.Provider = policy.ProvLocal
+	case "valid-user":
+		n.Provider = policy.ProvValidUser
+	case "user":
+		n.Provider = policy.ProvUser
+		n.Args = rest
+		if !b.requireExpr(d, n, rest) {
+			return
+		}
+	case "group":
+		n.Provider = policy.ProvGroup
+		n.Args = rest
+		if !b.requireExpr(d, n, rest) {
+			return
+		}
+	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "dbd-group":
+		b.cannotServe(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
+		if !b.opt.RenderOnly {
+			return
+		}
+		// translate writes it as it is: 2.4 reads it the same way.
+		n.Provider = policy.ProvOther
+		n.Args = []string{prov, providerLine(d.Raw, n.Negate)}
+	default:
+		b.errorf(d, "Unknown Authz provider: %s", prov)
+		return
+	}
+	n.Rule = b.rule(d, ctx.scope)
+	parent, pname := b.container(ctx)
+	if n.Negate && parent.Kind == policy.Any {
+		b.errorf(d, "negative Require directive has no effect in %s directive", pname)
+		return
+	}
+	parent.Methods |= n.Methods
+	parent.Children = append(parent.Children, n)
+}
+
+// container returns the Require container being filled, creating the
+// section's implicit <RequireAny> (create_default_section), and its name
+// for messages.
+func (b *builder) container(ctx *dirCtx) (*policy.Node, string) {
+	if ctx.container != nil {
+		return ctx.container, "<" + ctx.inRequire + ">"
+	}
+	slot := b.authz(ctx.conf)
+	if slot.Root == nil {
+		slot.Root = &policy.Node{Kind: policy.Any}
+	}
+	return slot.Root, "<RequireAny>"
+}
+
+func (b *builder) requireSection(d *apacheconf.Directive, ctx *dirCtx, name string) {
+	if len(d.Args) != 0 {
+		b.errorf(d, "<%s> directive doesn't take additional arguments", d.Name)
+		return
+	}
+	sec := &policy.Node{Kind: policy.Any}
+	switch name {
+	case "requireall":
+		sec.Kind = policy.All
+	case "requirenone":
+		sec.Negate = true
+	}
+	inner := *ctx
+	inner.container = sec
+	inner.inRequire = d.Name
+	inner.parent = d.Name
+	inner.scope = b.within(ctx.scope, d)
+	inner.limited = ctx.limited &^ (1 << (policy.MaxMethods - 1))
+	// Its contents are read as any directive of the section, but with
+	// AuthConfig's directives alone allowed (ctxOf): AuthName, Satisfy or
+	// a <Limit> act as they would outside, and the Require lines inside
+	// fill this container.
+	omitted := false
+	for _, c := range d.Block {
+		if b.omitted(c, c.LowerName(), inner.scope) {
+			omitted = true
+			continue
+		}
+		b.dirDirective(c, &inner)
+		if b.vanished {
+			omitted, b.vanished = true, false
+		}
+	}
+	if len(sec.Children) == 0 && omitted {
+		// Options.Omit took every Require line out: the container goes
+		// with them, as a deletion of the lines would take it.
+		b.vanished = true
+		return
+	}
+	if len(sec.Children) == 0 {
+		b.errorf(d, "<%s> directive contains no authorization directives", d.Name)
+		return
+	}
+	parent, pname := b.container(ctx)
+	if sec.Negate && parent.Kind == policy.Any {
+		b.errorf(d, "<%s> directive has no effect in %s directive", d.Name, pname)
+		return
+	}
+	allNegative := true
+	for _, c := range sec.Children {
+		if !c.Negate {
+			allNegative = false
+		}
+	}
+	if allNegative && !sec.Negate {
+		b.errorf(d, "<%s> directive contains only negative authorization directives", d.Name)
+		return
+	}
+	if !b.noIDs() {
+		markStructuralLeaves(sec)
+	}
+	parent.Methods |= sec.Methods
+	if !sec.Negate && sec.Kind == parent.Kind {
+		parent.Children = append(parent.Children, sec.Children...)
+		return
+	}
+	parent.Children = append(parent.Children, sec)
+}
+
+// markStructural marks the access lines of a section whose deletion
+// would change more than their own words (policy.Rule.Structural): the
+// only Allow or Deny line of a section that names no Order (or, in 2.4,
+// Satisfy), after which the section would inherit its parent's host
+// access; the only Require line (2.2); and the Require lines whose
+// deletion would empty their container, leave it negated lines only, or
+// narrow the methods it applies to.
+func markStructural(c *DirConf) {
+	if cp := c.Compat; cp != nil && cp.OrderRule == nil && cp.SatisfyRule == nil {
+		if r := soleRule(cp.Allows, cp.Denys); r != nil {
+			r.Structural = true
+		}
+	}
+	if len(c.Requires22) > 0 {
+		only := c.Requires22[0].Rule
+		for _, q := range c.Requires22[1:] {
+			if q.Rule != only {
+				only = nil
+				break
+			}
+		}
+		if only != nil {
+			only.Structural = true
+		}
+	}
+	if c.Authz != nil && c.Authz.Root != nil {
+		markStructuralLeaves(c.Authz.Root)
+	}
+}
+
+// soleRule returns the rule of every word of the lists when they are
+// all one line's, nil otherwise.
+func soleRule(lists ...[]policy.AccessRule) *policy.Rule {
+	var only *policy.Rule
+	for _, l := range lists {
+		for _, a := range l {
+			switch {
+			case only == nil:
+				only = a.Rule
+			case a.Rule != only:
+				return nil
+			}
+		}
+	}
+	return only
+}
+
+// markStructuralLeaves marks the Require lines among n's children whose
+// deletion would change n beyond losing them (markStructural).
+func markStructuralLeaves(n *policy.Node) {
+	for i, ch := range n.Children {
+		if ch.Kind != policy.Leaf || ch.Rule == nil {
+			continue
+		}
+		var others policy.MethodMask
+		positive := false
+		for j, o := range n.Children {
+			if j != i {
+				others |= o.Methods
+				positive = positive || !o.Negate
+			}
+		}
+		if len(n.Children) == 1 || !positive || ch.Methods&^others != 0 {
+			ch.Rule.Structural = true
+		}
+	}
+}
+
+var onOff = map[string]bool{"on": true, "off": false}
+
+// authz24 handles AuthMerging and AuthzSendForbiddenOnFailure.
+func (b *builder) authz24(d *apacheconf.Directive, ctx *dirCtx, name string) {
+	conf := ctx.conf
+	if name == "authmerging" {
+		if len(d.Args) != 1 {
+			b.errorf(d, "AuthMerging takes one argument")
+			return
+		}
+		a := b.authz(conf)
+		switch strings.ToLower(d.Args[0]) {
+		case "off":
+			a.Merge = MergeOff
+		case "and":
+			a.Merge = MergeAnd
+		case "or":
+			a.Merge = MergeOr
+		default:
+			b.errorf(d, "The AuthMerging directive must be 'Off', 'And' or 'Or'")
+			return
+		}
+		b.rule(d, ctx.scope)
+		return
+	}
+	if len(d.Args) != 1 {
+		b.errorf(d, "AuthzSendForbiddenOnFailure takes one argument")
+		return
+	}
+	a := b.authz(conf)
+	switch strings.ToLower(d.Args[0]) {
+	case "on":
+		a.ForbiddenOnFail = 1
+	case "off":
+		a.ForbiddenOnFail = 0
+	default:
+		b.errorf(d, "AuthzSendForbiddenOnFailure must be On or Off")
+		return
+	}
+	b.rule(d, ctx.scope)
+}
+
+// require22 records a Require line as 2.2's core does: raw words, any
+// keyword (an unknown one refuses every request with 401 at run time).
+func (b *builder) require22(d *apacheconf.Directive, ctx *dirCtx) {
+	if len(d.Args) == 0 {
+		b.errorf(d, "Require requires at least one argument")
+		return
+	}
+	switch strings.ToLower(d.Args[0]) {
+	case "all", "ip", "host", "env", "method", "local", "expr", "not", "forward-dns":
+		b.errorf(d, "Require %s is an Apache 2.4 form, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\"", d.Args[0])
+		return
+	}
+	if ctx.conf.Requires22 == nil {
+		ctx.conf.Requires22 = []policy.Require22{}
+	}
+	ctx.conf.Requires22 = append(ctx.conf.Requires22, policy.Require22{Methods: ctx.limited, Words: d.Args, Rule: b.rule(d, ctx.scope), Raw: providerLine(d.Raw, false)})
+}
+
+// groupFirst reports whether mod_authz_groupfile's auth_checker runs
+// before mod_authz_user's in 2.2: modules register their hooks in
+// LoadModule order, and mod_authz_groupfile must follow mod_authz_owner.
+// A configuration that loads neither (a fragment) has the stock order,
+// groupfile first.
+func groupFirst(ds []*apacheconf.Directive) bool {
+	pos := map[string]int{}
+	n := 0
+	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+		if d.LowerName() == "loadmodule" && len(d.Args) > 0 {
+			if _, ok := pos[d.Args[0]]; !ok {
+				pos[d.Args[0]] = n
+				n++
+			}
+		}
+		return nil
+	})
+	g, gok := pos["authz_groupfile_module"]
+	u, uok := pos["authz_user_module"]
+	if !gok || !uok {
+		return true
+	}
+	if o, ok := pos["authz_owner_module"]; ok && o > g {
+		g = o
+	}
+	return g < u
+}
+
+// requireExpr makes the argument line of Require user/group an expression
+// when it refers to %{...} (2.4 parses it with ap_expr).
+func (b *builder) requireExpr(d *apacheconf.Directive, n *policy.Node, args []string) bool {
+	t, err := policy.ParseTemplate(strings.Join(args, " "))
+	if err != nil {
+		b.notFaithful(d, err.Error())
+		return false
+	}
+	n.Expr = t
+	return true
+}

@@ -1,0 +1,552 @@
+package translate
+
+import (
+	"bytes"
+	"math/bits"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/orderly-proxy/orderly/internal/swar"
+)
+
+// atEnd as an edit's from and to appends its text to the file.
+const atEnd = 1 << 30
+
+// applyEdits rewrites a file's text: the edits es made, the LoadModule
+// line of mod_access_compat commented out unless keepCompat, and with
+// rename the catalogue's renames and removals (renameLine) made in the
+// same pass, whose number it returns.
+func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
+	// starts[k] is where line k+1 begins; the text after the last
+	// newline, even empty, is a line too.
+	starts := make([]int, 1, bytes.Count(src, []byte("\n"))+2)
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	lines := len(starts)
+	starts = append(starts, len(src))
+	sort.SliceStable(es, func(i, j int) bool { return es[i].from < es[j].from })
+	size := len(src)
+	for _, e := range es {
+		for _, t := range e.text {
+			size += len(t) + 1
+		}
+	}
+	// The source is looked at and copied, never kept: a string over it,
+	// not a copy of it.
+	text := unsafe.String(unsafe.SliceData(src), len(src))
+	var b strings.Builder
+	b.Grow(size + 1024)
+	// Every line is written through line, unless nothing is to be done to
+	// any: then the file is copied a stretch at a time.
+	renamed := 0
+	perLine := rename || !keepCompat
+	line := func(l string) {
+		if !keepCompat && loadsAccessCompat(l) {
+			b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: ")
+			b.WriteString(l)
+			return
+		}
+		if !keepCompat {
+			if rest, ok := logLevelWithoutCompat(l); ok {
+				// A LogLevel for a module not loaded stops Apache.
+				b.WriteString("# orderly DIR-10: mod_access_compat no longer loaded: ")
+				b.WriteString(strings.TrimLeft(l, " \t"))
+				if !strings.HasSuffix(l, "\n") {
+					b.WriteByte('\n')
+				}
+				if rest != "" {
+					b.WriteString(rest)
+				}
+				return
+			}
+		}
+		if rename && renameLine(&b, l) {
+			renamed++
+		} else if !rename {
+			b.WriteString(l)
+		}
+	}
+	copyLines := func(text string) {
+		if !perLine {
+			b.WriteString(text)
+			return
+		}
+		for l := range strings.Lines(text) {
+			line(l)
+		}
+	}
+	writeText := func(t string) {
+		if perLine {
+			copyLines(t + "\n")
+			return
+		}
+		b.WriteString(t)
+		b.WriteByte('\n')
+	}
+	next := 1 // the first line not yet copied
+	for _, e := range es {
+		if e.from == atEnd {
+			break
+		}
+		if e.from < next || e.to > lines {
+			continue // overlaps an edit already made, or past the end
+		}
+		copyLines(text[starts[next-1]:starts[e.from-1]])
+		if e.from > lines && b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n') // inserted after a last line with no newline
+		}
+		for _, t := range e.text {
+			writeText(t)
+		}
+		if keepCompat {
+			for _, t := range e.withCompat {
+				writeText(t)
+			}
+		}
+		next = e.to + 1
+	}
+	if next <= lines {
+		copyLines(text[starts[next-1]:])
+	}
+	for _, e := range es {
+		if e.from != atEnd {
+			continue
+		}
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		for _, t := range e.text {
+			writeText(t)
+		}
+	}
+	return b.String(), renamed
+}
+
+// logLevelWithoutCompat reports whether l is a LogLevel line with a level
+// for mod_access_compat, and returns it without that word ("" where
+// nothing else is left).
+func logLevelWithoutCompat(l string) (string, bool) {
+	if w, ok := firstWord(l); ok && !strings.EqualFold(w, "LogLevel") {
+		return "", false
+	}
+	f := strings.Fields(l)
+	if len(f) < 2 || !strings.EqualFold(f[0], "LogLevel") {
+		return "", false
+	}
+	kept := []string{f[0]}
+	for _, w := range f[1:] {
+		mod, _, found := strings.Cut(w, ":")
+		switch strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(mod), "mod_"), ".c") {
+		case "access_compat", "access_compat_module":
+			if found {
+				continue
+			}
+		}
+		kept = append(kept, w)
+	}
+	if len(kept) == len(f) {
+		return "", false
+	}
+	if len(kept) == 1 {
+		return "", true
+	}
+	indent := leadingBlanks(l)
+	return indent + strings.Join(kept, " ") + "\n", true
+}
+
+// loadsAccessCompat reports whether the line l loads mod_access_compat.
+func loadsAccessCompat(l string) bool {
+	if w, ok := firstWord(l); ok && !strings.EqualFold(w, "LoadModule") {
+		return false
+	}
+	var buf [4]string
+	t := fields(l, &buf)
+	return len(t) >= 2 && strings.EqualFold(t[0], "LoadModule") && t[1] == "access_compat_module"
+}
+
+// fields returns the first (up to four) words of the line l, as
+// strings.Fields would, without allocating: they are kept in buf.
+func fields(l string, buf *[4]string) []string {
+	for i := 0; i < len(l); i++ {
+		if l[i] >= utf8.RuneSelf {
+			f := strings.Fields(l) // Unicode white space: the slow way
+			return f[:copy(buf[:], f)]
+		}
+	}
+	n := 0
+	for i := 0; i < len(l) && n < len(buf); {
+		for i < len(l) && asciiSpace(l[i]) {
+			i++
+		}
+		j := i
+		for j < len(l) && !asciiSpace(l[j]) {
+			j++
+		}
+		if j > i {
+			buf[n] = l[i:j]
+			n++
+		}
+		i = j
+	}
+	return buf[:n]
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// anyFold reports whether one of texts contains substr (containsFold).
+func anyFold(texts []string, substr string) bool {
+	return slices.ContainsFunc(texts, func(t string) bool { return containsFold(t, substr) })
+}
+
+// containsFold reports whether s contains substr, a lower-case ASCII
+// word, in any case. It looks at a whole file, often for a word that is
+// not there: seven places at a time are tested for the word's first two
+// letters, and only where both are found is the rest compared.
+func containsFold[T string | []byte](s T, substr string) bool {
+	n, i := len(substr), 0
+	if n >= 2 {
+		c0, c1 := uint64(substr[0])*swar.Ones, uint64(substr[1])*swar.Ones
+		for ; i+8 <= len(s); i += 7 {
+			x := swar.Load(s, i) | 0x20*swar.Ones // letters in lower case
+			// The high bit of each byte equal to the first letter, and
+			// of each equal to the second.
+			m0, m1 := swar.Zero(x^c0), swar.Zero(x^c1)
+			// Places 0 to 6 of the word where both letters follow on.
+			for m := m0 & (m1 >> 8) & ((0x80 * swar.Ones) >> 8); m != 0; m &= m - 1 {
+				if foldAt(s, i+bits.TrailingZeros64(m)/8, substr) {
+					return true
+				}
+			}
+		}
+	}
+	for ; i <= len(s)-n; i++ {
+		if foldAt(s, i, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldAt reports whether s holds substr at i, in any ASCII case.
+func foldAt[T string | []byte](s T, i int, substr string) bool {
+	if i+len(substr) > len(s) {
+		return false
+	}
+	for j := range len(substr) {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != substr[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// renames are the line-level changes of the upgrade catalogue that do not
+// depend on a section: a directive renamed, or removed with a comment.
+var renames = map[string]struct{ id, to, why string }{
+	"maxclients":                  {"DIR-02", "MaxRequestWorkers", ""},
+	"maxrequestsperchild":         {"DIR-01", "MaxConnectionsPerChild", ""},
+	"namevirtualhost":             {"DIR-08", "", "NameVirtualHost has no effect in 2.4"},
+	"defaulttype":                 {"DIR-03", "", "DefaultType has no effect in 2.4; use ForceType or AddType"},
+	"acceptmutex":                 {"DIR-09", "", "replaced by Mutex"},
+	"lockfile":                    {"DIR-09", "", "replaced by Mutex"},
+	"sslmutex":                    {"DIR-09", "", "replaced by Mutex"},
+	"rewritelock":                 {"DIR-09", "", "replaced by Mutex"},
+	"rewritelog":                  {"BEH-09", "", "use LogLevel rewrite:traceN"},
+	"rewriteloglevel":             {"BEH-09", "", "use LogLevel rewrite:traceN"},
+	"authzuserauthoritative":      {"DIR-11", "", "removed in 2.4; RequireAll/RequireAny decide how Require lines combine"},
+	"authzgroupfileauthoritative": {"DIR-11", "", "removed in 2.4; RequireAll/RequireAny decide how Require lines combine"},
+	"authzdefaultauthoritative":   {"DIR-11", "", "removed in 2.4"},
+	"authzdbmauthoritative":       {"DIR-11", "", "removed in 2.4"},
+	"authzownerauthoritative":     {"DIR-11", "", "removed in 2.4"},
+	"authzldapauthoritative":      {"DIR-11", "", "removed in 2.4"},
+}
+
+// goneModules are 2.2 modules that 2.4 renamed or dropped (BLD-02).
+var goneModules = map[string]string{
+	"authn_alias_module":   "authn_core_module mod_authn_core.so",
+	"authz_default_module": "",
+	"authn_default_module": "",
+	"disk_cache_module":    "cache_disk_module mod_cache_disk.so",
+	"mem_cache_module":     "",
+}
+
+// modulePath is the directory part of a LoadModule line's file.
+func modulePath(file string) string {
+	file = strings.Trim(file, `"`)
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		return file[:i+1]
+	}
+	return ""
+}
+
+// renameLine writes the line l (with its newline) to b, renamed or
+// removed if the catalogue says so, and reports whether it was.
+func renameLine(b *strings.Builder, l string) bool {
+	// Most lines are none of those changed, as their first word says.
+	if w, ok := firstWord(l); ok && !renamed(w) {
+		b.WriteString(l)
+		return false
+	}
+	var buf [4]string
+	f := fields(l, &buf)
+	if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+		b.WriteString(l)
+		return false
+	}
+	indent := leadingBlanks(l)
+	// The name in lower case, in a buffer: looked up and compared, never
+	// kept, so not allocated.
+	var lb [32]byte
+	lower := appendLower(lb[:0], f[0])
+	if r, ok := renames[string(lower)]; ok {
+		if r.to != "" {
+			b.WriteString(indent + "# orderly " + r.id + ": " + f[0] + " renamed " + r.to + "\n")
+			b.WriteString(indent + r.to + strings.TrimPrefix(strings.TrimLeft(l, " \t"), f[0]))
+			return true
+		}
+		b.WriteString(indent + "# orderly " + r.id + ": " + r.why + ": " + strings.TrimLeft(l, " \t"))
+		return true
+	}
+	if string(lower) == "keepalive" && len(f) == 2 && !strings.EqualFold(f[1], "on") && !strings.EqualFold(f[1], "off") {
+		v := "On"
+		if f[1] == "0" {
+			v = "Off"
+		}
+		b.WriteString(indent + "# orderly DIR-07: KeepAlive takes only On or Off (2.2 read " + f[1] + " as " + v + ")\n")
+		b.WriteString(indent + "KeepAlive " + v + "\n")
+		return true
+	}
+	if string(lower) == "loadmodule" && len(f) >= 2 {
+		if to, ok := goneModules[f[1]]; ok {
+			b.WriteString(indent + "# orderly BLD-02: " + f[1] + " is not part of 2.4: " + strings.TrimLeft(l, " \t"))
+			if to != "" {
+				if !strings.HasSuffix(l, "\n") {
+					b.WriteByte('\n') // the last line, with none at its end
+				}
+				id, file, _ := strings.Cut(to, " ")
+				dir := ""
+				if len(f) >= 3 {
+					dir = modulePath(f[2])
+				}
+				b.WriteString(indent + "LoadModule " + id + " " + dir + file + "\n")
+			}
+			return true
+		}
+		if slices.Contains(builtinModules, f[1]) {
+			// Compiled into some 2.4 builds (Debian's): loading it there
+			// stops the server; shared elsewhere (RHEL's).
+			nl := ""
+			if !strings.HasSuffix(l, "\n") {
+				nl = "\n"
+			}
+			b.WriteString(indent + "# orderly ORD-06: " + f[1] + " is built into some 2.4 servers, which refuse to load it again\n")
+			b.WriteString(indent + "<IfModule !" + f[1] + ">\n")
+			b.WriteString("    " + l + nl)
+			b.WriteString(indent + "</IfModule>\n")
+			return true
+		}
+	}
+	b.WriteString(l)
+	return false
+}
+
+// firstWord returns the first word of l, as fields would, when l's blanks
+// before it and after it are ASCII: ok is false where fields must decide
+// (a byte from 0x80, which may be Unicode white space).
+func firstWord(l string) (w string, ok bool) {
+	i := 0
+	for i < len(l) && asciiSpace(l[i]) {
+		i++
+	}
+	j := i
+	for j < len(l) && !asciiSpace(l[j]) {
+		if l[j] >= utf8.RuneSelf {
+			return "", false
+		}
+		j++
+	}
+	return l[i:j], true
+}
+
+// renamed reports whether renameLine may change a line whose first word
+// is w: a name of renames, KeepAlive or LoadModule, in any case.
+func renamed(w string) bool {
+	var lower [32]byte
+	if len(w) > len(lower) || renamedLens&(1<<len(w)) == 0 {
+		return false // no name is that long (TestRenamed)
+	}
+	l := appendLower(lower[:0], w)
+	_, ok := renames[string(l)]
+	return ok || string(l) == "keepalive" || string(l) == "loadmodule"
+}
+
+// renamedLens has bit n set when a name renameLine acts on is n long.
+var renamedLens = func() uint64 {
+	lens := uint64(1)<<len("keepalive") | 1<<len("loadmodule")
+	for n := range renames {
+		lens |= 1 << len(n)
+	}
+	return lens
+}()
+
+// appendLower appends s in lower case (ASCII letters only, as httpd
+// compares directive names).
+func appendLower(dst []byte, s string) []byte {
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// userOrGroup reports whether text has a User or Group line (Unix only in
+// 2.2's core, mod_unixd's in 2.4): the name first on the line, after
+// blanks, then blanks and a value.
+func userOrGroup(text string) bool {
+	for l := range strings.Lines(text) {
+		l = strings.TrimLeft(l, " \t")
+		var rest string
+		switch {
+		case len(l) > 4 && strings.EqualFold(l[:4], "user"):
+			rest = l[4:]
+		case len(l) > 5 && strings.EqualFold(l[:5], "group"):
+			rest = l[5:]
+		default:
+			continue
+		}
+		if v := strings.TrimLeft(rest, " \t"); len(v) < len(rest) && v != "" && !strings.ContainsRune("\t\n\f\r ", rune(v[0])) {
+			return true
+		}
+	}
+	return false
+}
+
+// addModules returns text with the LoadModule lines 2.4 needs where a
+// configuration that loads its modules lacks them: the core authorization
+// and authentication modules (ERR-02, ERR-04) and an MPM (2.2 had one
+// compiled in), and mod_access_compat where compat: lines left as they
+// are still use it, which a 2.2 tree never loads (its Order/Allow/Deny
+// were mod_authz_host's). They go after the last LoadModule line of text
+// (ml, from loadsModules), with the path of the lines before them.
+func addModules(text string, ml moduleLines, have map[string]bool, all []string, compat bool) []byte {
+	if ml.end == 0 {
+		return []byte(text)
+	}
+	dir := ml.dir
+	var add []string
+	mpm := false
+	for m := range have {
+		if strings.HasPrefix(m, "mpm_") {
+			mpm = true
+		}
+	}
+	if !mpm {
+		add = append(add, "# orderly: Apache 2.4 loads its MPM as a module (2.2's was compiled in)\n", "LoadModule mpm_prefork_module "+dir+"mod_mpm_prefork.so\n")
+	}
+	for _, m := range []struct {
+		id, file, why string
+		need          func() bool
+	}{
+		{"authz_core_module", "mod_authz_core.so", "ERR-02: needed by 2.4's Require and Auth* directives", nil},
+		{"authz_host_module", "mod_authz_host.so", "AUTH-01: needed by 2.4's Require ip and Require host", nil},
+		{"authn_core_module", "mod_authn_core.so", "ERR-04: needed by 2.4's Auth* directives", nil},
+		{"access_compat_module", "mod_access_compat.so", "DIR-10: the Order/Allow/Deny/Satisfy lines left as they are need mod_access_compat", func() bool { return compat }},
+		{"lbmethod_byrequests_module", "mod_lbmethod_byrequests.so", "ERR-03: 2.4's balancer methods are modules of their own", func() bool { return have["proxy_balancer_module"] }},
+		{"slotmem_shm_module", "mod_slotmem_shm.so", "ERR-03: 2.4's mod_proxy_balancer needs a slotmem provider", func() bool { return have["proxy_balancer_module"] }},
+		{"socache_shmcb_module", "mod_socache_shmcb.so", "ERR-03: 2.4's shmcb session cache is a module of its own", func() bool { return anyFold(all, "shmcb") }},
+		{"filter_module", "mod_filter.so", "ERR-03: 2.4's AddOutputFilterByType is mod_filter's", func() bool { return anyFold(all, "addoutputfilterbytype") }},
+	} {
+		if !have[m.id] && (m.need == nil || m.need()) {
+			add = append(add, "# orderly "+m.why+"\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
+		}
+	}
+	if !have["unixd_module"] && slices.ContainsFunc(all, userOrGroup) {
+		// Built into Debian's Apache (where loading it again is an
+		// error), a module of its own in a default build: load it where
+		// it is not there yet.
+		add = append(add, "# orderly ERR-01: 2.4's User and Group are mod_unixd's\n",
+			"<IfModule !unixd_module>\n", "    LoadModule unixd_module "+dir+"mod_unixd.so\n", "</IfModule>\n")
+	}
+	if len(add) == 0 {
+		return []byte(text)
+	}
+	// The file's text is copied once, with the lines added.
+	size := len(text) + 1
+	for _, a := range add {
+		size += len(a)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, text[:ml.end]...)
+	if !strings.HasSuffix(text[:ml.end], "\n") {
+		out = append(out, '\n') // the last line of a file without a newline at its end
+	}
+	for _, a := range add {
+		out = append(out, a...)
+	}
+	return append(out, text[ml.end:]...)
+}
+
+// moduleLines is where a text loads modules: end is the offset just past
+// its last LoadModule line (0: it has none), and dir the directory part of
+// the last such line that names one ("modules/" if none does).
+type moduleLines struct {
+	end int
+	dir string
+}
+
+// loadsModules adds the modules text loads to have and reports where.
+func loadsModules(text string, have map[string]bool) moduleLines {
+	ml := moduleLines{dir: "modules/"}
+	var buf [4]string
+	at := 0
+	// The modules added go after the last LoadModule line, or after the
+	// end of the <IfModule> section it is in.
+	depth, inSection := 0, false
+	for l := range strings.Lines(text) {
+		at += len(l)
+		w, ok := firstWord(l)
+		switch {
+		case ok && strings.EqualFold(w, "<IfModule") || strings.HasPrefix(strings.ToLower(w), "<ifmodule"):
+			depth++
+			continue
+		case ok && strings.EqualFold(w, "</IfModule>"):
+			if depth > 0 {
+				depth--
+			}
+			if depth == 0 && inSection {
+				ml.end, inSection = at, false
+			}
+			continue
+		case ok && !strings.EqualFold(w, "LoadModule"):
+			continue
+		}
+		f := fields(l, &buf)
+		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
+			have[f[1]] = true
+			if depth == 0 {
+				ml.end = at
+			} else {
+				inSection = true
+			}
+			if j := strings.LastIndexByte(f[2], '/'); j >= 0 {
+				ml.dir = strings.Trim(f[2][:j+1], `"`)
+			}
+		}
+	}
+	return ml
+}

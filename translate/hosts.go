@@ -1,0 +1,222 @@
+package translate
+
+import (
+	"net/netip"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/internal/par"
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// virtualHost builds a <VirtualHost> with a builder of its own that shares
+// the main one's rule bookkeeping, method registry and modules.
+func (b *builder) virtualHost(d *apacheconf.Directive) {
+	v := &VHost{Pos: d.Pos}
+	for _, a := range d.Args {
+		va, err := parseVHostAddr(a)
+		if err != "" {
+			b.errorf(d, "%s", err)
+			return
+		}
+		v.Addrs = append(v.Addrs, va)
+	}
+	if len(v.Addrs) == 0 {
+		b.errorf(d, "<VirtualHost> directive requires additional arguments")
+		return
+	}
+	vb := &builder{
+		vhost: v, scope: b.within(nil, d), set: map[string]bool{},
+		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
+		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
+			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes, Limits: b.cfg.Limits.forHost()},
+	}
+	vb.cfg.Defaults.Options = defaultOptions(b.cfg.Semantics)
+	vb.directive = d
+	b.vhosts = append(b.vhosts, vb)
+	if b.apartOK {
+		vb.apart, vb.order = true, new(int)
+		b.later = append(b.later, &laterHost{vb: vb, d: d, errsAt: len(b.errs), rulesAt: len(b.rules)})
+		return
+	}
+	for _, c := range d.Block {
+		vb.topLevel(c)
+	}
+	b.errs = append(b.errs, vb.errs...)
+	b.rules = append(b.rules, vb.rules...)
+	vb.rules = nil
+}
+
+// hostsApart reports whether the virtual hosts of ds can be built apart
+// from the main server and from each other, on several cores, with the
+// same result as one after another: there are enough of them, no rule is
+// to be omitted (whose ID must be known as it is read), and no <Limit>
+// in one registers a method (whose number depends on the order of
+// registration).
+func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
+	if len(opt.Omit) > 0 || runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	hosts, custom := 0, false
+	for _, d := range ds {
+		if d.LowerName() != "virtualhost" {
+			continue
+		}
+		hosts++
+		apacheconf.Walk(d.Block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
+			if n := x.LowerName(); n == "limit" || n == "limitexcept" {
+				for _, m := range x.Args {
+					custom = custom || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
+				}
+			}
+			return nil
+		})
+	}
+	return hosts >= 2 && !custom
+}
+
+// buildHosts builds the virtual hosts set apart, on every core, then, in
+// the order of the configuration, gives their rules their IDs and their
+// sections their numbers, and puts their errors and rules where building
+// them in place would have.
+func (b *builder) buildHosts() {
+	par.Do(len(b.later), func(i int) {
+		h := b.later[i]
+		for _, c := range h.d.Block {
+			h.vb.topLevel(c)
+		}
+	})
+	errs, rules := b.errs, b.rules
+	b.errs, b.rules = nil, nil
+	e, r := 0, 0
+	for _, h := range b.later {
+		vb := h.vb
+		b.errs = append(append(b.errs, errs[e:h.errsAt]...), vb.errs...)
+		b.rules = append(append(b.rules, rules[r:h.rulesAt]...), vb.rules...)
+		e, r = h.errsAt, h.rulesAt
+		for i := range vb.pending {
+			p := &vb.pending[i]
+			p.n = b.ordinals[p.key]
+			b.ordinals[p.key] = p.n + 1
+		}
+		for _, s := range vb.made {
+			s.Order += *b.order
+		}
+		*b.order += *vb.order
+		if vb.overrideSet {
+			b.markOverride()
+		}
+	}
+	// The ordinals known, the IDs are hashed on every core.
+	par.Do(len(b.later), func(i int) {
+		var buf []byte
+		for _, p := range b.later[i].vb.pending {
+			buf = append(buf[:0], p.key...)
+			p.r.ID = ruleHash(buf, p.n)
+		}
+	})
+	for _, h := range b.later {
+		h.vb.rules, h.vb.pending, h.vb.made, h.vb.apart, h.vb.order = nil, nil, nil, false, b.order
+	}
+	b.errs = append(b.errs, errs[e:]...)
+	b.rules = append(b.rules, rules[r:]...)
+	b.later = nil
+}
+
+// parseVHostAddr reads one address of <VirtualHost>: "*:80", "_default_",
+// "10.0.0.1", "[2001:db8::1]:443", "*".
+func parseVHostAddr(a string) (VHostAddr, string) {
+	var v VHostAddr
+	host, port := a, ""
+	if strings.HasPrefix(a, "[") {
+		i := strings.Index(a, "]")
+		if i < 0 {
+			return v, "Invalid address or port in <VirtualHost> " + a
+		}
+		host, port = a[1:i], strings.TrimPrefix(a[i+1:], ":")
+	} else if i := strings.LastIndexByte(a, ':'); i >= 0 && strings.Count(a, ":") == 1 {
+		host, port = a[:i], a[i+1:]
+	}
+	switch port {
+	case "", "*":
+	default:
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return v, "Invalid address or port in <VirtualHost> " + a
+		}
+		v.Port = n
+	}
+	switch strings.ToLower(host) {
+	case "*", "_default_":
+		v.Wildcard = true
+		return v, ""
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		// A host name would be resolved at start-up by Apache; orderly
+		// does not guess.
+		return v, "<VirtualHost " + a + ">: orderly needs an IP address or *, not a host name"
+	}
+	v.IP = ip.Unmap()
+	return v, ""
+}
+
+// mergeServer is the configuration of a virtual host: its own directives
+// merged with the main server's (ap_fixup_virtual_hosts and the modules'
+// server merges): the main server's <Directory> and <Location> sections
+// apply inside every virtual host, before the host's own; the host's own
+// aliases come first; unset settings are inherited.
+func mergeServer(main, own *Config, set map[string]bool) *Config {
+	c := *main
+	c.VHosts = nil
+	if own.DocumentRoot != "" {
+		c.DocumentRoot = own.DocumentRoot
+	}
+	c.Aliases = append(append([]Alias(nil), own.Aliases...), main.Aliases...)
+	// Where /~user may lead: the host's and the main server's, for
+	// translate's bounds.
+	c.UserDirs = append(append([]string(nil), own.UserDirs...), main.UserDirs...)
+	c.UserDirHomes = main.UserDirHomes || own.UserDirHomes
+	c.Dirs = append(append([]*Section(nil), main.Dirs...), own.Dirs...)
+	c.DirMatches = append(append([]*Section(nil), main.DirMatches...), own.DirMatches...)
+	sortSections(&c)
+	c.Files = append(append([]*Section(nil), main.Files...), own.Files...)
+	c.Locations = append(append([]*Section(nil), main.Locations...), own.Locations...)
+	c.ServerEnv = append(append([]*EnvRule(nil), main.ServerEnv...), own.ServerEnv...)
+	d := *main.Defaults
+	if own.Defaults.DirIndex != nil {
+		d.DirIndex = own.Defaults.DirIndex
+	}
+	d.Limits = MergeDirLimits(main.Defaults.Limits, own.Defaults.Limits)
+	d.Redirects = MergeDirRedirects(main.Defaults.Redirects, own.Defaults.Redirects)
+	d.Rewrite = MergeRewrite(main.Defaults.Rewrite, own.Defaults.Rewrite)
+	if own.Defaults.HostnameLookups != LookupsUnset {
+		d.HostnameLookups = own.Defaults.HostnameLookups
+	}
+	if main.Defaults.Options != nil && own.Defaults.Options != nil {
+		o := main.Defaults.Options.Merge(*own.Defaults.Options)
+		d.Options = &o
+	}
+	mergeSSL(&c, &d, main, own) // ssl.go
+	c.Defaults = &d
+	c.Limits = mergeServerLimits(main.Limits, own.Limits)
+	c.Redirects = append(append([]*Redirect(nil), own.Redirects...), main.Redirects...)
+	c.Rewrite = mergeServerRewrite(main.Rewrite, own.Rewrite)
+	if set["accessfilename"] {
+		c.AccessFileNames = own.AccessFileNames
+	}
+	if set["mergeslashes"] {
+		c.MergeSlashes = own.MergeSlashes
+	}
+	// merge_core_server_configs: a host's own TraceEnable, else the main
+	// server's.
+	if own.TraceEnable != "" {
+		c.TraceEnable, c.TraceRule = own.TraceEnable, own.TraceRule
+	}
+	// merge_core_dir_configs copies the host's own AllowEncodedSlashes,
+	// set or not: a virtual host does not inherit the main server's.
+	c.AllowEncodedSlashes = own.AllowEncodedSlashes
+	return &c
+}

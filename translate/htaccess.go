@@ -1,0 +1,565 @@
+package translate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/internal/dirscan"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
+)
+
+// maxHtaccessDirs bounds the directories searched for .htaccess files, as
+// lint's Options.MaxDirs does by default.
+const maxHtaccessDirs = 100000
+
+// authConfigOverrides returns the edits that let AuthConfig into the
+// .htaccess files translate rewrites (hts): the AllowOverride (Limit
+// without AuthConfig) that governs one (the last <Directory> above it
+// that sets AllowOverride, in any server) gets AuthConfig where no other
+// file it governs (of paths, those found) has lines AuthConfig would let
+// in, refused (or skipped, with Nonfatal) until now; where one has, a
+// <Directory> for the rewritten file's own directory follows the
+// governing section, with its AllowOverride and AuthConfig, unless such a
+// file is in that directory or below. Then the rewritten file cannot be
+// read as translated: it is returned, by path, with why. written are the
+// files found (paths, in that order), as written (htSearch.written).
+func authConfigOverrides(cfg *Config, hts []htFile, paths []string, written map[string]htWritten) (map[string][]edit, map[string]string) {
+	governs := map[string][]*Section{} // by file: each server's governing section
+	governing := func(p string) []*Section {
+		if out, ok := governs[p]; ok {
+			return out
+		}
+		var out []*Section
+		for _, c := range serverConfigs(cfg) {
+			var gov *Section
+			for _, s := range fileChain(c, filepath.Dir(p)+"/") {
+				if s.Conf.Override != nil {
+					gov = s
+				}
+			}
+			if gov != nil && !slices.Contains(out, gov) {
+				out = append(out, gov)
+			}
+		}
+		governs[p] = out
+		return out
+	}
+	limitOnly := func(s *Section) bool { return *s.Conf.Override&OrLimit != 0 && *s.Conf.Override&OrAuthCfg == 0 }
+	// The files that need AuthConfig, by the sections governing them.
+	others := map[*Section][]string{}
+	for _, p := range paths {
+		f, read := written[p]
+		for _, g := range governing(p) {
+			if read && limitOnly(g) && needsAuthConfig(f, *g.Conf.Override) {
+				others[g] = append(others[g], p)
+			}
+		}
+	}
+	edits := map[string][]edit{}
+	done := map[*apacheconf.Directive]bool{}
+	blocked := map[string]string{}
+	for _, h := range hts {
+		p := h.path
+		if h.sec != nil {
+			p = h.sec.Path
+		}
+		dir := filepath.Dir(p) + "/"
+		for _, g := range governing(p) {
+			if !limitOnly(g) || g.directive == nil {
+				continue
+			}
+			var line *apacheconf.Directive // g's AllowOverride
+			for _, x := range g.directive.Block {
+				if x.Is("AllowOverride") {
+					line = x
+				}
+			}
+			if line == nil {
+				continue
+			}
+			indent := strings.Repeat(" ", max(line.Pos.Col-1, 0))
+			comment := indent + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig"
+			// The file's own lines are the ones translate rewrote.
+			rest := slices.DeleteFunc(slices.Clone(others[g]), func(o string) bool { return o == p })
+			if len(rest) == 0 {
+				if !done[line] {
+					done[line] = true
+					edits[line.Pos.File] = append(edits[line.Pos.File], edit{from: line.Pos.Line, to: line.Pos.Line, text: []string{comment, indent + "AllowOverride " + line.Raw + " AuthConfig"}})
+				}
+				continue
+			}
+			// A section of its own, after the governing one.
+			at := strings.Repeat(" ", max(g.directive.Pos.Col-1, 0))
+			end := max(g.directive.EndLine, g.directive.Pos.Line)
+			// Two insertions at one place, so that what is written where
+			// mod_access_compat stays loaded goes inside.
+			section := func(reset bool, lines ...string) []edit {
+				text := []string{at + "<Directory " + quoteArg(strings.TrimSuffix(dir, "/")) + ">"}
+				for _, l := range lines {
+					text = append(text, at+"    "+l)
+				}
+				open := edit{from: end + 1, to: end, text: text}
+				if reset {
+					open.withCompat = compatReset(at + "    ")
+				}
+				return []edit{open, {from: end + 1, to: end, text: []string{at + "</Directory>"}}}
+			}
+			if i := slices.IndexFunc(rest, func(o string) bool { return strings.HasPrefix(o, dir) }); i >= 0 || g.Path == dir {
+				why := fmt.Sprintf("its Require lines need AllowOverride AuthConfig (%s:%d), which would let Apache read lines it refuses now in %s", line.Pos.File, line.Pos.Line, rest[max(i, 0)])
+				if h.sec != nil {
+					blocked[p] = why
+					continue
+				}
+				// A closed file: its Require all denied would be refused,
+				// or skipped (Nonfatal=Override); the configuration
+				// refuses its directory instead.
+				edits[g.Pos.File] = append(edits[g.Pos.File], section(true,
+					"# orderly DIR-10: NEEDS REVIEW, refused until "+p+" is translated by hand: "+why, "Require all denied")...)
+				continue
+			}
+			edits[g.Pos.File] = append(edits[g.Pos.File], section(false,
+				"# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig; not in "+strings.TrimSuffix(g.Path, "/")+" as a whole, where other .htaccess files hold lines it would let Apache read",
+				"AllowOverride "+line.Raw+" AuthConfig")...)
+		}
+	}
+	return edits, blocked
+}
+
+// needsAuthConfig reports whether the .htaccess file f has a line that
+// AllowOverride AuthConfig allows and override does not.
+func needsAuthConfig(f htWritten, override uint16) bool {
+	if !f.ok {
+		return true // not read as written: assume the worst
+	}
+	needs := false
+	apacheconf.Walk(f.ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
+		name := d.Name
+		if d.IsSection() {
+			name = "<" + name
+		}
+		for _, info := range directive.Lookup(name, directive.V24) {
+			if uint16(info.Where)&OrAuthCfg != 0 && uint16(info.Where)&override == 0 {
+				needs = true
+			}
+		}
+		return nil
+	})
+	return needs
+}
+
+// htFile is an .htaccess file to translate, with the configuration (the
+// main server's or a virtual host's) whose sections it merges below.
+type htFile struct {
+	sec *Section
+	cfg *Config
+	// closed: an .htaccess file translate cannot read as Apache does,
+	// refused until translated by hand (closeHtaccess); sec is nil.
+	path   string
+	closed []edit
+}
+
+// An htSearch is the search for a configuration's .htaccess files, under
+// way (startHtaccess) while the rest is translated, until the files found
+// are read (findHtaccess).
+type htSearch struct {
+	cfg    *Config
+	roots  []htRoot
+	search []dirscan.Root
+	found  chan dirscan.Result
+	// truncated: the search stopped at maxHtaccessDirs; written, each
+	// file found and read, as written (findHtaccess).
+	truncated bool
+	written   map[string]htWritten
+}
+
+// htWritten is an .htaccess file as written, parsed (ok) or not.
+type htWritten struct {
+	ds []*apacheconf.Directive
+	ok bool
+}
+
+// An htRoot is a directory searched for .htaccess files, and the
+// configuration it is served by.
+type htRoot struct {
+	dir string
+	cfg *Config
+}
+
+// startHtaccess starts the search for the .htaccess files under the
+// document roots, Alias targets and UserDir directories of cfg.
+func startHtaccess(cfg *Config) *htSearch {
+	type root = htRoot
+	roots := []root{{cfg.DocumentRoot, cfg}}
+	// A regex alias's target only where it has no back-reference (walk's
+	// Roots).
+	addAliases := func(c *Config) {
+		for _, a := range c.Aliases {
+			if a.Regex == nil || !strings.Contains(a.Real, "$") {
+				roots = append(roots, root{a.Real, c})
+			}
+		}
+	}
+	// UserDir: "/home/*/public_html" is each user's directory; a path with
+	// no "*" holds one directory per user.
+	addUserDirs := func(c *Config) {
+		for _, u := range c.UserDirs {
+			if !strings.Contains(u, "*") {
+				roots = append(roots, root{u, c})
+				continue
+			}
+			dirs, _ := filepath.Glob(u)
+			for _, d := range dirs {
+				roots = append(roots, root{d, c})
+			}
+		}
+	}
+	addAliases(cfg)
+	addUserDirs(cfg)
+	for _, v := range cfg.VHosts {
+		roots = append(roots, root{v.Config.DocumentRoot, v.Config})
+		addAliases(v.Config)
+		addUserDirs(v.Config)
+	}
+	hs := &htSearch{cfg: cfg, roots: roots, found: make(chan dirscan.Result, 1)}
+	for _, r := range roots {
+		if r.dir != "" {
+			hs.search = append(hs.search, dirscan.Root{Dir: r.dir, Names: cfg.AccessFileNames})
+		}
+	}
+	go func() { hs.found <- dirscan.Find(hs.search, maxHtaccessDirs) }()
+	return hs
+}
+
+// findHtaccess parses the .htaccess files under the document roots and
+// Alias targets that hold access rules, each with its chain: the
+// <Directory> sections and .htaccess files above it, in Apache's merge
+// order. Files whose translation would not mean what they meant are left
+// as they are and reported: one that is refused (Apache answers 500 for
+// its directory) or has lines AllowOverride Nonfatal skips, since the
+// AuthConfig that Require needs could change that; one with access rules
+// in a nested section; one below a wildcard or regex <Directory>
+// section; one that servers with different sections reach. It reads
+// the files the search found, each with the configurations that reach it.
+func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
+	cfg, roots, search, res := hs.cfg, hs.roots, hs.search, <-hs.found
+	hs.truncated = res.Truncated
+	var reviews []Difference
+	if res.Truncated {
+		reviews = append(reviews, Difference{Pos: apacheconf.Pos{File: search[0].Dir},
+			Text: fmt.Sprintf("the search for .htaccess files stopped after %d directories; those further down were not translated", maxHtaccessDirs)})
+	}
+	found := map[string][]*Config{}
+	i := 0
+	for _, r := range roots {
+		if r.dir == "" {
+			continue
+		}
+		for _, p := range res.Files[i] {
+			if !slices.Contains(found[p], r.cfg) {
+				found[p] = append(found[p], r.cfg)
+			}
+		}
+		i++
+	}
+	paths := make([]string, 0, len(found))
+	for p := range found {
+		paths = append(paths, p)
+	}
+	// Parents before children.
+	sort.Slice(paths, func(i, j int) bool {
+		di, dj := strings.Count(paths[i], "/"), strings.Count(paths[j], "/")
+		return di < dj || di == dj && paths[i] < paths[j]
+	})
+	var out []htFile
+	seen := map[string]*Section{}
+	hs.written = make(map[string]htWritten, len(paths))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		ds, err := apacheconf.Parse(p, data)
+		hs.written[p] = htWritten{ds, err == nil}
+		raw := ds
+		if err == nil {
+			// An <IfVersion> may hold on 2.2 and not on the 2.4 the file is
+			// translated for: left unevaluated, so that the access rules in
+			// one are reviewed (nestedAccess). Under 2.4-compat the legacy
+			// rules ran on 2.4 too: the branches 2.4 reads are translated
+			// in place, the others left as they are (2.4 never reads them).
+			c := c0(found[p])
+			opt := apacheconf.Options{Modules: map[string]bool{"version_module": false}}
+			for m, ok := range c.Modules {
+				opt.Modules[m] = ok && m != "version_module"
+			}
+			if c.Semantics == Compat24 {
+				opt = apacheconf.Options{Modules: c.Modules, Version: c.Version}
+			}
+			ds, err = apacheconf.Conditionals(ds, opt)
+		}
+		if err != nil || !anyAccess(ds) {
+			continue
+		}
+		// Under 2.2 the <IfVersion> branches 2.2 read are translated, and
+		// the translation is written outside them (ifVersionEdits).
+		var ifv []*apacheconf.Directive
+		if c := c0(found[p]); c.Semantics == Legacy22 && nestedAccess(ds) {
+			if blocks := accessIfVersions(raw); len(blocks) > 0 {
+				if ds22, err := apacheconf.Conditionals(raw, apacheconf.Options{Modules: c.Modules, Version: c.Version}); err == nil && !nestedAccess(ds22) {
+					ds, ifv = ds22, blocks
+				}
+			}
+		}
+		pos := apacheconf.Pos{File: p, Line: 1}
+		review := func(why string) {
+			reviews = append(reviews, Difference{Pos: pos, Text: why + "; left as it is"})
+		}
+		// unknown: left as it is, its rules in force on 2.4 unread.
+		markUnknown := func() {
+			for _, c := range found[p] {
+				c.htFound().unknown = append(c.htFound().unknown, filepath.Dir(p)+"/")
+			}
+		}
+		unknown := func(why string) {
+			review(why)
+			markUnknown()
+			// Its Require lines would replace the Require its parents'
+			// Allow lines became: refused until translated by hand.
+			if ancestorCompat(found[p][0], filepath.Dir(p)+"/", seen) {
+				if es := closeHtaccess(raw, data, why, found[p][0].Semantics); es != nil {
+					out = append(out, htFile{path: p, closed: es})
+					reviews[len(reviews)-1].Text = why + "; refused (Require all denied) until translated by hand"
+					reviews[len(reviews)-1].Closed = true
+					reviews[len(reviews)-1].Moot = true // no legacy line is left in force
+				}
+			}
+		}
+		dir := filepath.Dir(p) + "/"
+		c := found[p][0]
+		chain := fileChain(c, dir)
+		differ := false
+		for _, o := range found[p][1:] {
+			differ = differ || !slices.Equal(fileChain(o, dir), chain)
+		}
+		override, nonfatal := c.DefaultOverride, uint16(0)
+		var list []string // AllowOverrideList
+		for _, s := range chain {
+			if s.Conf.Override != nil {
+				override, nonfatal = *s.Conf.Override, s.Conf.NonFatal
+			}
+			if s.Conf.OverrideList != nil {
+				list = s.Conf.OverrideList
+			}
+		}
+		wild := wildApplies(c, dir)
+		switch {
+		case differ:
+			unknown("servers with different <Directory> sections reach this .htaccess file")
+			continue
+		case override == 0 && nonfatal == 0 && len(list) == 0:
+			continue // never read (a Nonfatal= bit or a list alone has it read)
+		case wild:
+			unknown("a regex <Directory> section may apply to this .htaccess file's directory")
+			continue
+		case compatConditional(raw) != nil:
+			unknown("it tests whether mod_access_compat is loaded (<IfModule mod_access_compat.c>, <IfDirective Order>): without the module the other branch is read")
+			continue
+		case nestedAccess(ds):
+			unknown("access rules in a section other than <Files>, <FilesMatch> or <Limit> inside an .htaccess file are not translated")
+			continue
+		}
+		sec, err := c.ParseHtaccess(p, data, override, 0, c.BaseDir)
+		if err != nil && len(list) > 0 && !ownRefusal(err) {
+			if _, lerr := c.ParseHtaccessWith(p, data, HtaccessAllow{Override: override, List: list}, c.BaseDir); lerr == nil {
+				unknown("AllowOverrideList lets Apache read its access lines, and would have to list the Require lines of their translation too")
+				continue
+			}
+		}
+		if err != nil {
+			if ownRefusal(err) {
+				// orderly's limit, not Apache's: the file works on 2.4
+				// and still needs mod_access_compat.
+				unknown(fmt.Sprintf("%v: orderly cannot read this file as Apache does", err))
+				continue
+			}
+			why := fmt.Sprintf("%v: under the AllowOverride in force Apache refuses this file (or skips the line), and the AuthConfig 2.4's Require needs could change that", err)
+			if nonfatal == 0 {
+				// Refused whole (no Nonfatal to skip the line): 500 under
+				// 2.2 and 2.4 alike while it reads as written, and
+				// without mod_access_compat too, its Order/Allow/Deny/
+				// Satisfy lines then unknown directives; unless an
+				// AllowOverrideList applies, with which Apache 2.4 reads
+				// such a file and serves its directory (random
+				// translate, seed 50, configuration 268): the module
+				// stays loaded for it.
+				review(why)
+				reviews[len(reviews)-1].Moot = len(list) == 0 || !hasCompatLine(raw)
+				continue
+			}
+			// Partly read (Nonfatal skips the lines refused): its other
+			// lines are in force, as in a file translate cannot read.
+			unknown(why)
+			continue
+		}
+		sec.block = ds
+		sec.ifVersions = ifv
+		// Apache's merge order: each directory's <Directory> sections,
+		// then its .htaccess file, from "/" down.
+		sec.htChain = append([]*Section(nil), chain...)
+		for up := filepath.Dir(filepath.Dir(p)); ; up = filepath.Dir(up) {
+			for _, name := range cfg.AccessFileNames {
+				if h := seen[filepath.Join(up, name)]; h != nil {
+					sec.htChain = append(sec.htChain, h)
+				}
+			}
+			if up == "/" || up == "." {
+				break
+			}
+		}
+		sort.SliceStable(sec.htChain, func(i, j int) bool { return mergeRank(sec.htChain[i]) < mergeRank(sec.htChain[j]) })
+		seen[p] = sec
+		for _, c := range found[p] {
+			c.htFound().parsed = append(c.htFound().parsed, sec)
+		}
+		// The file's <Files> sections merge after everything above, the
+		// file itself included, and after the <Files> sections before
+		// them that match the same names (filesCombos).
+		files := 0
+		for _, f := range sec.Conf.Files {
+			if !hasAccess(f.Conf) {
+				continue
+			}
+			files++
+			f.htChain = append(append([]*Section(nil), sec.htChain...), sec)
+		}
+		if hasAccess(sec.Conf) || files > 0 {
+			out = append(out, htFile{sec: sec, cfg: c})
+		}
+	}
+	return out, reviews, paths
+}
+
+func c0(cs []*Config) *Config { return cs[0] }
+
+// ownRefusal reports whether a load error holds a refusal of orderly's
+// own (apacheconf.Error.Own), where Apache would have read the file.
+func ownRefusal(err error) bool {
+	var el apacheconf.ErrorList
+	if !errors.As(err, &el) {
+		return true
+	}
+	for _, e := range el {
+		if e.Own {
+			return true
+		}
+	}
+	return false
+}
+
+// wildApplies reports whether a regex <Directory> (or <DirectoryMatch>)
+// section matches dir (ending in "/") or a directory above it: Apache
+// merges those after the .htaccess files, over what a file says.
+func wildApplies(c *Config, dir string) bool {
+	for _, d := range c.DirMatches {
+		for _, p := range dirPrefixes(dir) {
+			if d.Regex != nil && (mayMatch(d.Regex, p) || mayMatch(d.Regex, strings.TrimSuffix(p, "/"))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dirPrefixes lists "/", "/a/", "/a/b/" ... of dir (ending in "/").
+func dirPrefixes(dir string) []string {
+	var out []string
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '/' {
+			out = append(out, dir[:i+1])
+		}
+	}
+	return out
+}
+
+// fileChain is the <Directory> sections, wildcard ones included, that
+// Apache merges for the directory dir (ending in "/"), in its order: by
+// depth, configuration order among equals.
+func fileChain(c *Config, dir string) []*Section {
+	prefixes := dirPrefixes(dir)
+	var out []*Section
+	for _, d := range c.Dirs {
+		switch {
+		case d.Depth == 0, !d.Fnmatch && strings.HasPrefix(dir, d.Path):
+			out = append(out, d)
+		case d.Fnmatch:
+			pattern := strings.ReplaceAll(d.Path, "[!", "[^")
+			for _, p := range prefixes {
+				if ok, err := path.Match(pattern, p); err == nil && ok {
+					out = append(out, d)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// mergeRank orders <Directory> sections and .htaccess files as Apache
+// merges them: by depth, and at one depth the sections before the file.
+func mergeRank(s *Section) int {
+	if s.Kind == KindHtaccess {
+		return 2*(strings.Count(filepath.Dir(s.Path)+"/", "/")-1) + 1
+	}
+	return 2 * s.Depth
+}
+
+// anyAccess reports whether any access directive appears, at any depth.
+func anyAccess(ds []*apacheconf.Directive) bool {
+	for _, d := range ds {
+		if mentionsAccess(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCompatLine reports whether any of mod_access_compat's directives
+// (Order, Allow, Deny, Satisfy) appears, at any depth.
+func hasCompatLine(ds []*apacheconf.Directive) bool {
+	for _, d := range ds {
+		if d.Block != nil && hasCompatLine(d.Block) {
+			return true
+		}
+		switch d.LowerName() {
+		case "order", "allow", "deny", "satisfy":
+			return true
+		}
+	}
+	return false
+}
+
+// nestedAccess reports access directives inside a section other than
+// <Limit>/<LimitExcept>, and <Files>/<FilesMatch> holding only those.
+func nestedAccess(ds []*apacheconf.Directive) bool {
+	for _, d := range ds {
+		n := d.LowerName()
+		switch {
+		case d.Block == nil || n == "limit" || n == "limitexcept" || n == "requireall" || n == "requireany" || n == "requirenone":
+			// Access containers: the section's own, translated with it.
+		case n == "files" || n == "filesmatch":
+			if nestedAccess(d.Block) {
+				return true
+			}
+		case mentionsAccess(d):
+			return true
+		}
+	}
+	return false
+}
