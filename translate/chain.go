@@ -2,6 +2,7 @@ package translate
 
 import (
 	"math/bits"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/regex"
+	"github.com/orderly-proxy/orderly/translate/rewrite"
 )
 
 // layers is what one section has in force: its compat layer and its
@@ -178,7 +180,7 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 			}
 			for _, r := range others {
 				if d.Fnmatch || r == "" || strings.HasPrefix(r, d.Path) || strings.HasPrefix(d.Path, r) {
-					return nil, "an Alias or UserDir maps some of this <Location>'s URLs to directories whose <Directory> sections with access rules differ"
+					return nil, "an Alias, UserDir or RewriteRule maps some of this <Location>'s URLs to directories whose <Directory> sections with access rules differ"
 				}
 			}
 		}
@@ -240,7 +242,7 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 	for _, r := range servedTrees(cfg) {
 		for _, d := range chain {
 			if d.Depth != 0 && (r == "" || !strings.HasPrefix(r, d.Path)) {
-				return nil, "an Alias or UserDir leads requests to files outside the document root, which " + d.String() + " does not cover"
+				return nil, "an Alias, UserDir or RewriteRule leads requests to files outside the document root, which " + d.String() + " does not cover"
 			}
 		}
 	}
@@ -328,6 +330,8 @@ func locationFile(cfg *Config, loc string) (file string, others []string, why st
 			others = append(others, filepath.Clean(a.Real)+"/")
 		}
 	}
+	// A server's RewriteRule may map some of its URLs to files elsewhere.
+	others = append(others, rewriteTrees(cfg)...)
 	userDirs := len(cfg.UserDirs) > 0 || cfg.UserDirHomes
 	if !mapped && userDirs && strings.HasPrefix(loc, "/~") {
 		return "", nil, "a UserDir maps this <Location>'s URLs to home directories"
@@ -378,6 +382,44 @@ func servedTrees(cfg *Config) []string {
 	}
 	if cfg.UserDirHomes {
 		out = append(out, "")
+	}
+	return append(out, rewriteTrees(cfg)...)
+}
+
+// rewriteTrees returns the directories the server's RewriteRule lines may
+// map a URL to, as a file path, before the directory walk (hook_uri2file:
+// a substitution whose first path segment exists on the file system is a
+// file path, prefix_stat): each the directory of the substitution's text
+// before its first reference, "" where that is any directory. A rule with
+// [PT], or whose substitution is a URL path, maps through the document
+// root and the aliases as any URL does.
+func rewriteTrees(cfg *Config) []string {
+	rw := cfg.Rewrite
+	if rw == nil || rw.Engine < 0 {
+		return nil
+	}
+	var out []string
+	for _, r := range rw.Rules {
+		sub := r.Subst
+		if sub == "-" || r.Flags&rewrite.FlagPassThrough != 0 || !strings.HasPrefix(sub, "/") {
+			continue // none, a URL path, or a redirect or proxy
+		}
+		lit := sub
+		if i := strings.IndexAny(lit, "$%\\"); i >= 0 {
+			lit = lit[:i]
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(lit, "/"), "/")
+		if lit == "/" || first == "" {
+			out = append(out, "") // a reference right after "/": any path
+			continue
+		}
+		if _, err := os.Stat("/" + first); err != nil {
+			continue // a URL path (prefix_stat finds no such file)
+		}
+		if !strings.HasSuffix(lit, "/") {
+			lit = filepath.Dir(lit)
+		}
+		out = append(out, filepath.Clean(lit)+"/")
 	}
 	return out
 }

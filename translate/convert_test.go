@@ -3,6 +3,7 @@ package translate
 import (
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/regex"
+	"github.com/orderly-proxy/orderly/translate/rewrite"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1049,5 +1050,29 @@ func TestUserDirHomes(t *testing.T) {
 		if cfg.UserDirHomes != want {
 			t.Errorf("%q: UserDirHomes %v, want %v", text, cfg.UserDirHomes, want)
 		}
+	}
+}
+
+// rewriteTrees names where a server's RewriteRule lines map URLs as file
+// paths (corpus 952): a substitution whose first segment exists on disk;
+// not a URL path, [PT], "-" or a redirect.
+func TestRewriteTrees(t *testing.T) {
+	dir := t.TempDir() // exists, so its first segment does too
+	rules := []*rewrite.Rule{
+		{Subst: dir + "/api/$1"},
+		{Subst: "/index.php"},
+		{Subst: dir + "/x", Flags: rewrite.FlagPassThrough},
+		{Subst: "-"},
+		{Subst: "http://example.com/$1"},
+		{Subst: "/$1"},
+		{Subst: dir + "/file.html"},
+	}
+	got := rewriteTrees(&Config{Rewrite: &Rewrite{Engine: 1, Rules: rules}})
+	want := []string{dir + "/api/", "", dir + "/"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rewriteTrees = %q, want %q", got, want)
+	}
+	if got := rewriteTrees(&Config{Rewrite: &Rewrite{Engine: -1, Rules: rules}}); got != nil {
+		t.Errorf("RewriteEngine Off: rewriteTrees = %q, want none", got)
 	}
 }
