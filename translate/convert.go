@@ -163,6 +163,41 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			results[i].es, results[i].review = authTypeOnly(all[i].cfg, s)
 		}
 	})
+	// A section of the main server applies in every virtual host too,
+	// where what it inherits may differ (the host's DocumentRoot, aliases
+	// and sections of its own): written once, its text must be the one
+	// each host's view gives, or it is left for review.
+	hosts := hostViews(cfg)
+	par.Do(len(all), func(i int) {
+		sc, r := all[i], &results[i]
+		if sc.cfg != cfg || r.es == nil || r.review != "" || inheritsNothing(cfg, sc.s) {
+			return
+		}
+		for _, h := range hosts {
+			if !h.affects(cfg, sc.s) {
+				continue
+			}
+			var es []edit
+			var review string
+			if hasAccess(sc.s.Conf) {
+				es, review = convertSection(h.cfg, sc.s)
+			} else {
+				es, review = authTypeOnly(h.cfg, sc.s)
+			}
+			if review != "" || !sameEdits(es, r.es) {
+				why := "a virtual host (" + h.name + ") inherits otherwise above this section of the main server"
+				if review != "" {
+					why = "in the virtual host " + h.name + ": " + review
+				}
+				if hasAccess(sc.s.Conf) {
+					r.es, r.review = convertSectionAs(cfg, sc.s, why)
+				} else {
+					r.es, r.review = authTypeOnlyAs(cfg, sc.s, why)
+				}
+				return
+			}
+		}
+	})
 	edits := map[string]int{} // each file's, to make its list once
 	sections := 0
 	for i, sc := range all {
@@ -546,6 +581,12 @@ func compatReset(indent string) []string {
 
 // convertSection writes the translation of one section.
 func convertSection(cfg *Config, s *Section) ([]edit, string) {
+	return convertSectionAs(cfg, s, "")
+}
+
+// convertSectionAs is convertSection; a section given a reason (forced)
+// is left for review with it, whatever it inherits.
+func convertSectionAs(cfg *Config, s *Section, forced string) ([]edit, string) {
 	var access []*apacheconf.Directive
 	block := s.block
 	if s.directive != nil {
@@ -560,7 +601,11 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		return nil, ""
 	}
 	indent := strings.Repeat(" ", max(access[0].Pos.Col-1, 0))
-	compat, authz, why := inherited(cfg, s)
+	var compat, authz *layers
+	why := forced
+	if why == "" {
+		compat, authz, why = inherited(cfg, s)
+	}
 	if why == "" {
 		why = sslSatisfyAny(cfg, s, compat) // ssl.go
 	}
@@ -576,7 +621,7 @@ func convertSection(cfg *Config, s *Section) ([]edit, string) {
 		extra, why = locationCombos(cfg, s)
 	}
 	var text []string
-	if why != "" && locationMergesAnd(cfg, s) {
+	if why != "" && forced == "" && locationMergesAnd(cfg, s) {
 		// Whatever merges before this <Location>, Apache decided what it
 		// inherited AND its own Require: 2.4's AuthMerging And.
 		text = append(text, indent+"# orderly DIR-10: Require translated to 2.4 Require, combined with what this section inherits (Satisfy All)")
@@ -749,14 +794,24 @@ func authTypeIn(secs []*Section) bool {
 // before it would let the request through. It writes Require all denied
 // after the AuthType line.
 func authTypeOnly(cfg *Config, s *Section) ([]edit, string) {
+	return authTypeOnlyAs(cfg, s, "")
+}
+
+// authTypeOnlyAs is authTypeOnly; a section given a reason (forced) is
+// refused with it.
+func authTypeOnlyAs(cfg *Config, s *Section, forced string) ([]edit, string) {
 	if cfg.Semantics != Compat24 || *s.Conf.AuthType == "" {
 		return nil, ""
 	}
-	_, authz, why := inherited(cfg, s)
+	why := forced
 	if why == "" {
-		if authz.authz != nil && authz.authz.Root != nil {
+		var authz *layers
+		_, authz, why = inherited(cfg, s)
+		if why == "" && authz.authz != nil && authz.authz.Root != nil {
 			return nil, "" // a Require is in force
 		}
+	}
+	if why == "" {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
 	var at *apacheconf.Directive
@@ -773,6 +828,95 @@ func authTypeOnly(cfg *Config, s *Section) ([]edit, string) {
 	return []edit{{from: end + 1, to: end, text: []string{
 		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
 		indent + "Require all denied"}}}, why
+}
+
+// inheritsNothing reports whether what s is translated to does not depend
+// on what merges before it: it refuses everyone itself, or it sets every
+// layer it would inherit (its own Order/Allow/Deny, its own Require with
+// no AuthMerging).
+func inheritsNothing(cfg *Config, s *Section) bool {
+	own := s.Conf
+	needSat22 := cfg.Semantics == Legacy22 && own.Satisfy22Set != policy.AllMethods
+	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr)
+	return selfDenies(cfg, s) || own.Compat != nil && !needSat22 && !needAuthz
+}
+
+// A hostView is a virtual host's configuration (merged over the main
+// server's) with what it has of its own that can change what a main
+// server's section inherits.
+type hostView struct {
+	name string
+	cfg  *Config
+	// dirs are the host's own <Directory> sections; others says it has
+	// sections of other kinds, and mapping that it maps URLs to files
+	// otherwise than the main server (DocumentRoot, Alias, UserDir,
+	// RewriteRule), or reads other .htaccess files or methods.
+	dirs            []*Section
+	others, mapping bool
+}
+
+// hostViews returns the virtual hosts of cfg that have something of their
+// own that can change what a main server's section inherits.
+func hostViews(cfg *Config) []hostView {
+	main := map[*Section]bool{}
+	for _, l := range [][]*Section{cfg.Dirs, cfg.DirMatches, cfg.Files, cfg.Locations} {
+		for _, s := range l {
+			main[s] = true
+		}
+	}
+	var out []hostView
+	for _, v := range cfg.VHosts {
+		c := v.Config
+		name := v.Name
+		if name == "" {
+			name = "<VirtualHost> at " + v.Pos.String()
+		}
+		h := hostView{name: name, cfg: c}
+		for _, d := range c.Dirs {
+			if !main[d] {
+				h.dirs = append(h.dirs, d)
+			}
+		}
+		for _, l := range [][]*Section{c.DirMatches, c.Files, c.Locations} {
+			for _, s := range l {
+				h.others = h.others || !main[s]
+			}
+		}
+		h.mapping = c.DocumentRoot != cfg.DocumentRoot || len(c.Aliases) != len(cfg.Aliases) ||
+			len(c.UserDirs) != len(cfg.UserDirs) || c.UserDirHomes != cfg.UserDirHomes ||
+			len(rewriteTrees(c)) != len(rewriteTrees(cfg)) || c.Methods != cfg.Methods ||
+			!slices.Equal(c.AccessFileNames, cfg.AccessFileNames)
+		if h.mapping || h.others || len(h.dirs) > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// affects reports whether what the main server's section s inherits may
+// differ in the host: a plain <Directory> by the host's own <Directory>
+// sections at or above its path (or any that may match there), the
+// others by anything of the host's own.
+func (h *hostView) affects(main *Config, s *Section) bool {
+	if s.Kind != KindDirectory || s.Fnmatch {
+		return h.mapping || h.others || len(h.dirs) > 0
+	}
+	if h.others || h.mapping && (h.cfg.Methods != main.Methods || !slices.Equal(h.cfg.AccessFileNames, main.AccessFileNames)) {
+		return true
+	}
+	for _, d := range h.dirs {
+		if d.Depth == 0 || d.Fnmatch || strings.HasPrefix(s.Path, d.Path) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameEdits reports whether a and b make the same changes.
+func sameEdits(a, b []edit) bool {
+	return slices.EqualFunc(a, b, func(x, y edit) bool {
+		return x.from == y.from && x.to == y.to && slices.Equal(x.text, y.text) && slices.Equal(x.withCompat, y.withCompat)
+	})
 }
 
 // selfDenies reports whether a section's own host-access rules refuse

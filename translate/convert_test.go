@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/regex"
 	"github.com/orderly-proxy/orderly/translate/rewrite"
@@ -1074,5 +1075,32 @@ func TestRewriteTrees(t *testing.T) {
 	}
 	if got := rewriteTrees(&Config{Rewrite: &Rewrite{Engine: -1, Rules: rules}}); got != nil {
 		t.Errorf("RewriteEngine Off: rewriteTrees = %q, want none", got)
+	}
+}
+
+// A section of the main server applies in every virtual host: where a
+// host's own sections or DocumentRoot make it inherit otherwise, one text
+// cannot hold, and it is left for review (corpus 953). A <Directory> of
+// the main server is not affected by a host's <Directory> below it.
+func TestConvertMainSectionInHosts(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "httpd.conf")
+	text := "<Directory /srv/www>\n    Order allow,deny\n    Allow from all\n</Directory>\n" +
+		"<Location /admin>\n    Order allow,deny\n    Allow from all\n</Location>\n" +
+		"<VirtualHost *:80>\n    ServerName same.test\n    <Directory /srv/www/same>\n        Require valid-user\n        AuthType Basic\n        AuthName s\n        AuthUserFile /x/users\n    </Directory>\n</VirtualHost>\n" +
+		"<VirtualHost *:80>\n    ServerName other.test\n    DocumentRoot /srv/other\n    <Directory /srv/other/admin>\n        Require valid-user\n        AuthType Basic\n        AuthName o\n        AuthUserFile /x/users\n    </Directory>\n</VirtualHost>\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: "/srv/www"}, Modules: FragmentModules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reviews []string
+	for _, r := range conv.Reviews {
+		reviews = append(reviews, fmt.Sprintf("%d: %s", r.Pos.Line, r.Text))
+	}
+	if len(reviews) != 1 || !strings.HasPrefix(reviews[0], "5: a virtual host (other.test) inherits otherwise") {
+		t.Errorf("reviews %q; want <Location /admin> (line 5) alone, for other.test", reviews)
 	}
 }

@@ -86,6 +86,11 @@ var upgradeFixtures = []upgradeFixture{
 		docRoot:  "var/www", // Debian 2.2's compiled-in DocumentRoot
 		errorLog: "var/log/apache2/error.log",
 		names:    true,
+		gaps: map[string]string{
+			"requests:22": "<Location /server-status> of the main server: a virtual host whose own sections merge above it decides it otherwise, so one text cannot hold for every host; left for review, refused (translate: hostViews)",
+			"requests:25": "the same section in the intranet host, whose <Directory> asks for an account (the translation before hostViews answered 200 here: a bypass)",
+			"requests:26": "the same section in the intranet host",
+		},
 	},
 	{
 		name:     "shared-hosting",
@@ -93,6 +98,10 @@ var upgradeFixtures = []upgradeFixture{
 		ports:    []string{"PORT"},
 		dirs:     []string{"logs", "logs/domlogs"},
 		errorLog: "logs/error_log",
+		gaps: map[string]string{
+			"requests:8": "<Location /server-status> of the main server: a virtual host whose own sections merge above it decides it otherwise, so one text cannot hold for every host; left for review, refused (translate: hostViews)",
+			"requests:9": "the same section",
+		},
 	},
 	{
 		name:     "shared-ifversion",
@@ -100,6 +109,10 @@ var upgradeFixtures = []upgradeFixture{
 		ports:    []string{"PORT"},
 		dirs:     []string{"logs"},
 		errorLog: "logs/error_log",
+		gaps: map[string]string{
+			"requests:8": "<Location /server-status> of the main server: a virtual host whose own sections merge above it decides it otherwise, so one text cannot hold for every host; left for review, refused (translate: hostViews)",
+			"requests:9": "the same section",
+		},
 	},
 	{
 		name:     "intranet",
