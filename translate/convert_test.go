@@ -1104,3 +1104,30 @@ func TestConvertMainSectionInHosts(t *testing.T) {
 		t.Errorf("reviews %q; want <Location /admin> (line 5) alone, for other.test", reviews)
 	}
 }
+
+// A virtual host's view has the UserDir directories of the host and of
+// the main server, and reaches home directories where either does.
+func TestUserDirsInHosts(t *testing.T) {
+	text := "UserDir public_html\n<VirtualHost *:80>\nServerName a.test\nUserDir /srv/users\n</VirtualHost>\n<VirtualHost *:80>\nServerName b.test\n</VirtualHost>\n"
+	ds, err := apacheconf.Parse("t.conf", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Build(ds, Options{Semantics: Compat24, DocumentRoot: "/srv/www", RenderOnly: true, ForwardUnfaithful: true, Modules: map[string]bool{"userdir_module": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.VHosts[0].Config, cfg.VHosts[1].Config
+	if !slices.Equal(a.UserDirs, []string{"/srv/users"}) || !a.UserDirHomes || len(b.UserDirs) != 0 || !b.UserDirHomes {
+		t.Errorf("a.test: %q, homes %v; b.test: %q, homes %v", a.UserDirs, a.UserDirHomes, b.UserDirs, b.UserDirHomes)
+	}
+	text = "<VirtualHost *:80>\nServerName a.test\nUserDir public_html\n</VirtualHost>\n"
+	ds, _ = apacheconf.Parse("t.conf", []byte(text))
+	cfg, err = Build(ds, Options{Semantics: Compat24, DocumentRoot: "/srv/www", RenderOnly: true, ForwardUnfaithful: true, Modules: map[string]bool{"userdir_module": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.UserDirHomes || !cfg.VHosts[0].Config.UserDirHomes {
+		t.Errorf("a host's own relative UserDir: main %v, host %v; want false, true", cfg.UserDirHomes, cfg.VHosts[0].Config.UserDirHomes)
+	}
+}
