@@ -319,11 +319,11 @@ func locationFile(cfg *Config, loc string) (file string, others []string, why st
 				continue // it matches only URLs that begin otherwise
 			}
 			others = append(others, aliasTree(a)) // it may match some of its URLs
-		case !mapped && aliasPrefix(loc, a.Fake) > 0:
+		case !mapped && AliasMatches(loc, a.Fake) > 0:
 			if len(others) > 0 {
 				return "", nil, "an AliasMatch before the Alias of this <Location> may map some of its URLs elsewhere"
 			}
-			file, mapped = filepath.Join(a.Real, loc[aliasPrefix(loc, a.Fake):])+"/", true
+			file, mapped = filepath.Join(a.Real, loc[AliasMatches(loc, a.Fake):])+"/", true
 		case strings.HasPrefix(a.Fake, strings.TrimSuffix(loc, "/")):
 			// An alias for URLs below it (or at it, as "/api" for
 			// <Location /api/>): those map to its target.
@@ -467,10 +467,12 @@ func topLevelAlternation(expr string) bool {
 	return false
 }
 
-// aliasPrefix is mod_alias's alias_matches: a run of slashes in the alias
-// matches any run in the URL path, and the match ends on a segment
-// boundary. It returns the number of bytes of uri matched, or 0.
-func aliasPrefix(uri, alias string) int {
+// AliasMatches is mod_alias's alias_matches: a run of slashes in the
+// alias matches any run in the URL path, and the match ends on a segment
+// boundary. It returns the number of bytes of uri matched, or 0. The
+// request walk (package walk) and translate's mapping of a <Location>
+// both use it.
+func AliasMatches(uri, alias string) int {
 	a, u := 0, 0
 	for a < len(alias) {
 		if alias[a] == '/' {

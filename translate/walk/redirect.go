@@ -165,7 +165,7 @@ func matchRedirect(r *translate.Redirect, uri string) (string, bool, error) {
 		}
 		return escapeTarget(expand(r.URL, uri, m)), true, nil
 	}
-	n := aliasMatches(uri, r.Path)
+	n := translate.AliasMatches(uri, r.Path)
 	if n <= 0 {
 		return "", false, nil
 	}

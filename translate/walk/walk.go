@@ -1486,7 +1486,7 @@ func (e *Engine) translateName(uri string) (filename string, aliased bool, statu
 			}
 			continue
 		}
-		if n := aliasMatches(uri, a.Fake); n > 0 {
+		if n := translate.AliasMatches(uri, a.Fake); n > 0 {
 			if e.blind[a.Real] {
 				// orderly cannot see this tree: Apache might apply
 				// <Directory> sections it cannot find. Fail closed.
@@ -1525,36 +1525,6 @@ func expand(tmpl, src string, m []int) string {
 		b.WriteByte(c)
 	}
 	return b.String()
-}
-
-// aliasMatches is mod_alias's alias_matches: a run of slashes in the alias
-// matches any run in the URI, and the match ends on a segment boundary.
-// It returns the number of URI bytes matched, or 0.
-func aliasMatches(uri, alias string) int {
-	a, u := 0, 0
-	for a < len(alias) {
-		if alias[a] == '/' {
-			if u >= len(uri) || uri[u] != '/' {
-				return 0
-			}
-			for a < len(alias) && alias[a] == '/' {
-				a++
-			}
-			for u < len(uri) && uri[u] == '/' {
-				u++
-			}
-			continue
-		}
-		if u >= len(uri) || uri[u] != alias[a] {
-			return 0
-		}
-		a++
-		u++
-	}
-	if a > 0 && alias[a-1] != '/' && u < len(uri) && uri[u] != '/' {
-		return 0
-	}
-	return u
 }
 
 // cleanFilename canonicalises a file name as apr_filepath_merge does on
