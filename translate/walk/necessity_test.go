@@ -342,3 +342,42 @@ func TestSectionNecessity(t *testing.T) {
 	decide(e, req{target: "/s/x.html", ip: "8.8.8.8"})
 	check("Satisfy alone", count{24, 0})
 }
+
+// A section's necessity to a granted main request is moot only where the
+// final answer is the very refusal the request would have got without it:
+// for a 401, with the same realm. The index file challenges for its own
+// realm; the directory that grants is necessary where the parent, without
+// it, would have challenged for another.
+func TestSectionNecessityRealm(t *testing.T) {
+	section := func(dir, inner string) string {
+		return `<Directory "@DOCROOT@/` + dir + `">
+    AuthType Basic
+    AuthName "outer"
+    AuthUserFile /nonexistent
+    Require valid-user
+    <Files index.html>
+        AuthName "` + inner + `"
+        Require valid-user
+    </Files>
+</Directory>
+<Directory "@DOCROOT@/` + dir + `/g">
+    Require all granted
+</Directory>
+`
+	}
+	e, _ := engine(t, section("differ", "inner")+section("same", "outer"), "differ/g/index.html", "same/g/index.html")
+	for _, c := range []struct {
+		target, realm string
+		line          int
+		counts        uint64
+	}{{"/differ/g/", "inner", 11, 1}, {"/same/g/", "outer", 24, 0}} {
+		r := ruleAt(t, e, c.line, true)
+		before := r.Necessary()
+		if res := decide(e, req{target: c.target, ip: "10.1.1.1"}); res.Status != 401 || res.Realm != c.realm {
+			t.Errorf("%s: %d %q, want 401 %q", c.target, res.Status, res.Realm, c.realm)
+		}
+		if got := r.Necessary() - before; got != c.counts {
+			t.Errorf("%s: the section on line %d counted necessary %d times, want %d", c.target, c.line, got, c.counts)
+		}
+	}
+}
