@@ -1,51 +1,11 @@
 package proxy
 
-import (
-	"github.com/orderly-proxy/orderly/policy"
-	"github.com/orderly-proxy/orderly/proxy/authfile"
-)
+import "github.com/orderly-proxy/orderly/proxy/authfile"
 
-// Identity checks Basic credentials against the AuthUserFile and
-// AuthGroupFile files a configuration names, re-reading a file when it
-// changes, as Apache reads them on every request.
-type Identity struct {
-	store *authfile.Store
-	// Map, when set, says where orderly reads a file the configuration
-	// names (legacy.path_map).
-	Map func(string) string
-}
+// Identity checks Basic credentials against the files a configuration
+// names: authfile's, which the translate packages' tests use too without
+// importing the proxy.
+type Identity = authfile.Identity
 
 // NewIdentity returns an Identity with an empty file cache.
-func NewIdentity() *Identity { return &Identity{store: authfile.NewStore()} }
-
-func (id *Identity) path(p string) string {
-	if id.Map != nil {
-		return id.Map(p)
-	}
-	return p
-}
-
-// CheckPassword implements policy.Identity.
-func (id *Identity) CheckPassword(file, user, password string) (policy.PasswordResult, error) {
-	u, err := id.store.Users(id.path(file))
-	if err != nil {
-		return 0, err
-	}
-	switch u.Check(user, password) {
-	case authfile.OK:
-		return policy.PasswordOK, nil
-	case authfile.Mismatch:
-		return policy.PasswordMismatch, nil
-	}
-	return policy.UserNotFound, nil
-}
-
-// Groups implements policy.Identity.
-func (id *Identity) Groups(file, user string) ([]string, bool, error) {
-	g, err := id.store.Groups(id.path(file))
-	if err != nil {
-		return nil, false, err
-	}
-	gs := g.GroupsOf(user)
-	return gs, len(gs) > 0, nil
-}
+func NewIdentity() *Identity { return authfile.NewIdentity() }

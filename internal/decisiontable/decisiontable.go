@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
-	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/proxy/authfile"
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
@@ -277,7 +277,7 @@ func Engine(dir string, c Config, sem translate.Semantics) (*walk.Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	return walk.New(cfg, walk.OS, proxy.NewIdentity()), nil
+	return walk.New(cfg, walk.OS, authfile.NewIdentity()), nil
 }
 
 // Section is the configuration c as a <Directory> section of the

@@ -16,7 +16,7 @@ import (
 	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/internal/gen"
 	"github.com/orderly-proxy/orderly/policy"
-	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/proxy/authfile"
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
@@ -160,7 +160,7 @@ func staticSound(t *testing.T, dir string, n uint64) (dead, checked int) {
 		return
 	}
 	findings := Static(cfg)
-	e := walk.New(cfg, walk.OS, proxy.NewIdentity())
+	e := walk.New(cfg, walk.OS, authfile.NewIdentity())
 	r := rand.New(rand.NewPCG(42, n))
 	for _, rq := range c.Requests {
 		for range 8 {

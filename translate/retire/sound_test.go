@@ -14,7 +14,7 @@ import (
 	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/internal/gen"
 	"github.com/orderly-proxy/orderly/policy"
-	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/proxy/authfile"
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
@@ -101,7 +101,7 @@ func retireSound(t *testing.T, dir string, n uint64) (canGo, dead, needed, neede
 			t.Errorf("case %d (omitting %v): %v", n, omit, err)
 			return nil, nil
 		}
-		return cfg, walk.New(cfg, walk.OS, proxy.NewIdentity())
+		return cfg, walk.New(cfg, walk.OS, authfile.NewIdentity())
 	}
 	cfg, e := load(nil)
 	if e == nil {
