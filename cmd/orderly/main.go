@@ -34,7 +34,7 @@ import (
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+var version string // unstamped: buildVersion in version.go
 
 const usage = `usage: orderly <command> [flags]
 
