@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -47,7 +48,15 @@ type composeService struct {
 	ReadOnly  bool                       `json:"read_only"`
 	CapDrop   []string                   `json:"cap_drop"`
 	DependsOn map[string]json.RawMessage `json:"depends_on"`
+	// StopGracePeriod is how long compose waits after SIGTERM before
+	// SIGKILL ("" is 10s).
+	StopGracePeriod string `json:"stop_grace_period"`
 }
+
+// imageVar is the variable that names orderly's image in compose.yaml (and
+// kubernetes/kustomization.yaml's images: entry the same default:
+// TestImageDefault in kubernetes/).
+const imageVar = "ORDERLY_IMAGE"
 
 // mount is a volume of a service: a bind mount of a host path, or a named
 // volume.
@@ -133,11 +142,13 @@ func yamlToJSON(t *testing.T, y []byte) []byte {
 
 // composeConfig runs docker-compose config, which validates compose.yaml
 // and writes it out resolved (absolute paths, defaults filled in), and
-// decodes what it wrote.
-func composeConfig(t *testing.T) composeProject {
+// decodes what it wrote. env is added to the environment, from which
+// imageVar is removed first.
+func composeConfig(t *testing.T, env ...string) composeProject {
 	t.Helper()
 	tool := apachetest.RequireTool(t, "docker-compose", "docker-compose")
 	cmd := exec.Command(tool, "-f", composeFile, "config")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, imageVar+"=") }), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -293,6 +304,49 @@ func TestCompose(t *testing.T) {
 	}
 	if pr := p.Services["prometheus"]; !strings.HasPrefix(pr.Image, "prom/prometheus:") {
 		t.Errorf("prometheus: image %q", pr.Image)
+	}
+}
+
+// composeImageDefault matches orderly's image in compose.yaml as written.
+var composeImageDefault = regexp.MustCompile(`(?m)^\s*image:\s*\$\{` + imageVar + `:-([^}\s]+)\}\s*$`)
+
+// TestComposeImage: orderly's image is ${ORDERLY_IMAGE:-default}: the
+// default without the variable, the variable's value with it.
+func TestComposeImage(t *testing.T) {
+	b, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := composeImageDefault.FindAllStringSubmatch(string(b), -1)
+	if len(m) != 1 {
+		t.Fatalf("%s: %d images of the form ${%s:-default}, want orderly's", composeFile, len(m), imageVar)
+	}
+	def := m[0][1]
+	if got := composeConfig(t).Services["orderly"].Image; got != def {
+		t.Errorf("without %s, orderly's image is %q, want %q", imageVar, got, def)
+	}
+	const mine = "registry.example.com/orderly:1.2.3"
+	if got := composeConfig(t, imageVar+"="+mine).Services["orderly"].Image; got != mine {
+		t.Errorf("with %s=%s, orderly's image is %q", imageVar, mine, got)
+	}
+}
+
+// TestComposeStopGrace: compose waits longer after SIGTERM than orderly's
+// shutdown_grace, so that orderly drains before the SIGKILL.
+func TestComposeStopGrace(t *testing.T) {
+	p := composeConfig(t)
+	grace := shutdownGrace(t, "compose/orderly.hcl")
+	v := p.Services["orderly"].StopGracePeriod
+	if v == "" {
+		v = "10s" // compose's default
+	}
+	stop, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("orderly's stop_grace_period %q: %v", v, err)
+	}
+	t.Logf("compose/orderly.hcl shutdown_grace %s < stop_grace_period %s", grace, stop)
+	if stop <= grace {
+		t.Errorf("orderly's stop_grace_period %s is not above its shutdown_grace %s: compose kills it mid-drain", stop, grace)
 	}
 }
 

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/policy"
@@ -332,17 +334,32 @@ var (
 	ruleStart    = regexp.MustCompile(`^\s*- (alert|record):\s*(\S+)`)
 	groupStart   = regexp.MustCompile(`^\s*- name:`)
 	alertCase    = regexp.MustCompile(`alertname:\s*(\S+)\s*\n\s*exp_alerts:\s*(\[\])?`)
-	alertInValue = regexp.MustCompile(`(?m)^\s*(severity|summary|description):`)
+	alertInValue = regexp.MustCompile(`(?m)^\s*(severity|summary|description|runbook_url):`)
+	runbookURL   = regexp.MustCompile(`(?m)^\s*runbook_url:\s*(\S+)\s*$`)
 )
 
-// TestAlerts: every alert has a severity, a summary and a description, and
-// the promtool tests show it both firing and not firing.
-func TestAlerts(t *testing.T) {
-	files := deployFiles(t)
-	alerts := map[string]string{}
-	var order []string
+// runbookPage is the runbook page every alert's runbook_url points into,
+// and runbookAnchors the sections of it they name: one an alert, as
+// GitHub makes them from headings that are the alerts' names. The page
+// must have them all.
+const runbookPage = "https://github.com/orderly-proxy/orderly/blob/main/docs/operations.md"
+
+var runbookAnchors = []string{
+	"orderlydown",
+	"orderlyreloadfailed",
+	"orderlybackendunguarded",
+	"orderlybackenderrors",
+	"orderlydenyspike",
+	"orderlyshadowwouldnewlyallow",
+	"orderlyshadowevaluationerrors",
+}
+
+// alertBodies returns the alerts of the rules file in order, and the text
+// of each rule after its "- alert:" line.
+func alertBodies(rules string) (order []string, body map[string]string) {
+	body = map[string]string{}
 	var cur string
-	for _, line := range strings.Split(files[rulesFile], "\n") {
+	for _, line := range strings.Split(rules, "\n") {
 		switch m := ruleStart.FindStringSubmatch(line); {
 		case m != nil && m[1] == "alert":
 			cur = m[2]
@@ -350,10 +367,18 @@ func TestAlerts(t *testing.T) {
 		case m != nil || groupStart.MatchString(line):
 			cur = ""
 		case cur != "":
-			alerts[cur] += line + "\n"
+			body[cur] += line + "\n"
 		}
 	}
-	want := []string{"OrderlyDown", "OrderlyReloadFailed", "OrderlyBackendErrors", "OrderlyDenySpike", "OrderlyShadowWouldNewlyAllow"}
+	return order, body
+}
+
+// TestAlerts: every alert has a severity, a summary and a description, and
+// the promtool tests show it both firing and not firing.
+func TestAlerts(t *testing.T) {
+	files := deployFiles(t)
+	order, alerts := alertBodies(files[rulesFile])
+	want := []string{"OrderlyDown", "OrderlyReloadFailed", "OrderlyBackendUnguarded", "OrderlyBackendErrors", "OrderlyDenySpike", "OrderlyShadowWouldNewlyAllow", "OrderlyShadowEvaluationErrors"}
 	for _, a := range want {
 		if !slices.Contains(order, a) {
 			t.Errorf("%s has no alert %s", rulesFile, a)
@@ -373,7 +398,7 @@ func TestAlerts(t *testing.T) {
 			for _, m := range alertInValue.FindAllStringSubmatch(alerts[a], -1) {
 				got[m[1]] = true
 			}
-			for _, k := range []string{"severity", "summary", "description"} {
+			for _, k := range []string{"severity", "summary", "description", "runbook_url"} {
 				if !got[k] {
 					t.Errorf("no %s", k)
 				}
@@ -385,6 +410,106 @@ func TestAlerts(t *testing.T) {
 				t.Errorf("%s has no case where it stays quiet", rulesTestFile)
 			}
 		})
+	}
+}
+
+// TestRunbookURLs: every alert has one runbook_url, into runbookPage at
+// an anchor of runbookAnchors, and each anchor is some alert's; and, once
+// docs/operations.md exists, it has a heading for each anchor.
+func TestRunbookURLs(t *testing.T) {
+	files := deployFiles(t)
+	order, alerts := alertBodies(files[rulesFile])
+	if len(order) == 0 {
+		t.Fatalf("%s has no alerts", rulesFile)
+	}
+	used := map[string]string{}
+	for _, a := range order {
+		urls := runbookURL.FindAllStringSubmatch(alerts[a], -1)
+		if len(urls) != 1 {
+			t.Errorf("%s: %d runbook_url annotations, want one", a, len(urls))
+			continue
+		}
+		u := urls[0][1]
+		page, anchor, ok := strings.Cut(u, "#")
+		switch {
+		case !ok || page != runbookPage:
+			t.Errorf("%s: runbook_url %s, want %s#<anchor>", a, u, runbookPage)
+		case !slices.Contains(runbookAnchors, anchor):
+			t.Errorf("%s: runbook_url anchor #%s is not in runbookAnchors %q", a, anchor, runbookAnchors)
+		case used[anchor] != "":
+			t.Errorf("%s: runbook_url anchor #%s is %s's too", a, anchor, used[anchor])
+		default:
+			used[anchor] = a
+		}
+	}
+	for _, anchor := range runbookAnchors {
+		if used[anchor] == "" {
+			t.Errorf("runbookAnchors lists #%s, which no alert uses", anchor)
+		}
+	}
+
+	b, err := os.ReadFile("../docs/operations.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Logf("../docs/operations.md does not exist yet: its anchors are not checked")
+		return
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	have := markdownAnchors(string(b))
+	for _, anchor := range runbookAnchors {
+		if !have[anchor] {
+			t.Errorf("docs/operations.md has no heading with anchor #%s (%s's runbook)", anchor, used[anchor])
+		}
+	}
+}
+
+var (
+	mdHeading = regexp.MustCompile(`(?m)^#{1,6}[ \t]+(.+?)[ \t#]*$`)
+	mdFence   = regexp.MustCompile("(?ms)^```.*?^```")
+	htmlID    = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+)
+
+// markdownAnchors returns the anchors GitHub gives a Markdown page: its
+// headings', lower-cased, without punctuation but '-' and '_', spaces made
+// '-', and -1, -2... on repeats; and explicit <a id> or <a name> ones.
+func markdownAnchors(md string) map[string]bool {
+	md = mdFence.ReplaceAllString(md, "")
+	out := map[string]bool{}
+	seen := map[string]int{}
+	for _, m := range mdHeading.FindAllStringSubmatch(md, -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(m[1]) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slug := b.String()
+		if n := seen[slug]; n > 0 {
+			out[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			out[slug] = true
+		}
+		seen[slug]++
+	}
+	for _, m := range htmlID.FindAllStringSubmatch(md, -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+func TestMarkdownAnchors(t *testing.T) {
+	md := "# Operations\n\n## Alerts\n\n### OrderlyDown\n\n```sh\n# not a heading\n```\n### `OrderlyReloadFailed`: a reload rejected\n## Alerts\n<a id=\"custom\"></a>\n"
+	got := markdownAnchors(md)
+	for _, want := range []string{"operations", "alerts", "orderlydown", "orderlyreloadfailed-a-reload-rejected", "alerts-1", "custom"} {
+		if !got[want] {
+			t.Errorf("no anchor #%s in %v", want, got)
+		}
+	}
+	if got["not-a-heading"] {
+		t.Error("a comment in a code block made an anchor")
 	}
 }
 

@@ -26,6 +26,10 @@ mode       = "enforce"
 error_log  = "stderr"
 access_log = "stdout"
 
+# SIGTERM: requests in flight finish within this; compose.yaml's
+# stop_grace_period (40s) is longer.
+shutdown_grace = "30s"
+
 # The prometheus service scrapes orderly:9100.
 metrics {
   listen = ":9100"

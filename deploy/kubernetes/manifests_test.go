@@ -28,6 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -44,6 +45,7 @@ var kinds = map[string]func() any{
 	"policy/v1 PodDisruptionBudget":           func() any { return new(policyv1.PodDisruptionBudget) },
 	"autoscaling/v2 HorizontalPodAutoscaler":  func() any { return new(autoscalingv2.HorizontalPodAutoscaler) },
 	"monitoring.coreos.com/v1 ServiceMonitor": func() any { return new(monitoringv1.ServiceMonitor) },
+	"networking.k8s.io/v1 NetworkPolicy":      func() any { return new(networkingv1.NetworkPolicy) },
 }
 
 // decode decodes one YAML document strictly into the API type its
@@ -99,33 +101,64 @@ type manifests struct {
 	pdb            *policyv1.PodDisruptionBudget
 	hpa            *autoscalingv2.HorizontalPodAutoscaler
 	serviceMonitor *monitoringv1.ServiceMonitor
+	networkPolicy  *networkingv1.NetworkPolicy
 }
 
-// load decodes every document of every *.yaml file here; every error is
-// reported.
-func load(t *testing.T) manifests {
+// kustomizationFile is the Kustomize base's file: not a manifest.
+const kustomizationFile = "kustomization.yaml"
+
+// manifestFiles returns the manifests: every *.yaml file here but the
+// kustomization.
+func manifestFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests (%v)", err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var m manifests
-	count := map[string]int{}
-	for _, file := range files {
-		f, err := os.Open(file)
+	files = slices.DeleteFunc(files, func(f string) bool { return f == kustomizationFile })
+	if len(files) == 0 {
+		t.Fatal("no manifests")
+	}
+	return files
+}
+
+// load decodes every document of every manifest file here, as written;
+// every error is reported.
+func load(t *testing.T) manifests {
+	t.Helper()
+	var streams []stream
+	for _, file := range manifestFiles(t) {
+		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		docs, err := documents(f)
-		f.Close()
+		streams = append(streams, stream{file, b})
+	}
+	return decodeAll(t, streams...)
+}
+
+// stream is a YAML stream and where it comes from.
+type stream struct {
+	name string
+	data []byte
+}
+
+// decodeAll decodes every document of the streams strictly and expects one
+// object of each kind; every error is reported.
+func decodeAll(t *testing.T, streams ...stream) manifests {
+	t.Helper()
+	var m manifests
+	count := map[string]int{}
+	for _, st := range streams {
+		docs, err := documents(bytes.NewReader(st.data))
 		if err != nil {
-			t.Errorf("%s: %v", file, err)
+			t.Errorf("%s: %v", st.name, err)
 			continue
 		}
 		for i, doc := range docs {
 			obj, err := decode(doc)
 			if err != nil {
-				t.Errorf("%s, document %d: %v", file, i+1, err)
+				t.Errorf("%s, document %d: %v", st.name, i+1, err)
 				continue
 			}
 			count[fmt.Sprintf("%T", obj)]++
@@ -142,6 +175,8 @@ func load(t *testing.T) manifests {
 				m.hpa = o
 			case *monitoringv1.ServiceMonitor:
 				m.serviceMonitor = o
+			case *networkingv1.NetworkPolicy:
+				m.networkPolicy = o
 			}
 		}
 	}
@@ -189,7 +224,7 @@ func TestStrictDecoding(t *testing.T) {
 func TestManifestsDecode(t *testing.T) {
 	m := load(t)
 	for _, meta := range []metav1.ObjectMeta{m.deployment.ObjectMeta, m.service.ObjectMeta, m.configMap.ObjectMeta,
-		m.pdb.ObjectMeta, m.hpa.ObjectMeta, m.serviceMonitor.ObjectMeta} {
+		m.pdb.ObjectMeta, m.hpa.ObjectMeta, m.serviceMonitor.ObjectMeta, m.networkPolicy.ObjectMeta} {
 		if meta.Name == "" || meta.Labels["app.kubernetes.io/name"] != "orderly" {
 			t.Errorf("%q: want a name and the label app.kubernetes.io/name=orderly", meta.Name)
 		}
