@@ -11,12 +11,20 @@ FUZZTIME ?= 10s
 CI ?= true
 export CI
 
-.PHONY: all build deps test fuzz demo demo-cutover bench bench-translate soak mutate clean
+.PHONY: all build release deps test fuzz demo demo-cutover bench bench-translate soak mutate clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/orderly ./cmd/orderly
+
+# release: in dist/, static linux/amd64 and linux/arm64 binaries, their
+# CycloneDX SBOMs, .deb and .rpm packages and SHA256SUMS
+# (scripts/release.sh, docs/install.md). The version is git describe
+# --tags's, or 0.0.0-dev+<commit> without a tag; make release
+# VERSION=v1.2.3 sets it.
+release:
+	@GO=$(GO) scripts/release.sh
 
 deps:
 	@scripts/deps.sh
@@ -42,7 +50,7 @@ demo-cutover: deps build
 	@scripts/demo-cutover.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
 
 # bench: the policy engine (go test -bench) and the proxy under load
 # (scripts/bench.sh: wrk against orderly, the backend and nginx).
