@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,20 +11,24 @@ import (
 // configuration's roots in search of .htaccess files.
 const checkDirLimit = 200000
 
+const checkUsage = `usage: orderly check [-config orderly.hcl]
+
+Loads everything serve would load and reads every .htaccess file below the
+document roots, reporting each refusal as file:line: message.
+
+Exit status: 0 serve would start, 2 a refusal or bad usage.
+`
+
 // cmdCheck loads everything serve would load (the HCL file, the legacy
 // and native configurations, the document roots) and reads every
 // .htaccess file below the roots as a request would, reporting each
 // refusal as file:line: message: exit 0 when serve would start and no
 // .htaccess file answers 500, 2 otherwise. For pipelines.
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("check", checkUsage, stderr)
 	configPath := fs.String("config", "orderly.hcl", "configuration file")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "orderly check: unexpected argument %q\n", fs.Arg(0))
@@ -50,7 +53,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "forwarded, not evaluated: %s: %s (legacy.forward_unfaithful)\n", u.Pos, u.Text)
 		}
 	}
-	_ = rc
+	for _, l := range rc.OnStderr {
+		fmt.Fprintln(stderr, "warning:", l)
+	}
 	if bad > 0 {
 		fmt.Fprintf(stderr, "orderly check: %s: %d refusal(s)\n", *configPath, bad)
 		return 2

@@ -25,15 +25,19 @@ import (
 // fileConfig is the HCL configuration as the operator writes it. It is a
 // contract (design.md); the runtime form is runtimeConfig.
 type fileConfig struct {
-	Listen   string  `hcl:"listen"`
-	Mode     *string `hcl:"mode,optional"`
-	ErrorLog *string `hcl:"error_log,optional"`
+	Listen string  `hcl:"listen"`
+	Mode   *string `hcl:"mode,optional"`
+	// ErrorLog: Apache 2.4's error-log lines for refusals.
+	ErrorLog      *string   `hcl:"error_log,optional"`
+	ErrorLogRange hcl.Range `hcl:"error_log,attr_range"`
 	// AccessLog: Apache's combined format plus the deciding rule.
-	AccessLog *string `hcl:"access_log,optional"`
+	AccessLog      *string   `hcl:"access_log,optional"`
+	AccessLogRange hcl.Range `hcl:"access_log,attr_range"`
 	// StateFile keeps the rules' counters across restarts.
 	StateFile *string `hcl:"state_file,optional"`
 	// ShadowLog: JSON lines of shadow-mode disagreements.
-	ShadowLog *string `hcl:"shadow_log,optional"`
+	ShadowLog      *string   `hcl:"shadow_log,optional"`
+	ShadowLogRange hcl.Range `hcl:"shadow_log,attr_range"`
 	// RuleHeader names the response header that carries the deciding
 	// rule's ID on orderly's refusals.
 	RuleHeader      *string        `hcl:"rule_header,optional"`
@@ -229,11 +233,12 @@ type runtimeConfig struct {
 	ForwardStyle    string
 	ForwardPrefix   string
 	AdminToken      string // bearer token every admin endpoint requires ("" on loopback without token_file)
-	ErrorLog        string
+	ErrorLog        string // "stdout" unless set
 	Mode            proxy.Mode
-	AccessLog       string // "" for none
-	ShadowLog       string // "" for none
-	StateFile       string // "" for none
+	AccessLog       string      // "" for none
+	ShadowLog       string      // "" for none
+	OnStderr        []stderrLog // the logs set to "stderr", the stream of orderly's own logs
+	StateFile       string      // "" for none
 	RuleHeader      string
 	ResolverAddr    string
 	ResolverTimeout time.Duration
@@ -244,6 +249,19 @@ type runtimeConfig struct {
 	LegacyPort      int
 	TLS             *tlsRuntime // nil without a tls block (tls.go)
 	GuardToken      string      // sent to the backend in proxy.GuardHeader ("" for none)
+}
+
+// stderrLog is a log the configuration sets to "stderr", where orderly's
+// own logs go: the two share a stream, which log tooling reading either
+// cannot tell apart.
+type stderrLog struct {
+	Setting string // error_log, access_log or shadow_log
+	At      string // file:line
+}
+
+// String is the warning, file:line first.
+func (l stderrLog) String() string {
+	return fmt.Sprintf(`%s: %s = "stderr" shares standard error with orderly's own logs: set it to a file or "stdout"`, l.At, l.Setting)
 }
 
 var envFunc = function.New(&function.Spec{
@@ -300,27 +318,34 @@ func (fc *fileConfig) build(dir string) (*runtimeConfig, hcl.Diagnostics) {
 		}
 		return filepath.Join(dir, p)
 	}
-	rc := &runtimeConfig{Listen: fc.Listen, UserHeader: "X-Remote-User", ErrorLog: "stderr"}
-	if fc.ErrorLog != nil {
-		rc.ErrorLog = *fc.ErrorLog
-		if rc.ErrorLog != "stderr" && rc.ErrorLog != "stdout" {
-			rc.ErrorLog = rel(rc.ErrorLog)
+	// orderly's own logs go to stderr; the Apache-format error log
+	// defaults to stdout so that the two never share a stream unasked.
+	rc := &runtimeConfig{Listen: fc.Listen, UserHeader: "X-Remote-User", ErrorLog: "stdout"}
+	for _, l := range []struct {
+		name string
+		set  *string
+		at   hcl.Range
+		into *string
+	}{
+		{"error_log", fc.ErrorLog, fc.ErrorLogRange, &rc.ErrorLog},
+		{"access_log", fc.AccessLog, fc.AccessLogRange, &rc.AccessLog},
+		{"shadow_log", fc.ShadowLog, fc.ShadowLogRange, &rc.ShadowLog},
+	} {
+		if l.set == nil {
+			continue
 		}
-	}
-	if fc.AccessLog != nil {
-		rc.AccessLog = *fc.AccessLog
-		if rc.AccessLog != "stderr" && rc.AccessLog != "stdout" {
-			rc.AccessLog = rel(rc.AccessLog)
+		switch *l.set {
+		case "stderr":
+			rc.OnStderr = append(rc.OnStderr, stderrLog{Setting: l.name, At: fmt.Sprintf("%s:%d", l.at.Filename, l.at.Start.Line)})
+			*l.into = *l.set
+		case "stdout":
+			*l.into = *l.set
+		default:
+			*l.into = rel(*l.set)
 		}
 	}
 	if fc.StateFile != nil {
 		rc.StateFile = rel(*fc.StateFile)
-	}
-	if fc.ShadowLog != nil {
-		rc.ShadowLog = *fc.ShadowLog
-		if rc.ShadowLog != "stderr" && rc.ShadowLog != "stdout" {
-			rc.ShadowLog = rel(rc.ShadowLog)
-		}
 	}
 	if fc.RuleHeader != nil {
 		rc.RuleHeader = *fc.RuleHeader

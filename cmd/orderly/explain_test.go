@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,7 +73,7 @@ func TestExplainGolden(t *testing.T) {
 				}
 				got.WriteString("\n")
 			}
-			out := bytes.ReplaceAll(got.Bytes(), []byte(dir), []byte("@DIR@"))
+			out := stableIDs(bytes.ReplaceAll(got.Bytes(), []byte(dir), []byte("@DIR@")))
 			if reviewed.Check(t, filepath.Base(file), out, want, *update) {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want" {
@@ -85,4 +87,23 @@ func TestExplainGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// explainedID matches a rule ID as explain prints it.
+var explainedID = regexp.MustCompile(`\b[0-9a-f]{12}\b`)
+
+// stableIDs replaces each rule ID in out with <ruleNNNNNN>, numbered by
+// first appearance, of the same width: an ID hashes the paths of the
+// rule's sections, which hold the test's temporary directory, and the
+// numbering still shows which lines are the same rule.
+func stableIDs(out []byte) []byte {
+	seen := map[string]string{}
+	return explainedID.ReplaceAllFunc(out, func(id []byte) []byte {
+		r, ok := seen[string(id)]
+		if !ok {
+			r = fmt.Sprintf("<rule%06d>", len(seen)+1)
+			seen[string(id)] = r
+		}
+		return []byte(r)
+	})
 }

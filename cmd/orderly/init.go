@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -300,12 +299,7 @@ type initParams struct {
 }
 
 func cmdInit(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, initUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("init", initUsage, stderr)
 	var p initParams
 	fs.StringVar(&p.out, "o", "", `file to write ("" or "-": standard output)`)
 	force := fs.Bool("force", false, "overwrite -o FILE if it exists")
@@ -318,11 +312,8 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&pathMap, "path-map", "LEGACY=LOCAL: orderly reads the legacy path prefix LEGACY at LOCAL (legacy.path_map; repeatable)")
 	fs.Var(&defines, "D", "a -D name for <IfDefine> (repeatable)")
 	fs.Var(&modules, "module", "a module to treat as loaded beyond the LoadModule lines, e.g. mpm_prefork_module (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "orderly init: want one PATH: a 2.2 configuration directory (/etc/apache2, /etc/httpd) or its main file")

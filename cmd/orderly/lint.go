@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -42,12 +41,7 @@ func (f *listFlag) Set(v string) error {
 
 // cmdLint implements "orderly lint".
 func cmdLint(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, lintUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("lint", lintUsage, stderr)
 	format := fs.String("format", "text", "output format: text, json or sarif")
 	failOn := fs.String("fail-on", "error", "exit 1 when a finding has this severity or a higher one: info, warning or error")
 	serverRoot := fs.String("server-root", "", "server root for relative paths when the configuration sets no ServerRoot (default: the directory of the first file)")
@@ -60,11 +54,8 @@ func cmdLint(args []string, stdout, stderr io.Writer) int {
 	var defines, modules listFlag
 	fs.Var(&defines, "D", "a -D name for <IfDefine> (repeatable)")
 	fs.Var(&modules, "module", "a module to treat as loaded beyond the LoadModule lines, e.g. rewrite_module (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	switch *format {
 	case "text", "json", "sarif":

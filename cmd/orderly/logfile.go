@@ -52,19 +52,19 @@ func (l *logFile) Close() error {
 // openOutput opens a log named in the configuration: none for "", the
 // process's stdout or stderr for those words, else a file that SIGUSR1
 // reopens (added to reopen).
-func openOutput(name string, stdout, stderr io.Writer, reopen *[]*logFile) (io.Writer, bool) {
+func openOutput(name string, stdout, stderr io.Writer, reopen *[]*logFile) (io.Writer, error) {
 	switch name {
 	case "":
-		return nil, true
+		return nil, nil
 	case "stdout":
-		return stdout, true
+		return stdout, nil
 	case "stderr":
-		return stderr, true
+		return stderr, nil
 	}
 	f, err := openLog(name)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	*reopen = append(*reopen, f)
-	return f, true
+	return f, nil
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -224,12 +223,32 @@ func ipHosts(cfg *translate.Config, rc *runtimeConfig) error {
 	return nil
 }
 
+const serveUsage = `usage: orderly serve [-config orderly.hcl] [-log.level debug|info|warn|error] [-log.format json|logfmt]
+
+Runs the proxy. orderly's own logs go to standard error; the Apache-format
+error log (error_log) to standard output unless the configuration names a
+file. SIGHUP reloads the configuration, SIGUSR1 reopens the log files,
+SIGTERM and SIGINT drain and stop.
+`
+
+// cmdServe runs the proxy until SIGINT or SIGTERM.
 func cmdServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, args, stdout, stderr)
+}
+
+// serve runs the proxy until ctx is done.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("serve", serveUsage, stderr)
 	configPath := fs.String("config", "orderly.hcl", "configuration file")
+	logs := addLogFlags(fs)
 	started := time.Now()
-	if err := fs.Parse(args); err != nil {
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "orderly serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	rc, pols, ok := setup(*configPath, stderr)
@@ -250,38 +269,27 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			since = savedSince
 		}
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
-	var errLog io.Writer
+	logger := logs.logger(stderr)
 	var reopen []*logFile // SIGUSR1
-	switch rc.ErrorLog {
-	case "stderr":
-		errLog = stderr
-	case "stdout":
-		errLog = stdout
-	default:
-		f, err := openLog(rc.ErrorLog)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", *configPath, err)
-			return 2
-		}
-		errLog = f
-		reopen = append(reopen, f)
-	}
-	accessLog, ok := openOutput(rc.AccessLog, stdout, stderr, &reopen)
-	if !ok {
-		fmt.Fprintf(stderr, "%s: access_log %s: cannot open\n", *configPath, rc.AccessLog)
-		return 2
-	}
-	shadowLog, ok := openOutput(rc.ShadowLog, stdout, stderr, &reopen)
-	if !ok {
-		fmt.Fprintf(stderr, "%s: shadow_log %s: cannot open\n", *configPath, rc.ShadowLog)
-		return 2
-	}
 	defer func() {
 		for _, f := range reopen {
 			f.Close()
 		}
 	}()
+	var outputs [3]io.Writer // error_log, access_log, shadow_log
+	for i, l := range []struct{ name, path string }{{"error_log", rc.ErrorLog}, {"access_log", rc.AccessLog}, {"shadow_log", rc.ShadowLog}} {
+		w, err := openOutput(l.path, stdout, stderr, &reopen)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %s: %v\n", *configPath, l.name, err)
+			return 2
+		}
+		outputs[i] = w
+	}
+	errLog, accessLog, shadowLog := outputs[0], outputs[1], outputs[2]
+	logger.Debug("logs", "error_log", rc.ErrorLog, "access_log", rc.AccessLog, "shadow_log", rc.ShadowLog)
+	for _, l := range rc.OnStderr {
+		logger.Warn(`a log set to "stderr" shares the stream of orderly's own logs: set it to a file or "stdout"`, "setting", l.Setting, "at", l.At)
+	}
 	var h *proxy.Handler
 	metrics := proxy.NewMetrics(func() []*policy.Rule {
 		p, _ := h.Policies()
@@ -320,24 +328,28 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: listen: %v\n", *configPath, err)
 		return 2
 	}
+	// listening is every address served, for the start-up line.
+	listening := []slog.Attr{slog.String("proxy", ln.Addr().String())}
 	var side []*http.Server
 	if rc.MetricsListen != "" {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", metrics.Handler())
-		srv, err := listenSide(rc.MetricsListen, mux)
+		srv, addr, err := listenSide(rc.MetricsListen, mux)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: metrics listen: %v\n", *configPath, err)
 			return 2
 		}
 		side = append(side, srv)
+		listening = append(listening, slog.String("metrics", addr))
 	}
 	if rc.ForwardListen != "" {
-		srv, err := listenSide(rc.ForwardListen, h.ForwardAuth(rc.ForwardStyle, rc.ForwardPrefix))
+		srv, addr, err := listenSide(rc.ForwardListen, h.ForwardAuth(rc.ForwardStyle, rc.ForwardPrefix))
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: forward_auth listen: %v\n", *configPath, err)
 			return 2
 		}
 		side = append(side, srv)
+		listening = append(listening, slog.String("forward_auth", addr))
 	}
 	rl := &reloader{path: *configPath, h: h, metrics: metrics, logger: logger, rc: rc, generation: 1, loaded: time.Now()}
 	var draining atomic.Bool
@@ -368,12 +380,13 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-		srv, err := listenSide(rc.AdminListen, outer)
+		srv, addr, err := listenSide(rc.AdminListen, outer)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: admin listen: %v\n", *configPath, err)
 			return 2
 		}
 		side = append(side, srv)
+		listening = append(listening, slog.String("admin", addr))
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -390,8 +403,6 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer https.Stop()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -418,7 +429,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(h.Listener(ln)) }() // SetEnvIf: request heads as sent (proxy/rawhead.go)
 	https.Serve(errc)
-	logger.Info("orderly serving", "listen", ln.Addr().String(), "backend", rc.Backend.String(),
+	if a := https.Addr(); a != "" {
+		listening = append(listening, slog.String("https", a))
+	}
+	logger.Info("orderly serving", "listen", ln.Addr().String(), slog.Attr{Key: "listeners", Value: slog.GroupValue(listening...)}, "backend", rc.Backend.String(),
 		"rules", len(engine.Config().Rules), "semantics", string(engine.Config().Semantics), "mode", string(rc.Mode), "version", version)
 	go probeGuard(ctx, rc, metrics, logger)  // guard.go
 	go probeRewrite(ctx, rc, engine, logger) // rewriteprobe.go
@@ -488,15 +502,16 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// listenSide starts a metrics or admin listener.
-func listenSide(addr string, h http.Handler) (*http.Server, error) {
+// listenSide starts a metrics, admin or forward-auth listener and
+// returns the address it listens on.
+func listenSide(addr string, h http.Handler) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	return srv, nil
+	return srv, ln.Addr().String(), nil
 }
 
 type headerFlags []string
@@ -510,9 +525,21 @@ type traceLog struct{ events []policy.Event }
 func (t *traceLog) Enabled() bool        { return true }
 func (t *traceLog) Trace(e policy.Event) { t.events = append(t.events, e) }
 
+const explainUsage = `usage: orderly explain [-config orderly.hcl] -ip ADDR [-method M] [-user U -password P]
+                       [-header 'Name: value']... [-tls] [-cert chain.pem] [-policy legacy|native]
+                       [-format text|json] URL
+
+Decides one request as serve would and shows why: the sections that applied
+in Apache's merge order and every rule evaluated, each with its rule ID (the
+ID legacy.demote takes) and file:line.
+
+Exit status: 0 decided (allowed or denied), 2 bad usage or a configuration
+serve would refuse.
+`
+
+// cmdExplain decides one request and prints the decision with its trail.
 func cmdExplain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("explain", explainUsage, stderr)
 	configPath := fs.String("config", "orderly.hcl", "configuration file")
 	ip := fs.String("ip", "", "client address (required)")
 	method := fs.String("method", "GET", "request method")
@@ -523,11 +550,17 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	certFile := fs.String("cert", "", "the client certificate chain (PEM, leaf first); implies -tls")
 	var headers headerFlags
 	fs.Var(&headers, "header", "extra request header 'Name: value' (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	format := fs.String("format", "text", `output format: "text" or "json"`)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 || *ip == "" {
-		fmt.Fprintln(stderr, "usage: orderly explain -config orderly.hcl -ip ADDR [-method M] [-user U -password P] [-header 'N: v'] [-tls] [-cert chain.pem] URL")
+		fmt.Fprintln(stderr, "orderly explain: want -ip ADDR and one URL")
+		fs.Usage()
+		return 2
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(stderr, "explain: -format %q: want \"text\" or \"json\"\n", *format)
 		return 2
 	}
 	addr, err := netip.ParseAddr(*ip)
@@ -603,6 +636,15 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	tl := &traceLog{}
 	res := engine.Decide(req, tl)
+	if *format == "json" {
+		ex := newExplanation(*method, target, addr, *user, *which, res, tl.events, filepath.Dir(*configPath))
+		ex.addSemantics(rc, engine.Config(), req, res)
+		if err := ex.write(stdout); err != nil {
+			fmt.Fprintf(stderr, "explain: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	printExplain(stdout, *method, target, addr, *user, res, tl.events, filepath.Dir(*configPath))
 	explainOther(stdout, rc, engine.Config(), req, res)
 	for _, d := range engine.Config().Unfaithful {
@@ -674,18 +716,28 @@ func printExplain(w io.Writer, method, target string, addr netip.Addr, user stri
 	}
 	fmt.Fprintln(w, "trail:")
 	for _, e := range events {
-		what := describeRule(e.Rule)
-		if e.Rule == nil {
-			what = e.Text + " (Apache's default)"
+		id, what := "", e.Text+" (Apache's default)"
+		if e.Rule != nil {
+			id, what = e.Rule.ID, ruleAt(e.Rule)
 		}
-		fmt.Fprintf(w, "  %-6s  %-44s -> %s\n", e.Layer, what, e.Result)
+		fmt.Fprintf(w, "  %-6s  %-12s  %-44s -> %s\n", e.Layer, id, what, e.Result)
 	}
 	for _, l := range res.Logs() {
 		fmt.Fprintf(w, "log:      [%s:error] %s: %s\n", l.Module, l.Code, l.Message())
 	}
 }
 
+// describeRule is a rule as explain shows it: its ID (the one
+// legacy.demote takes) in brackets, file:line and text.
 func describeRule(r *policy.Rule) string {
+	if r == nil || r.Default || r.ID == "" {
+		return ruleAt(r)
+	}
+	return "[" + r.ID + "] " + ruleAt(r)
+}
+
+// ruleAt is a rule's file:line and text.
+func ruleAt(r *policy.Rule) string {
 	switch {
 	case r == nil:
 		return "(Apache's default)"
@@ -699,26 +751,12 @@ func describeRule(r *policy.Rule) string {
 // says whether the answer differs: where it does, an upgrade that keeps
 // mod_access_compat changes behaviour silently.
 func explainOther(w io.Writer, rc *runtimeConfig, cfg *translate.Config, req *walk.Request, res walk.Result) {
-	other := translate.Compat24
-	if cfg.Semantics == translate.Compat24 {
-		other = translate.Legacy22
-	}
-	opt := rc.Legacy
-	opt.Semantics = other
-	ocfg, err := translate.Load(rc.LegacyFiles, opt)
+	other, ores, err := decideOther(rc, cfg, req)
 	fmt.Fprintf(w, "semantics: %s", cfg.Semantics)
 	if err != nil {
 		fmt.Fprintf(w, "; under %s the configuration does not load\n", other)
 		return
 	}
-	var fsys walk.FS = walk.OS
-	if len(rc.PathMap) > 0 {
-		fsys = walk.NewPathMap(walk.OS, rc.PathMap)
-	}
-	oe := walk.New(ocfg, fsys, proxy.NewIdentity())
-	oe.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
-	r2 := *req
-	ores := oe.Decide(&r2, nil)
 	verdict := func(r walk.Result) string {
 		if r.Allowed() {
 			return "ALLOW"
@@ -731,13 +769,42 @@ func explainOther(w io.Writer, rc *runtimeConfig, cfg *translate.Config, req *wa
 		fmt.Fprintf(w, "; under %s: %s (%s layer, %s): THE UPGRADE CHANGES THIS ANSWER\n", other, verdict(ores), ores.Layer, describeRule(ores.Rule))
 	}
 	for _, d := range cfg.Differences {
-		where := "(whole configuration)"
-		if d.Pos.File != "" {
-			where = d.Pos.String()
-			if r, err := filepath.Rel(filepath.Dir(rc.LegacyFiles[0]), d.Pos.File); err == nil && !strings.HasPrefix(r, "..") {
-				where = fmt.Sprintf("%s:%d", r, d.Pos.Line)
-			}
-		}
-		fmt.Fprintf(w, "difference: %s: %s\n", where, d.Text)
+		fmt.Fprintf(w, "difference: %s: %s\n", differenceAt(rc, d), d.Text)
 	}
+}
+
+// decideOther decides req again with the legacy configuration read under
+// the semantics cfg is not read with (2.2 or 2.4-compat), which it
+// returns; err says the configuration does not load so.
+func decideOther(rc *runtimeConfig, cfg *translate.Config, req *walk.Request) (translate.Semantics, walk.Result, error) {
+	other := translate.Compat24
+	if cfg.Semantics == translate.Compat24 {
+		other = translate.Legacy22
+	}
+	opt := rc.Legacy
+	opt.Semantics = other
+	ocfg, err := translate.Load(rc.LegacyFiles, opt)
+	if err != nil {
+		return other, walk.Result{}, err
+	}
+	var fsys walk.FS = walk.OS
+	if len(rc.PathMap) > 0 {
+		fsys = walk.NewPathMap(walk.OS, rc.PathMap)
+	}
+	oe := walk.New(ocfg, fsys, proxy.NewIdentity())
+	oe.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
+	r2 := *req
+	return other, oe.Decide(&r2, nil), nil
+}
+
+// differenceAt is where a difference between the semantics is, relative
+// to the first legacy file's directory when below it.
+func differenceAt(rc *runtimeConfig, d translate.Difference) string {
+	if d.Pos.File == "" {
+		return "(whole configuration)"
+	}
+	if r, err := filepath.Rel(filepath.Dir(rc.LegacyFiles[0]), d.Pos.File); err == nil && !strings.HasPrefix(r, "..") {
+		return fmt.Sprintf("%s:%d", r, d.Pos.Line)
+	}
+	return d.Pos.String()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,17 +16,30 @@ import (
 	"github.com/orderly-proxy/orderly/translate/retire"
 )
 
+const retireUsage = `usage: orderly retire [-config orderly.hcl] [-metrics FILE|URL] [-prometheus URL [-window 30d]] [-format table|json]
+
+Lists the legacy rules that can go, and why: those that can never decide,
+and, from a scrape of /metrics or a Prometheus server, those that did not
+fire. A metrics source that cannot be read is an error: nothing is listed.
+
+Exit status: 0 listed (with or without findings), 2 bad usage, a
+configuration or a metrics source that cannot be read.
+`
+
 // cmdRetire lists the legacy rules that can go:
 // orderly retire -config orderly.hcl [-metrics FILE|URL] [-prometheus URL -window 30d] [-format table|json]
 func cmdRetire(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("retire", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("retire", retireUsage, stderr)
 	configPath := fs.String("config", "orderly.hcl", "configuration file")
 	metrics := fs.String("metrics", "", "a scrape of orderly's /metrics: a file, or the http:// URL to scrape")
 	prom := fs.String("prometheus", "", "a Prometheus server's URL: the fleet's counters over -window")
 	window := fs.String("window", "30d", "with -prometheus: how far back (a Prometheus duration)")
 	format := fs.String("format", "table", `"table" or "json"`)
-	if err := fs.Parse(args); err != nil {
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "retire: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	if *format != "table" && *format != "json" {

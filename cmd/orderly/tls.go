@@ -357,7 +357,14 @@ func (s *tlsServing) Serve(errc chan<- error) {
 	if err := s.certs.Manage(); err != nil {
 		s.logger.Error("managing certificates", "err", err)
 	}
-	s.logger.Info("orderly serving https", "listen", s.ln.Addr().String())
+}
+
+// Addr is the address the HTTPS listener listens on, "" without one.
+func (s *tlsServing) Addr() string {
+	if s == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
 }
 
 // Shutdown stops the HTTPS listener gracefully.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +12,18 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 )
 
+const translateUsage = `usage: orderly translate [-o DIR | -diff] [-keep-compat] [-semantics 2.2|2.4-compat]
+                         [-server-root DIR] [-document-root DIR] [-module NAME]... [-D NAME]... httpd.conf...
+       orderly translate -backend-guard -orderly-addr ADDR,... [-guard-token-file F] [-o DIR]
+
+Writes the Apache 2.4 configuration of a 2.2 one, or the backend guard: the
+2.4 configuration that makes the backend answer only orderly.
+`
+
 // cmdTranslate writes the 2.4 configuration of a 2.2 one:
 // orderly translate [-o DIR] [-keep-compat] [-semantics 2.2|2.4-compat] httpd.conf...
 func cmdTranslate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("translate", translateUsage, stderr)
 	out := fs.String("o", "", "directory to write the whole 2.4 tree to, every file read (changed or not), .htaccess and password files, links as in the input, with the same layout (default: print to standard output)")
 	diff := fs.Bool("diff", false, "print a unified diff of what translate changes instead of the files")
 	keep := fs.Bool("keep-compat", false, "keep mod_access_compat loaded")
@@ -28,8 +34,8 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&modules, "module", "a module to treat as loaded, by identifier (rewrite_module); repeatable. A configuration without LoadModule lines is otherwise read with Debian's default modules")
 	fs.Var(&defines, "D", "a -D name for <IfDefine>; repeatable")
 	guard := addGuardFlags(fs) // guard.go
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	guardText, err := guard.config()
 	if err != nil {
