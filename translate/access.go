@@ -153,6 +153,21 @@ func providerLine(raw string, negate bool) string {
 	return skip(raw)
 }
 
+// authzProviders are Apache 2.4's Require providers and the module that
+// registers each ("" for mod_authz_core's own, there whenever Require is),
+// as apache2 -t answers with only that module loaded.
+var authzProviders = map[string]string{
+	"all": "", "env": "", "method": "", "expr": "",
+	"ip": "authz_host_module", "host": "authz_host_module", "local": "authz_host_module", "forward-dns": "authz_host_module",
+	"user": "authz_user_module", "valid-user": "authz_user_module",
+	"group": "authz_groupfile_module", "file-group": "authz_groupfile_module",
+	"file-owner": "authz_owner_module",
+	"dbm-group":  "authz_dbm_module", "dbm-file-group": "authz_dbm_module",
+	"ldap-user": "authnz_ldap_module", "ldap-group": "authnz_ldap_module", "ldap-dn": "authnz_ldap_module",
+	"ldap-attribute": "authnz_ldap_module", "ldap-filter": "authnz_ldap_module", "ldap-search": "authnz_ldap_module",
+	"dbd-group": "authz_dbd_module", "dbd-login": "authz_dbd_module", "dbd-logout": "authz_dbd_module",
+}
+
 // require adds one Require line to the section's tree (add_authz_provider).
 func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 	args := d.Args
@@ -170,6 +185,12 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 		}
 	}
 	prov, rest := args[0], args[1:]
+	if m, ok := authzProviders[prov]; ok && m != "" && !b.loaded(m) {
+		// The provider registers when its module loads: without it, the
+		// name is unknown (a start-up error, a 500 for an .htaccess file).
+		b.errorf(d, "Unknown Authz provider: %s", prov)
+		return
+	}
 	switch prov {
 	case "all":
 		if len(rest) == 1 && strings.EqualFold(rest[0], "granted") {
@@ -243,7 +264,8 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 		if !b.requireExpr(d, n, rest) {
 			return
 		}
-	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "dbd-group":
+	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "dbm-file-group", "ldap-user", "ldap-group", "ldap-dn",
+		"ldap-attribute", "ldap-filter", "ldap-search", "dbd-group", "dbd-login", "dbd-logout":
 		b.cannotServe(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 		if !b.opt.RenderOnly {
 			return

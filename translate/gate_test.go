@@ -283,3 +283,42 @@ func TestHtaccessAllow(t *testing.T) {
 		t.Errorf("a skipped AuthUserFile and AuthGroupFile: section %v, err %v; want their modules' empty configurations", sec, err)
 	}
 }
+
+// A Require provider is known only where its module is loaded (apache2 -t
+// with mod_authz_core and that module alone): without it, Apache's
+// "Unknown Authz provider" at start-up (a 500 in an .htaccess file).
+func TestAuthzProviderModules(t *testing.T) {
+	base := []string{"authz_core_module", "auth_basic_module", "authn_file_module", "ldap_module", "dbd_module"}
+	for prov, mod := range authzProviders {
+		line := "Require " + prov
+		switch prov {
+		case "all":
+			line += " granted"
+		case "ip":
+			line += " 10.0.0.1"
+		case "env", "method", "user", "group", "host", "forward-dns", "dbm-group", "dbd-group", "ldap-user", "ldap-group", "ldap-dn":
+			line += " GET"
+		case "expr":
+			line += " true"
+		case "ldap-attribute":
+			line += " a=b"
+		case "ldap-filter", "ldap-search":
+			line += " (x)"
+		}
+		text := "<Directory /srv/www>\n    AuthType Basic\n    AuthName x\n    AuthUserFile /dev/null\n    " + line + "\n</Directory>\n"
+		for _, with := range []bool{false, true} {
+			mods := map[string]bool{}
+			for _, m := range base {
+				mods[m] = true
+			}
+			if with && mod != "" {
+				mods[mod] = true
+			}
+			_, err := buildText(t, text, Options{Semantics: Compat24, RenderOnly: true, ForwardUnfaithful: true, Modules: mods})
+			unknown := err != nil && strings.Contains(err.Error(), "Unknown Authz provider: "+prov)
+			if want := !with && mod != ""; unknown != want {
+				t.Errorf("%s with %s loaded %v: %v; want Unknown Authz provider %v", line, mod, with, err, want)
+			}
+		}
+	}
+}
