@@ -344,7 +344,7 @@ func TestComposeStopGrace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("orderly's stop_grace_period %q: %v", v, err)
 	}
-	t.Logf("compose/orderly.hcl shutdown_grace %s < stop_grace_period %s", grace, stop)
+	t.Logf("compose/orderly.hcl shutdown_grace %s; stop_grace_period %s", grace, stop)
 	if stop <= grace {
 		t.Errorf("orderly's stop_grace_period %s is not above its shutdown_grace %s: compose kills it mid-drain", stop, grace)
 	}

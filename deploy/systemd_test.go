@@ -207,7 +207,7 @@ func TestSystemdStopTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TimeoutStopSec=%s: %v", v, err)
 	}
-	t.Logf("%s shutdown_grace %s < TimeoutStopSec %s", exampleConfig, grace, stop)
+	t.Logf("%s shutdown_grace %s; TimeoutStopSec %s", exampleConfig, grace, stop)
 	if stop <= grace {
 		t.Errorf("TimeoutStopSec=%s is not above %s's shutdown_grace %s: systemd kills orderly mid-drain, before it saves state_file", v, exampleConfig, grace)
 	}

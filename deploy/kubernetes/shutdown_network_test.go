@@ -244,7 +244,7 @@ func shutdownBudget(t *testing.T, m manifests) (preStop, grace, allowed time.Dur
 func TestShutdownFits(t *testing.T) {
 	m := load(t)
 	preStop, grace, allowed := shutdownBudget(t, m)
-	t.Logf("preStop %s + shutdown_grace %s < terminationGracePeriodSeconds %s", preStop, grace, allowed)
+	t.Logf("preStop %s + shutdown_grace %s; terminationGracePeriodSeconds %s", preStop, grace, allowed)
 	if preStop <= 0 {
 		t.Errorf("preStop sleeps %s", preStop)
 	}
