@@ -73,3 +73,32 @@ func TestIPVirtualHostNeedsAddress(t *testing.T) {
 		}
 	}
 }
+
+// check warns, with file:line, about each log set to "stderr", where
+// orderly's own logs go, and still exits 0.
+func TestCheckLogOnStderr(t *testing.T) {
+	tests := []struct {
+		extra string
+		want  []string // warnings
+	}{
+		{"", nil},
+		{"error_log = \"stdout\"\naccess_log = \"access.log\"\n", nil},
+		{"error_log = \"stderr\"\n", []string{`orderly.hcl:13: error_log = "stderr" shares standard error with orderly's own logs`}},
+		{"access_log = \"stderr\"\nshadow_log = \"stderr\"\n", []string{"orderly.hcl:13: access_log", "orderly.hcl:14: shadow_log"}},
+	}
+	for _, tt := range tests {
+		dir := writeFiles(t, map[string]string{"orderly.hcl": goodHCL + tt.extra, "legacy.conf": "<Directory /x>\nDeny from all\n</Directory>\n", "docroot/index.html": "x"})
+		var out, errb bytes.Buffer
+		if code := run([]string{"check", "-config", filepath.Join(dir, "orderly.hcl")}, &out, &errb); code != 0 {
+			t.Errorf("%q: exit %d, want 0\n%s", tt.extra, code, errb.String())
+		}
+		if got := strings.Count(errb.String(), "warning: "); got != len(tt.want) {
+			t.Errorf("%q: %d warnings, want %d:\n%s", tt.extra, got, len(tt.want), errb.String())
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(errb.String(), "warning: "+dir+"/"+w) {
+				t.Errorf("%q: stderr lacks %q:\n%s", tt.extra, w, errb.String())
+			}
+		}
+	}
+}
