@@ -14,6 +14,7 @@ command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)   # deploy/c
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)         # deploy/systemd's unit check
 command -v pebble >/dev/null 2>&1 || need+=(pebble)   # ACME CA for the tls tests
 command -v fail2ban-regex >/dev/null 2>&1 || need+=(fail2ban)
+command -v rpm >/dev/null 2>&1 || need+=(rpm)                         # the release's .rpm check
 # translate/regex's oracles: libpcre2 (what Apache 2.4 matches with) and
 # APR's apr_fnmatch, built with cc by the tests.
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
@@ -42,6 +43,7 @@ command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd-analyze)
 command -v pebble >/dev/null 2>&1 || missing+=(pebble)
 command -v fail2ban-regex >/dev/null 2>&1 || missing+=(fail2ban-regex)
+command -v rpm >/dev/null 2>&1 || missing+=(rpm)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${CI:-}" = "true" ]; then
     echo "deps: FATAL: missing real parts under CI=true: ${missing[*]}" >&2

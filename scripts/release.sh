@@ -16,10 +16,12 @@
 # The version is $VERSION if set, else `git describe --tags --always
 # --dirty` (v1.2.3, v1.2.3-4-g7b77336-dirty), or 0.0.0-dev+<commit> while
 # the repository has no tag. `release.sh version` and `release.sh
-# pkgversion [VERSION]` print the two forms and build nothing.
+# pkgversion [VERSION]` print the two forms and build nothing. DIST=DIR
+# writes to DIR instead of dist/. Earlier artifacts there are removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
+DIST=${DIST:-dist}
 ARCHES=(amd64 arm64)
 
 version() {
@@ -93,10 +95,10 @@ if ! grep -q '^ExecStart=/usr/bin/orderly ' "$ORDERLY_UNIT"; then
   exit 1
 fi
 
-rm -rf dist
-mkdir dist
+mkdir -p "$DIST"
+rm -f "$DIST"/orderly[_-]* "$DIST/SHA256SUMS"
 for arch in "${ARCHES[@]}"; do
-  bin=dist/orderly_${VERSION}_linux_$arch
+  bin=$DIST/orderly_${VERSION}_linux_$arch
   # -buildvcs=auto records the commit in the build info (and so in the
   # SBOM) whatever GOFLAGS says, when built from a git checkout.
   CGO_ENABLED=0 GOOS=linux GOARCH=$arch $GO build -trimpath -buildvcs=auto \
@@ -104,9 +106,9 @@ for arch in "${ARCHES[@]}"; do
   "$work/cyclonedx-gomod" bin -json -noserial -notimestamp -version "$VERSION" \
     -output "$bin.cdx.json" "$bin"
   for packager in deb rpm; do
-    ORDERLY_BIN=$bin PKG_ARCH=$arch "$work/nfpm" package -f scripts/nfpm.yaml -p $packager -t dist/ |
+    ORDERLY_BIN=$bin PKG_ARCH=$arch "$work/nfpm" package -f scripts/nfpm.yaml -p $packager -t "$DIST/" |
       grep -v '^using \|^created package: ' || true
   done
 done
-(cd dist && sha256sum -- * >SHA256SUMS)
-ls -l dist
+(cd "$DIST" && sha256sum -- * >SHA256SUMS)
+ls -l "$DIST"

@@ -88,6 +88,13 @@ k8s_manifests() {
   (cd deploy/kubernetes && $GO vet ./... && $GO test -count=1 ./...)
 }
 
+# release runs scripts/release.sh (make release) into a scratch directory
+# and checks SHA256SUMS, the binaries, their SBOMs and the .deb and .rpm
+# with dpkg-deb and rpm (scripts/release-test.sh).
+release() {
+  GO=$GO scripts/release-test.sh
+}
+
 # report passes go test's output on through internal/cmd/testreport, which
 # counts the tests, prints every skip with its reason from
 # testdata/skips.txt, and fails on a skip the list does not name.
@@ -135,6 +142,7 @@ unit_pkgs=$($GO list ./... | grep -v /internal/differential)
 suite "vet and gofmt" vet
 suite "unit tests (-race)" unit
 suite "deploy manifests (k8s types)" k8s_manifests
+suite "release (make release)" release
 # The differential suite re-executes itself under `unshare --mount --net`
 # with a private /etc/hosts, resolv.conf and nsswitch.conf and a DNS server
 # on loopback (testdata/corpus/README.md, "Host names"), so the host-name
