@@ -73,9 +73,9 @@ esac
 VERSION=$(version)
 PKG_VERSION=$(pkg_version "$VERSION")
 export PKG_VERSION
-# The packages' file times are the commit's, so that one commit makes the
-# same packages twice (nfpm reads SOURCE_DATE_EPOCH).
-SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+# The packages' file times are the commit's, not the build's (nfpm reads
+# SOURCE_DATE_EPOCH).
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
 
 work=$(mktemp -d)
@@ -106,8 +106,7 @@ for arch in "${ARCHES[@]}"; do
   "$work/cyclonedx-gomod" bin -json -noserial -notimestamp -version "$VERSION" \
     -output "$bin.cdx.json" "$bin"
   for packager in deb rpm; do
-    ORDERLY_BIN=$bin PKG_ARCH=$arch "$work/nfpm" package -f scripts/nfpm.yaml -p $packager -t "$DIST/" |
-      grep -v '^using \|^created package: ' || true
+    ORDERLY_BIN=$bin PKG_ARCH=$arch "$work/nfpm" package -f scripts/nfpm.yaml -p $packager -t "$DIST/"
   done
 done
 (cd "$DIST" && sha256sum -- * >SHA256SUMS)
