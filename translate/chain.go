@@ -172,6 +172,9 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 		// The <Files> sections with access rules merge before it for some
 		// files: locationCombos.
 		chain := dirChain(cfg, file, nil)
+		if ownLevelVaries(chain, file, hasAccess) {
+			return nil, "a <Directory> section with access rules matches this <Location>'s own path, which is not a directory: Apache's walk merges it for the file itself (with FollowSymLinks) but not for URLs with path info below it"
+		}
 		// The <Directory> sections of the other trees its URLs map to
 		// (Alias targets below it, home directories) must be its own.
 		for _, d := range cfg.Dirs {
@@ -573,6 +576,28 @@ func dirChain(cfg *Config, path string, self *Section) []*Section {
 		}
 	}
 	return out
+}
+
+// ownLevelVaries reports whether chain, the <Directory> sections of dir
+// (ending in "/"), has one with access rules that matches dir itself, and
+// dir is not a directory. Apache's walk (ap_directory_walk; walk.dirWalk)
+// merges the sections of a path's last component as those of a directory
+// only where it skips the lstat (FollowSymLinks, the whole path there):
+// for a file, its own URL but not the URLs with path info below it; for
+// a path that does not exist, none. Only an existing directory gives its
+// sections to every URL below it.
+func ownLevelVaries(chain []*Section, dir string, hasAccess func(*DirConf) bool) bool {
+	for _, d := range chain {
+		if d.Depth == 0 || !hasAccess(d.Conf) && !nestedFilesAccess(d, hasAccess) {
+			continue
+		}
+		if at, ok := dirAtDepth(dir, d.Depth); !ok || at != dir {
+			continue // a directory above it
+		}
+		fi, err := os.Stat(strings.TrimSuffix(dir, "/"))
+		return err != nil || !fi.IsDir()
+	}
+	return false
 }
 
 // dirAtDepth is the directory of path (ending in "/") with depth slashes.

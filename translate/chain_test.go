@@ -1,6 +1,13 @@
 package translate
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
 
 // AliasMatches is mod_alias's alias_matches (mod_alias.c), byte for byte.
 func TestAliasMatches(t *testing.T) {
@@ -25,6 +32,41 @@ func TestAliasMatches(t *testing.T) {
 	for _, tt := range tests {
 		if got := AliasMatches(tt.uri, tt.alias); got != tt.want {
 			t.Errorf("AliasMatches(%q, %q) = %d, want %d", tt.uri, tt.alias, got, tt.want)
+		}
+	}
+}
+
+// A <Directory> of a <Location>'s own path gives its access rules to every
+// URL below it only where that path is an existing directory: for a file
+// Apache's walk merges it for the file's own URL alone, for a missing path
+// never (corpus 955).
+func TestOwnLevelVaries(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "file.php"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	access := func(c *DirConf) bool { return c.Compat != nil }
+	depth := strings.Count(root+"/*/", "/") // as the builder counts a <Directory>'s
+	withAccess := &DirConf{Compat: &policy.Compat{}}
+	for _, c := range []struct {
+		name  string
+		dir   string
+		chain []*Section
+		want  bool
+	}{
+		{"a file, a wildcard at its level", root + "/file.php/", []*Section{{Path: root + "/*/", Fnmatch: true, Depth: depth, Conf: withAccess}}, true},
+		{"a file, its own section", root + "/file.php/", []*Section{{Path: root + "/file.php/", Depth: depth, Conf: withAccess}}, true},
+		{"a missing path", root + "/none/", []*Section{{Path: root + "/*/", Fnmatch: true, Depth: depth, Conf: withAccess}}, true},
+		{"a directory", root + "/dir/", []*Section{{Path: root + "/*/", Fnmatch: true, Depth: depth, Conf: withAccess}}, false},
+		{"a file, a section above it", root + "/file.php/", []*Section{{Path: root + "/", Depth: depth - 1, Conf: withAccess}}, false},
+		{"a file, a section without access rules", root + "/file.php/", []*Section{{Path: root + "/*/", Fnmatch: true, Depth: depth, Conf: &DirConf{}}}, false},
+		{"a file, <Directory />", root + "/file.php/", []*Section{{Path: "/", Depth: 0, Conf: withAccess}}, false},
+	} {
+		if got := ownLevelVaries(c.chain, c.dir, access); got != c.want {
+			t.Errorf("%s: ownLevelVaries = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

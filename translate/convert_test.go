@@ -1100,7 +1100,9 @@ func TestConvertMainSectionInHosts(t *testing.T) {
 	for _, r := range conv.Reviews {
 		reviews = append(reviews, fmt.Sprintf("%d: %s", r.Pos.Line, r.Text))
 	}
-	if len(reviews) != 1 || !strings.HasPrefix(reviews[0], "5: a virtual host (other.test) inherits otherwise") {
+	// /srv/other/admin does not exist here: the host's <Directory> for it
+	// is the reason given (ownLevelVaries), in the host's view.
+	if len(reviews) != 1 || !strings.HasPrefix(reviews[0], "5: a virtual host (other.test) inherits otherwise") && !strings.HasPrefix(reviews[0], "5: in the virtual host other.test: ") {
 		t.Errorf("reviews %q; want <Location /admin> (line 5) alone, for other.test", reviews)
 	}
 }
