@@ -62,13 +62,13 @@ pkgversion=$(scripts/release.sh pkgversion "$version")
 VERSION=$version DIST=$dist scripts/release.sh
 
 # Every file is in SHA256SUMS, and every sum holds.
-want=$(printf '%s\n' SHA256SUMS \
+files=$(printf '%s\n' SHA256SUMS \
   "orderly_${version}_linux_amd64" "orderly_${version}_linux_amd64.cdx.json" \
   "orderly_${version}_linux_arm64" "orderly_${version}_linux_arm64.cdx.json" \
   "orderly_${pkgversion}-1_amd64.deb" "orderly_${pkgversion}-1_arm64.deb" \
   "orderly-${pkgversion}-1.x86_64.rpm" "orderly-${pkgversion}-1.aarch64.rpm" | sort)
-same "files in dist" "$(ls "$dist")" "$want"
-same "files in SHA256SUMS" "$(awk '{print $2}' "$dist/SHA256SUMS" | sort)" "$(grep -vx SHA256SUMS <<<"$want")"
+same "files in dist" "$(ls "$dist")" "$files"
+same "files in SHA256SUMS" "$(awk '{print $2}' "$dist/SHA256SUMS" | sort)" "$(grep -vx SHA256SUMS <<<"$files")"
 (cd "$dist" && sha256sum --quiet --strict -c SHA256SUMS) || fail "sha256sum -c SHA256SUMS"
 
 # The binaries: static (no cgo), trimmed, stripped (go tool nm finds no
@@ -138,17 +138,17 @@ if have rpm rpm; then
       /etc/orderly/orderly.hcl.example /usr/bin/orderly /usr/lib/systemd/system/orderly.service /usr/share/licenses/orderly/LICENSE)"
     same "$rpmfile config files" "$(rpm -qcp "$rpmfile")" /etc/orderly/orderly.hcl.example
     same "$rpmfile license files" "$(rpm -qLp "$rpmfile")" /usr/share/licenses/orderly/LICENSE
-    declare -A want=(
+    declare -A digest=(
       [/usr/bin/orderly]=$(sha256 "$dist/orderly_${version}_linux_$arch")
       [/etc/orderly/orderly.hcl.example]=$(sha256 deploy/orderly.hcl.example)
       [/usr/share/licenses/orderly/LICENSE]=$(sha256 LICENSE)
     )
     debunit=$dist/root-$arch/usr/lib/systemd/system/orderly.service
-    if [ -f "$debunit" ]; then want[/usr/lib/systemd/system/orderly.service]=$(sha256 "$debunit"); fi
-    while read -r path _ _ digest _; do
-      if [ -n "${want[$path]:-}" ]; then same "$rpmfile: sha256 of $path" "$digest" "${want[$path]}"; fi
+    if [ -f "$debunit" ]; then digest[/usr/lib/systemd/system/orderly.service]=$(sha256 "$debunit"); fi
+    while read -r path _ _ sum _; do
+      if [ -n "${digest[$path]:-}" ]; then same "$rpmfile: sha256 of $path" "$sum" "${digest[$path]}"; fi
     done < <(rpm -qp --dump "$rpmfile")
-    unset want
+    unset digest
   done
 fi
 
