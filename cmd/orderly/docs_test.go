@@ -382,10 +382,6 @@ func TestDocPromQL(t *testing.T) {
 	}
 }
 
-// pendingDocs are pages other changes are adding (issue 18): a link to
-// one is not an error while it is missing. Remove each once it exists.
-var pendingDocs = map[string]bool{"docs/install.md": true, "docs/operations.md": true}
-
 // TestDocLinks: every relative link of the README and docs/ points to a
 // file that exists and, with a #fragment into a Markdown file, to one of
 // its headings (GitHub's anchors).
@@ -425,9 +421,7 @@ func TestDocLinks(t *testing.T) {
 				}
 				rel, _ := filepath.Rel(repo, dest)
 				if _, err := os.Stat(dest); err != nil {
-					if !pendingDocs[filepath.ToSlash(rel)] {
-						t.Errorf("%s: link %s: %s does not exist", where, target, rel)
-					}
+					t.Errorf("%s: link %s: %s does not exist", where, target, rel)
 					continue
 				}
 				if frag == "" || !strings.HasSuffix(dest, ".md") {
