@@ -23,7 +23,7 @@ client_ip {
 }
 
 mode       = "enforce"
-error_log  = "stderr"
+error_log  = "stdout"
 access_log = "stdout"
 
 # SIGTERM: requests in flight finish within this; compose.yaml's
