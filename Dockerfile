@@ -6,7 +6,8 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
+# Empty: the version the go command records (docs/install.md); --build-arg VERSION=v1.2.3 stamps one.
+ARG VERSION=
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/orderly ./cmd/orderly
 
 FROM gcr.io/distroless/static-debian12:nonroot

@@ -2,7 +2,8 @@
 SHELL := /bin/bash
 GO    ?= go
 export PATH := $(PATH):/usr/local/go/bin:/usr/sbin
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# The version make release gives (scripts/release.sh version).
+VERSION ?= $(shell scripts/release.sh version 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
 # CI=true: a real part (Apache, Pebble, Prometheus...) that cannot be had
