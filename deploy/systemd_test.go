@@ -18,8 +18,8 @@ import (
 
 const unitFile = "systemd/orderly.service"
 
-// installedBinary is where the unit runs orderly from (README,
-// "Deployment").
+// installedBinary is where the unit runs orderly from (docs/deployment.md,
+// "systemd").
 const installedBinary = "/usr/local/bin/orderly"
 
 // maxExposure is the highest overall exposure `systemd-analyze security`
@@ -142,7 +142,7 @@ func TestSystemdUnitSettings(t *testing.T) {
 	s := "Service"
 	want := map[string]string{
 		"ExecStart":   installedBinary + " serve -config /etc/orderly/orderly.hcl",
-		"ExecReload":  "/bin/kill -HUP $MAINPID", // SIGHUP reloads (README, "Reload")
+		"ExecReload":  "/bin/kill -HUP $MAINPID", // SIGHUP reloads (docs/configuration.md, "Life cycle and reload")
 		"KillSignal":  "SIGTERM",                 // graceful: drain, save state_file
 		"DynamicUser": "yes",
 		// state_file and log files: the only places orderly writes.
