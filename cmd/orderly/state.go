@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy"
 )
 
 // stateVersion is the format of the state file.
@@ -43,6 +44,24 @@ type ruleState struct {
 type partState struct {
 	Word    string `json:"word"`
 	Matches uint64 `json:"matches"`
+}
+
+// restoreState gives the rules of pols the counters the state file
+// (state_file) kept, and returns when those counters started: zero
+// without a state file, or when it does not say. serve's start and
+// explain restore so; a reload carries the counters of the policies in
+// force over instead (reloader, proxy.Policies.Inherit). The error names
+// the configuration file at path.
+func restoreState(path string, rc *runtimeConfig, pols *proxy.Policies) (time.Time, error) {
+	if rc.StateFile == "" {
+		return time.Time{}, nil
+	}
+	saved, since, err := loadState(rc.StateFile)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: state_file: %v", path, err)
+	}
+	pols.Restore(saved)
+	return since, nil
 }
 
 // loadState reads the state file as rules carrying the saved counters,
