@@ -85,3 +85,92 @@ func TestFixHostname(t *testing.T) {
 		}
 	}
 }
+
+// HostName is fix_hostname without Strict, as Apache 2.4 answered each
+// of these (internal/differential TestHostNameApache sends them to it):
+// an IPv6 literal loses its brackets and is lower-cased; apr_inet_pton
+// decides which literals are IPv6, with its quirks (a group of more than
+// four digits whose value fits, "1::2:", leading zeros in an embedded
+// IPv4 address); a zone ID is refused; the port is read by C's atoi.
+func TestHostName(t *testing.T) {
+	for _, tt := range []struct {
+		in, want string
+		ok       bool
+	}{
+		// IPv6 literals, ports.
+		{"[::1]", "::1", true},
+		{"[::1]:8080", "::1", true},
+		{"[::1]:0080", "::1", true},
+		{"[::1]:65535", "::1", true},
+		{"[::1]:65536", "", false},
+		{"[::1]:0", "", false},
+		{"[::1]:", "", false},
+		{"[::1]:4294967376", "::1", true}, // (int)strtol: 2^32 + 80 is port 80
+		{"[::1]:99999999999999999999", "", false},
+		{"[::1]:80:80", "", false},
+		{"[::FFFF:1.2.3.4]", "::ffff:1.2.3.4", true},
+		{"[ABCD::EF]:81", "abcd::ef", true},
+		{"[::]", "::", true},
+		{"[1:2:3:4:5:6:7:8]", "1:2:3:4:5:6:7:8", true},
+		{"[1:2:3:4:5:6:1.2.3.4]", "1:2:3:4:5:6:1.2.3.4", true},
+		{"[::1.2.3.4]", "::1.2.3.4", true},
+		{"[1:2:3:4:5:6:7::8]", "1:2:3:4:5:6:7::8", true},
+		{"[1:2:3:4:5:6:7:8:9]", "", false},
+		{"[1:2:3:4:5:6:7:1.2.3.4]", "", false},
+		{"[1:2:3:4:5:6:7]", "", false},
+		{"[12345::]", "", false},
+		{"[00001::]", "00001::", true},
+		{"[000000000001::]", "000000000001::", true},
+		{"[::ffff:1.2.3.04]", "::ffff:1.2.3.04", true},
+		{"[::ffff:001.2.3.4]", "::ffff:001.2.3.4", true},
+		{"[::ffff:1.2.3.256]", "", false},
+		{"[::1.2.3]", "", false},
+		{"[1.2.3.4::]", "", false},
+		{"[::1.2.3.4.5]", "", false},
+		{"[::1.2.3.4.]", "", false},
+		{"[::1..2.3]", "", false},
+		{"[::a.2.3.4]", "", false},
+		{"[1::2:]", "1::2:", true},
+		{"[::1:]", "::1:", true},
+		{"[1:]", "", false},
+		{"[:1]", "", false},
+		{"[1::2::3]", "", false},
+		{"[:::]", "", false},
+		{"[:]", "", false},
+		{"[]", "", false},
+		{"[1.2.3.4]", "", false},
+		{"[::g]", "", false},
+		{"[::1 ]", "", false},
+		{"[fe80::1%eth0]", "", false},
+		{"[fe80::1%25eth0]", "", false},
+		{"[fe80::1%]", "", false},
+		{"[fe80::1%eth0]:80", "", false},
+		{"[::1]x", "", false},
+		{"[::1", "", false},
+		{"[::1]]", "", false},
+		{"[[::1]]", "", false},
+		{"::1", ":", true}, // no brackets: ":1" is a port
+		{"::1]", "::1]", true},
+		// Names: case, trailing dots, ports.
+		{"", "", true},
+		{"Example.TEST", "example.test", true},
+		{"example.test.", "example.test", true},
+		{"EXAMPLE.test.:80", "example.test", true},
+		{"example.test..", "", false},
+		{"example.test:", "example.test:", true},
+		{"example.test:0", "", false},
+		{"example.test:65536", "", false},
+		{"example.test:4294967376", "example.test", true},
+		{"example.test:-1", "example.test:-1", true},
+		{"a:b:80", "a:b", true},
+		{"a:b", "a:b", true},
+		{"123:80", "123", true},
+		{".", "", true},
+		{"..", "", false},
+	} {
+		got, ok := HostName(tt.in)
+		if ok != tt.ok || ok && got != tt.want {
+			t.Errorf("HostName(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

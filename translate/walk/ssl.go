@@ -544,7 +544,7 @@ func (e *Engine) hostTLS(hostHeader string, t int8) *Engine {
 	if !set[0].v.NameBased {
 		return set[0].e
 	}
-	name := strings.ToLower(strings.TrimSuffix(stripPort(hostHeader), "."))
+	name, _ := fixHostname(hostHeader, false) // a Host Apache refuses (400) names no host
 	if name != "" {
 		for _, h := range set {
 			if h.v.Name == name {

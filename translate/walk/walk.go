@@ -150,7 +150,7 @@ func (e *Engine) host(hostHeader string) *Engine {
 	if !set[0].v.NameBased {
 		return set[0].e // 2.2, no NameVirtualHost for the address: the first host
 	}
-	name := strings.ToLower(strings.TrimSuffix(stripPort(hostHeader), "."))
+	name, _ := fixHostname(hostHeader, false) // a Host Apache refuses (400) names no host
 	if name != "" {
 		for _, h := range set {
 			if h.v.Name == name {
@@ -164,19 +164,6 @@ func (e *Engine) host(hostHeader string) *Engine {
 		}
 	}
 	return set[0].e
-}
-
-func stripPort(h string) string {
-	if strings.HasPrefix(h, "[") {
-		if i := strings.IndexByte(h, ']'); i >= 0 {
-			return h[1:i]
-		}
-		return h
-	}
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.Count(h, ":") == 1 {
-		return h[:i]
-	}
-	return h
 }
 
 func fnmatchFold(pattern, name string) bool {
