@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
@@ -35,22 +33,6 @@ import (
 // beside a chunked body, which Go drops, is not counted, and the
 // "Cache-Control: no-cache" Go adds beside "Pragma: no-cache" is (it may
 // have been sent: counting it refuses rather than lets through).
-
-// readLimits refuses, as Apache would, a request it refuses while
-// reading it; it reports whether the request may go on.
-func (h *Handler) readLimits(w http.ResponseWriter, r *http.Request, client netip.Addr, start time.Time) bool {
-	p := h.active.Load().p
-	if p == nil || p.Legacy == nil {
-		return true
-	}
-	d, ok := headLimits(r, p.Legacy.RequestLimits())
-	if ok {
-		return true
-	}
-	h.refuse(w, r, client, d, "")
-	h.cfg.Metrics.observe(&d, start, ModeEnforce)
-	return false
-}
 
 // headLimits checks r against the server's limits.
 func headLimits(r *http.Request, lim *translate.ServerLimits) (policy.Decision, bool) {

@@ -191,8 +191,7 @@ func NewWith(cfg Config, p *Policies) *Handler {
 			if info.clientFault() {
 				st, lb := info.faultStatus()
 				if lb != nil {
-					client, _, _ := clientAddr(r, cfg.TrustedProxies)
-					h.writeLog(client, r, []policy.LogLine{{Module: "http", Level: "info", Code: "AH01591",
+					h.writeLog(info.client, r, []policy.LogLine{{Module: "http", Level: "info", Code: "AH01591",
 						Subject: fmt.Sprintf("Read content length of %d is larger than the configured limit of %d", lb.n.Load(), lb.limit)}}, "")
 				} else {
 					cfg.Logger.Warn("client request body unreadable", "err", err, "uri", r.RequestURI)
@@ -262,7 +261,8 @@ func (h *Handler) Policies() (*Policies, uint64) {
 type ctxKey struct{}
 
 type passInfo struct {
-	target     *target // the backend chosen
+	target     *target    // the backend chosen
+	client     netip.Addr // the client address serve found
 	user       string
 	fromHeader bool
 	path       string      // the path orderly decided on, encoded for the wire
@@ -310,6 +310,44 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
+// The request path. serve takes every request through these steps, in
+// this order, one function each; a step computes once, in the exchange,
+// what the later ones reuse:
+//
+//  1. client: the client address (X-Forwarded-For only from trusted
+//     proxies) and the request's form (400).
+//  2. limits: what Apache refuses while it reads the request (414, 400)
+//     and the bound on a client's requests in flight (429).
+//  3. target: the request as the walk decides it (walk.Request) and,
+//     when a scope has a path, the path Apache normalises it to.
+//  4. scope: the request's scope and cohort: which policy decides and
+//     which is evaluated beside it.
+//  5. decide: the decisions of those policies, and LimitRequestBody.
+//  6. answer: the refusal as Apache answers it (refuse), or the request
+//     proxied to the backend (pass), or for forward-auth a 200 (grant).
+//  7. account: metrics, the rules' examples, the shadow comparisons.
+//     The access-log line is deferred in serve, so that a response the
+//     proxy aborts is logged too.
+
+// exchange is one request on its way through serve's steps.
+type exchange struct {
+	w        http.ResponseWriter // rec, when there is one
+	r        *http.Request
+	rec      *recorder // what was answered, for the access log and shadow mode
+	authOnly bool      // forward-auth: answer 200 instead of proxying
+	start    time.Time
+	pol      *active // the configuration in force, loaded once
+
+	client     netip.Addr
+	fromHeader bool // client is from X-Forwarded-For
+
+	req    *walk.Request
+	path   string // the normalised path, when a scope has a path
+	pathOK bool   // path is set: Apache takes the target
+
+	v verdict
+}
+
 // ServeHTTP decides the request and either answers the refusal or proxies it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, false)
@@ -318,45 +356,80 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve decides r and answers its refusal, or, when it is let through,
 // proxies it to the backend, or with authOnly answers 200 (forward-auth).
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
-	start := time.Now()
-	var rec *recorder
-	if h.cfg.AccessLog != nil || h.shadowing() {
-		rec = &recorder{ResponseWriter: w}
-		w = rec
+	x := &exchange{w: w, r: r, authOnly: authOnly, start: time.Now(), pol: h.active.Load()}
+	if h.cfg.AccessLog != nil || x.pol.p.anyShadow {
+		x.rec = &recorder{ResponseWriter: w}
+		x.w = x.rec
 	}
-	client, fromHeader, ok := clientAddr(r, h.cfg.TrustedProxies)
+	if !h.client(x) || !h.limits(x) {
+		return
+	}
+	defer h.limit.release(x.client)
+	h.target(x)
+	h.scope(x)
+	h.decide(x)
+	if h.cfg.AccessLog != nil {
+		defer h.writeAccess(x.rec, r, x.client, x.start, &x.v.res.Decision, x.pol.gen, &x.v)
+	}
+	h.answer(x)
+	h.account(x)
+}
+
+// client finds the client address and refuses (400) a request whose
+// X-Forwarded-For cannot be read, or whose form Apache refuses or would
+// read otherwise (badForm).
+func (h *Handler) client(x *exchange) bool {
+	client, fromHeader, ok := clientAddr(x.r, h.cfg.TrustedProxies)
 	if !ok {
 		d := policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}
-		h.refuse(w, r, netip.Addr{}, d, "")
-		h.cfg.Metrics.observe(&d, start, ModeEnforce)
+		h.refuse(x.w, x.r, netip.Addr{}, d, "")
+		h.cfg.Metrics.observe(&d, x.start, ModeEnforce)
 		if h.cfg.AccessLog != nil {
-			h.writeAccess(rec, r, netip.Addr{}, start, &d, h.active.Load().gen, nil)
+			h.writeAccess(x.rec, x.r, netip.Addr{}, x.start, &d, x.pol.gen, nil)
 		}
-		return
+		return false
 	}
-	if badForm(r) {
-		d := policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest}
-		h.refuse(w, r, client, d, "")
-		h.cfg.Metrics.observe(&d, start, ModeEnforce)
-		return
+	x.client, x.fromHeader = client, fromHeader
+	if badForm(x.r) {
+		h.early(x, policy.Decision{Status: http.StatusBadRequest, Layer: policy.LayerRequest})
+		return false
 	}
-	if requestLineTooLong(r, h.cfg.MaxRequestLine) {
-		d := policy.Decision{Status: http.StatusRequestURITooLong, Layer: policy.LayerRequest}
-		h.refuse(w, r, client, d, "")
-		h.cfg.Metrics.observe(&d, start, ModeEnforce)
-		return
+	return true
+}
+
+// limits refuses what Apache refuses while it reads the request: a
+// request line over MaxRequestLine (414), then the legacy server's
+// limits (limits_head.go); then it counts the request against the
+// client's bound (429 beyond), which the caller releases.
+func (h *Handler) limits(x *exchange) bool {
+	if requestLineTooLong(x.r, h.cfg.MaxRequestLine) {
+		h.early(x, policy.Decision{Status: http.StatusRequestURITooLong, Layer: policy.LayerRequest})
+		return false
 	}
-	if !h.readLimits(w, r, client, start) {
-		return
+	if e := x.pol.p.Legacy; e != nil {
+		if d, ok := headLimits(x.r, e.RequestLimits()); !ok {
+			h.early(x, d)
+			return false
+		}
 	}
-	if !h.limit.acquire(client) {
-		d := policy.Decision{Status: http.StatusTooManyRequests, Layer: policy.LayerRequest}
-		w.Header().Set("Retry-After", "1")
-		h.refuse(w, r, client, d, "")
-		h.cfg.Metrics.observe(&d, start, ModeEnforce)
-		return
+	if !h.limit.acquire(x.client) {
+		x.w.Header().Set("Retry-After", "1")
+		h.early(x, policy.Decision{Status: http.StatusTooManyRequests, Layer: policy.LayerRequest})
+		return false
 	}
-	defer h.limit.release(client)
+	return true
+}
+
+// early answers a refusal made before any policy decides.
+func (h *Handler) early(x *exchange, d policy.Decision) {
+	h.refuse(x.w, x.r, x.client, d, "")
+	h.cfg.Metrics.observe(&d, x.start, ModeEnforce)
+}
+
+// target builds the request as the walk decides it and, when a scope
+// has a path, finds the path Apache normalises the target to.
+func (h *Handler) target(x *exchange) {
+	r := x.r
 	// The user header is orderly's to set: rewrite never passes on a
 	// client's copy. SetEnvIf still sees it, as Apache did.
 	auth, hasAuth := r.Header.Get("Authorization"), len(r.Header.Values("Authorization")) > 0
@@ -367,17 +440,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		}
 	}
 	ti := h.tlsInfo(r) // tlsinfo.go
-	req := &walk.Request{
+	x.req = &walk.Request{
 		Method:     r.Method,
 		Target:     r.RequestURI,
 		Host:       r.Host,
 		Proto:      r.Proto,
 		Header:     r.Header,
-		Headers:    rawHeaders(r, authOnly),
-		ClientAddr: client,
+		Headers:    rawHeaders(r, x.authOnly),
+		ClientAddr: x.client,
 		LocalAddr:  local,
 		Auth:       parseAuthorization(auth, hasAuth),
-		Now:        start.UnixNano(),
+		Now:        x.start.UnixNano(),
 		TLSInfo:    ti,
 		// The scheme of the URLs orderly builds (redirects) is the
 		// client's: https behind a TLS-terminating proxy it believes
@@ -385,62 +458,109 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		TLS: ti.On,
 	}
 	if h.cfg.Resolver != nil {
-		req.Resolver = h.cfg.Resolver
+		x.req.Resolver = h.cfg.Resolver
 	}
-	pol := h.active.Load()
-	v := h.decide(pol.p, r, req)
-	res := &v.res
-	if h.cfg.AccessLog != nil {
-		defer h.writeAccess(rec, r, client, start, &res.Decision, pol.gen, &v)
+	if p := x.pol.p; p.byPath {
+		x.path, x.pathOK = p.Legacy.Path(r.Host, r.RequestURI)
 	}
-	mode := v.scope.Mode
-	if mode == ModeEnforce {
-		if authOnly {
-			authBodyLimit(r, res) // forwardauth_body.go
+}
+
+// scope finds the request's scope and its cohort: which of the scope's
+// policies decides, and which is evaluated beside it.
+func (h *Handler) scope(x *exchange) {
+	v := &x.v
+	v.scope = x.pol.p.scope(x.r.Host, x.path, x.pathOK)
+	sc := v.scope
+	v.policy, v.otherPolicy = sc.Enforce, sc.Shadow
+	if sc.Shadow != "" && !sc.inEnforceCohort(x.client, x.req.Auth.User) {
+		v.policy, v.otherPolicy = sc.Shadow, sc.Enforce
+	}
+}
+
+// decide evaluates the scope's policies and, in enforce mode, applies
+// the body limit to the decision in force (LimitRequestBody, 413).
+func (h *Handler) decide(x *exchange) {
+	p, v, req := x.pol.p, &x.v, x.req
+	if v.policy == PolicyLegacy && p.LegacyEnforced != nil {
+		// Demoted rules: the full legacy policy counts, the policy without
+		// them decides, dry.
+		v.full = h.shadowDecide(p.Legacy, req)
+		dry := *req
+		dry.Dry = true
+		v.res = p.LegacyEnforced.Decide(&dry, nil)
+	} else {
+		v.res = p.engine(v.policy).Decide(req, nil)
+	}
+	if v.otherPolicy != "" {
+		v.other = h.shadowDecide(p.engine(v.otherPolicy), req)
+	}
+	// With cohorts by user, the client names the user: one that no policy
+	// verified must not choose the laxer policy. A request its cohort's
+	// policy lets through without authenticating anyone, and the other
+	// refuses, is refused.
+	if v.scope.ByUser && req.Auth.User != "" && v.other != nil && v.res.Allowed() && v.res.User == "" && !v.other.Allowed() {
+		v.policy, v.otherPolicy = v.otherPolicy, v.policy
+		v.res, *v.other = *v.other, v.res
+	}
+	if v.scope.Mode == ModeEnforce {
+		if x.authOnly {
+			authBodyLimit(x.r, &v.res) // forwardauth_body.go
 		} else {
-			bodyLimit(r, res) // limits_body.go
+			bodyLimit(x.r, &v.res) // limits_body.go
 		}
 	}
+}
+
+// answer refuses the request as Apache would when its scope enforces a
+// refusal; otherwise it proxies the request (pass) or, for forward-auth,
+// grants it.
+func (h *Handler) answer(x *exchange) {
+	w, r, res, mode := x.w, x.r, &x.v.res, x.v.scope.Mode
 	if mode == ModeEnforce && !res.Allowed() {
 		if res.Location != "" && res.Status >= 300 && res.Status <= 399 {
 			w.Header().Set("Location", res.Location)
 		}
-		h.refuse(w, r, client, res.Decision, res.Filename)
-	} else {
-		if mode == ModeEnforce {
-			// Apache logs a compat denial even when Satisfy Any lets the
-			// request through; so does orderly.
-			h.writeLog(client, r, res.Logs(), "")
-		}
-		if authOnly {
-			h.grant(w, res)
-		} else {
-			h.pass(w, r, res, fromHeader)
-		}
+		h.refuse(w, r, x.client, res.Decision, res.Filename)
+		return
 	}
-	h.cfg.Metrics.observe(&res.Decision, start, mode)
-	h.cfg.Metrics.observeScope(&v)
-	v.examples(start, r, client)
+	if mode == ModeEnforce {
+		// Apache logs a compat denial even when Satisfy Any lets the
+		// request through; so does orderly.
+		h.writeLog(x.client, r, res.Logs(), "")
+	}
+	if x.authOnly {
+		h.grant(w, res)
+	} else {
+		h.pass(w, r, res, x.client, x.fromHeader)
+	}
+}
+
+// account counts the decision, keeps the request as an example of the
+// rules that decided it, and compares the decision with the other
+// policy's and, in shadow mode, with the backend's answer.
+func (h *Handler) account(x *exchange) {
+	v, mode := &x.v, x.v.scope.Mode
+	h.cfg.Metrics.observe(&v.res.Decision, x.start, mode)
+	h.cfg.Metrics.observeScope(v)
+	v.examples(x.start, x.r, x.client)
 	status := 0
-	if mode == ModeShadow {
-		status = rec.status
+	if mode == ModeShadow && !x.authOnly {
+		status = x.rec.status
 		if status == 0 {
 			status = http.StatusOK
 		}
 	}
-	if authOnly {
-		// No backend answer to compare with: the caller proxies.
-		status = 0
-	}
-	h.compare(v, r, req, client, status, pol)
+	// Forward-auth has no backend answer to compare with: the caller
+	// proxies.
+	h.compare(*v, x.r, x.req, x.client, status, x.pol)
 }
 
 // pass forwards the request: with the path orderly decided on and the
 // user it authenticated, when it granted access; as received otherwise
 // (shadow and observe forward what orderly would refuse, for the backend
 // to decide).
-func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result, fromHeader bool) {
-	info := &passInfo{fromHeader: fromHeader, target: h.cfg.Pool.pick()}
+func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result, client netip.Addr, fromHeader bool) {
+	info := &passInfo{client: client, fromHeader: fromHeader, target: h.cfg.Pool.pick()}
 	if info.target == nil {
 		// Every backend is down: say so at once rather than wait on one,
 		// and log it once a second at most, with how many were refused.

@@ -69,8 +69,9 @@ type Policies struct {
 	// none; "" is the handler's Config.Mode.
 	Mode Mode
 
-	scopes []*Scope // most specific first, the default last
-	byPath bool     // some scope has a path: requests need theirs to find their scope
+	scopes    []*Scope // most specific first, the default last
+	byPath    bool     // some scope has a path: requests need theirs to find their scope
+	anyShadow bool     // some scope is in shadow mode: serve records the answers
 }
 
 // prepare orders the scopes for lookup and adds the default one.
@@ -79,7 +80,7 @@ func (p *Policies) prepare(mode Mode) {
 		mode = p.Mode
 	}
 	p.scopes = p.scopes[:0]
-	p.byPath = false
+	p.byPath, p.anyShadow = false, false
 	hasDefault := false
 	for i := range p.Scopes {
 		s := &p.Scopes[i]
@@ -102,6 +103,9 @@ func (p *Policies) prepare(mode Mode) {
 	}
 	if !hasDefault {
 		p.scopes = append(p.scopes, &Scope{Name: DefaultScope, Mode: mode, Enforce: PolicyLegacy, Percent: 100})
+	}
+	for _, s := range p.scopes {
+		p.anyShadow = p.anyShadow || s.Mode == ModeShadow
 	}
 	// Host-specific scopes first, then longer prefixes; ties keep the
 	// configured order.
@@ -169,9 +173,12 @@ func (p *Policies) engine(name string) *walk.Engine {
 	return nil
 }
 
-// scope returns the scope of a request for host on the normalised path.
+// scope returns the scope of a request for the Host header host on the
+// normalised path. A scope's host is the name Apache's virtual-host
+// selection reads in the header (walk.HostName); a Host Apache refuses
+// (400) names none, and belongs to the scopes of every host.
 func (p *Policies) scope(host, path string, pathOK bool) *Scope {
-	host = hostName(host)
+	host, _ = walk.HostName(host)
 	for _, s := range p.scopes {
 		if s.Host != "" && s.Host != host {
 			continue
@@ -186,15 +193,6 @@ func (p *Policies) scope(host, path string, pathOK bool) *Scope {
 		return s
 	}
 	return p.scopes[len(p.scopes)-1]
-}
-
-// hostName is the Host header as a scope names it: lower case, without
-// port or trailing dot.
-func hostName(h string) string {
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
-		h = h[:i]
-	}
-	return strings.ToLower(strings.TrimSuffix(h, "."))
 }
 
 // underPrefix reports whether path is prefix or below it, on whole

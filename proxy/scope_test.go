@@ -24,6 +24,7 @@ func TestScopeLookup(t *testing.T) {
 		{Name: "api-v2", Path: "/api/v2/"},
 		{Name: "shop", Host: "shop.example"},
 		{Name: "shop-admin", Host: "shop.example", Path: "/admin"},
+		{Name: "v6", Host: "::1"},
 	}}
 	p.prepare(ModeEnforce)
 	for _, tt := range []struct {
@@ -43,6 +44,15 @@ func TestScopeLookup(t *testing.T) {
 		// A target Apache refuses is in no path scope.
 		{"www.example", "", false, DefaultScope},
 		{"shop.example", "", false, "shop"},
+		// The host is the name Apache's virtual-host selection reads
+		// (walk.HostName, TestHostNameApache): an IPv6 literal without
+		// its brackets; a Host Apache refuses (400) names no host.
+		{"[::1]:8080", "/", true, "v6"},
+		{"[::1]", "/api", true, "v6"},
+		{"[::1%eth0]", "/", true, DefaultScope},
+		{"shop.example:0", "/", true, DefaultScope},
+		{"shop.example..", "/api/x", true, "api"},
+		{"shop.example:", "/", true, DefaultScope}, // Apache's host name is "shop.example:"
 	} {
 		if got := p.scope(tt.host, tt.path, tt.ok).Name; got != tt.want {
 			t.Errorf("scope(%q, %q) = %s, want %s", tt.host, tt.path, got, tt.want)

@@ -48,55 +48,6 @@ func (v *verdict) examples(now time.Time, r *http.Request, client netip.Addr) {
 	}
 }
 
-// shadowing reports whether any scope compares with the backend (and so
-// needs the response status).
-func (h *Handler) shadowing() bool {
-	for _, s := range h.active.Load().p.scopes {
-		if s.Mode == ModeShadow {
-			return true
-		}
-	}
-	return false
-}
-
-// decide finds the request's scope and cohort and evaluates its policies.
-func (h *Handler) decide(p *Policies, r *http.Request, req *walk.Request) verdict {
-	var path string
-	ok := false
-	if p.byPath {
-		path, ok = p.Legacy.Path(r.Host, r.RequestURI)
-	}
-	v := verdict{scope: p.scope(r.Host, path, ok)}
-	sc := v.scope
-	v.policy, v.otherPolicy = sc.Enforce, sc.Shadow
-	if sc.Shadow != "" && !sc.inEnforceCohort(req.ClientAddr, req.Auth.User) {
-		v.policy, v.otherPolicy = sc.Shadow, sc.Enforce
-	}
-	if v.policy == PolicyLegacy && p.LegacyEnforced != nil {
-		// Demoted rules: the full legacy policy counts, the policy without
-		// them decides, dry.
-		full := h.shadowDecide(p.Legacy, req)
-		v.full = full
-		dry := *req
-		dry.Dry = true
-		v.res = p.LegacyEnforced.Decide(&dry, nil)
-	} else {
-		v.res = p.engine(v.policy).Decide(req, nil)
-	}
-	if v.otherPolicy != "" {
-		v.other = h.shadowDecide(p.engine(v.otherPolicy), req)
-	}
-	// With cohorts by user, the client names the user: one that no policy
-	// verified must not choose the laxer policy. A request its cohort's
-	// policy lets through without authenticating anyone, and the other
-	// refuses, is refused.
-	if sc.ByUser && req.Auth.User != "" && v.other != nil && v.res.Allowed() && v.res.User == "" && !v.other.Allowed() {
-		v.policy, v.otherPolicy = v.otherPolicy, v.policy
-		v.res, *v.other = *v.other, v.res
-	}
-	return v
-}
-
 // shadowDecide evaluates a policy whose answer is not enforced. It can
 // never change the response: a failure is counted and gives no decision.
 func (h *Handler) shadowDecide(e *walk.Engine, req *walk.Request) (res *walk.Result) {
