@@ -103,28 +103,9 @@ func (l *legacyBlock) build(rel func(string) string) (legacyRuntime, hcl.Diagnos
 		opt.Defines[d] = true
 	}
 	opt.Modules = l.Modules
-	sem := string(translate.Legacy22)
-	if l.Semantics != nil {
-		sem = *l.Semantics
-	}
-	switch translate.Semantics(sem) {
-	case translate.Compat24, translate.Legacy22:
-		opt.Semantics = translate.Semantics(sem)
-	default:
-		diags = append(diags, diag("Unknown semantics",
-			fmt.Sprintf("semantics %q is not \"2.2\" (what Apache 2.2 did with the rules, the default) or \"2.4-compat\" (what Apache 2.4 does with them under mod_access_compat).", sem), l.SemanticsRange))
-	}
-	if l.Version != nil {
-		want := "2.4"
-		if opt.Semantics == translate.Legacy22 {
-			want = "2.2"
-		}
-		if !legacyVersion.MatchString(*l.Version) || !strings.HasPrefix(*l.Version, want+".") {
-			diags = append(diags, diag("Invalid legacy version",
-				fmt.Sprintf("version %q is not a %s.x release (the version of the server whose rules these are, for <IfVersion>; semantics %q).", *l.Version, want, opt.Semantics), l.VersionRange))
-		}
-		opt.Version = *l.Version
-	}
+	var d hcl.Diagnostics
+	opt.Semantics, opt.Version, d = l.semantics()
+	diags = append(diags, d...)
 	for k, v := range l.PathMap {
 		if !filepath.IsAbs(k) {
 			diags = append(diags, diag("Invalid path_map", fmt.Sprintf("%q is not an absolute path as the legacy configuration names it.", k), l.PathMapRange))
@@ -145,17 +126,54 @@ func (l *legacyBlock) build(rel func(string) string) (legacyRuntime, hcl.Diagnos
 		}
 		lr.LegacyIP, lr.LegacyPort = ip, port
 	}
-	if len(l.Demote) > 0 {
-		lr.Demote = map[string]bool{}
-		lr.DemoteAt = l.DemoteRange.String()
-		for _, id := range l.Demote {
-			if !ruleIDPattern(id) {
-				diags = append(diags, diag("Invalid rule ID", fmt.Sprintf("%q is not a rule ID (12 hexadecimal digits, as orderly_rule_info and orderly explain show them).", id), l.DemoteRange))
-			}
-			lr.Demote[id] = true
-		}
-	}
+	lr.Demote, lr.DemoteAt, d = l.demoted()
+	diags = append(diags, d...)
 	return lr, diags
+}
+
+// semantics reads legacy.semantics ("2.2" unless set) and
+// legacy.version, which must be a release of that semantics' server.
+func (l *legacyBlock) semantics() (sem translate.Semantics, version string, diags hcl.Diagnostics) {
+	name := string(translate.Legacy22)
+	if l.Semantics != nil {
+		name = *l.Semantics
+	}
+	switch translate.Semantics(name) {
+	case translate.Compat24, translate.Legacy22:
+		sem = translate.Semantics(name)
+	default:
+		diags = append(diags, diag("Unknown semantics",
+			fmt.Sprintf("semantics %q is not \"2.2\" (what Apache 2.2 did with the rules, the default) or \"2.4-compat\" (what Apache 2.4 does with them under mod_access_compat).", name), l.SemanticsRange))
+	}
+	if l.Version != nil {
+		want := "2.4"
+		if sem == translate.Legacy22 {
+			want = "2.2"
+		}
+		if !legacyVersion.MatchString(*l.Version) || !strings.HasPrefix(*l.Version, want+".") {
+			diags = append(diags, diag("Invalid legacy version",
+				fmt.Sprintf("version %q is not a %s.x release (the version of the server whose rules these are, for <IfVersion>; semantics %q).", *l.Version, want, sem), l.VersionRange))
+		}
+		version = *l.Version
+	}
+	return sem, version, diags
+}
+
+// demoted reads legacy.demote: the rule IDs demoted to shadow-only, and
+// where they are written (nil and "" for none).
+func (l *legacyBlock) demoted() (map[string]bool, string, hcl.Diagnostics) {
+	if len(l.Demote) == 0 {
+		return nil, "", nil
+	}
+	var diags hcl.Diagnostics
+	ids := map[string]bool{}
+	for _, id := range l.Demote {
+		if !ruleIDPattern(id) {
+			diags = append(diags, diag("Invalid rule ID", fmt.Sprintf("%q is not a rule ID (12 hexadecimal digits, as orderly_rule_info and orderly explain show them).", id), l.DemoteRange))
+		}
+		ids[id] = true
+	}
+	return ids, l.DemoteRange.String(), diags
 }
 
 // build validates the native block, whose roots and path_map default to
