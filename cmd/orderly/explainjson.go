@@ -14,7 +14,7 @@ import (
 )
 
 // explanation is orderly explain -format json: one request's decision and
-// why. Its shape is a contract (the README documents it): fields are
+// why. Its shape is a contract (docs/commands.md documents it): fields are
 // added, never renamed or removed. Optional strings are omitted when
 // empty; lists are never null.
 type explanation struct {

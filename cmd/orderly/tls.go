@@ -1,7 +1,7 @@
 package main
 
 // The tls block: its HCL, its validation into tlsRuntime, and the HTTPS
-// listener it starts beside the plain one (README, "tls").
+// listener it starts beside the plain one (docs/tls.md).
 
 import (
 	"context"
