@@ -30,7 +30,7 @@ var hostProbes = []string{
 	"Example.TEST", "example.test.", "EXAMPLE.test.:80", "example.test..", "example.test:",
 	"example.test:0", "example.test:65535", "example.test:65536", "example.test:4294967376",
 	"example.test:-1", "example.test:+80", "a..b", "a:b:80", "a:b", "123", "123:80", ":80",
-	"1.2.3.4:80", "a/b", `a\b`, "a@B", "a%41", ".", "..", "a.", "ex_ample.test",
+	"1.2.3.4:80", "a/b", `a\b`, "a@B", "a%41", ".", "..", "a.", "ex_ample.test", "A.b", "a.Z", "x.\xc3\x89A",
 }
 
 // TestHostNameApache sends each of hostProbes to Apache 2.4

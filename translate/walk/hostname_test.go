@@ -18,6 +18,12 @@ func TestFixHostname(t *testing.T) {
 		{"", true, "", true},
 		{"Example.TEST", true, "example.test", true},
 		{"AZ.Za", false, "az.za", true},
+		{"A.b", false, "a.b", true},
+		{"EXAMPLE", false, "example", true},
+		{"EXAMPLE.TEST.", true, "example.test", true},
+		{"a.Z", false, "a.z", true},
+		{"x.\xc3\x89", false, "x.\xc3\x89", true}, // apr_tolower is ASCII only
+		{"x.\xc3\x89A", false, "x.\xc3\x89a", true},
 		{"a@Z", false, "a@z", true},
 		{"example.test.", true, "example.test", true},
 		{"example.test:1", true, "example.test", true},

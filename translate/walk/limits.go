@@ -174,22 +174,39 @@ func fixHostname(h string, strict bool) (string, bool) {
 	if strings.HasPrefix(h, "[") {
 		return strings.ToLower(host), v6Literal(host)
 	}
-	var b strings.Builder
+	upper := false
 	for i := 0; i < len(host); i++ {
 		c := host[i]
 		switch {
 		case c == '.' && i+1 < len(host) && host[i+1] == '.', c == '/', c == '\\':
 			return "", false
 		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
+			upper = true
 		}
-		b.WriteByte(c)
 	}
-	host = strings.TrimSuffix(b.String(), ".")
+	if upper {
+		host = asciiLower(host) // apr_tolower: ASCII only, as in the C locale
+	}
+	host = strings.TrimSuffix(host, ".")
 	if strict && !strictHostname(host) {
 		return "", false // AH02415
 	}
 	return host, true
+}
+
+// asciiLower lower-cases the ASCII letters of s and leaves every other
+// byte as it is.
+func asciiLower(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // parseAddrPort is apr_parse_addr_port for a Host header: the host
