@@ -14,6 +14,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/proxy"
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/walk"
 )
 
 // legacyVersion is the form of legacy.version.
@@ -277,9 +278,9 @@ func (fc *fileConfig) buildScopes(rc *runtimeConfig) hcl.Diagnostics {
 			diags = append(diags, diag("Invalid scope name", fmt.Sprintf("%q is reserved for the requests no scope takes; name the scope after what it covers.", b.Name), b.DefRange))
 		}
 		if b.Host != nil {
-			sc.Host = strings.ToLower(strings.TrimSuffix(*b.Host, "."))
-			if sc.Host == "" || strings.ContainsAny(sc.Host, ":/ ") {
-				diags = append(diags, diag("Invalid scope host", fmt.Sprintf("%q is not a host name (no port, no scheme).", *b.Host), b.HostRange))
+			var ok bool
+			if sc.Host, ok = scopeHost(*b.Host); !ok {
+				diags = append(diags, diag("Invalid scope host", fmt.Sprintf("%q is not a host name or a bracketed IPv6 address (no port, no scheme).", *b.Host), b.HostRange))
 			}
 		}
 		if b.Path != nil {
@@ -343,4 +344,18 @@ func (fc *fileConfig) buildScopes(rc *runtimeConfig) hcl.Diagnostics {
 		rc.Scopes = append(rc.Scopes, sc)
 	}
 	return diags
+}
+
+// scopeHost is a scope's host as the proxy compares it with a request's
+// Host once normalised (walk.HostName, Apache's fix_hostname): a name,
+// lower case and without a final dot, or an IPv6 literal written in
+// brackets, kept without them as Apache keeps it. ok is false for
+// anything else, a port included.
+func scopeHost(s string) (host string, ok bool) {
+	if strings.HasPrefix(s, "[") {
+		h, ok := walk.HostName(s)
+		return h, ok && strings.HasSuffix(s, "]") && strings.Contains(h, ":")
+	}
+	h := strings.ToLower(strings.TrimSuffix(s, "."))
+	return h, h != "" && !strings.ContainsAny(h, ":/ []")
 }

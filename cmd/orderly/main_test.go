@@ -220,3 +220,28 @@ func TestLegacyVersion(t *testing.T) {
 		t.Errorf("default version: exit %d, %s", code, errb.String())
 	}
 }
+
+// A scope's host is compared with the request's Host as Apache normalises
+// it: lower case, no final dot, an IPv6 literal without its brackets.
+func TestScopeHost(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"Shop.Example.", "shop.example", true},
+		{"[2001:DB8::1]", "2001:db8::1", true},
+		{"[::1]", "::1", true},
+		{"[::1]:80", "", false},
+		{"[12345::]", "", false},
+		{"[fe80::1%eth0]", "", false},
+		{"shop.example:80", "", false},
+		{"2001:db8::1", "", false},
+		{"http://shop.example", "", false},
+		{"", "", false},
+	} {
+		got, ok := scopeHost(c.in)
+		if ok != c.ok || ok && got != c.want {
+			t.Errorf("scopeHost(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
