@@ -270,7 +270,9 @@ var accessDirectives = map[string]bool{
 	"limit": true, "limitexcept": true,
 }
 
-func mentionsAccess(d *apacheconf.Directive) bool {
+// MentionsAccess reports whether d is an access directive or a section
+// holding one (accessDirectives), at any depth.
+func MentionsAccess(d *apacheconf.Directive) bool {
 	found := false
 	apacheconf.Walk([]*apacheconf.Directive{d}, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
 		if accessDirectives[x.LowerName()] {

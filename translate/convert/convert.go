@@ -1,4 +1,4 @@
-package translate
+package convert
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -26,9 +27,9 @@ type Conversion struct {
 	// file or a <Proxy> section left as it is), for which the output keeps
 	// mod_access_compat loaded; empty when it is dropped.
 	CompatKept []string
-	Reviews    []Difference // refused (Require all denied) or left as they are: translate by hand
-	Changes    int          // sections whose access rules were translated
-	Renamed    int          // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
+	Reviews    []translate.Difference // refused (Require all denied) or left as they are: translate by hand
+	Changes    int                    // sections whose access rules were translated
+	Renamed    int                    // directives renamed or removed (DIR-01..09, BEH-09, BLD-02)
 
 	// Sections are what was written for each section translated, or
 	// refused for review, in place (sections.go).
@@ -37,7 +38,7 @@ type Conversion struct {
 	// Model is the access model the translation was written from, read
 	// for writing out (Options.RenderOnly): what orderly serve would
 	// refuse in it is [Config.ServeRefusals].
-	Model *Config
+	Model *translate.Config
 	// Htaccess are the access files (AccessFileName) found below the
 	// directories the configuration serves (document roots, Alias
 	// targets, UserDir directories), translated or not; HtaccessAll
@@ -47,12 +48,12 @@ type Conversion struct {
 	// Scopes are the model's sections, of the configuration and of the
 	// .htaccess files it reads, by where each opens (lint's access
 	// findings).
-	Scopes map[ScopeKey]Scope
+	Scopes map[translate.ScopeKey]translate.Scope
 }
 
-// ConvertOptions tune Convert.
-type ConvertOptions struct {
-	LoadOptions
+// Options tune Convert.
+type Options struct {
+	translate.LoadOptions
 	KeepCompat bool // keep mod_access_compat loaded
 	// SectionsOnly leaves out the configuration files' texts and the data
 	// files (Conversion.Files has the .htaccess files only, Data is
@@ -77,12 +78,12 @@ var accessNames = map[string]bool{
 // request (a <Files> or regex section below scopes with their own rules)
 // is left as it was, commented, and reported. Everything else in the
 // files is kept as written.
-func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
+func Convert(files []string, opt Options) (*Conversion, error) {
 	lo := opt.LoadOptions
 	lo.RenderOnly = true // written out, never decided on
 	read := map[string]bool{}
-	lo.onRead = func(name string) { read[name] = true }
-	cfg, plain, srcs, err := load(files, lo)
+	lo.OnRead = func(name string) { read[name] = true }
+	cfg, plain, srcs, err := translate.LoadSource(files, lo)
 	if err != nil && (cfg == nil || !opt.Partial) {
 		return nil, err
 	}
@@ -95,13 +96,13 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// Every section once, with the configuration it is seen in: a virtual
 	// host's own sections in the host's (merged) view.
 	type scoped struct {
-		s   *Section
-		cfg *Config
+		s   *translate.Section
+		cfg *translate.Config
 	}
 	var all []scoped
-	seen := map[*Section]bool{}
-	add := func(c *Config) {
-		var list []*Section
+	seen := map[*translate.Section]bool{}
+	add := func(c *translate.Config) {
+		var list []*translate.Section
 		list = append(list, c.Dirs...)
 		list = append(list, c.DirMatches...)
 		list = append(list, c.Files...)
@@ -127,25 +128,17 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	// before the <Directory> sections below them: found first.
 	hts, htReviews, htPaths := findHtaccess(search)
 	conv.Htaccess, conv.HtaccessAll = htPaths, !search.truncated
-	conv.Scopes = make(map[ScopeKey]Scope, len(all)+len(hts))
+	conv.Scopes = make(map[translate.ScopeKey]translate.Scope, len(all)+len(hts))
 	for _, sc := range all {
-		conv.Scopes[sc.s.Key()] = Scope{sc.s, sc.cfg}
+		conv.Scopes[sc.s.Key()] = translate.Scope{Section: sc.s, Config: sc.cfg}
 	}
 	for _, h := range hts {
 		if h.sec == nil {
 			continue
 		}
-		for _, s := range append([]*Section{h.sec}, h.sec.Conf.Files...) {
-			conv.Scopes[s.Key()] = Scope{s, h.cfg}
+		for _, s := range append([]*translate.Section{h.sec}, h.sec.Conf.Files...) {
+			conv.Scopes[s.Key()] = translate.Scope{Section: s, Config: h.cfg}
 		}
-	}
-	// The methods every translation names, worked out once per server.
-	names := map[*policy.Methods][]string{} // servers often share theirs
-	for _, c := range serverConfigs(cfg) {
-		if names[c.Methods] == nil {
-			names[c.Methods] = methodNames(c.Methods)
-		}
-		c.methodNames = names[c.Methods]
 	}
 	// Sections translate independently of each other: on every core,
 	// gathered in order.
@@ -156,8 +149,8 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	results := make([]converted, len(all))
 	par.Do(len(all), func(i int) {
 		switch s := all[i].s; {
-		case s.directive == nil:
-		case hasAccess(s.Conf):
+		case s.Directive() == nil:
+		case s.Conf.HasAccessRules():
 			results[i].es, results[i].review = convertSection(all[i].cfg, s)
 		case s.Conf.AuthType != nil:
 			results[i].es, results[i].review = authTypeOnly(all[i].cfg, s)
@@ -179,7 +172,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			}
 			var es []edit
 			var review string
-			if hasAccess(sc.s.Conf) {
+			if sc.s.Conf.HasAccessRules() {
 				es, review = convertSection(h.cfg, sc.s)
 			} else {
 				es, review = authTypeOnly(h.cfg, sc.s)
@@ -189,7 +182,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 				if review != "" {
 					why = "in the virtual host " + h.name + ": " + review
 				}
-				if hasAccess(sc.s.Conf) {
+				if sc.s.Conf.HasAccessRules() {
 					r.es, r.review = convertSectionAs(cfg, sc.s, why)
 				} else {
 					r.es, r.review = authTypeOnlyAs(cfg, sc.s, why)
@@ -202,7 +195,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	sections := 0
 	for i, sc := range all {
 		edits[sc.s.Pos.File] += len(results[i].es)
-		if results[i].es != nil || hasAccess(sc.s.Conf) {
+		if results[i].es != nil || sc.s.Conf.HasAccessRules() {
 			sections++
 		}
 	}
@@ -212,11 +205,11 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	conv.Sections = make([]SectionText, 0, sections)
 	for i, sc := range all {
 		s := sc.s
-		if !hasAccess(s.Conf) && results[i].es == nil || s.directive == nil {
+		if !s.Conf.HasAccessRules() && results[i].es == nil || s.Directive() == nil {
 			continue
 		}
 		if review := results[i].review; review != "" {
-			conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
+			conv.Reviews = append(conv.Reviews, translate.Difference{Pos: s.Pos, Text: review})
 		}
 		byFile[s.Pos.File] = append(byFile[s.Pos.File], results[i].es...)
 		conv.Sections = append(conv.Sections, sectionText(s, results[i].es, results[i].review))
@@ -246,7 +239,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	var htTexts []htEdits
 	for _, h := range hts {
 		if h.sec != nil && blocked[h.sec.Path] != "" {
-			conv.Reviews = append(conv.Reviews, Difference{Pos: apacheconf.Pos{File: h.sec.Path, Line: 1}, Text: blocked[h.sec.Path] + "; left as it is"})
+			conv.Reviews = append(conv.Reviews, translate.Difference{Pos: apacheconf.Pos{File: h.sec.Path, Line: 1}, Text: blocked[h.sec.Path] + "; left as it is"})
 			conv.CompatKept = append(conv.CompatKept, h.sec.Path)
 			continue
 		}
@@ -255,16 +248,22 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 			continue
 		}
 		var es []edit
-		for _, s := range append([]*Section{h.sec}, h.sec.Conf.Files...) {
-			if !hasAccess(s.Conf) {
+		for _, s := range append([]*translate.Section{h.sec}, h.sec.Conf.Files...) {
+			if !s.Conf.HasAccessRules() {
 				continue
 			}
-			e, review := convertSection(h.cfg, s)
-			if review != "" {
-				conv.Reviews = append(conv.Reviews, Difference{Pos: s.Pos, Text: review})
+			var e []edit
+			var review string
+			if s == h.sec {
+				e, review = convertBlock(h.cfg, s, h.block, "")
+			} else {
+				e, review = convertSection(h.cfg, s)
 			}
-			if s == h.sec && len(s.ifVersions) > 0 {
-				e = ifVersionEdits(e, s.ifVersions)
+			if review != "" {
+				conv.Reviews = append(conv.Reviews, translate.Difference{Pos: s.Pos, Text: review})
+			}
+			if s == h.sec && len(h.ifVersions) > 0 {
+				e = ifVersionEdits(e, h.ifVersions)
 			}
 			conv.Sections = append(conv.Sections, sectionText(s, e, review))
 			es = append(es, e...)
@@ -276,7 +275,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 		byFile[f] = append(byFile[f], es...)
 	}
 	top := srcs[0] // as read by load
-	if cfg.Semantics == Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
+	if cfg.Semantics == translate.Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
 		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(top, len(hts) > 0))
 	}
 	for f, es := range pe {
@@ -287,7 +286,7 @@ func Convert(files []string, opt ConvertOptions) (*Conversion, error) {
 	conv.Changes += len(pr)
 	// What is left as it is still needs mod_access_compat: the output
 	// keeps it loaded rather than answer 500 for it.
-	for _, r := range append(append([]Difference(nil), htReviews...), pr...) {
+	for _, r := range append(append([]translate.Difference(nil), htReviews...), pr...) {
 		if !r.Moot && !slices.Contains(conv.CompatKept, r.Pos.File) {
 			conv.CompatKept = append(conv.CompatKept, r.Pos.File)
 		}
@@ -420,20 +419,6 @@ func dataFiles(raw [][]*apacheconf.Directive, serverRoot string, conf map[string
 	return out
 }
 
-// serverConfigs returns the main server's configuration and each virtual
-// host's.
-func serverConfigs(cfg *Config) []*Config {
-	out := []*Config{cfg}
-	for _, v := range cfg.VHosts {
-		out = append(out, v.Config)
-	}
-	return out
-}
-
-func hasAccess(c *DirConf) bool {
-	return c.Compat != nil || c.Authz != nil || c.Requires22 != nil || c.Satisfy22Set != 0
-}
-
 // convertProxies translates the access rules of <Proxy> and <ProxyMatch>
 // sections. For a proxied request Apache merges, over the server's
 // defaults, the <Proxy> sections that match it (mod_proxy's proxy_walk:
@@ -442,7 +427,7 @@ func hasAccess(c *DirConf) bool {
 // inherits nothing else and is translated on its own; where a server has
 // several, which merge depends on the request, and they are left as
 // written, for review.
-func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]edit, []Difference, []SectionText) {
+func convertProxies(cfg *translate.Config, raw [][]*apacheconf.Directive) (map[string][]edit, []translate.Difference, []SectionText) {
 	type proxy struct {
 		d     *apacheconf.Directive
 		vhost *apacheconf.Directive // nil: the main server's
@@ -474,7 +459,7 @@ func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]ed
 		most = max(most, n)
 	}
 	edits := map[string][]edit{}
-	var reviews []Difference
+	var reviews []translate.Difference
 	var texts []SectionText
 	for _, p := range all {
 		// The main server's sections apply in every virtual host too.
@@ -483,12 +468,12 @@ func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]ed
 			n = mainCount + most
 		}
 		if n > 1 {
-			reviews = append(reviews, Difference{Pos: p.d.Pos, Text: "access rules in <" + p.d.Name + "> sections are not translated where a server has several (which of them merge depends on the request); left as they are (2.4 needs mod_access_compat for them, or a Require written by hand)"})
+			reviews = append(reviews, translate.Difference{Pos: p.d.Pos, Text: "access rules in <" + p.d.Name + "> sections are not translated where a server has several (which of them merge depends on the request); left as they are (2.4 needs mod_access_compat for them, or a Require written by hand)"})
 			continue
 		}
 		es, review := convertProxy(cfg, p.d)
 		if review != "" {
-			reviews = append(reviews, Difference{Pos: p.d.Pos, Text: review})
+			reviews = append(reviews, translate.Difference{Pos: p.d.Pos, Text: review})
 		}
 		edits[p.d.Pos.File] = append(edits[p.d.Pos.File], es...)
 		texts = append(texts, proxyText(p.d, es, review))
@@ -499,15 +484,15 @@ func convertProxies(cfg *Config, raw [][]*apacheconf.Directive) (map[string][]ed
 // convertProxy translates one <Proxy> section standing alone: as a
 // section over the server's defaults, which is what it is for the
 // requests it matches.
-func convertProxy(cfg *Config, d *apacheconf.Directive) ([]edit, string) {
+func convertProxy(cfg *translate.Config, d *apacheconf.Directive) ([]edit, string) {
 	alone := &apacheconf.Directive{Name: "Directory", Args: []string{"/"}, Raw: "/", Block: d.Block, Pos: d.Pos}
-	pcfg, err := Build([]*apacheconf.Directive{alone}, Options{Semantics: cfg.Semantics, Modules: cfg.Modules,
+	pcfg, err := translate.Build([]*apacheconf.Directive{alone}, translate.Options{Semantics: cfg.Semantics, Modules: cfg.Modules,
 		BaseDir: cfg.BaseDir, ServerRoot: cfg.ServerRoot, DocumentRoot: "/", ForwardUnfaithful: true})
 	if err != nil {
 		return nil, "access rules in <" + d.Name + "> not translated: " + err.Error()
 	}
 	for _, s := range pcfg.Dirs {
-		if s.directive == alone {
+		if s.Directive() == alone {
 			return convertSection(pcfg, s)
 		}
 	}
@@ -517,7 +502,7 @@ func convertProxy(cfg *Config, d *apacheconf.Directive) ([]edit, string) {
 // loadedFiles lists every file the configuration reads (Includes too),
 // and returns each top file's directives as read with no modules assumed
 // loaded: plain[i] when load read them so already, or read again.
-func loadedFiles(files []string, opt LoadOptions, plain [][]*apacheconf.Directive) ([]string, [][]*apacheconf.Directive) {
+func loadedFiles(files []string, opt translate.LoadOptions, plain [][]*apacheconf.Directive) ([]string, [][]*apacheconf.Directive) {
 	seen := map[string]bool{}
 	var out []string
 	var raw [][]*apacheconf.Directive
@@ -580,18 +565,24 @@ func compatReset(indent string) []string {
 }
 
 // convertSection writes the translation of one section.
-func convertSection(cfg *Config, s *Section) ([]edit, string) {
+func convertSection(cfg *translate.Config, s *translate.Section) ([]edit, string) {
 	return convertSectionAs(cfg, s, "")
 }
 
 // convertSectionAs is convertSection; a section given a reason (forced)
 // is left for review with it, whatever it inherits.
-func convertSectionAs(cfg *Config, s *Section, forced string) ([]edit, string) {
-	var access []*apacheconf.Directive
-	block := s.block
-	if s.directive != nil {
-		block = s.directive.Block
+func convertSectionAs(cfg *translate.Config, s *translate.Section, forced string) ([]edit, string) {
+	var block []*apacheconf.Directive
+	if d := s.Directive(); d != nil {
+		block = d.Block
 	}
+	return convertBlock(cfg, s, block, forced)
+}
+
+// convertBlock is convertSectionAs for the section s written as block (an
+// .htaccess file's directives, which no directive holds).
+func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheconf.Directive, forced string) ([]edit, string) {
+	var access []*apacheconf.Directive
 	for _, d := range block {
 		if isAccessLine(d) {
 			access = append(access, d)
@@ -601,23 +592,23 @@ func convertSectionAs(cfg *Config, s *Section, forced string) ([]edit, string) {
 		return nil, ""
 	}
 	indent := strings.Repeat(" ", max(access[0].Pos.Col-1, 0))
-	var compat, authz *layers
+	var compat, authz *translate.Layers
 	why := forced
 	if why == "" {
-		compat, authz, why = inherited(cfg, s)
+		compat, authz, why = translate.Inherited(cfg, s)
 	}
 	if why == "" {
 		why = sslSatisfyAny(cfg, s, compat) // ssl.go
 	}
-	if why == "" && cfg.Semantics == Compat24 && (authz.authz == nil || authz.authz.Root == nil) && authTypeSet(cfg, s) {
+	if why == "" && cfg.Semantics == translate.Compat24 && (authz.Authz == nil || authz.Authz.Root == nil) && authTypeSet(cfg, s) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
 	var extra []edit // after the section: filesCombos
 	switch {
 	case why != "":
-	case isFiles(s):
+	case translate.IsFiles(s):
 		extra, why = filesCombos(cfg, s)
-	case s.Kind == KindLocation && !s.Fnmatch, s.Kind == KindLocationMatch:
+	case s.Kind == translate.KindLocation && !s.Fnmatch, s.Kind == translate.KindLocationMatch:
 		extra, why = locationCombos(cfg, s)
 	}
 	var text []string
@@ -671,13 +662,13 @@ func convertSectionAs(cfg *Config, s *Section, forced string) ([]edit, string) {
 // request was decided as the inherited Order/Allow/Deny AND this
 // section's Require, which AuthMerging And writes in 2.4 over the
 // translations of those sections.
-func locationMergesAnd(cfg *Config, s *Section) bool {
+func locationMergesAnd(cfg *translate.Config, s *translate.Section) bool {
 	own := s.Conf
-	if s.Kind != KindLocation || s.Fnmatch || s.Regex != nil || cfg.Semantics != Compat24 ||
-		own.Compat != nil || own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr {
+	if s.Kind != translate.KindLocation || s.Fnmatch || s.Regex != nil || cfg.Semantics != translate.Compat24 ||
+		own.Compat != nil || own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == translate.MergeAnd || own.Authz.Merge == translate.MergeOr {
 		return false
 	}
-	plain := func(c *DirConf) bool {
+	plain := func(c *translate.DirConf) bool {
 		if c.Authz != nil || c.Requires22 != nil {
 			return false
 		}
@@ -693,7 +684,7 @@ func locationMergesAnd(cfg *Config, s *Section) bool {
 	// The directories its URLs map to, and any below or matching by
 	// pattern; every <Files> and <DirectoryMatch>; earlier <Location>s.
 	file := filepath.Join(cfg.DocumentRoot, s.Path) + "/"
-	var before []*Section
+	var before []*translate.Section
 	for _, d := range cfg.Dirs {
 		if d.Depth == 0 || d.Fnmatch || strings.HasPrefix(file, d.Path) || strings.HasPrefix(d.Path, file) {
 			before = append(before, d)
@@ -717,9 +708,9 @@ func locationMergesAnd(cfg *Config, s *Section) bool {
 }
 
 // renderOwnRequire writes a section's own Require tree, for AuthMerging.
-func renderOwnRequire(cfg *Config, a *AuthzSlot, indent string) []string {
-	authz := &layers{authz: a}
-	classes := methodClasses(cfg, &layers{}, authz)
+func renderOwnRequire(cfg *translate.Config, a *translate.AuthzSlot, indent string) []string {
+	authz := &translate.Layers{Authz: a}
+	classes := methodClasses(cfg, &translate.Layers{}, authz)
 	var out []string
 	for _, cl := range classes {
 		r := forMethod(a.Root, cl.rep)
@@ -771,14 +762,14 @@ func onlyAccess(d *apacheconf.Directive) bool {
 }
 
 // authTypeSet reports whether an AuthType (not None) is in force in s.
-func authTypeSet(cfg *Config, s *Section) bool {
-	chain, _ := inheritedChain(cfg, s)
+func authTypeSet(cfg *translate.Config, s *translate.Section) bool {
+	chain, _ := translate.InheritedChain(cfg, s)
 	return authTypeIn(append(chain, s))
 }
 
 // authTypeIn reports whether an AuthType (not None) is in force after
 // secs merge, in this order.
-func authTypeIn(secs []*Section) bool {
+func authTypeIn(secs []*translate.Section) bool {
 	set := false
 	for _, a := range secs {
 		if a.Conf.AuthType != nil {
@@ -793,21 +784,21 @@ func authTypeIn(secs []*Section) bool {
 // (AH01627) there, and the Require the translation gives the sections
 // before it would let the request through. It writes Require all denied
 // after the AuthType line.
-func authTypeOnly(cfg *Config, s *Section) ([]edit, string) {
+func authTypeOnly(cfg *translate.Config, s *translate.Section) ([]edit, string) {
 	return authTypeOnlyAs(cfg, s, "")
 }
 
 // authTypeOnlyAs is authTypeOnly; a section given a reason (forced) is
 // refused with it.
-func authTypeOnlyAs(cfg *Config, s *Section, forced string) ([]edit, string) {
-	if cfg.Semantics != Compat24 || *s.Conf.AuthType == "" {
+func authTypeOnlyAs(cfg *translate.Config, s *translate.Section, forced string) ([]edit, string) {
+	if cfg.Semantics != translate.Compat24 || *s.Conf.AuthType == "" {
 		return nil, ""
 	}
 	why := forced
 	if why == "" {
-		var authz *layers
-		_, authz, why = inherited(cfg, s)
-		if why == "" && authz.authz != nil && authz.authz.Root != nil {
+		var authz *translate.Layers
+		_, authz, why = translate.Inherited(cfg, s)
+		if why == "" && authz.Authz != nil && authz.Authz.Root != nil {
 			return nil, "" // a Require is in force
 		}
 	}
@@ -815,7 +806,7 @@ func authTypeOnlyAs(cfg *Config, s *Section, forced string) ([]edit, string) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
 	var at *apacheconf.Directive
-	for _, d := range s.directive.Block {
+	for _, d := range s.Directive().Block {
 		if d.LowerName() == "authtype" {
 			at = d
 		}
@@ -828,43 +819,6 @@ func authTypeOnlyAs(cfg *Config, s *Section, forced string) ([]edit, string) {
 	return []edit{{from: end + 1, to: end, text: []string{
 		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
 		indent + "Require all denied"}}}, why
-}
-
-// selfDenies reports whether a section's own host-access rules refuse
-// every request of every method with Satisfy All (2.4-compat), so that
-// nothing it inherits matters.
-func selfDenies(cfg *Config, s *Section) bool {
-	c := s.Conf.Compat
-	if c == nil {
-		return false
-	}
-	for m := 0; m < policy.MaxMethods; m++ {
-		sat := c.Satisfy[m]
-		if cfg.Semantics == Legacy22 {
-			if s.Conf.Satisfy22Set&(1<<uint(m)) == 0 {
-				return false // 2.2: Satisfy is inherited from core
-			}
-			sat = s.Conf.Satisfy22[m]
-		}
-		if sat == policy.SatisfyAny {
-			return false
-		}
-		if t := compatTree(c, m); t.Kind != policy.Leaf || t.Provider != policy.ProvAllDenied {
-			return false
-		}
-	}
-	return true
-}
-
-// satisfiesAny reports whether a section sets Satisfy Any for some method
-// (2.2): "Satisfy All" is the default's behaviour.
-func satisfiesAny(c *DirConf) bool {
-	for m := range c.Satisfy22 {
-		if c.Satisfy22Set&(1<<uint(m)) != 0 && c.Satisfy22[m] == policy.SatisfyAny {
-			return true
-		}
-	}
-	return false
 }
 
 // defaultsEdit writes explicitly, at the end of the main file, the 2.2

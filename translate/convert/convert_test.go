@@ -1,15 +1,14 @@
-package translate
+package convert
 
 import (
 	"fmt"
-	"github.com/orderly-proxy/orderly/translate/apacheconf"
-	"github.com/orderly-proxy/orderly/translate/regex"
-	"github.com/orderly-proxy/orderly/translate/rewrite"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/translate"
 )
 
 // The equivalents table of the upgrade document (section 5.2), where it
@@ -72,7 +71,7 @@ func TestConvertForms(t *testing.T) {
 `
 	f := filepath.Join(dir, "httpd.conf")
 	os.WriteFile(f, []byte(conf), 0o644)
-	conv, err := Convert([]string{f}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+	conv, err := Convert([]string{f}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +128,7 @@ func TestConvertHtaccessAndDefaults(t *testing.T) {
 	conf := filepath.Join(dir, "httpd.conf")
 	write(conf, "LoadModule authz_host_module modules/mod_authz_host.so\n<Directory \""+root+"\">\n    AllowOverride Limit Indexes\n</Directory>")
 
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Legacy22, DocumentRoot: root}}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Legacy22, DocumentRoot: root}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +228,8 @@ UserDir "`+dir+`/home/*/public_html"
     Require valid-user
 </Location>
 `)
-	mods := append([]string{"proxy_module", "userdir_module"}, FragmentModules...)
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root, ForwardUnfaithful: true}, Modules: mods}})
+	mods := append([]string{"proxy_module", "userdir_module"}, translate.FragmentModules...)
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root, ForwardUnfaithful: true}, Modules: mods}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +257,7 @@ UserDir "`+dir+`/home/*/public_html"
 
 	// One <Proxy> section with access rules in all: translated.
 	write(conf, "<Proxy *>\n    Order deny,allow\n    Allow from all\n</Proxy>\n")
-	conv, err = Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}, Modules: mods}})
+	conv, err = Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}, Modules: mods}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +281,7 @@ func TestConvertUnixd(t *testing.T) {
 	} {
 		conf := filepath.Join(dir, "httpd.conf")
 		os.WriteFile(conf, []byte(tt.conf), 0o644)
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +315,7 @@ func TestConvertKeepsSettingsInContainers(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}, Modules: FragmentModules}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}, Modules: translate.FragmentModules}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +336,7 @@ func TestConvertReviewFailsClosed(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: "/srv/www"}}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: "/srv/www"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +365,7 @@ func TestConvertPassesProviders(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Legacy22, DocumentRoot: "/srv", ForwardUnfaithful: true}}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Legacy22, DocumentRoot: "/srv", ForwardUnfaithful: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,27 +393,27 @@ func TestConvertProviders(t *testing.T) {
 	mods22 := strings.Replace(strings.Replace(strings.Replace(mods, "LoadModule authn_core_module modules/mod_authn_core.so\n", "", 1),
 		"LoadModule authz_core_module modules/mod_authz_core.so\n", "", 1), "LoadModule access_compat_module modules/mod_access_compat.so\n", "", 1)
 	for _, tt := range []struct {
-		sem        Semantics
+		sem        translate.Semantics
 		conf, want string
 	}{
-		{Legacy22, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthBasicProvider dbm\nAuthDBMUserFile /x/users\nAuthDBMGroupFile /x/groups\nRequire group hr payroll\n</Directory>\n",
+		{translate.Legacy22, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthBasicProvider dbm\nAuthDBMUserFile /x/users\nAuthDBMGroupFile /x/groups\nRequire group hr payroll\n</Directory>\n",
 			"\nRequire dbm-group hr payroll\n"},
-		{Legacy22, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthUserFile /x/users\nAuthGroupFile /x/groups\nRequire group hr\n</Directory>\n",
+		{translate.Legacy22, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthUserFile /x/users\nAuthGroupFile /x/groups\nRequire group hr\n</Directory>\n",
 			"\nRequire group hr\n"},
-		{Legacy22, "<Directory /srv/it>\nAuthType Basic\nAuthName it\nAuthBasicProvider ldap\nAuthLDAPURL ldap://127.0.0.1/dc=x?uid\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\n</Directory>\n",
+		{translate.Legacy22, "<Directory /srv/it>\nAuthType Basic\nAuthName it\nAuthBasicProvider ldap\nAuthLDAPURL ldap://127.0.0.1/dc=x?uid\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\n</Directory>\n",
 			"\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\n"},
-		{Compat24, "<Directory /srv/it>\nAuthType Basic\nAuthName it\nAuthBasicProvider ldap\nAuthLDAPURL ldap://127.0.0.1/dc=x?uid\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nSatisfy any\n</Directory>\n",
+		{translate.Compat24, "<Directory /srv/it>\nAuthType Basic\nAuthName it\nAuthBasicProvider ldap\nAuthLDAPURL ldap://127.0.0.1/dc=x?uid\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\nOrder deny,allow\nDeny from all\nAllow from 10.0.0.0/8\nSatisfy any\n</Directory>\n",
 			"\nRequire ip 10.0.0.0/8\nRequire ldap-group cn=IT Staff,ou=groups,dc=x\n"},
-		{Compat24, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthBasicProvider dbm\nAuthDBMUserFile /x/users\nAuthDBMGroupFile /x/groups\n<RequireAll>\nRequire not dbm-group interns\nRequire valid-user\n</RequireAll>\n</Directory>\n",
+		{translate.Compat24, "<Directory /srv/hr>\nAuthType Basic\nAuthName hr\nAuthBasicProvider dbm\nAuthDBMUserFile /x/users\nAuthDBMGroupFile /x/groups\n<RequireAll>\nRequire not dbm-group interns\nRequire valid-user\n</RequireAll>\n</Directory>\n",
 			"Require not dbm-group interns\n"},
 	} {
 		conf := filepath.Join(dir, "httpd.conf")
 		m := mods
-		if tt.sem == Legacy22 {
+		if tt.sem == translate.Legacy22 {
 			m = mods22
 		}
 		os.WriteFile(conf, []byte(m+tt.conf), 0o644)
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: tt.sem, DocumentRoot: dir, ForwardUnfaithful: true}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: tt.sem, DocumentRoot: dir, ForwardUnfaithful: true}}})
 		if err != nil {
 			t.Errorf("%s %q: %v", tt.sem, tt.conf, err)
 			continue
@@ -440,7 +439,7 @@ func TestConvertIfVersionHtaccess(t *testing.T) {
 	os.WriteFile(conf, []byte(mods+"DocumentRoot "+root+"\n<Directory "+root+">\nAllowOverride All\nOrder allow,deny\nAllow from all\n</Directory>\n"), 0o644)
 	ht := filepath.Join(root, "img", ".htaccess")
 	os.WriteFile(ht, []byte("# scrapers\n<IfVersion < 2.4>\n    Order allow,deny\n    Allow from all\n    Deny from 192.0.2.0/24\n</IfVersion>\n<IfVersion >= 2.4>\n    <RequireAll>\n        Require all granted\n        Require not ip 192.0.2.0/24\n    </RequireAll>\n</IfVersion>\nErrorDocument 403 \"No.\"\n"), 0o644)
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Legacy22}}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Legacy22}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +480,7 @@ func TestConvertClosesUnknownHtaccess(t *testing.T) {
 		ht := filepath.Join(root, "sales", ".htaccess")
 		src := "AuthType Basic\nAuthName sales\nAuthUserFile /x/users\n<If \"%{HTTP_HOST} == 'sales.example'\">\n    Require valid-user\n</If>\n"
 		os.WriteFile(ht, []byte(src), 0o644)
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, ForwardUnfaithful: true}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, ForwardUnfaithful: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -595,7 +594,7 @@ func convertText(t *testing.T, name, text string) (*Conversion, string) {
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}}})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -623,7 +622,7 @@ func TestConvertClosesPartlyReadHtaccess(t *testing.T) {
 		ht := filepath.Join(root, "logs", ".htaccess")
 		src := "Require ip 2001:db8::/48\nSetEnvIf X-Token tok bot\n"
 		os.WriteFile(ht, []byte(src), 0o644)
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, ForwardUnfaithful: true}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, ForwardUnfaithful: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -658,7 +657,7 @@ func TestConvertNestedFilesBeforeLocation(t *testing.T) {
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: dir}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -708,7 +707,7 @@ func TestConvertAuthConfigOverride(t *testing.T) {
 		}
 		conf := filepath.Join(dir, "httpd.conf")
 		write(conf, "<Directory "+root+">\n    AllowOverride Limit Indexes\n</Directory>\n")
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -740,7 +739,7 @@ func TestConvertHtaccessOverrideList(t *testing.T) {
 		}
 		conf := filepath.Join(dir, "httpd.conf")
 		os.WriteFile(conf, []byte("<Directory "+root+">\n    AllowOverride "+override+"\n    AllowOverrideList Order Allow Deny\n</Directory>\n"), 0o644)
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -765,7 +764,7 @@ func TestConvertRefusedHtaccessKeepsCompat(t *testing.T) {
 		{"compat lines", "Order allow,deny\nDeny from env=!tok\n<Files x.php>\n    Deny from all\n</Files>\n", true},
 		{"no compat line", "Options +Indexes\n<Files x.php>\n    Require valid-user\n</Files>\n", false},
 	} {
-		for _, sem := range []Semantics{Compat24, Legacy22} {
+		for _, sem := range []translate.Semantics{translate.Compat24, translate.Legacy22} {
 			dir := t.TempDir()
 			root := filepath.Join(dir, "www")
 			ht := filepath.Join(root, ".htaccess")
@@ -775,23 +774,23 @@ func TestConvertRefusedHtaccessKeepsCompat(t *testing.T) {
 			}
 			conf := filepath.Join(dir, "httpd.conf")
 			override := "AllowOverride Nonfatal=Override None\n    AllowOverrideList Order Allow Deny"
-			if sem == Legacy22 {
+			if sem == translate.Legacy22 {
 				override = "AllowOverride AuthConfig" // Order/Allow/Deny and <Files> not allowed
 			}
 			load := "LoadModule authz_host_module modules/mod_authz_host.so\n"
-			if sem == Compat24 {
+			if sem == translate.Compat24 {
 				load += "LoadModule access_compat_module modules/mod_access_compat.so\nLoadModule authz_core_module modules/mod_authz_core.so\n"
 			}
 			main := load + "<Directory " + root + ">\n    " + override + "\n</Directory>\n"
 			os.WriteFile(conf, []byte(main), 0o644)
-			conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: sem, DocumentRoot: root}}})
+			conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: sem, DocumentRoot: root}}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, rewritten := conv.Files[ht]
 			kept := slices.Contains(conv.CompatKept, ht)
 			loads := strings.Contains(string(conv.Files[conf]), "\nLoadModule access_compat_module modules/mod_access_compat.so\n")
-			want := tt.kept && sem == Compat24 // 2.2 has no AllowOverrideList
+			want := tt.kept && sem == translate.Compat24 // 2.2 has no AllowOverrideList
 			if rewritten || kept != want || loads != want || len(conv.Reviews) != 1 {
 				t.Errorf("%s, %s: rewritten %v, compat kept for %v (want kept %v), module loaded %v, reviews %v:\n%s", tt.name, sem, rewritten, conv.CompatKept, want, loads, conv.Reviews, conv.Files[conf])
 			}
@@ -818,7 +817,7 @@ func TestConvertCompatReset(t *testing.T) {
 		os.WriteFile(filepath.Join(root, ".htaccess"), []byte(ht), 0o644)
 		conf := filepath.Join(dir, "httpd.conf")
 		os.WriteFile(conf, []byte("<Directory "+root+">\n    AllowOverride All\n</Directory>\n<Files secret>\n    Order deny,allow\n    Deny from all\n</Files>\n<Location /x>\n    AuthType Basic\n    AuthName x\n    Require valid-user\n</Location>\n"), 0o644)
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -873,7 +872,7 @@ func TestConvertClosedHtaccessNeedsAuthConfig(t *testing.T) {
 		if tt.other != "" {
 			os.WriteFile(filepath.Join(root, tt.other), []byte("AuthType Basic\nRequire valid-user\n"), 0o644)
 		}
-		conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: root, ForwardUnfaithful: true}}})
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: root, ForwardUnfaithful: true}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -920,7 +919,7 @@ func TestConvertNestedFilesLaterDirectory(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: "/srv/www"}, Modules: FragmentModules}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: "/srv/www"}, Modules: translate.FragmentModules}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -928,153 +927,6 @@ func TestConvertNestedFilesLaterDirectory(t *testing.T) {
 	files := out[strings.Index(out, "<Files secret*>"):strings.Index(out, "</Files>")]
 	if !strings.Contains(files, "Require valid-user") || !strings.Contains(files, "Require ip 192.0.2.0/24") || !strings.Contains(files, "<RequireAll>") {
 		t.Errorf("<Files secret*> translated to:\n%s", files)
-	}
-}
-
-// locationCovers is location_walk's match of a plain <Location> path a
-// against b's: "/api/" does not cover "/api" (random translate, seed 60,
-// configuration 54, and corpus 949: the Satisfy Any of <Location "/api/">
-// was folded into <Location "/api">, granting the URL "/api").
-func TestLocationCovers(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		sem  Semantics
-		want bool
-	}{
-		{"/api", "/api", Compat24, true},
-		{"/api", "/api/v1", Compat24, true},
-		{"/api/", "/api/v1", Compat24, true},
-		{"/api/", "/api", Compat24, false},
-		{"/api", "/apix", Compat24, false},
-		{"/api", "/apix", Legacy22, true}, // 2.2: any prefix
-		{"/", "/api", Compat24, true},
-		{"/api/v1", "/api", Compat24, false},
-	} {
-		if got := locationCovers(&Config{Semantics: tt.sem}, tt.a, tt.b); got != tt.want {
-			t.Errorf("locationCovers(%q, %q) under %s = %v, want %v", tt.a, tt.b, tt.sem, got, tt.want)
-		}
-	}
-}
-
-// locationFile maps a <Location> as mod_alias would, and names the other
-// trees its URLs may reach (corpus 950: <Location /api> under an Alias
-// inherited the document root's <Directory> sections, and its Allow from
-// all replaced the Require valid-user of the Alias target's).
-func TestLocationFile(t *testing.T) {
-	cfg := &Config{DocumentRoot: "/srv/www", Aliases: []Alias{
-		{Fake: "/api", Real: "/srv/api"},
-		{Fake: "/icons/", Real: "/usr/share/icons/"},
-	}}
-	manual, err := regex.Compile(`^/manual(?:/(?:de|en))?(/.*)?$`, regex.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	any, err := regex.Compile(`(.*)\.cgi$`, regex.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		loc, file string
-		others    []string
-		aliases   []Alias
-		userDirs  []string
-	}{
-		{"/api", "/srv/api/", nil, nil, nil},
-		{"/api/v1", "/srv/api/v1/", nil, nil, nil},
-		{"/apix", "/srv/www/apix/", nil, nil, nil},
-		{"/", "/srv/www/", []string{"/srv/api/", "/usr/share/icons/"}, nil, nil},
-		{"/dav", "/srv/www/dav/", nil, []Alias{{Fake: "/manual", Regex: manual}}, nil},
-		{"/manual/en", "/srv/www/manual/en/", []string{""}, []Alias{{Fake: "/manual", Regex: manual}}, nil},
-		{"/dav", "/srv/www/dav/", []string{""}, []Alias{{Regex: any}}, nil},
-		{"/", "/srv/www/", []string{"/home/"}, []Alias{}, []string{"/home/*/public_html"}},
-		{"/docs", "/srv/www/docs/", nil, []Alias{}, []string{"/home/*/public_html"}},
-	} {
-		c := *cfg
-		if tt.aliases != nil {
-			c.Aliases = tt.aliases
-		}
-		c.UserDirs = tt.userDirs
-		file, others, why := locationFile(&c, tt.loc)
-		if file != tt.file || !slices.Equal(others, tt.others) || why != "" {
-			t.Errorf("locationFile(%q) = %q, %q, %q; want %q, %q", tt.loc, file, others, why, tt.file, tt.others)
-		}
-	}
-	// Below "/~", the home directories: not known here.
-	if _, _, why := locationFile(&Config{DocumentRoot: "/srv/www", UserDirs: []string{"public_html"}}, "/~alice/x"); why == "" {
-		t.Error(`locationFile("/~alice/x") with a UserDir: no reason to review`)
-	}
-	for expr, want := range map[string]string{`^/manual(?:/.*)?$`: "/manual", `^/a|^/b`: "", `^/cgi-bin/x?y`: "/cgi-bin/", `/x`: "", `^\/x`: "", `^/(a|b)/c`: "/"} {
-		if got, _ := anchoredPrefix(expr); got != want {
-			t.Errorf("anchoredPrefix(%q) = %q, want %q", expr, got, want)
-		}
-	}
-}
-
-// servedTrees bounds the directories requests reach outside the document
-// root (corpus 951: a <Files> section inherited the document root's
-// <Directory> sections for the files of an Alias target too).
-func TestServedTrees(t *testing.T) {
-	manual, err := regex.Compile(`^/manual(/.*)?$`, regex.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &Config{Aliases: []Alias{{Fake: "/api", Real: "/srv/api"}, {Regex: manual, Real: "/var/www/manual$1"}, {Regex: manual, Real: "$1"}},
-		UserDirs: []string{"/home/*/public_html"}}
-	want := []string{"/srv/api/", "/var/www/", "", "/home/"}
-	if got := servedTrees(cfg); !slices.Equal(got, want) {
-		t.Errorf("servedTrees = %q, want %q", got, want)
-	}
-	cfg = &Config{UserDirHomes: true}
-	if got := servedTrees(cfg); !slices.Equal(got, []string{""}) {
-		t.Errorf("servedTrees with UserDir public_html = %q, want any directory", got)
-	}
-}
-
-// UserDir relative to the home directories is recorded as such; switched
-// off, or naming users only, it is not.
-func TestUserDirHomes(t *testing.T) {
-	for text, want := range map[string]bool{
-		"UserDir public_html\nUserDir disabled root\n": true,
-		"UserDir disabled\n":                           false,
-		"UserDir enabled alice bob\n":                  false,
-		"UserDir /srv/users\n":                         false,
-		"UserDir http://www.example.com/users\n":       false,
-	} {
-		ds, err := apacheconf.Parse("t.conf", []byte(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := Build(ds, Options{Semantics: Compat24, DocumentRoot: "/srv/www", RenderOnly: true, ForwardUnfaithful: true, Modules: map[string]bool{"userdir_module": true}})
-		if err != nil {
-			t.Fatalf("%q: %v", text, err)
-		}
-		if cfg.UserDirHomes != want {
-			t.Errorf("%q: UserDirHomes %v, want %v", text, cfg.UserDirHomes, want)
-		}
-	}
-}
-
-// rewriteTrees names where a server's RewriteRule lines map URLs as file
-// paths (corpus 952): a substitution whose first segment exists on disk;
-// not a URL path, [PT], "-" or a redirect.
-func TestRewriteTrees(t *testing.T) {
-	dir := t.TempDir() // exists, so its first segment does too
-	rules := []*rewrite.Rule{
-		{Subst: dir + "/api/$1"},
-		{Subst: "/index.php"},
-		{Subst: dir + "/x", Flags: rewrite.FlagPassThrough},
-		{Subst: "-"},
-		{Subst: "http://example.com/$1"},
-		{Subst: "/$1"},
-		{Subst: dir + "/file.html"},
-	}
-	got := rewriteTrees(&Config{Rewrite: &Rewrite{Engine: 1, Rules: rules}})
-	want := []string{dir + "/api/", "", dir + "/"}
-	if !slices.Equal(got, want) {
-		t.Errorf("rewriteTrees = %q, want %q", got, want)
-	}
-	if got := rewriteTrees(&Config{Rewrite: &Rewrite{Engine: -1, Rules: rules}}); got != nil {
-		t.Errorf("RewriteEngine Off: rewriteTrees = %q, want none", got)
 	}
 }
 
@@ -1092,7 +944,7 @@ func TestConvertMainSectionInHosts(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: "/srv/www"}, Modules: FragmentModules}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: "/srv/www"}, Modules: translate.FragmentModules}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1104,32 +956,5 @@ func TestConvertMainSectionInHosts(t *testing.T) {
 	// is the reason given (ownLevelVaries), in the host's view.
 	if len(reviews) != 1 || !strings.HasPrefix(reviews[0], "5: a virtual host (other.test) inherits otherwise") && !strings.HasPrefix(reviews[0], "5: in the virtual host other.test: ") {
 		t.Errorf("reviews %q; want <Location /admin> (line 5) alone, for other.test", reviews)
-	}
-}
-
-// A virtual host's view has the UserDir directories of the host and of
-// the main server, and reaches home directories where either does.
-func TestUserDirsInHosts(t *testing.T) {
-	text := "UserDir public_html\n<VirtualHost *:80>\nServerName a.test\nUserDir /srv/users\n</VirtualHost>\n<VirtualHost *:80>\nServerName b.test\n</VirtualHost>\n"
-	ds, err := apacheconf.Parse("t.conf", []byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := Build(ds, Options{Semantics: Compat24, DocumentRoot: "/srv/www", RenderOnly: true, ForwardUnfaithful: true, Modules: map[string]bool{"userdir_module": true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := cfg.VHosts[0].Config, cfg.VHosts[1].Config
-	if !slices.Equal(a.UserDirs, []string{"/srv/users"}) || !a.UserDirHomes || len(b.UserDirs) != 0 || !b.UserDirHomes {
-		t.Errorf("a.test: %q, homes %v; b.test: %q, homes %v", a.UserDirs, a.UserDirHomes, b.UserDirs, b.UserDirHomes)
-	}
-	text = "<VirtualHost *:80>\nServerName a.test\nUserDir public_html\n</VirtualHost>\n"
-	ds, _ = apacheconf.Parse("t.conf", []byte(text))
-	cfg, err = Build(ds, Options{Semantics: Compat24, DocumentRoot: "/srv/www", RenderOnly: true, ForwardUnfaithful: true, Modules: map[string]bool{"userdir_module": true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.UserDirHomes || !cfg.VHosts[0].Config.UserDirHomes {
-		t.Errorf("a host's own relative UserDir: main %v, host %v; want false, true", cfg.UserDirHomes, cfg.VHosts[0].Config.UserDirHomes)
 	}
 }
