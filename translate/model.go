@@ -465,7 +465,7 @@ func (c *DirConf) WithoutAccess() *DirConf {
 }
 
 // ServeRefusals returns what orderly serve would refuse at load in a
-// configuration read for writing out (Options.RenderOnly, as Convert reads
+// configuration read for writing out (Options.RenderOnly, as convert.Convert reads
 // it), without legacy.forward_unfaithful: each "file:line: message" as
 // Load would give it. The .htaccess files are not in it: read them through
 // [Config.ServeView].
