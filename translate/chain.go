@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"math/bits"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,103 +12,9 @@ import (
 	"github.com/orderly-proxy/orderly/translate/rewrite"
 )
 
-// layers is what one section has in force: its compat layer and its
-// Require layer (2.4-compat: the authz slot; 2.2: the Require lines and
-// Satisfy).
-type layers struct {
-	compat *policy.Compat
-	authz  *AuthzSlot
-	req22  []policy.Require22
-	// 2.2's group files in force: Require group is mod_authz_groupfile's
-	// with AuthGroupFile, mod_authz_dbm's with AuthDBMGroupFile.
-	groupFile, dbmGroups bool
-	sat22                [policy.MaxMethods]policy.Satisfy
-	satSet               policy.MethodMask
-}
-
-// same reports whether a and b hold the same layers: the same objects,
-// so that they render to the same text (the converse need not hold).
-func (a *layers) same(b *layers) bool {
-	sameSlot := a.authz == b.authz || a.authz != nil && b.authz != nil && *a.authz == *b.authz
-	return a.compat == b.compat && sameSlot &&
-		len(a.req22) == len(b.req22) && (len(a.req22) == 0 || &a.req22[0] == &b.req22[0]) &&
-		a.groupFile == b.groupFile && a.dbmGroups == b.dbmGroups && a.sat22 == b.sat22 && a.satSet == b.satSet
-}
-
-// inherited returns the section's two layers with what it inherits folded
-// in, or why that depends on the request.
-func inherited(cfg *Config, s *Section) (*layers, *layers, string) {
-	chain, why := inheritedChain(cfg, s)
-	if why != "" {
-		if selfDenies(cfg, s) {
-			// The section refuses everyone by itself: what it inherits
-			// cannot change that.
-			return &layers{compat: s.Conf.Compat}, &layers{}, ""
-		}
-		return nil, nil, why
-	}
-	compat, authz := mergeLayers(append(chain, s))
-	return compat, authz, ""
-}
-
-// inheritedChain lists the sections that merge before s for every
-// request s applies to, or says why they differ from request to request.
-func inheritedChain(cfg *Config, s *Section) ([]*Section, string) {
-	if s.Kind == KindHtaccess || s.htChain != nil {
-		return s.htChain, ""
-	}
-	return ancestors(cfg, s)
-}
-
-// mergeLayers folds the layers of the sections, in Apache's merge order.
-// As the directory, file and location walks do, the sections of one walk
-// are merged among themselves first and their result over what the walks
-// before gave: AuthMerging And/Or is not associative.
-func mergeLayers(chain []*Section) (*layers, *layers) {
-	var l layers
-	var walked *AuthzSlot // this walk's sections so far
-	phase := -1
-	for _, a := range chain {
-		if p := WalkPhase(a); p != phase {
-			l.authz, walked, phase = mergeAuthzOver(l.authz, walked), nil, p
-		}
-		c := a.Conf
-		if c.Compat != nil {
-			l.compat = c.Compat
-		}
-		if c.Authz != nil {
-			walked = mergeAuthzOver(walked, c.Authz)
-		}
-		if c.Requires22 != nil {
-			l.req22 = c.Requires22
-		}
-		if c.GroupFile != nil {
-			l.groupFile = *c.GroupFile != ""
-		}
-		if c.DBMGroupFile != nil {
-			l.dbmGroups = *c.DBMGroupFile != ""
-		}
-		for set := c.Satisfy22Set; set != 0; set &= set - 1 {
-			i := bits.TrailingZeros64(uint64(set))
-			l.sat22[i] = c.Satisfy22[i]
-		}
-		l.satSet |= c.Satisfy22Set
-	}
-	l.authz = mergeAuthzOver(l.authz, walked)
-	return &l, &l
-}
-
-// mergeAuthzOver is MergeAuthz where either side may be missing.
-func mergeAuthzOver(base, add *AuthzSlot) *AuthzSlot {
-	if add == nil {
-		return base
-	}
-	return MergeAuthz(base, add)
-}
-
-// walkEnd is the index in chain (sections in merge order) of the first
+// WalkEnd is the index in chain (sections in merge order) of the first
 // one a walk after phase merges.
-func walkEnd(chain []*Section, phase int) int {
+func WalkEnd(chain []*Section, phase int) int {
 	n := 0
 	for n < len(chain) && WalkPhase(chain[n]) <= phase {
 		n++
@@ -136,18 +41,18 @@ func WalkPhase(s *Section) int {
 // ancestors lists the sections that merge before s for every request s
 // applies to, or says why they differ from request to request.
 func ancestors(cfg *Config, s *Section) ([]*Section, string) {
-	// Only the layers the section does not set itself are inherited.
+	// Only the Layers the section does not set itself are inherited.
 	own := s.Conf
 	needCompat := own.Compat == nil
 	needSat22 := cfg.Semantics == Legacy22 && own.Satisfy22Set != policy.AllMethods
 	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr)
 	return ancestorsWith(cfg, s, func(c *DirConf) bool {
 		// 2.4: an AuthType with no Require in force answers 500 (AH01627).
-		return needCompat && c.Compat != nil || needSat22 && satisfiesAny(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil || cfg.Semantics == Compat24 && c.AuthType != nil)
+		return needCompat && c.Compat != nil || needSat22 && SatisfiesAny22(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil || cfg.Semantics == Compat24 && c.AuthType != nil)
 	})
 }
 
-// ancestorsWith is ancestors, hasAccess saying which sections' layers
+// ancestorsWith is ancestors, hasAccess saying which sections' Layers
 // count: those that must merge the same way for every request.
 func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*Section, string) {
 	switch s.Kind {
@@ -205,7 +110,7 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 			switch {
 			case o.Regex != nil || o.Fnmatch:
 				return nil, "an earlier <Location> with access rules covers only part of this one's URLs"
-			case locationsDisjoint(cfg, o.Path, s.Path):
+			case LocationsDisjoint(cfg, o.Path, s.Path):
 				continue // no URL matches both
 			case !locationCovers(cfg, o.Path, s.Path):
 				return nil, "an earlier <Location> with access rules covers only part of this one's URLs"
@@ -219,7 +124,7 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 		}
 		return withHtaccess(cfg, chain, file, true, allBelow, true, hasAccess)
 	}
-	if isFiles(s) {
+	if IsFiles(s) {
 		if d := parentDir(cfg, s); d != nil {
 			return nestedFilesChain(cfg, s, d, hasAccess)
 		}
@@ -253,10 +158,10 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 		if o == s {
 			break
 		}
-		if isFiles(o) && (isFiles(s) || s.Kind == KindLocationMatch) {
+		if IsFiles(o) && (IsFiles(s) || s.Kind == KindLocationMatch) {
 			continue // a <Files> section before: filesCombos, locationCombos
 		}
-		if hasAccess(o.Conf) || !isFiles(o) && nested(o) {
+		if hasAccess(o.Conf) || !IsFiles(o) && nested(o) {
 			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
 		}
 	}
@@ -290,11 +195,11 @@ func literalDir(p string) string {
 	return p
 }
 
-// locationsDisjoint reports whether no URL matches both of two plain
+// LocationsDisjoint reports whether no URL matches both of two plain
 // <Location> paths: one must begin with the other; and in 2.4 the shorter
 // one matches only where a "/" or the end follows it in the URL (unless
 // it ends in "/" itself).
-func locationsDisjoint(cfg *Config, a, b string) bool {
+func LocationsDisjoint(cfg *Config, a, b string) bool {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
@@ -334,7 +239,7 @@ func locationFile(cfg *Config, loc string) (file string, others []string, why st
 		}
 	}
 	// A server's RewriteRule may map some of its URLs to files elsewhere.
-	others = append(others, rewriteTrees(cfg)...)
+	others = append(others, RewriteTrees(cfg)...)
 	userDirs := len(cfg.UserDirs) > 0 || cfg.UserDirHomes
 	if !mapped && userDirs && strings.HasPrefix(loc, "/~") {
 		return "", nil, "a UserDir maps this <Location>'s URLs to home directories"
@@ -386,17 +291,17 @@ func servedTrees(cfg *Config) []string {
 	if cfg.UserDirHomes {
 		out = append(out, "")
 	}
-	return append(out, rewriteTrees(cfg)...)
+	return append(out, RewriteTrees(cfg)...)
 }
 
-// rewriteTrees returns the directories the server's RewriteRule lines may
+// RewriteTrees returns the directories the server's RewriteRule lines may
 // map a URL to, as a file path, before the directory walk (hook_uri2file:
 // a substitution whose first path segment exists on the file system is a
 // file path, prefix_stat): each the directory of the substitution's text
 // before its first reference, "" where that is any directory. A rule with
 // [PT], or whose substitution is a URL path, maps through the document
 // root and the aliases as any URL does.
-func rewriteTrees(cfg *Config) []string {
+func RewriteTrees(cfg *Config) []string {
 	rw := cfg.Rewrite
 	if rw == nil || rw.Engine < 0 {
 		return nil
@@ -612,4 +517,42 @@ func dirAtDepth(path string, depth int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// IsFiles reports whether s is a <Files> or <FilesMatch> section.
+func IsFiles(s *Section) bool { return s.Kind == KindFiles || s.Kind == KindFilesMatch }
+
+// parentDir is the <Directory> or <DirectoryMatch> section s is nested
+// in, if any.
+func parentDir(cfg *Config, s *Section) *Section {
+	for _, d := range append(append([]*Section(nil), cfg.Dirs...), cfg.DirMatches...) {
+		if slices.Contains(d.Conf.Files, s) {
+			return d
+		}
+	}
+	return nil
+}
+
+// nestedFilesChain is what a <Files> section nested in the <Directory>
+// section d inherits: the directories down to d's, d itself and the
+// .htaccess files above and in d's directory, when no section with access
+// rules (needs) merges before it for some of its files only.
+func nestedFilesChain(cfg *Config, s, d *Section, needs func(*DirConf) bool) ([]*Section, string) {
+	if d.Fnmatch || d.Regex != nil {
+		return nil, "a <Files> section in a wildcard or regex <Directory> inherits from whichever directories it matches"
+	}
+	for _, o := range cfg.Dirs {
+		if o != d && o.Path != d.Path && needs(o.Conf) && (o.Fnmatch || strings.HasPrefix(o.Path, d.Path)) {
+			return nil, "<Directory> sections with access rules below this section's <Directory> merge before it for some files"
+		}
+	}
+	for _, o := range cfg.DirMatches {
+		if needs(o.Conf) {
+			return nil, "<DirectoryMatch> sections with access rules merge before this section for some files"
+		}
+	}
+	// Every <Directory> section of d's directory merges before it, those
+	// written after d too, in the walk's order (d among them).
+	chain := dirChain(cfg, d.Path, nil)
+	return withHtaccess(cfg, chain, d.Path, true, allBelow, false, needs)
 }

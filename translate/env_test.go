@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"github.com/orderly-proxy/orderly/translate/regex"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orderly-proxy/orderly/translate/regex"
 
 	"github.com/orderly-proxy/orderly/policy"
 )

@@ -280,7 +280,7 @@ func ctxOf(b *builder, ctx *dirCtx) directive.Context {
 // drop them), and any other directive that can refuse, redirect, limit or
 // change a request is refused as not faithful.
 func (b *builder) ifSection(d *apacheconf.Directive) {
-	if mentionsAccess(d) {
+	if MentionsAccess(d) {
 		b.errorf(d, "access rules inside <%s> cannot be evaluated by orderly; refusing to load", d.Name)
 		return
 	}

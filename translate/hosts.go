@@ -220,3 +220,13 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	c.AllowEncodedSlashes = own.AllowEncodedSlashes
 	return &c
 }
+
+// Servers returns the main server's configuration and each virtual
+// host's.
+func (cfg *Config) Servers() []*Config {
+	out := []*Config{cfg}
+	for _, v := range cfg.VHosts {
+		out = append(out, v.Config)
+	}
+	return out
+}

@@ -2,11 +2,11 @@ package translate
 
 import (
 	"math"
+	"path"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
-
-	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // The .htaccess files take part in the directory walk: each merges after
@@ -17,13 +17,53 @@ import (
 // request it applies to join its chain; one that applies to some of its
 // requests only, with access rules the section inherits, makes the
 // section's inheritance depend on the request.
+//
+// Who reads them records them here: translate/convert, which searches the
+// directories a configuration serves for them (AddHtaccess,
+// AddUnknownHtaccess).
 
-// htFound records, for Convert, the .htaccess files of a server: parsed
-// (with their sections) or left as they are (unknown: their rules could
-// be anything).
+// htFound records the .htaccess files of a server: parsed (with their
+// sections) or left as they are (unknown: their rules could be anything).
 type htFound struct {
 	parsed  []*Section
 	unknown []string // directories, ending in "/"
+}
+
+// htFound returns the server's record of .htaccess files, made on first
+// use.
+func (c *Config) htFound() *htFound {
+	if c.ht == nil {
+		c.ht = &htFound{}
+	}
+	return c.ht
+}
+
+// AddHtaccess records the .htaccess file sec (from ParseHtaccess), read
+// by each of the servers cs, with what merges before it: chain, the
+// <Directory> sections and .htaccess files of its directory and those
+// above it, in any order (sorted here into Apache's: each directory's
+// <Directory> sections, then its .htaccess file, from "/" down). The
+// file's <Files> sections with access rules inherit the file's chain and
+// the file (InheritedChain, Scope.MergedBefore); the servers' sections
+// count the file (withHtaccess).
+func AddHtaccess(sec *Section, chain []*Section, cs []*Config) {
+	sec.htChain = slices.Clone(chain)
+	sort.SliceStable(sec.htChain, func(i, j int) bool { return mergeRank(sec.htChain[i]) < mergeRank(sec.htChain[j]) })
+	for _, c := range cs {
+		c.htFound().parsed = append(c.htFound().parsed, sec)
+	}
+	for _, f := range sec.Conf.Files {
+		if f.Conf.HasAccessRules() {
+			f.htChain = append(slices.Clone(sec.htChain), sec)
+		}
+	}
+}
+
+// AddUnknownHtaccess records an .htaccess file in the directory dir
+// (ending in "/") left as it is: its rules in force are unknown, and a
+// section that would inherit them depends on the request.
+func (c *Config) AddUnknownHtaccess(dir string) {
+	c.htFound().unknown = append(c.htFound().unknown, dir)
 }
 
 // withHtaccess adds to chain (the sections that merge before a section,
@@ -66,7 +106,7 @@ func withHtaccess(cfg *Config, chain []*Section, dir string, atDir bool, below i
 		return chain, ""
 	}
 	// Into the directory walk's part, in its order.
-	n := walkEnd(chain, 0)
+	n := WalkEnd(chain, 0)
 	out := append(append(append([]*Section(nil), chain[:n]...), add...), chain[n:]...)
 	slices.SortStableFunc(out[:n+len(add)], func(a, b *Section) int { return mergeRank(a) - mergeRank(b) })
 	return out, ""
@@ -90,106 +130,59 @@ const noneBelow = -1
 // allBelow counts every .htaccess file under the directory.
 const allBelow = math.MaxInt
 
-// htFound returns the server's record of .htaccess files, made on first
-// use.
-func (c *Config) htFound() *htFound {
-	if c.ht == nil {
-		c.ht = &htFound{}
-	}
-	return c.ht
-}
-
-// ancestorCompat reports whether an Order/Allow/Deny of a <Directory>
-// section or .htaccess file above dir (seen: those parsed so far) is in
-// force there: translated to Require, which a Require below replaces.
-func ancestorCompat(c *Config, dir string, seen map[string]*Section) bool {
-	for _, s := range fileChain(c, dir) {
-		if s.Conf.Compat != nil {
-			return true
+// FileChain is the <Directory> sections, wildcard ones included, that
+// Apache merges for the directory dir (ending in "/"), in its order: by
+// depth, configuration order among equals.
+func FileChain(c *Config, dir string) []*Section {
+	prefixes := dirPrefixes(dir)
+	var out []*Section
+	for _, d := range c.Dirs {
+		switch {
+		case d.Depth == 0, !d.Fnmatch && strings.HasPrefix(dir, d.Path):
+			out = append(out, d)
+		case d.Fnmatch:
+			pattern := strings.ReplaceAll(d.Path, "[!", "[^")
+			for _, p := range prefixes {
+				if ok, err := path.Match(pattern, p); err == nil && ok {
+					out = append(out, d)
+					break
+				}
+			}
 		}
 	}
-	for p, h := range seen {
-		if h != nil && h.Conf.Compat != nil && strings.HasPrefix(dir, filepath.Dir(p)+"/") {
-			return true
+	return out
+}
+
+// dirPrefixes lists "/", "/a/", "/a/b/" ... of dir (ending in "/").
+func dirPrefixes(dir string) []string {
+	var out []string
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '/' {
+			out = append(out, dir[:i+1])
+		}
+	}
+	return out
+}
+
+// mergeRank orders <Directory> sections and .htaccess files as Apache
+// merges them: by depth, and at one depth the sections before the file.
+func mergeRank(s *Section) int {
+	if s.Kind == KindHtaccess {
+		return 2*(strings.Count(filepath.Dir(s.Path)+"/", "/")-1) + 1
+	}
+	return 2 * s.Depth
+}
+
+// WildApplies reports whether a regex <Directory> (or <DirectoryMatch>)
+// section matches dir (ending in "/") or a directory above it: Apache
+// merges those after the .htaccess files, over what a file says.
+func WildApplies(c *Config, dir string) bool {
+	for _, d := range c.DirMatches {
+		for _, p := range dirPrefixes(dir) {
+			if d.Regex != nil && (mayMatch(d.Regex, p) || mayMatch(d.Regex, strings.TrimSuffix(p, "/"))) {
+				return true
+			}
 		}
 	}
 	return false
-}
-
-// closeHtaccess fails an .htaccess file closed: every access line (and
-// container) of it commented out, and at its top "Require all denied"
-// with why. It returns nil where the file has no Require or Satisfy line,
-// whose legacy lines then keep deciding under mod_access_compat as they
-// did.
-func closeHtaccess(ds []*apacheconf.Directive, src []byte, why string, sem Semantics) []edit {
-	access := accessLines(ds)
-	requires, compat := false, false
-	var own func(ds []*apacheconf.Directive)
-	own = func(ds []*apacheconf.Directive) {
-		for _, d := range ds {
-			switch n := d.LowerName(); n {
-			case "order", "allow", "deny":
-				compat = true
-			case "satisfy":
-				compat = compat || sem == Compat24
-			case "limit", "limitexcept":
-				own(d.Block)
-			}
-		}
-	}
-	own(ds)
-	for _, d := range access {
-		n := d.LowerName()
-		requires = requires || n != "order" && n != "allow" && n != "deny"
-	}
-	if !requires {
-		return nil
-	}
-	lines := strings.Split(string(src), "\n")
-	es := []edit{{from: 1, to: 0, text: []string{
-		"# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
-		"Require all denied"}}}
-	if compat {
-		es[0].withCompat = compatReset("")
-	}
-	for _, d := range access {
-		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
-		for l := e.from; l <= e.to && l <= len(lines); l++ {
-			t := lines[l-1]
-			e.text = append(e.text, leadingBlanks(t)+"# "+strings.TrimLeft(t, " \t"))
-		}
-		es = append(es, e)
-	}
-	return es
-}
-
-// compatConditional returns the first section of ds (files as written)
-// that tests whether mod_access_compat is loaded, or one of its
-// directives known: <IfModule mod_access_compat.c>, <IfDirective Order>,
-// their "!" forms. With the module dropped such a section flips, and the
-// branch the legacy server skipped is read: the output keeps the module
-// instead.
-func compatConditional(ds []*apacheconf.Directive) *apacheconf.Directive {
-	for _, d := range ds {
-		if d.Block == nil {
-			continue
-		}
-		arg := strings.ToLower(strings.Trim(strings.TrimPrefix(strings.TrimSpace(d.Raw), "!"), `"`))
-		switch d.LowerName() {
-		case "ifmodule":
-			switch arg {
-			case "mod_access_compat.c", "access_compat_module", "mod_access_compat":
-				return d
-			}
-		case "ifdirective":
-			switch arg {
-			case "order", "allow", "deny", "satisfy":
-				return d
-			}
-		}
-		if c := compatConditional(d.Block); c != nil {
-			return c
-		}
-	}
-	return nil
 }

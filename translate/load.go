@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -20,9 +21,9 @@ type LoadOptions struct {
 	// semantics.
 	Version string
 
-	// onRead, when set, is told each configuration file the reader read
-	// (Convert writes them all out, empty ones included).
-	onRead func(name string)
+	// OnRead, when set, is told each configuration file the reader read
+	// (translate/convert writes them all out, empty ones included).
+	OnRead func(name string)
 }
 
 // DefaultVersion is the version a configuration is read as when
@@ -74,15 +75,15 @@ func fragmentModulesFor(s Semantics) []string {
 // Load reads the legacy files (each with everything it includes) and
 // builds the access model. Errors are an apacheconf.ErrorList.
 func Load(files []string, opt LoadOptions) (*Config, error) {
-	cfg, _, _, err := load(files, opt)
+	cfg, _, _, err := LoadSource(files, opt)
 	return cfg, err
 }
 
-// load is Load, returning also each file's directives as read, or nil
+// LoadSource is Load, returning also each file's directives as read, or nil
 // for a file read with modules assumed loaded (a fragment, or
 // LoadOptions.Modules): those are not what apacheconf.Load with no
 // modules would read; and each file's text (nil if it could not be read).
-func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, [][]byte, error) {
+func LoadSource(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, [][]byte, error) {
 	if len(files) == 0 {
 		return nil, nil, nil, apacheconf.ErrorList{{Msg: "no legacy files given"}}
 	}
@@ -106,8 +107,8 @@ func load(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Directive, 
 		src, rerr := os.ReadFile(f)
 		srcs[i] = src
 		readFile := func(name string) ([]byte, error) {
-			if opt.onRead != nil {
-				opt.onRead(name)
+			if opt.OnRead != nil {
+				opt.OnRead(name)
 			}
 			if name == f && rerr == nil && src != nil {
 				b := src
@@ -223,6 +224,10 @@ func hasLoadModule(f string, src []byte) bool {
 	})
 	return found
 }
+
+// IsBuiltinModule reports whether the module m ("core_module") is one of
+// builtinModules.
+func IsBuiltinModule(m string) bool { return slices.Contains(builtinModules, m) }
 
 // builtinModules are compiled into Debian's apache2 ("apache2 -l").
 var builtinModules = []string{"core_module", "so_module", "watchdog_module", "http_module",

@@ -7,7 +7,9 @@
 // gives what Apache would have in force (apache-access-semantics.md §1.2,
 // §4). The per-request walk over these sections is in package walk.
 //
-// translate imports policy and apacheconf; it never imports proxy.
+// Writing the model out as Apache 2.4 text is package translate/convert's,
+// and finding in it package translate/lint's: both import translate,
+// which imports neither (nor proxy, nor translate/walk).
 package translate
 
 import (
@@ -79,12 +81,13 @@ type Section struct {
 
 	block     []*apacheconf.Directive // while building: the section's directives
 	names     map[string]bool         // while building: sectionHas's index of block
-	directive *apacheconf.Directive   // the section as parsed, for Convert
-	htChain   []*Section              // Convert: what an .htaccess file inherits
-	// ifVersions are an .htaccess file's <IfVersion> sections with access
-	// rules, translated under 2.2 (Convert: ifVersionEdits).
-	ifVersions []*apacheconf.Directive
+	directive *apacheconf.Directive   // the section as parsed (Directive)
+	htChain   []*Section              // an .htaccess file's: what it inherits (AddHtaccess)
 }
+
+// Directive returns the section as parsed, its directives in its Block;
+// nil for an .htaccess file, which no directive holds.
+func (s *Section) Directive() *apacheconf.Directive { return s.directive }
 
 // String names the section as the configuration did.
 func (s *Section) String() string {
@@ -255,7 +258,6 @@ type Config struct {
 	Defaults     *DirConf   // per-directory directives outside any section
 	ServerEnv    []*EnvRule // server-level SetEnvIf, run before any section applies
 	Methods      *policy.Methods
-	methodNames  []string // set by Convert: what methodClasses names
 
 	MergeSlashes        bool
 	AllowEncodedSlashes EncodedSlashes
@@ -335,7 +337,7 @@ type Config struct {
 	ForwardUnfaithful bool
 	// RenderOnly is Options.RenderOnly, for .htaccess files.
 	RenderOnly bool
-	// ht are the .htaccess files Convert found for this server.
+	// ht are the .htaccess files found for this server (AddHtaccess).
 	ht *htFound
 	// Omit is Options.Omit, for .htaccess files.
 	Omit map[string]bool
@@ -463,7 +465,7 @@ func (c *DirConf) WithoutAccess() *DirConf {
 }
 
 // ServeRefusals returns what orderly serve would refuse at load in a
-// configuration read for writing out (Options.RenderOnly, as Convert reads
+// configuration read for writing out (Options.RenderOnly, as convert.Convert reads
 // it), without legacy.forward_unfaithful: each "file:line: message" as
 // Load would give it. The .htaccess files are not in it: read them through
 // [Config.ServeView].

@@ -41,7 +41,7 @@ func (sc Scope) MergedBefore() ([]*Section, string) {
 		return s.htChain, ""
 	}
 	return ancestorsWith(sc.Config, s, func(c *DirConf) bool {
-		return hasAccess(c) || c.AuthType != nil
+		return c.HasAccessRules() || c.AuthType != nil
 	})
 }
 
@@ -64,8 +64,8 @@ func (sc Scope) InForce() (InForce, string) {
 		return InForce{}, why
 	}
 	chain = append(chain[:len(chain):len(chain)], sc.Section)
-	_, l := mergeLayers(chain)
-	in := InForce{Require: l.authz != nil && l.authz.Root != nil || l.req22 != nil, DBMGroups: l.dbmGroups, GroupFile: l.groupFile}
+	_, l := MergeLayers(chain)
+	in := InForce{Require: l.Authz != nil && l.Authz.Root != nil || l.Req22 != nil, DBMGroups: l.DBMGroups, GroupFile: l.GroupFile}
 	for _, s := range chain {
 		if a := s.Conf.GroupAuthoritative; a != nil {
 			in.GroupNotAuthoritative = !*a
@@ -90,7 +90,7 @@ func RefusesAll(c *policy.Compat) bool {
 // all denied) for every client of every method.
 func compatEvery(c *policy.Compat, p policy.Provider) bool {
 	for m := 0; m < policy.MaxMethods; m++ {
-		if t := compatTree(c, m); t.Kind != policy.Leaf || t.Provider != p || t.Negate {
+		if t := CompatTree(c, m); t.Kind != policy.Leaf || t.Provider != p || t.Negate {
 			return false
 		}
 	}
@@ -120,7 +120,7 @@ func HasOrderRules(c *policy.Compat) bool {
 // core's under 2.2.
 func (s *Section) SatisfiesAny(sem Semantics) bool {
 	if sem == Legacy22 {
-		return satisfiesAny(s.Conf)
+		return SatisfiesAny22(s.Conf)
 	}
 	if c := s.Conf.Compat; c != nil {
 		for _, v := range c.Satisfy {
@@ -137,8 +137,8 @@ func (s *Section) SatisfiesAny(sem Semantics) bool {
 // (canonical, with a trailing "/"), so that the default does not apply
 // to its .htaccess file.
 func (c *Config) OverrideSet(dir string) bool {
-	for _, cfg := range serverConfigs(c) {
-		for _, s := range fileChain(cfg, dir) {
+	for _, cfg := range c.Servers() {
+		for _, s := range FileChain(cfg, dir) {
 			if s.Conf.Override != nil {
 				return true
 			}

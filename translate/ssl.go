@@ -501,33 +501,3 @@ func (c *Config) SSLLoaded() bool {
 	}
 	return c.sslSeen
 }
-
-// sslSatisfyAny is why a section cannot be translated to 2.4 Require
-// lines where SSLRequireSSL applies under Satisfy Any: with
-// mod_access_compat, mod_ssl's refusal is one of the access checkers',
-// which Satisfy Any lets a Require overcome; without it Satisfy is gone
-// and the refusal is final. The translation would need mod_ssl's
-// "Require ssl" inside the Require tree instead: "" where it does not
-// apply.
-func sslSatisfyAny(cfg *Config, s *Section, compat *layers) string {
-	if compat == nil {
-		return ""
-	}
-	anyMethod := false
-	for i, v := range compat.sat22 {
-		anyMethod = anyMethod || v == policy.SatisfyAny || compat.compat != nil && compat.compat.Satisfy[i] == policy.SatisfyAny
-	}
-	if !anyMethod {
-		return ""
-	}
-	// Only where the section sets SSLRequireSSL itself: left for review,
-	// its access lines are commented out, which fails open wherever
-	// else SSLRequireSSL comes from (a <Directory> under a <Location>
-	// with Satisfy Any). There the translation stands: stricter than
-	// 2.2 over plain HTTP (mod_ssl's refusal is final without
-	// mod_access_compat), never more permissive.
-	if s.Conf.SSL != nil && s.Conf.SSL.Required {
-		return "SSLRequireSSL under Satisfy Any: with mod_access_compat its refusal is the access checkers', which a Require can overcome; without it the refusal is final. Write mod_ssl's Require ssl into the Require tree by hand"
-	}
-	return ""
-}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/convert"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
@@ -70,7 +71,7 @@ func cmdTranslate(args []string, stdout, stderr io.Writer) int {
 	if dr == "" {
 		dr = "/var/www/html"
 	}
-	conv, err := translate.Convert(files, translate.ConvertOptions{
+	conv, err := convert.Convert(files, convert.Options{
 		LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: s, ServerRoot: *serverRoot, DocumentRoot: dr, ForwardUnfaithful: true},
 			Modules: modules, Defines: defines.set()},
 		KeepCompat: *keep,
@@ -153,7 +154,7 @@ func treePath(out, base, f string) string {
 // text at its target, where the target is relative and inside the tree),
 // every .htaccess file, and the data files the configuration names. The
 // input is never written to.
-func writeTree(out, base string, conv *translate.Conversion) error {
+func writeTree(out, base string, conv *convert.Conversion) error {
 	absOut, err := filepath.Abs(out)
 	if err != nil {
 		return err
@@ -245,7 +246,7 @@ func treeLink(base, f string) (string, bool) {
 
 // printDiff prints a unified diff of every file translate changes, paths
 // relative to the configuration's directory.
-func printDiff(w io.Writer, base string, conv *translate.Conversion) error {
+func printDiff(w io.Writer, base string, conv *convert.Conversion) error {
 	for _, f := range sortedKeys(conv.Files) {
 		orig, err := os.ReadFile(f)
 		if err != nil {

@@ -295,7 +295,7 @@ func saveTranslateCase(f rtransFailure, last int, opt string) (string, int, erro
 	fmt.Fprintf(&b, "configuration %d (ORDERLY_SEED=%d go test -run TestRandomTranslate ./internal/differential\n-args -random-config=%d;\n", f.n, f.seed, f.n)
 	fmt.Fprintf(&b, "the case is gen.GenerateWith(rand.New(rand.NewPCG(%d, %d)), options: %s)).\n", uint64(f.seed), f.n, opt)
 	b.WriteString("The want= values are the legacy configuration's answers (Apache 2.4 with\n")
-	b.WriteString("mod_access_compat); translate.Convert (2.4-compat) wrote the translation\n")
+	b.WriteString("mod_access_compat); convert.Convert (2.4-compat) wrote the translation\n")
 	b.WriteString("saved beside this file when it was found. What failed:\n")
 	found := append([]string(nil), f.found...)
 	sort.Strings(found)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/convert"
 )
 
 // TestTranslatedCorpus is the proof of orderly translate: each corpus case
@@ -142,7 +143,7 @@ type transCase struct {
 	// skipped says why the case was not replayed ("" when it was), or
 	// for a corpus case, the error translate refused it with.
 	skipped string
-	conv    *translate.Conversion
+	conv    *convert.Conversion
 	// failClosed says a section of the translation is left for review
 	// with "Require all denied": it may refuse what the legacy granted.
 	failClosed bool
@@ -196,7 +197,7 @@ func (s *translateServers) translateCase(t *testing.T, c *apachetest.Case, dir s
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := translate.Convert([]string{l.Legacy}, translate.ConvertOptions{LoadOptions: translate.LoadOptions{
+	conv, err := convert.Convert([]string{l.Legacy}, convert.Options{LoadOptions: translate.LoadOptions{
 		Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: l.DocRoot, ForwardUnfaithful: true},
 		// The modules the oracle loads, as orderly serve is told them
 		// (TestDifferential): <IfModule> reads as on the legacy server.
@@ -353,11 +354,11 @@ func refuses(r apachetest.Response) bool {
 // Deny, Satisfy, Require) hold a Require, so that no section ends up with
 // fewer access lines in force in the output than in the input (issue
 // 17). It returns what breaks them.
-func translationChecks(conv *translate.Conversion, written map[string][]byte) []string {
+func translationChecks(conv *convert.Conversion, written map[string][]byte) []string {
 	var bad []string
 	for _, st := range conv.Sections {
 		where := fmt.Sprintf("%s:%d: <%s %s>", st.Pos.File, st.Pos.Line, st.Name, st.Pattern)
-		dirs := translate.Directives(st.Lines)
+		dirs := convert.Directives(st.Lines)
 		switch {
 		case st.Review != "" && !slices.Contains(dirs, "Require all denied"):
 			bad = append(bad, fmt.Sprintf("%s: left for review (%s) without Require all denied: %q", where, st.Review, dirs))

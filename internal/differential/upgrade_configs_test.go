@@ -26,6 +26,7 @@ import (
 	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/convert"
 )
 
 // upgradeFixture is one whole Apache 2.2 configuration of testdata/upgrade,
@@ -218,7 +219,7 @@ func testUpgradeConfig(t *testing.T, fx upgradeFixture) {
 	}
 	trans := materializeUpgrade(t, fx, src)
 	legacyOn24(t, trans)
-	var conv *translate.Conversion
+	var conv *convert.Conversion
 	ok := t.Run("translate-2.4-compat", func(t *testing.T) {
 		conv = convertTree(t, trans, translate.Compat24)
 		if conv == nil {
@@ -426,13 +427,13 @@ func makeDBM(db, list string) error {
 
 // convertTree translates the tree's configuration and writes every file of
 // the translation in place, as `orderly translate -o` over a copy would.
-func convertTree(t *testing.T, st *upgradeTree, sem translate.Semantics) *translate.Conversion {
+func convertTree(t *testing.T, st *upgradeTree, sem translate.Semantics) *convert.Conversion {
 	t.Helper()
 	opt := translate.Options{Semantics: sem, ForwardUnfaithful: true}
 	if st.fx.docRoot != "" {
 		opt.DocumentRoot = filepath.Join(st.root, st.fx.docRoot)
 	}
-	conv, err := translate.Convert([]string{st.top()}, translate.ConvertOptions{LoadOptions: translate.LoadOptions{Options: opt}})
+	conv, err := convert.Convert([]string{st.top()}, convert.Options{LoadOptions: translate.LoadOptions{Options: opt}})
 	if err != nil {
 		t.Errorf("translate (semantics %s): %v", sem, err)
 		return nil
@@ -445,7 +446,7 @@ func convertTree(t *testing.T, st *upgradeTree, sem translate.Semantics) *transl
 	return conv
 }
 
-func logReviews(t *testing.T, st *upgradeTree, conv *translate.Conversion) {
+func logReviews(t *testing.T, st *upgradeTree, conv *convert.Conversion) {
 	t.Helper()
 	for _, r := range conv.Reviews {
 		t.Logf("left for review: %s: %s", strings.TrimPrefix(r.Pos.String(), st.root+"/"), r.Text)
@@ -455,7 +456,7 @@ func logReviews(t *testing.T, st *upgradeTree, conv *translate.Conversion) {
 
 // checkWrong22 logs each known wrong line of the 2.2 translation that it
 // still writes, and fails for one it no longer writes.
-func checkWrong22(t *testing.T, conv *translate.Conversion, wrong map[string]string) {
+func checkWrong22(t *testing.T, conv *convert.Conversion, wrong map[string]string) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, b := range conv.Files {
@@ -474,7 +475,7 @@ func checkWrong22(t *testing.T, conv *translate.Conversion, wrong map[string]str
 }
 
 // checkWant22 fails for each line of want the translation does not write.
-func checkWant22(t *testing.T, conv *translate.Conversion, want map[string]string) {
+func checkWant22(t *testing.T, conv *convert.Conversion, want map[string]string) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, b := range conv.Files {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/convert"
 )
 
 // TestTranslateStock22 checks what orderly translate writes for a whole
@@ -17,7 +18,7 @@ func TestTranslateStock22(t *testing.T) {
 	apachetest.Require(t)
 	st := materializeUpgrade(t, upgradeFixtures[0], "../../testdata/upgrade/stock22")
 	conf := st.top()
-	conv, err := translate.Convert([]string{conf}, translate.ConvertOptions{LoadOptions: translate.LoadOptions{
+	conv, err := convert.Convert([]string{conf}, convert.Options{LoadOptions: translate.LoadOptions{
 		Options: translate.Options{Semantics: translate.Legacy22, ForwardUnfaithful: true}}})
 	if err != nil {
 		t.Fatal(err)

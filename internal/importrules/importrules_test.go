@@ -56,6 +56,10 @@ func under(p, dir string) bool {
 //     and internal helpers;
 //   - nothing in translate/ imports proxy (proxy/authfile, the reader of
 //     Apache's password and group files, is below both);
+//   - translate, the model, imports neither translate/convert (the 2.4
+//     writer) nor translate/lint (the findings), which are above it;
+//   - translate/convert imports neither translate/lint nor translate/walk
+//     (the request-time walk);
 //   - nothing imports cmd/.
 //
 // The one exception is listed in allowed with its reason; an exception no
@@ -100,6 +104,10 @@ func TestImportRules(t *testing.T) {
 				check(p, q, "the syntax imports only the standard library and internal helpers")
 			case under(p, "translate") && under(q, "proxy") && q != module+"/proxy/authfile":
 				check(p, q, "nothing in translate/ imports proxy")
+			case p == module+"/translate" && (under(q, "translate/convert") || under(q, "translate/lint")):
+				check(p, q, "translate does not import translate/convert or translate/lint")
+			case under(p, "translate/convert") && (under(q, "translate/lint") || under(q, "translate/walk")):
+				check(p, q, "translate/convert does not import translate/lint or translate/walk")
 			case under(q, "cmd"):
 				check(p, q, "nothing imports cmd/")
 			}

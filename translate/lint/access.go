@@ -2,11 +2,12 @@ package lint
 
 import (
 	"fmt"
-	"github.com/orderly-proxy/orderly/policy"
-	"github.com/orderly-proxy/orderly/translate"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/directive"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/convert"
 )
 
 // dir10Trees returns the main file of every lint testdata tree: each
@@ -74,7 +74,7 @@ var (
 // TestDIR10FixMatchesTranslate holds lint's DIR-10 fixes to orderly
 // translate's text (issue 17): over every lint testdata tree with DIR-10
 // findings, the Require lines of each finding's fix are, line for line,
-// those translate.Convert wrote into the finding's section of the
+// those convert.Convert wrote into the finding's section of the
 // converted file; where translate leaves the section as it is, the
 // converted file still has the finding's line; where it cannot read the
 // configuration, the fix says so.
@@ -93,7 +93,7 @@ func TestDIR10FixMatchesTranslate(t *testing.T) {
 			}
 			lo := loadOptions(l.serveOptions())
 			lo.ForwardUnfaithful = true // as orderly translate
-			conv, cerr := translate.Convert([]string{main}, translate.ConvertOptions{LoadOptions: lo})
+			conv, cerr := convert.Convert([]string{main}, convert.Options{LoadOptions: lo})
 			for _, f := range found {
 				if cerr != nil {
 					if !fixRefused.MatchString(f.Fix) {

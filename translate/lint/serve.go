@@ -6,6 +6,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/convert"
 	"github.com/orderly-proxy/orderly/translate/directive"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
@@ -16,11 +17,11 @@ import (
 // it refuses, lint reports (ORD-14), with the same message.
 //
 // conv is the configuration as translate read it to write it out
-// (translate.Convert, with the same options), nil where it could not: what
+// (convert.Convert, with the same options), nil where it could not: what
 // serve refuses in it comes from its model rather than from a second
 // reading, and its .htaccess files, those conv found, are read as serve
 // reads them (ServeView).
-func serveRefusals(files []string, opt Options, conv *translate.Conversion) apacheconf.ErrorList {
+func serveRefusals(files []string, opt Options, conv *convert.Conversion) apacheconf.ErrorList {
 	var el apacheconf.ErrorList
 	var cfg *translate.Config
 	if conv != nil {

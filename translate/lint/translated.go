@@ -5,25 +5,25 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/convert"
 )
 
 // translated is what orderly translate writes for the configuration
-// (translate.Convert, the model orderly serve uses): the text of each
+// (convert.Convert, the model orderly serve uses): the text of each
 // section it translated or refused for review, by position, and the
 // sections and .htaccess files it left as they are. lint's DIR-10 fixes
 // are these texts, so that the fix lint proposes is the text translate
 // writes (issue 17).
 type translated struct {
-	sections map[secKey]*translate.SectionText
-	left     map[secKey]string     // left as they are, with why
-	refused  string                // why translate cannot read the configuration ("" when it can)
-	conv     *translate.Conversion // nil when refused
+	sections map[secKey]*convert.SectionText
+	left     map[secKey]string   // left as they are, with why
+	refused  string              // why translate cannot read the configuration ("" when it can)
+	conv     *convert.Conversion // nil when refused
 	// model is the conversion lint's access findings read the model of:
 	// conv, or where translate refuses, what it could read (Partial); nil
 	// where it could read nothing.
-	model *translate.Conversion
+	model *convert.Conversion
 }
 
 // secKey is a section's opening line (an .htaccess file's line 1).
@@ -44,7 +44,7 @@ type translating struct {
 func startTranslated(files []string, opt Options) *translating {
 	t := &translating{converted: make(chan *translated, 1), refusals: make(chan apacheconf.ErrorList, 1)}
 	go func() {
-		conv := convert(files, opt)
+		conv := translateFiles(files, opt)
 		t.converted <- conv
 		t.refusals <- serveRefusals(files, opt, conv.conv)
 	}()
@@ -57,14 +57,14 @@ func (t *translating) wait() {
 	<-t.refusals
 }
 
-// convert runs translate.Convert with the options lint reads the
+// translateFiles runs convert.Convert with the options lint reads the
 // configuration with (loadOptions), unfaithful directives forwarded as
 // orderly translate does.
-func convert(files []string, opt Options) *translated {
+func translateFiles(files []string, opt Options) *translated {
 	lo := loadOptions(opt)
 	lo.ForwardUnfaithful = true // as orderly translate
 	lo.Partial = true
-	conv, err := translate.Convert(files, translate.ConvertOptions{LoadOptions: lo, SectionsOnly: true})
+	conv, err := convert.Convert(files, convert.Options{LoadOptions: lo, SectionsOnly: true})
 	if err != nil {
 		var el apacheconf.ErrorList
 		if errors.As(err, &el) && len(el) > 0 {
@@ -76,7 +76,7 @@ func convert(files []string, opt Options) *translated {
 		}
 		return &translated{refused: err.Error(), model: conv}
 	}
-	t := &translated{sections: map[secKey]*translate.SectionText{}, left: map[secKey]string{}, conv: conv, model: conv}
+	t := &translated{sections: map[secKey]*convert.SectionText{}, left: map[secKey]string{}, conv: conv, model: conv}
 	for i := range conv.Sections {
 		s := &conv.Sections[i]
 		t.sections[secKey{s.Pos.File, s.Pos.Line}] = s
@@ -91,7 +91,7 @@ func convert(files []string, opt Options) *translated {
 }
 
 // section returns what translate wrote for scope s (nil if nothing).
-func (t *translated) section(s *scope) *translate.SectionText {
+func (t *translated) section(s *scope) *convert.SectionText {
 	return t.sections[scopeKey(s)]
 }
 
@@ -110,7 +110,7 @@ func (t *translated) requireText(s *scope) (string, bool) {
 	if st == nil || st.Review != "" {
 		return "", false
 	}
-	text := joinLines(translate.Directives(st.Lines))
+	text := joinLines(convert.Directives(st.Lines))
 	return text, text != ""
 }
 
@@ -125,14 +125,14 @@ func (t *translated) dir10Fixes(s *scope, ws string, head *dir) (fix, part strin
 		return "orderly translate writes the Require lines of " + ws + " once it can read the configuration, which it refuses now (" + t.refused + "; see ORD-14): fix that first.",
 			"Part of " + ws + ", whose fix is at " + at + ": orderly translate refuses the configuration now (see ORD-14)."
 	case st != nil && st.Review != "":
-		writes := joinLines(translate.Directives(st.Lines))
+		writes := joinLines(convert.Directives(st.Lines))
 		fix = "orderly translate leaves " + ws + " for review (" + st.Review + "): it writes " + writes + ", refusing every request until the section is translated by hand."
 		return fix, "Part of " + ws + ", left for review at " + at + " (" + st.Review + "): it writes " + writes + ", refusing every request until the section is translated by hand."
-	case st != nil && len(translate.Directives(st.Lines)) > 0:
-		writes := joinLines(translate.Directives(st.Lines))
+	case st != nil && len(convert.Directives(st.Lines)) > 0:
+		writes := joinLines(convert.Directives(st.Lines))
 		after := ""
 		if len(st.After) > 0 {
-			after = ", and after the section: " + joinLines(translate.Directives(st.After))
+			after = ", and after the section: " + joinLines(convert.Directives(st.After))
 		}
 		return "Replace the access directives of " + ws + " with: " + writes + after + " (and drop mod_access_compat once every scope is migrated).",
 			"Part of " + ws + ", translated at " + at + ": " + writes + "."

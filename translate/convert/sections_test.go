@@ -1,4 +1,4 @@
-package translate
+package convert
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/translate"
 )
 
 // TestConversionSections: Convert records, for each section it
@@ -40,7 +42,7 @@ LoadModule proxy_module modules/mod_proxy.so
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conv, err := Convert([]string{conf}, ConvertOptions{LoadOptions: LoadOptions{Options: Options{Semantics: Compat24, DocumentRoot: "/srv/www", ForwardUnfaithful: true}}})
+	conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: "/srv/www", ForwardUnfaithful: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

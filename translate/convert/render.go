@@ -1,4 +1,4 @@
-package translate
+package convert
 
 import (
 	"fmt"
@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
 )
 
-// renderScope writes the Require lines of a section from its layers.
-func renderScope(cfg *Config, compat, authz *layers, indent string) []string {
+// renderScope writes the Require lines of a section from its translate.Layers.
+func renderScope(cfg *translate.Config, compat, authz *translate.Layers, indent string) []string {
 	classes := methodClasses(cfg, compat, authz)
 	if len(classes) == 1 {
 		return policy.Render(scopeTree(cfg, compat, authz, classes[0].rep), indent)
@@ -38,14 +39,11 @@ type methodClass struct {
 	except []string
 }
 
-// methodClasses groups the methods that the layers treat alike.
-func methodClasses(cfg *Config, compat, authz *layers) []methodClass {
-	names := cfg.methodNames
-	if names == nil {
-		names = methodNames(cfg.Methods)
-	}
+// methodClasses groups the methods that the translate.Layers treat alike.
+func methodClasses(cfg *translate.Config, compat, authz *translate.Layers) []methodClass {
+	names := methodNames(cfg.Methods)
 	if uniformMethods(compat, authz) {
-		// No <Limit> anywhere in the layers: one class, every method.
+		// No <Limit> anywhere in the translate.Layers: one class, every method.
 		return []methodClass{{rep: policy.MethodInvalid, rest: true, names: names}}
 	}
 	key := func(m int) string { return methodKey(compat, authz, m) }
@@ -88,11 +86,11 @@ func methodNames(ms *policy.Methods) []string {
 	return slices.Clip(append(names, custom...))
 }
 
-// uniformMethods reports whether the layers decide every method alike:
+// uniformMethods reports whether the translate.Layers decide every method alike:
 // no line of them is limited to some methods, so methodKey would give
 // every method the same key.
-func uniformMethods(compat, authz *layers) bool {
-	if c := compat.compat; c != nil {
+func uniformMethods(compat, authz *translate.Layers) bool {
+	if c := compat.Compat; c != nil {
 		for m := 1; m < policy.MaxMethods; m++ {
 			if c.Order[m] != c.Order[0] || c.Satisfy[m] != c.Satisfy[0] {
 				return false
@@ -109,18 +107,18 @@ func uniformMethods(compat, authz *layers) bool {
 			}
 		}
 	}
-	for m := 1; m < policy.MaxMethods && compat.satSet != 0; m++ { // unset: all alike
-		if compat.sat22[m] != compat.sat22[0] {
+	for m := 1; m < policy.MaxMethods && compat.SatSet != 0; m++ { // unset: all alike
+		if compat.Sat22[m] != compat.Sat22[0] {
 			return false
 		}
 	}
-	for _, q := range authz.req22 {
+	for _, q := range authz.Req22 {
 		if q.Methods != policy.AllMethods {
 			return false
 		}
 	}
-	if authz.authz != nil && authz.authz.Root != nil {
-		return uniformTree(authz.authz.Root)
+	if authz.Authz != nil && authz.Authz.Root != nil {
+		return uniformTree(authz.Authz.Root)
 	}
 	return true
 }
@@ -137,10 +135,10 @@ func uniformTree(n *policy.Node) bool {
 	return true
 }
 
-func methodKey(compat, authz *layers, m int) string {
+func methodKey(compat, authz *translate.Layers, m int) string {
 	bit := policy.MethodMask(1) << uint(m)
 	var b strings.Builder
-	if c := compat.compat; c != nil {
+	if c := compat.Compat; c != nil {
 		fmt.Fprintf(&b, "o%d s%d ", c.Order[m], c.Satisfy[m])
 		for i, a := range c.Allows {
 			if a.Methods&bit != 0 {
@@ -153,15 +151,15 @@ func methodKey(compat, authz *layers, m int) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "S%d ", compat.sat22[m])
-	for i, q := range authz.req22 {
+	fmt.Fprintf(&b, "S%d ", compat.Sat22[m])
+	for i, q := range authz.Req22 {
 		if q.Methods&bit != 0 {
 			fmt.Fprintf(&b, "r%d ", i)
 		}
 	}
-	if authz.authz != nil && authz.authz.Root != nil {
-		fmt.Fprintf(&b, "z%t", authz.authz.Root.Methods&bit != 0)
-		keyTree(&b, authz.authz.Root, bit)
+	if authz.Authz != nil && authz.Authz.Root != nil {
+		fmt.Fprintf(&b, "z%t", authz.Authz.Root.Methods&bit != 0)
+		keyTree(&b, authz.Authz.Root, bit)
 	}
 	return b.String()
 }
@@ -174,25 +172,25 @@ func keyTree(b *strings.Builder, n *policy.Node, bit policy.MethodMask) {
 	b.WriteString(")")
 }
 
-// scopeTree is the Require tree deciding as the two layers do for method m.
-func scopeTree(cfg *Config, compat, authz *layers, m int) *policy.Node {
+// scopeTree is the Require tree deciding as the two translate.Layers do for method m.
+func scopeTree(cfg *translate.Config, compat, authz *translate.Layers, m int) *policy.Node {
 	granted := &policy.Node{Kind: policy.Leaf, Provider: policy.ProvAllGranted, Methods: policy.AllMethods}
-	c := compatTree(compat.compat, m)
+	c := translate.CompatTree(compat.Compat, m)
 	var sat policy.Satisfy
 	var r *policy.Node
-	if cfg.Semantics == Legacy22 {
-		sat = compat.sat22[m]
+	if cfg.Semantics == translate.Legacy22 {
+		sat = compat.Sat22[m]
 		r = require22Tree(cfg, authz, m)
 	} else {
-		if compat.compat != nil {
-			sat = compat.compat.Satisfy[m]
+		if compat.Compat != nil {
+			sat = compat.Compat.Satisfy[m]
 		}
-		if authz.authz != nil && authz.authz.Root != nil {
-			r = forMethod(authz.authz.Root, m)
+		if authz.Authz != nil && authz.Authz.Root != nil {
+			r = forMethod(authz.Authz.Root, m)
 		}
 	}
 	switch {
-	case r == nil && sat == policy.SatisfyAny && cfg.Semantics != Legacy22:
+	case r == nil && sat == policy.SatisfyAny && cfg.Semantics != translate.Legacy22:
 		// 2.4: compat fails, then no Require: granted.
 		return granted
 	case r == nil:
@@ -230,87 +228,13 @@ func forMethod(n *policy.Node, m int) *policy.Node {
 	return &c
 }
 
-// compatTree is Order/Allow/Deny for method m as a Require tree.
-func compatTree(c *policy.Compat, m int) *policy.Node {
-	all := func(p policy.Provider) *policy.Node {
-		return &policy.Node{Kind: policy.Leaf, Provider: p, Methods: policy.AllMethods}
-	}
-	if c == nil {
-		return all(policy.ProvAllGranted)
-	}
-	bit := policy.MethodMask(1) << uint(m)
-	match := func(list []policy.AccessRule) (*policy.Node, bool, bool) {
-		any := &policy.Node{Kind: policy.Any, Methods: policy.AllMethods}
-		hasAll, empty := false, true
-		for _, a := range list {
-			if a.Methods&bit == 0 {
-				continue
-			}
-			empty = false
-			var leaf *policy.Node
-			switch a.Kind {
-			case policy.AccessAll:
-				hasAll = true
-				continue
-			case policy.AccessIP:
-				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvIP, Subnets: []policy.Subnet{a.Subnet}}
-			case policy.AccessHost:
-				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvHost, Args: []string{a.Name}}
-			case policy.AccessEnv:
-				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}}
-			case policy.AccessNotEnv:
-				leaf = &policy.Node{Kind: policy.All, Children: []*policy.Node{all(policy.ProvAllGranted),
-					{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}, Negate: true, Methods: policy.AllMethods}}}
-			}
-			leaf.Methods = policy.AllMethods
-			any.Children = append(any.Children, leaf)
-		}
-		return any, hasAll, empty
-	}
-	allow, allowAll, allowEmpty := match(c.Allows)
-	deny, denyAll, denyEmpty := match(c.Denys)
-	none := func() *policy.Node { // not matched by the deny list
-		n := *deny
-		n.Negate = true
-		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{all(policy.ProvAllGranted), &n}}
-	}
-	switch c.Order[m] {
-	case policy.DenyAllow:
-		switch {
-		case allowAll || denyEmpty:
-			return all(policy.ProvAllGranted)
-		case denyAll && allowEmpty:
-			return all(policy.ProvAllDenied)
-		case denyAll:
-			return allow
-		case allowEmpty:
-			return none()
-		}
-		return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{allow, none()}}
-	default: // allow,deny and mutual-failure
-		switch {
-		case denyAll || allowEmpty:
-			return all(policy.ProvAllDenied)
-		case allowAll && denyEmpty:
-			return all(policy.ProvAllGranted)
-		case allowAll:
-			return none()
-		case denyEmpty:
-			return allow
-		}
-		n := *deny
-		n.Negate = true
-		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{allow, &n}}
-	}
-}
-
 // require22Tree is 2.2's Require lines for method m as a 2.4 tree: the
 // group file module decides first where it has lines and is authoritative,
 // so user lines next to group lines never matter (they are dropped).
-func require22Tree(cfg *Config, l *layers, m int) *policy.Node {
+func require22Tree(cfg *translate.Config, l *translate.Layers, m int) *policy.Node {
 	bit := policy.MethodMask(1) << uint(m)
 	var users, groups []*policy.Node
-	for _, q := range l.req22 {
+	for _, q := range l.Req22 {
 		if q.Methods&bit == 0 {
 			continue
 		}
@@ -324,10 +248,10 @@ func require22Tree(cfg *Config, l *layers, m int) *policy.Node {
 			users = append(users, n)
 		case "group":
 			n.Provider = policy.ProvGroup
-			if l.dbmGroups && cfg.Modules["authz_dbm_module"] {
+			if l.DBMGroups && cfg.Modules["authz_dbm_module"] {
 				// AUTH-05: mod_authz_dbm's groups are 2.4's Require dbm-group.
 				dbm := &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Provider: policy.ProvOther, Args: append([]string{"dbm-group"}, q.Words[1:]...)}
-				if !l.groupFile {
+				if !l.GroupFile {
 					n = dbm
 				} else {
 					n = &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{n, dbm}}
@@ -358,4 +282,34 @@ func require22Tree(cfg *Config, l *layers, m int) *policy.Node {
 		return nil
 	}
 	return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: pick}
+}
+
+// sslSatisfyAny is why a section cannot be translated to 2.4 Require
+// lines where SSLRequireSSL applies under Satisfy Any: with
+// mod_access_compat, mod_ssl's refusal is one of the access checkers',
+// which Satisfy Any lets a Require overcome; without it Satisfy is gone
+// and the refusal is final. The translation would need mod_ssl's
+// "Require ssl" inside the Require tree instead: "" where it does not
+// apply.
+func sslSatisfyAny(cfg *translate.Config, s *translate.Section, compat *translate.Layers) string {
+	if compat == nil {
+		return ""
+	}
+	anyMethod := false
+	for i, v := range compat.Sat22 {
+		anyMethod = anyMethod || v == policy.SatisfyAny || compat.Compat != nil && compat.Compat.Satisfy[i] == policy.SatisfyAny
+	}
+	if !anyMethod {
+		return ""
+	}
+	// Only where the section sets SSLRequireSSL itself: left for review,
+	// its access lines are commented out, which fails open wherever
+	// else SSLRequireSSL comes from (a <Directory> under a <Location>
+	// with Satisfy Any). There the translation stands: stricter than
+	// 2.2 over plain HTTP (mod_ssl's refusal is final without
+	// mod_access_compat), never more permissive.
+	if s.Conf.SSL != nil && s.Conf.SSL.Required {
+		return "SSLRequireSSL under Satisfy Any: with mod_access_compat its refusal is the access checkers', which a Require can overcome; without it the refusal is final. Write mod_ssl's Require ssl into the Require tree by hand"
+	}
+	return ""
 }

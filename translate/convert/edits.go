@@ -1,4 +1,4 @@
-package translate
+package convert
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/orderly-proxy/orderly/internal/swar"
+	"github.com/orderly-proxy/orderly/translate"
 )
 
 // atEnd as an edit's from and to appends its text to the file.
@@ -344,7 +345,7 @@ func renameLine(b *strings.Builder, l string) bool {
 			}
 			return true
 		}
-		if slices.Contains(builtinModules, f[1]) {
+		if translate.IsBuiltinModule(f[1]) {
 			// Compiled into some 2.4 builds (Debian's): loading it there
 			// stops the server; shared elsewhere (RHEL's).
 			nl := ""

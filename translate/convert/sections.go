@@ -1,8 +1,9 @@
-package translate
+package convert
 
 import (
 	"strings"
 
+	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -43,10 +44,10 @@ type SectionText struct {
 // sectionText records what convertSection wrote for s: es as it returned
 // them (the first edit replaces the first access line with the text, the
 // others delete; any after those append), and its review reason.
-func sectionText(s *Section, es []edit, review string) SectionText {
+func sectionText(s *translate.Section, es []edit, review string) SectionText {
 	name := s.Kind.String()
-	if s.directive != nil {
-		name = s.directive.Name
+	if s.Directive() != nil {
+		name = s.Directive().Name
 	}
 	return editedText(SectionText{Pos: s.Pos, Name: name, Pattern: s.Pattern, Review: review}, es)
 }

@@ -1,16 +1,16 @@
-package translate
+package convert
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/internal/dirscan"
+	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/directive"
 )
@@ -30,16 +30,16 @@ const maxHtaccessDirs = 100000
 // file is in that directory or below. Then the rewritten file cannot be
 // read as translated: it is returned, by path, with why. written are the
 // files found (paths, in that order), as written (htSearch.written).
-func authConfigOverrides(cfg *Config, hts []htFile, paths []string, written map[string]htWritten) (map[string][]edit, map[string]string) {
-	governs := map[string][]*Section{} // by file: each server's governing section
-	governing := func(p string) []*Section {
+func authConfigOverrides(cfg *translate.Config, hts []htFile, paths []string, written map[string]htWritten) (map[string][]edit, map[string]string) {
+	governs := map[string][]*translate.Section{} // by file: each server's governing section
+	governing := func(p string) []*translate.Section {
 		if out, ok := governs[p]; ok {
 			return out
 		}
-		var out []*Section
-		for _, c := range serverConfigs(cfg) {
-			var gov *Section
-			for _, s := range fileChain(c, filepath.Dir(p)+"/") {
+		var out []*translate.Section
+		for _, c := range cfg.Servers() {
+			var gov *translate.Section
+			for _, s := range translate.FileChain(c, filepath.Dir(p)+"/") {
 				if s.Conf.Override != nil {
 					gov = s
 				}
@@ -51,9 +51,11 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string, written map[
 		governs[p] = out
 		return out
 	}
-	limitOnly := func(s *Section) bool { return *s.Conf.Override&OrLimit != 0 && *s.Conf.Override&OrAuthCfg == 0 }
+	limitOnly := func(s *translate.Section) bool {
+		return *s.Conf.Override&translate.OrLimit != 0 && *s.Conf.Override&translate.OrAuthCfg == 0
+	}
 	// The files that need AuthConfig, by the sections governing them.
-	others := map[*Section][]string{}
+	others := map[*translate.Section][]string{}
 	for _, p := range paths {
 		f, read := written[p]
 		for _, g := range governing(p) {
@@ -72,11 +74,11 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string, written map[
 		}
 		dir := filepath.Dir(p) + "/"
 		for _, g := range governing(p) {
-			if !limitOnly(g) || g.directive == nil {
+			if !limitOnly(g) || g.Directive() == nil {
 				continue
 			}
 			var line *apacheconf.Directive // g's AllowOverride
-			for _, x := range g.directive.Block {
+			for _, x := range g.Directive().Block {
 				if x.Is("AllowOverride") {
 					line = x
 				}
@@ -96,8 +98,8 @@ func authConfigOverrides(cfg *Config, hts []htFile, paths []string, written map[
 				continue
 			}
 			// A section of its own, after the governing one.
-			at := strings.Repeat(" ", max(g.directive.Pos.Col-1, 0))
-			end := max(g.directive.EndLine, g.directive.Pos.Line)
+			at := strings.Repeat(" ", max(g.Directive().Pos.Col-1, 0))
+			end := max(g.Directive().EndLine, g.Directive().Pos.Line)
 			// Two insertions at one place, so that what is written where
 			// mod_access_compat stays loaded goes inside.
 			section := func(reset bool, lines ...string) []edit {
@@ -145,7 +147,7 @@ func needsAuthConfig(f htWritten, override uint16) bool {
 			name = "<" + name
 		}
 		for _, info := range directive.Lookup(name, directive.V24) {
-			if uint16(info.Where)&OrAuthCfg != 0 && uint16(info.Where)&override == 0 {
+			if uint16(info.Where)&translate.OrAuthCfg != 0 && uint16(info.Where)&override == 0 {
 				needs = true
 			}
 		}
@@ -157,8 +159,12 @@ func needsAuthConfig(f htWritten, override uint16) bool {
 // htFile is an .htaccess file to translate, with the configuration (the
 // main server's or a virtual host's) whose sections it merges below.
 type htFile struct {
-	sec *Section
-	cfg *Config
+	sec *translate.Section
+	cfg *translate.Config
+	// block are the file's directives as read, its conditionals
+	// evaluated; ifVersions its <IfVersion> sections with access rules,
+	// translated under 2.2 (ifVersionEdits).
+	block, ifVersions []*apacheconf.Directive
 	// closed: an .htaccess file translate cannot read as Apache does,
 	// refused until translated by hand (closeHtaccess); sec is nil.
 	path   string
@@ -169,7 +175,7 @@ type htFile struct {
 // way (startHtaccess) while the rest is translated, until the files found
 // are read (findHtaccess).
 type htSearch struct {
-	cfg    *Config
+	cfg    *translate.Config
 	roots  []htRoot
 	search []dirscan.Root
 	found  chan dirscan.Result
@@ -189,17 +195,17 @@ type htWritten struct {
 // configuration it is served by.
 type htRoot struct {
 	dir string
-	cfg *Config
+	cfg *translate.Config
 }
 
 // startHtaccess starts the search for the .htaccess files under the
 // document roots, Alias targets and UserDir directories of cfg.
-func startHtaccess(cfg *Config) *htSearch {
+func startHtaccess(cfg *translate.Config) *htSearch {
 	type root = htRoot
 	roots := []root{{cfg.DocumentRoot, cfg}}
 	// A regex alias's target only where it has no back-reference (walk's
 	// Roots).
-	addAliases := func(c *Config) {
+	addAliases := func(c *translate.Config) {
 		for _, a := range c.Aliases {
 			if a.Regex == nil || !strings.Contains(a.Real, "$") {
 				roots = append(roots, root{a.Real, c})
@@ -208,7 +214,7 @@ func startHtaccess(cfg *Config) *htSearch {
 	}
 	// UserDir: "/home/*/public_html" is each user's directory; a path with
 	// no "*" holds one directory per user.
-	addUserDirs := func(c *Config) {
+	addUserDirs := func(c *translate.Config) {
 		for _, u := range c.UserDirs {
 			if !strings.Contains(u, "*") {
 				roots = append(roots, root{u, c})
@@ -247,15 +253,15 @@ func startHtaccess(cfg *Config) *htSearch {
 // in a nested section; one below a wildcard or regex <Directory>
 // section; one that servers with different sections reach. It reads
 // the files the search found, each with the configurations that reach it.
-func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
+func findHtaccess(hs *htSearch) ([]htFile, []translate.Difference, []string) {
 	cfg, roots, search, res := hs.cfg, hs.roots, hs.search, <-hs.found
 	hs.truncated = res.Truncated
-	var reviews []Difference
+	var reviews []translate.Difference
 	if res.Truncated {
-		reviews = append(reviews, Difference{Pos: apacheconf.Pos{File: search[0].Dir},
+		reviews = append(reviews, translate.Difference{Pos: apacheconf.Pos{File: search[0].Dir},
 			Text: fmt.Sprintf("the search for .htaccess files stopped after %d directories; those further down were not translated", maxHtaccessDirs)})
 	}
-	found := map[string][]*Config{}
+	found := map[string][]*translate.Config{}
 	i := 0
 	for _, r := range roots {
 		if r.dir == "" {
@@ -278,7 +284,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		return di < dj || di == dj && paths[i] < paths[j]
 	})
 	var out []htFile
-	seen := map[string]*Section{}
+	seen := map[string]*translate.Section{}
 	hs.written = make(map[string]htWritten, len(paths))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -299,7 +305,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			for m, ok := range c.Modules {
 				opt.Modules[m] = ok && m != "version_module"
 			}
-			if c.Semantics == Compat24 {
+			if c.Semantics == translate.Compat24 {
 				opt = apacheconf.Options{Modules: c.Modules, Version: c.Version}
 			}
 			ds, err = apacheconf.Conditionals(ds, opt)
@@ -310,7 +316,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		// Under 2.2 the <IfVersion> branches 2.2 read are translated, and
 		// the translation is written outside them (ifVersionEdits).
 		var ifv []*apacheconf.Directive
-		if c := c0(found[p]); c.Semantics == Legacy22 && nestedAccess(ds) {
+		if c := c0(found[p]); c.Semantics == translate.Legacy22 && nestedAccess(ds) {
 			if blocks := accessIfVersions(raw); len(blocks) > 0 {
 				if ds22, err := apacheconf.Conditionals(raw, apacheconf.Options{Modules: c.Modules, Version: c.Version}); err == nil && !nestedAccess(ds22) {
 					ds, ifv = ds22, blocks
@@ -319,12 +325,12 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		}
 		pos := apacheconf.Pos{File: p, Line: 1}
 		review := func(why string) {
-			reviews = append(reviews, Difference{Pos: pos, Text: why + "; left as it is"})
+			reviews = append(reviews, translate.Difference{Pos: pos, Text: why + "; left as it is"})
 		}
 		// unknown: left as it is, its rules in force on 2.4 unread.
 		markUnknown := func() {
 			for _, c := range found[p] {
-				c.htFound().unknown = append(c.htFound().unknown, filepath.Dir(p)+"/")
+				c.AddUnknownHtaccess(filepath.Dir(p) + "/")
 			}
 		}
 		unknown := func(why string) {
@@ -343,10 +349,10 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		}
 		dir := filepath.Dir(p) + "/"
 		c := found[p][0]
-		chain := fileChain(c, dir)
+		chain := translate.FileChain(c, dir)
 		differ := false
 		for _, o := range found[p][1:] {
-			differ = differ || !slices.Equal(fileChain(o, dir), chain)
+			differ = differ || !slices.Equal(translate.FileChain(o, dir), chain)
 		}
 		override, nonfatal := c.DefaultOverride, uint16(0)
 		var list []string // AllowOverrideList
@@ -358,7 +364,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 				list = s.Conf.OverrideList
 			}
 		}
-		wild := wildApplies(c, dir)
+		wild := translate.WildApplies(c, dir)
 		switch {
 		case differ:
 			unknown("servers with different <Directory> sections reach this .htaccess file")
@@ -377,7 +383,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 		}
 		sec, err := c.ParseHtaccess(p, data, override, 0, c.BaseDir)
 		if err != nil && len(list) > 0 && !ownRefusal(err) {
-			if _, lerr := c.ParseHtaccessWith(p, data, HtaccessAllow{Override: override, List: list}, c.BaseDir); lerr == nil {
+			if _, lerr := c.ParseHtaccessWith(p, data, translate.HtaccessAllow{Override: override, List: list}, c.BaseDir); lerr == nil {
 				unknown("AllowOverrideList lets Apache read its access lines, and would have to list the Require lines of their translation too")
 				continue
 			}
@@ -408,45 +414,38 @@ func findHtaccess(hs *htSearch) ([]htFile, []Difference, []string) {
 			unknown(why)
 			continue
 		}
-		sec.block = ds
-		sec.ifVersions = ifv
 		// Apache's merge order: each directory's <Directory> sections,
 		// then its .htaccess file, from "/" down.
-		sec.htChain = append([]*Section(nil), chain...)
+		htChain := append([]*translate.Section(nil), chain...)
 		for up := filepath.Dir(filepath.Dir(p)); ; up = filepath.Dir(up) {
 			for _, name := range cfg.AccessFileNames {
 				if h := seen[filepath.Join(up, name)]; h != nil {
-					sec.htChain = append(sec.htChain, h)
+					htChain = append(htChain, h)
 				}
 			}
 			if up == "/" || up == "." {
 				break
 			}
 		}
-		sort.SliceStable(sec.htChain, func(i, j int) bool { return mergeRank(sec.htChain[i]) < mergeRank(sec.htChain[j]) })
+		translate.AddHtaccess(sec, htChain, found[p])
 		seen[p] = sec
-		for _, c := range found[p] {
-			c.htFound().parsed = append(c.htFound().parsed, sec)
-		}
 		// The file's <Files> sections merge after everything above, the
 		// file itself included, and after the <Files> sections before
 		// them that match the same names (filesCombos).
 		files := 0
 		for _, f := range sec.Conf.Files {
-			if !hasAccess(f.Conf) {
-				continue
+			if f.Conf.HasAccessRules() {
+				files++
 			}
-			files++
-			f.htChain = append(append([]*Section(nil), sec.htChain...), sec)
 		}
-		if hasAccess(sec.Conf) || files > 0 {
-			out = append(out, htFile{sec: sec, cfg: c})
+		if sec.Conf.HasAccessRules() || files > 0 {
+			out = append(out, htFile{sec: sec, cfg: c, block: ds, ifVersions: ifv})
 		}
 	}
 	return out, reviews, paths
 }
 
-func c0(cs []*Config) *Config { return cs[0] }
+func c0(cs []*translate.Config) *translate.Config { return cs[0] }
 
 // ownRefusal reports whether a load error holds a refusal of orderly's
 // own (apacheconf.Error.Own), where Apache would have read the file.
@@ -463,67 +462,10 @@ func ownRefusal(err error) bool {
 	return false
 }
 
-// wildApplies reports whether a regex <Directory> (or <DirectoryMatch>)
-// section matches dir (ending in "/") or a directory above it: Apache
-// merges those after the .htaccess files, over what a file says.
-func wildApplies(c *Config, dir string) bool {
-	for _, d := range c.DirMatches {
-		for _, p := range dirPrefixes(dir) {
-			if d.Regex != nil && (mayMatch(d.Regex, p) || mayMatch(d.Regex, strings.TrimSuffix(p, "/"))) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// dirPrefixes lists "/", "/a/", "/a/b/" ... of dir (ending in "/").
-func dirPrefixes(dir string) []string {
-	var out []string
-	for i := 0; i < len(dir); i++ {
-		if dir[i] == '/' {
-			out = append(out, dir[:i+1])
-		}
-	}
-	return out
-}
-
-// fileChain is the <Directory> sections, wildcard ones included, that
-// Apache merges for the directory dir (ending in "/"), in its order: by
-// depth, configuration order among equals.
-func fileChain(c *Config, dir string) []*Section {
-	prefixes := dirPrefixes(dir)
-	var out []*Section
-	for _, d := range c.Dirs {
-		switch {
-		case d.Depth == 0, !d.Fnmatch && strings.HasPrefix(dir, d.Path):
-			out = append(out, d)
-		case d.Fnmatch:
-			pattern := strings.ReplaceAll(d.Path, "[!", "[^")
-			for _, p := range prefixes {
-				if ok, err := path.Match(pattern, p); err == nil && ok {
-					out = append(out, d)
-					break
-				}
-			}
-		}
-	}
-	return out
-}
-
-// mergeRank orders <Directory> sections and .htaccess files as Apache
-// merges them: by depth, and at one depth the sections before the file.
-func mergeRank(s *Section) int {
-	if s.Kind == KindHtaccess {
-		return 2*(strings.Count(filepath.Dir(s.Path)+"/", "/")-1) + 1
-	}
-	return 2 * s.Depth
-}
-
 // anyAccess reports whether any access directive appears, at any depth.
 func anyAccess(ds []*apacheconf.Directive) bool {
 	for _, d := range ds {
-		if mentionsAccess(d) {
+		if translate.MentionsAccess(d) {
 			return true
 		}
 	}
@@ -557,7 +499,7 @@ func nestedAccess(ds []*apacheconf.Directive) bool {
 			if nestedAccess(d.Block) {
 				return true
 			}
-		case mentionsAccess(d):
+		case translate.MentionsAccess(d):
 			return true
 		}
 	}

@@ -1,10 +1,11 @@
-package translate
+package convert
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
@@ -25,11 +26,8 @@ import (
 // combined with (2^n combinations).
 const maxFilesBefore = 6
 
-// isFiles reports whether s is a <Files> or <FilesMatch> section.
-func isFiles(s *Section) bool { return s.Kind == KindFiles || s.Kind == KindFilesMatch }
-
 // filesNames is the set of names s matches.
-func filesNames(s *Section) regex.Names {
+func filesNames(s *translate.Section) regex.Names {
 	switch {
 	case s.Regex != nil:
 		return s.Regex.Names()
@@ -43,8 +41,8 @@ func filesNames(s *Section) regex.Names {
 // applies, in merge order: the server's, then those nested in the
 // sections of its chain (the <Directory> sections and .htaccess files
 // that merge before it), as core concatenates them.
-func filesBefore(cfg *Config, s *Section, chain []*Section) []*Section {
-	var out []*Section
+func filesBefore(cfg *translate.Config, s *translate.Section, chain []*translate.Section) []*translate.Section {
+	var out []*translate.Section
 	for _, o := range cfg.Files {
 		if o == s {
 			return out
@@ -62,62 +60,27 @@ func filesBefore(cfg *Config, s *Section, chain []*Section) []*Section {
 	return out
 }
 
-// parentDir is the <Directory> or <DirectoryMatch> section s is nested
-// in, if any.
-func parentDir(cfg *Config, s *Section) *Section {
-	for _, d := range append(append([]*Section(nil), cfg.Dirs...), cfg.DirMatches...) {
-		if slices.Contains(d.Conf.Files, s) {
-			return d
-		}
-	}
-	return nil
-}
-
-// nestedFilesChain is what a <Files> section nested in the <Directory>
-// section d inherits: the directories down to d's, d itself and the
-// .htaccess files above and in d's directory, when no section with access
-// rules (needs) merges before it for some of its files only.
-func nestedFilesChain(cfg *Config, s, d *Section, needs func(*DirConf) bool) ([]*Section, string) {
-	if d.Fnmatch || d.Regex != nil {
-		return nil, "a <Files> section in a wildcard or regex <Directory> inherits from whichever directories it matches"
-	}
-	for _, o := range cfg.Dirs {
-		if o != d && o.Path != d.Path && needs(o.Conf) && (o.Fnmatch || strings.HasPrefix(o.Path, d.Path)) {
-			return nil, "<Directory> sections with access rules below this section's <Directory> merge before it for some files"
-		}
-	}
-	for _, o := range cfg.DirMatches {
-		if needs(o.Conf) {
-			return nil, "<DirectoryMatch> sections with access rules merge before this section for some files"
-		}
-	}
-	// Every <Directory> section of d's directory merges before it, those
-	// written after d too, in the walk's order (d among them).
-	chain := dirChain(cfg, d.Path, nil)
-	return withHtaccess(cfg, chain, d.Path, true, allBelow, false, needs)
-}
-
 // filesCombos returns the <FilesMatch> sections to write after s for the
 // names it shares with earlier <Files> sections, where Apache's merge
 // gives them another answer than s alone; or why that cannot be written.
-func filesCombos(cfg *Config, s *Section) ([]edit, string) {
-	if selfDenies(cfg, s) {
+func filesCombos(cfg *translate.Config, s *translate.Section) ([]edit, string) {
+	if translate.SelfDenies(cfg, s) {
 		return nil, "" // refuses everyone, whatever merged before
 	}
-	chain, why := inheritedChain(cfg, s)
+	chain, why := translate.InheritedChain(cfg, s)
 	if why != "" {
 		return nil, why
 	}
-	var before []*Section
+	var before []*translate.Section
 	own := filesNames(s)
 	for _, o := range filesBefore(cfg, s, chain) {
 		if mergesAccess(cfg, o) && regex.Overlap(filesNames(o), own) {
 			before = append(before, o)
 		}
 	}
-	indent := strings.Repeat(" ", max(s.directive.Pos.Col-1, 0))
+	indent := strings.Repeat(" ", max(s.Directive().Pos.Col-1, 0))
 	var text []string
-	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*Section, with string, tree []string) string {
+	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
 		pattern, ok := comboPattern(s, in, out)
 		if !ok {
 			return "a <Files> section that may match the same names merges before this one, and the names of both cannot be written as one pattern"
@@ -131,7 +94,7 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 	if why != "" || len(text) == 0 {
 		return nil, why
 	}
-	end := max(s.directive.EndLine, s.directive.Pos.Line)
+	end := max(s.Directive().EndLine, s.Directive().Pos.Line)
 	return []edit{{from: end + 1, to: end, text: text}}, ""
 }
 
@@ -142,23 +105,23 @@ func filesCombos(cfg *Config, s *Section) ([]edit, string) {
 // everything, and test the name of the file a request maps to as <Files>
 // does, the last component of REQUEST_FILENAME (not for a proxied
 // request: mod_proxy maps it to no file, and no <Files> section applies).
-func locationCombos(cfg *Config, s *Section) ([]edit, string) {
-	if selfDenies(cfg, s) {
+func locationCombos(cfg *translate.Config, s *translate.Section) ([]edit, string) {
+	if translate.SelfDenies(cfg, s) {
 		return nil, ""
 	}
-	chain, why := inheritedChain(cfg, s)
+	chain, why := translate.InheritedChain(cfg, s)
 	if why != "" {
 		return nil, why
 	}
-	var before []*Section
+	var before []*translate.Section
 	for _, o := range filesBefore(cfg, s, chain) {
 		if mergesAccess(cfg, o) {
 			before = append(before, o)
 		}
 	}
-	indent := strings.Repeat(" ", max(s.directive.Pos.Col-1, 0)) + "    "
+	indent := strings.Repeat(" ", max(s.Directive().Pos.Col-1, 0)) + "    "
 	var text []string
-	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*Section, with string, tree []string) string {
+	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
 		pattern, ok := comboPattern(nil, in, out)
 		delim := strings.IndexFunc("#!|%,;:_", func(r rune) bool { return !strings.ContainsRune(pattern, r) })
 		if !ok || delim < 0 || strings.Contains(pattern, `"`) {
@@ -177,15 +140,15 @@ func locationCombos(cfg *Config, s *Section) ([]edit, string) {
 	if laterLocation(cfg, s) {
 		return nil, "<Files> sections with access rules merge before this <Location> for some files, and a later <Location> section with access rules may apply to the same URLs: the <If> sections that would say what those files were decided by merge after it"
 	}
-	end := max(s.directive.EndLine, s.directive.Pos.Line)
+	end := max(s.Directive().EndLine, s.Directive().Pos.Line)
 	return []edit{{from: end, to: end - 1, text: text}}, ""
 }
 
 // mergesAccess reports whether a <Files> section that merges before
 // another bears on its access: it has access rules, or (2.4) an AuthType,
 // which with no Require in force answers 500.
-func mergesAccess(cfg *Config, o *Section) bool {
-	return hasAccess(o.Conf) || cfg.Semantics == Compat24 && o.Conf.AuthType != nil
+func mergesAccess(cfg *translate.Config, o *translate.Section) bool {
+	return o.Conf.HasAccessRules() || cfg.Semantics == translate.Compat24 && o.Conf.AuthType != nil
 }
 
 // laterLocation reports whether a <Location> or <LocationMatch> section
@@ -193,18 +156,20 @@ func mergesAccess(cfg *Config, o *Section) bool {
 // the main server or a virtual host, whose sections follow the main
 // server's) may apply where s does: an <If> section written in s merges
 // after it, not before.
-func laterLocation(cfg *Config, s *Section) bool {
-	for _, c := range serverConfigs(cfg) {
+func laterLocation(cfg *translate.Config, s *translate.Section) bool {
+	for _, c := range cfg.Servers() {
 		i := slices.Index(c.Locations, s)
 		if i < 0 {
 			continue
 		}
 		for _, o := range c.Locations[i+1:] {
-			if !hasAccess(o.Conf) {
+			if !o.Conf.HasAccessRules() {
 				continue
 			}
-			plain := func(x *Section) bool { return x.Kind == KindLocation && !x.Fnmatch && x.Regex == nil }
-			if !plain(s) || !plain(o) || !locationsDisjoint(c, s.Path, o.Path) {
+			plain := func(x *translate.Section) bool {
+				return x.Kind == translate.KindLocation && !x.Fnmatch && x.Regex == nil
+			}
+			if !plain(s) || !plain(o) || !translate.LocationsDisjoint(c, s.Path, o.Path) {
 				return true
 			}
 		}
@@ -217,24 +182,26 @@ func laterLocation(cfg *Config, s *Section) bool {
 // write for each whose answer differs from s's alone, with the sections
 // named (with) and the Require lines (indented by indent). It returns
 // why the combinations cannot be written.
-func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string, write func(in, out []*Section, with string, tree []string) string) string {
+func nameCombos(cfg *translate.Config, s *translate.Section, chain, before []*translate.Section, indent string, write func(in, out []*translate.Section, with string, tree []string) string) string {
 	if len(before) == 0 {
 		return ""
 	}
 	if len(before) > maxFilesBefore {
 		return fmt.Sprintf("more than %d <Files> sections with access rules may match the same names and merge before this section", maxFilesBefore)
 	}
-	secs := func(in []*Section) []*Section {
+	secs := func(in []*translate.Section) []*translate.Section {
 		// The file walk's sections go after the directory walk's, before
 		// the location walk's.
-		n := walkEnd(chain, 1)
-		return append(append(append(append([]*Section(nil), chain[:n]...), in...), chain[n:]...), s)
+		n := translate.WalkEnd(chain, 1)
+		return append(append(append(append([]*translate.Section(nil), chain[:n]...), in...), chain[n:]...), s)
 	}
-	merge := func(in []*Section) (*layers, *layers) { return mergeLayers(secs(in)) }
+	merge := func(in []*translate.Section) (*translate.Layers, *translate.Layers) {
+		return translate.MergeLayers(secs(in))
+	}
 	// 2.4 answers 500 (AH01627) where an AuthType and no Require are in
-	// force: refused, whatever the other layers say.
-	noRequire := func(in []*Section, authz *layers) bool {
-		return cfg.Semantics == Compat24 && (authz.authz == nil || authz.authz.Root == nil) && authTypeIn(secs(in))
+	// force: refused, whatever the other translate.Layers say.
+	noRequire := func(in []*translate.Section, authz *translate.Layers) bool {
+		return cfg.Semantics == translate.Compat24 && (authz.Authz == nil || authz.Authz.Root == nil) && authTypeIn(secs(in))
 	}
 	compat0, authz0 := merge(nil)
 	refused0 := noRequire(nil, authz0)
@@ -255,7 +222,7 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 		}
 	}
 	for mask := 1; mask < 1<<len(before); mask++ {
-		var in, out []*Section
+		var in, out []*translate.Section
 		meet := true
 		for i, o := range before {
 			if mask&(1<<i) != 0 {
@@ -270,7 +237,7 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 		}
 		compat, authz := merge(in)
 		refused := noRequire(in, authz) && !refused0
-		if !refused && compat.same(compat0) && authz.same(authz0) {
+		if !refused && sameLayers(compat, compat0) && sameLayers(authz, authz0) {
 			continue // what s sets hides every layer of in
 		}
 		if !rendered {
@@ -297,10 +264,10 @@ func nameCombos(cfg *Config, s *Section, chain, before []*Section, indent string
 // comboPattern writes, for <FilesMatch>, a pattern that matches the
 // names s (if not nil) and every section of in match, and no section of
 // out does.
-func comboPattern(s *Section, in, out []*Section) (string, bool) {
+func comboPattern(s *translate.Section, in, out []*translate.Section) (string, bool) {
 	var b strings.Builder
 	b.WriteString("^")
-	part := func(o *Section, neg bool) bool {
+	part := func(o *translate.Section, neg bool) bool {
 		p, ok := namePattern(o, s)
 		if !ok {
 			return false
@@ -332,7 +299,7 @@ func comboPattern(s *Section, in, out []*Section) (string, bool) {
 
 // namePattern is a PCRE pattern that matches, from the start of a name,
 // the names o matches, compiled where s is (for its options).
-func namePattern(o, s *Section) (string, bool) {
+func namePattern(o, s *translate.Section) (string, bool) {
 	if o.Regex == nil {
 		p, ok := regex.GlobPattern(o.Path, regex.FnmPathname, o.Fnmatch)
 		return p, ok
@@ -364,4 +331,14 @@ func hasBackref(expr string) bool {
 		}
 	}
 	return strings.Contains(expr, "(?P=") || strings.Contains(expr, "(?(")
+}
+
+// sameLayers reports whether a and b hold the same layers: the same
+// objects, so that they render to the same text (the converse need not
+// hold).
+func sameLayers(a, b *translate.Layers) bool {
+	sameSlot := a.Authz == b.Authz || a.Authz != nil && b.Authz != nil && *a.Authz == *b.Authz
+	return a.Compat == b.Compat && sameSlot &&
+		len(a.Req22) == len(b.Req22) && (len(a.Req22) == 0 || &a.Req22[0] == &b.Req22[0]) &&
+		a.GroupFile == b.GroupFile && a.DBMGroups == b.DBMGroups && a.Sat22 == b.Sat22 && a.SatSet == b.SatSet
 }

@@ -1,21 +1,22 @@
-package translate
+package convert
 
 import (
 	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
 )
 
 // inheritsNothing reports whether what s is translated to does not depend
 // on what merges before it: it refuses everyone itself, or it sets every
 // layer it would inherit (its own Order/Allow/Deny, its own Require with
 // no AuthMerging).
-func inheritsNothing(cfg *Config, s *Section) bool {
+func inheritsNothing(cfg *translate.Config, s *translate.Section) bool {
 	own := s.Conf
-	needSat22 := cfg.Semantics == Legacy22 && own.Satisfy22Set != policy.AllMethods
-	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr)
-	return selfDenies(cfg, s) || own.Compat != nil && !needSat22 && !needAuthz
+	needSat22 := cfg.Semantics == translate.Legacy22 && own.Satisfy22Set != policy.AllMethods
+	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == translate.MergeAnd || own.Authz.Merge == translate.MergeOr)
+	return translate.SelfDenies(cfg, s) || own.Compat != nil && !needSat22 && !needAuthz
 }
 
 // A hostView is a virtual host's configuration (merged over the main
@@ -23,25 +24,25 @@ func inheritsNothing(cfg *Config, s *Section) bool {
 // server's section inherits.
 type hostView struct {
 	name string
-	cfg  *Config
+	cfg  *translate.Config
 	// dirs are the host's own <Directory> sections; others says it has
 	// sections of other kinds, and mapping that it maps URLs to files
 	// otherwise than the main server (DocumentRoot, Alias, UserDir,
 	// RewriteRule), or reads other .htaccess files or methods.
-	dirs            []*Section
+	dirs            []*translate.Section
 	others, mapping bool
 }
 
 // hostViews returns the virtual hosts of cfg that have something of their
 // own that can change what a main server's section inherits.
-func hostViews(cfg *Config) []hostView {
-	main := map[*Section]bool{}
-	for _, l := range [][]*Section{cfg.Dirs, cfg.DirMatches, cfg.Files, cfg.Locations} {
+func hostViews(cfg *translate.Config) []hostView {
+	main := map[*translate.Section]bool{}
+	for _, l := range [][]*translate.Section{cfg.Dirs, cfg.DirMatches, cfg.Files, cfg.Locations} {
 		for _, s := range l {
 			main[s] = true
 		}
 	}
-	mainTrees := len(rewriteTrees(cfg)) // a stat per rule: once
+	mainTrees := len(translate.RewriteTrees(cfg)) // a stat per rule: once
 	var out []hostView
 	for _, v := range cfg.VHosts {
 		c := v.Config
@@ -55,14 +56,14 @@ func hostViews(cfg *Config) []hostView {
 				h.dirs = append(h.dirs, d)
 			}
 		}
-		for _, l := range [][]*Section{c.DirMatches, c.Files, c.Locations} {
+		for _, l := range [][]*translate.Section{c.DirMatches, c.Files, c.Locations} {
 			for _, s := range l {
 				h.others = h.others || !main[s]
 			}
 		}
 		h.mapping = c.DocumentRoot != cfg.DocumentRoot || len(c.Aliases) != len(cfg.Aliases) ||
 			len(c.UserDirs) != len(cfg.UserDirs) || c.UserDirHomes != cfg.UserDirHomes ||
-			len(rewriteTrees(c)) != mainTrees || c.Methods != cfg.Methods ||
+			len(translate.RewriteTrees(c)) != mainTrees || c.Methods != cfg.Methods ||
 			!slices.Equal(c.AccessFileNames, cfg.AccessFileNames)
 		if h.mapping || h.others || len(h.dirs) > 0 {
 			out = append(out, h)
@@ -75,8 +76,8 @@ func hostViews(cfg *Config) []hostView {
 // differ in the host: a plain <Directory> by the host's own <Directory>
 // sections at or above its path (or any that may match there), the
 // others by anything of the host's own.
-func (h *hostView) affects(main *Config, s *Section) bool {
-	if s.Kind != KindDirectory || s.Fnmatch {
+func (h *hostView) affects(main *translate.Config, s *translate.Section) bool {
+	if s.Kind != translate.KindDirectory || s.Fnmatch {
 		return h.mapping || h.others || len(h.dirs) > 0
 	}
 	if h.others || h.mapping && (h.cfg.Methods != main.Methods || !slices.Equal(h.cfg.AccessFileNames, main.AccessFileNames)) {

@@ -1,0 +1,299 @@
+package convert
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
+)
+
+// edit replaces lines [from, to] of a file (1-based) with text; an edit
+// with no text deletes them.
+type edit struct {
+	from, to int
+	text     []string
+	// withCompat is written after text where the output keeps
+	// mod_access_compat loaded (compatReset).
+	withCompat []string
+}
+
+// compatReset is what a section translate rewrites says where
+// mod_access_compat stays loaded, if its legacy lines gave it an
+// Order/Allow/Deny state of its own (they replace the inherited one):
+// without them it would inherit the state they replaced, whose Satisfy
+// Any and Allow (of an .htaccess file left as it is) would grant past its
+// Require; Satisfy All starts a fresh one that admits everybody and
+// leaves the decision to Require. A section without such lines inherits
+// the state in the legacy and in the translation alike. indent is the
+// section's.
+//
+// It is written inside <IfModule mod_access_compat.c>: a 2.2
+// configuration that loads no mod_access_compat of its own (2.2 had
+// mod_authz_host) keeps none, and Satisfy would then stop Apache.
+func compatReset(indent string) []string {
+	return []string{
+		indent + "# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here",
+		indent + "<IfModule mod_access_compat.c>",
+		indent + "    Satisfy All",
+		indent + "</IfModule>",
+	}
+}
+
+// convertSection writes the translation of one section.
+func convertSection(cfg *translate.Config, s *translate.Section) ([]edit, string) {
+	return convertSectionAs(cfg, s, "")
+}
+
+// convertSectionAs is convertSection; a section given a reason (forced)
+// is left for review with it, whatever it inherits.
+func convertSectionAs(cfg *translate.Config, s *translate.Section, forced string) ([]edit, string) {
+	var block []*apacheconf.Directive
+	if d := s.Directive(); d != nil {
+		block = d.Block
+	}
+	return convertBlock(cfg, s, block, forced)
+}
+
+// convertBlock is convertSectionAs for the section s written as block (an
+// .htaccess file's directives, which no directive holds).
+func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheconf.Directive, forced string) ([]edit, string) {
+	var access []*apacheconf.Directive
+	for _, d := range block {
+		if isAccessLine(d) {
+			access = append(access, d)
+		}
+	}
+	if len(access) == 0 {
+		return nil, ""
+	}
+	indent := strings.Repeat(" ", max(access[0].Pos.Col-1, 0))
+	var compat, authz *translate.Layers
+	why := forced
+	if why == "" {
+		compat, authz, why = translate.Inherited(cfg, s)
+	}
+	if why == "" {
+		why = sslSatisfyAny(cfg, s, compat) // ssl.go
+	}
+	if why == "" && cfg.Semantics == translate.Compat24 && (authz.Authz == nil || authz.Authz.Root == nil) && authTypeSet(cfg, s) {
+		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
+	}
+	var extra []edit // after the section: filesCombos
+	switch {
+	case why != "":
+	case translate.IsFiles(s):
+		extra, why = filesCombos(cfg, s)
+	case s.Kind == translate.KindLocation && !s.Fnmatch, s.Kind == translate.KindLocationMatch:
+		extra, why = locationCombos(cfg, s)
+	}
+	var text []string
+	if why != "" && forced == "" && locationMergesAnd(cfg, s) {
+		// Whatever merges before this <Location>, Apache decided what it
+		// inherited AND its own Require: 2.4's AuthMerging And.
+		text = append(text, indent+"# orderly DIR-10: Require translated to 2.4 Require, combined with what this section inherits (Satisfy All)")
+		text = append(text, indent+"AuthMerging And")
+		text = append(text, renderOwnRequire(cfg, s.Conf.Authz, indent)...)
+		why = ""
+	} else if why != "" {
+		// Fail closed: the section refuses every request until a person
+		// writes its Require (the legacy lines stay, commented).
+		text = append(text, indent+"# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: "+why)
+		for _, d := range access {
+			text = append(text, indent+"# "+d.Name+" "+d.Raw)
+		}
+		text = append(text, indent+"Require all denied")
+	} else {
+		// The directives written inside a Require container that are not
+		// access lines (AuthName, AuthType: mod_authz_core reads them as
+		// the section's own) stay, before the translation.
+		for _, d := range access {
+			for _, h := range inContainers(d) {
+				text = append(text, indent+h.Name+" "+h.Raw)
+			}
+		}
+		text = append(text, indent+"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require")
+		text = append(text, renderScope(cfg, compat, authz, indent)...)
+	}
+	es := make([]edit, 0, len(access)+len(extra))
+	for i, d := range access {
+		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
+		if i == 0 {
+			e.text = text
+			if s.Conf.Compat != nil {
+				// Its Order/Allow/Deny (or, 2.4, Satisfy) replaced the
+				// state it inherited; without them it would inherit it.
+				e.withCompat = compatReset(indent)
+			}
+		}
+		es = append(es, e)
+	}
+	return append(es, extra...), why
+}
+
+// locationMergesAnd reports whether a <Location> whose inheritance depends
+// on the request (<Files> or <DirectoryMatch> sections merge before it)
+// can still be translated: under 2.4-compat it only adds Require lines,
+// and nothing it may inherit from has a Require or Satisfy Any, so every
+// request was decided as the inherited Order/Allow/Deny AND this
+// section's Require, which AuthMerging And writes in 2.4 over the
+// translations of those sections.
+func locationMergesAnd(cfg *translate.Config, s *translate.Section) bool {
+	own := s.Conf
+	if s.Kind != translate.KindLocation || s.Fnmatch || s.Regex != nil || cfg.Semantics != translate.Compat24 ||
+		own.Compat != nil || own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == translate.MergeAnd || own.Authz.Merge == translate.MergeOr {
+		return false
+	}
+	plain := func(c *translate.DirConf) bool {
+		if c.Authz != nil || c.Requires22 != nil {
+			return false
+		}
+		if c.Compat != nil {
+			for _, v := range c.Compat.Satisfy {
+				if v == policy.SatisfyAny {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	// The directories its URLs map to, and any below or matching by
+	// pattern; every <Files> and <DirectoryMatch>; earlier <Location>s.
+	file := filepath.Join(cfg.DocumentRoot, s.Path) + "/"
+	var before []*translate.Section
+	for _, d := range cfg.Dirs {
+		if d.Depth == 0 || d.Fnmatch || strings.HasPrefix(file, d.Path) || strings.HasPrefix(d.Path, file) {
+			before = append(before, d)
+			before = append(before, d.Conf.Files...)
+		}
+	}
+	before = append(before, cfg.DirMatches...)
+	before = append(before, cfg.Files...)
+	for _, l := range cfg.Locations {
+		if l == s {
+			break
+		}
+		before = append(before, l)
+	}
+	for _, b := range before {
+		if !plain(b.Conf) {
+			return false
+		}
+	}
+	return plain(cfg.Defaults) || cfg.Defaults == nil
+}
+
+// renderOwnRequire writes a section's own Require tree, for AuthMerging.
+func renderOwnRequire(cfg *translate.Config, a *translate.AuthzSlot, indent string) []string {
+	authz := &translate.Layers{Authz: a}
+	classes := methodClasses(cfg, &translate.Layers{}, authz)
+	var out []string
+	for _, cl := range classes {
+		r := forMethod(a.Root, cl.rep)
+		if r == nil {
+			r = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvAllGranted, Methods: policy.AllMethods}
+		}
+		if len(classes) == 1 {
+			return policy.Render(r, indent)
+		}
+		open, close := "<Limit "+strings.Join(cl.names, " ")+">", "</Limit>"
+		if cl.rest {
+			open, close = "<LimitExcept "+strings.Join(cl.except, " ")+">", "</LimitExcept>"
+		}
+		out = append(out, indent+open)
+		out = append(out, policy.Render(r, indent+"    ")...)
+		out = append(out, indent+close)
+	}
+	return out
+}
+
+// inContainers are the directives inside the Require container d (and
+// the <Limit> and containers in it) that are not access lines: they
+// configure the section the container is in.
+func inContainers(d *apacheconf.Directive) []*apacheconf.Directive {
+	switch d.LowerName() {
+	case "requireall", "requireany", "requirenone", "limit", "limitexcept":
+	default:
+		return nil
+	}
+	var out []*apacheconf.Directive
+	for _, c := range d.Block {
+		switch n := c.LowerName(); {
+		case n == "requireall" || n == "requireany" || n == "requirenone" || n == "limit" || n == "limitexcept":
+			out = append(out, inContainers(c)...)
+		case !accessNames[n]:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func onlyAccess(d *apacheconf.Directive) bool {
+	for _, c := range d.Block {
+		if !accessNames[c.LowerName()] {
+			return false
+		}
+	}
+	return true
+}
+
+// authTypeSet reports whether an AuthType (not None) is in force in s.
+func authTypeSet(cfg *translate.Config, s *translate.Section) bool {
+	chain, _ := translate.InheritedChain(cfg, s)
+	return authTypeIn(append(chain, s))
+}
+
+// authTypeIn reports whether an AuthType (not None) is in force after
+// secs merge, in this order.
+func authTypeIn(secs []*translate.Section) bool {
+	set := false
+	for _, a := range secs {
+		if a.Conf.AuthType != nil {
+			set = *a.Conf.AuthType != ""
+		}
+	}
+	return set
+}
+
+// authTypeOnly fails closed a section that sets an AuthType and no access
+// rule, where no Require is in force (2.4-compat): Apache answered 500
+// (AH01627) there, and the Require the translation gives the sections
+// before it would let the request through. It writes Require all denied
+// after the AuthType line.
+func authTypeOnly(cfg *translate.Config, s *translate.Section) ([]edit, string) {
+	return authTypeOnlyAs(cfg, s, "")
+}
+
+// authTypeOnlyAs is authTypeOnly; a section given a reason (forced) is
+// refused with it.
+func authTypeOnlyAs(cfg *translate.Config, s *translate.Section, forced string) ([]edit, string) {
+	if cfg.Semantics != translate.Compat24 || *s.Conf.AuthType == "" {
+		return nil, ""
+	}
+	why := forced
+	if why == "" {
+		var authz *translate.Layers
+		_, authz, why = translate.Inherited(cfg, s)
+		if why == "" && authz.Authz != nil && authz.Authz.Root != nil {
+			return nil, "" // a Require is in force
+		}
+	}
+	if why == "" {
+		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
+	}
+	var at *apacheconf.Directive
+	for _, d := range s.Directive().Block {
+		if d.LowerName() == "authtype" {
+			at = d
+		}
+	}
+	if at == nil {
+		return nil, why // inside a container: the section's review says so
+	}
+	indent := strings.Repeat(" ", max(at.Pos.Col-1, 0))
+	end := max(at.EndLine, at.Pos.Line)
+	return []edit{{from: end + 1, to: end, text: []string{
+		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
+		indent + "Require all denied"}}}, why
+}

@@ -1,0 +1,212 @@
+package translate
+
+import (
+	"math/bits"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
+
+// Layers is what one section has in force: its compat layer and its
+// Require layer (2.4-compat: the authz slot; 2.2: the Require lines and
+// Satisfy). The model merges them (MergeLayers, Inherited); Scope.InForce
+// and translate/convert read them.
+type Layers struct {
+	Compat *policy.Compat
+	Authz  *AuthzSlot
+	Req22  []policy.Require22
+	// 2.2's group files in force: Require group is mod_authz_groupfile's
+	// with AuthGroupFile, mod_authz_dbm's with AuthDBMGroupFile.
+	GroupFile, DBMGroups bool
+	Sat22                [policy.MaxMethods]policy.Satisfy
+	SatSet               policy.MethodMask // the methods Sat22 is set for
+}
+
+// Inherited returns the section's two Layers with what it inherits folded
+// in, or why that depends on the request.
+func Inherited(cfg *Config, s *Section) (*Layers, *Layers, string) {
+	chain, why := InheritedChain(cfg, s)
+	if why != "" {
+		if SelfDenies(cfg, s) {
+			// The section refuses everyone by itself: what it inherits
+			// cannot change that.
+			return &Layers{Compat: s.Conf.Compat}, &Layers{}, ""
+		}
+		return nil, nil, why
+	}
+	compat, authz := MergeLayers(append(chain, s))
+	return compat, authz, ""
+}
+
+// InheritedChain lists the sections that merge before s for every
+// request s applies to, or says why they differ from request to request.
+func InheritedChain(cfg *Config, s *Section) ([]*Section, string) {
+	if s.Kind == KindHtaccess || s.htChain != nil {
+		return s.htChain, ""
+	}
+	return ancestors(cfg, s)
+}
+
+// MergeLayers folds the Layers of the sections, in Apache's merge order.
+// As the directory, file and location walks do, the sections of one walk
+// are merged among themselves first and their result over what the walks
+// before gave: AuthMerging And/Or is not associative.
+func MergeLayers(chain []*Section) (*Layers, *Layers) {
+	var l Layers
+	var walked *AuthzSlot // this walk's sections so far
+	phase := -1
+	for _, a := range chain {
+		if p := WalkPhase(a); p != phase {
+			l.Authz, walked, phase = mergeAuthzOver(l.Authz, walked), nil, p
+		}
+		c := a.Conf
+		if c.Compat != nil {
+			l.Compat = c.Compat
+		}
+		if c.Authz != nil {
+			walked = mergeAuthzOver(walked, c.Authz)
+		}
+		if c.Requires22 != nil {
+			l.Req22 = c.Requires22
+		}
+		if c.GroupFile != nil {
+			l.GroupFile = *c.GroupFile != ""
+		}
+		if c.DBMGroupFile != nil {
+			l.DBMGroups = *c.DBMGroupFile != ""
+		}
+		for set := c.Satisfy22Set; set != 0; set &= set - 1 {
+			i := bits.TrailingZeros64(uint64(set))
+			l.Sat22[i] = c.Satisfy22[i]
+		}
+		l.SatSet |= c.Satisfy22Set
+	}
+	l.Authz = mergeAuthzOver(l.Authz, walked)
+	return &l, &l
+}
+
+// mergeAuthzOver is MergeAuthz where either side may be missing.
+func mergeAuthzOver(base, add *AuthzSlot) *AuthzSlot {
+	if add == nil {
+		return base
+	}
+	return MergeAuthz(base, add)
+}
+
+// CompatTree is Order/Allow/Deny for method m as a Require tree.
+func CompatTree(c *policy.Compat, m int) *policy.Node {
+	all := func(p policy.Provider) *policy.Node {
+		return &policy.Node{Kind: policy.Leaf, Provider: p, Methods: policy.AllMethods}
+	}
+	if c == nil {
+		return all(policy.ProvAllGranted)
+	}
+	bit := policy.MethodMask(1) << uint(m)
+	match := func(list []policy.AccessRule) (*policy.Node, bool, bool) {
+		any := &policy.Node{Kind: policy.Any, Methods: policy.AllMethods}
+		hasAll, empty := false, true
+		for _, a := range list {
+			if a.Methods&bit == 0 {
+				continue
+			}
+			empty = false
+			var leaf *policy.Node
+			switch a.Kind {
+			case policy.AccessAll:
+				hasAll = true
+				continue
+			case policy.AccessIP:
+				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvIP, Subnets: []policy.Subnet{a.Subnet}}
+			case policy.AccessHost:
+				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvHost, Args: []string{a.Name}}
+			case policy.AccessEnv:
+				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}}
+			case policy.AccessNotEnv:
+				leaf = &policy.Node{Kind: policy.All, Children: []*policy.Node{all(policy.ProvAllGranted),
+					{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}, Negate: true, Methods: policy.AllMethods}}}
+			}
+			leaf.Methods = policy.AllMethods
+			any.Children = append(any.Children, leaf)
+		}
+		return any, hasAll, empty
+	}
+	allow, allowAll, allowEmpty := match(c.Allows)
+	deny, denyAll, denyEmpty := match(c.Denys)
+	none := func() *policy.Node { // not matched by the deny list
+		n := *deny
+		n.Negate = true
+		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{all(policy.ProvAllGranted), &n}}
+	}
+	switch c.Order[m] {
+	case policy.DenyAllow:
+		switch {
+		case allowAll || denyEmpty:
+			return all(policy.ProvAllGranted)
+		case denyAll && allowEmpty:
+			return all(policy.ProvAllDenied)
+		case denyAll:
+			return allow
+		case allowEmpty:
+			return none()
+		}
+		return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{allow, none()}}
+	default: // allow,deny and mutual-failure
+		switch {
+		case denyAll || allowEmpty:
+			return all(policy.ProvAllDenied)
+		case allowAll && denyEmpty:
+			return all(policy.ProvAllGranted)
+		case allowAll:
+			return none()
+		case denyEmpty:
+			return allow
+		}
+		n := *deny
+		n.Negate = true
+		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{allow, &n}}
+	}
+}
+
+// SelfDenies reports whether a section's own host-access rules refuse
+// every request of every method with Satisfy All (2.4-compat), so that
+// nothing it inherits matters.
+func SelfDenies(cfg *Config, s *Section) bool {
+	c := s.Conf.Compat
+	if c == nil {
+		return false
+	}
+	for m := 0; m < policy.MaxMethods; m++ {
+		sat := c.Satisfy[m]
+		if cfg.Semantics == Legacy22 {
+			if s.Conf.Satisfy22Set&(1<<uint(m)) == 0 {
+				return false // 2.2: Satisfy is inherited from core
+			}
+			sat = s.Conf.Satisfy22[m]
+		}
+		if sat == policy.SatisfyAny {
+			return false
+		}
+		if t := CompatTree(c, m); t.Kind != policy.Leaf || t.Provider != policy.ProvAllDenied {
+			return false
+		}
+	}
+	return true
+}
+
+// SatisfiesAny22 reports whether a section sets Satisfy Any for some method
+// (2.2): "Satisfy All" is the default's behaviour.
+func SatisfiesAny22(c *DirConf) bool {
+	for m := range c.Satisfy22 {
+		if c.Satisfy22Set&(1<<uint(m)) != 0 && c.Satisfy22[m] == policy.SatisfyAny {
+			return true
+		}
+	}
+	return false
+}
+
+// HasAccessRules reports whether the section configuration holds access
+// rules: Order/Allow/Deny or Satisfy, or a Require (2.4's tree, 2.2's
+// lines). AuthType and the other authentication settings do not count
+// (HasAccess counts them).
+func (c *DirConf) HasAccessRules() bool {
+	return c.Compat != nil || c.Authz != nil || c.Requires22 != nil || c.Satisfy22Set != 0
+}
