@@ -45,7 +45,7 @@ fuzz() {
     ./proxy/authfile:FuzzParseGroups \
     ./proxy:FuzzClientAddr \
     ./translate:FuzzParseHtaccess \
-    ./translate:FuzzFields \
+    ./translate/convert:FuzzFields \
     ./translate/walk:FuzzNormalizePath22 \
     ./translate/regex:FuzzRegexEngines \
     ./translate/regex:FuzzPrefilter \
