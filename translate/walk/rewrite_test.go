@@ -5,14 +5,14 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate"
-	"path/filepath"
-	"strings"
-	"testing"
 )
 
 func rewriteEngine(t testing.TB, conf string, files ...string) (*Engine, string) {
