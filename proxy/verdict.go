@@ -25,8 +25,8 @@ type verdict struct {
 	full *walk.Result
 }
 
-// newPolicy and oldPolicy are the decisions of the scope's Enforce and
-// Shadow policies, whichever decided.
+// newAndOld returns the decisions of the scope's Enforce and Shadow
+// policies, whichever decided.
 func (v *verdict) newAndOld() (newRes, oldRes *walk.Result) {
 	if v.other == nil {
 		return nil, nil

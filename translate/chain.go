@@ -419,8 +419,6 @@ func locationCovers(cfg *Config, a, b string) bool {
 	return cfg.Semantics == Legacy22 || len(b) == len(a) || strings.HasSuffix(a, "/") || b[len(a)] == '/'
 }
 
-// dirChain lists the plain <Directory> sections that apply to a directory
-// path, shallowest first (excluding self).
 // wildcardChain returns what a wildcard <Directory> inherits when that is
 // the same for every directory it matches: the sections of the directories
 // above the literal part of its pattern (<Directory "/home/*/public_html">
@@ -463,6 +461,8 @@ func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 	return chain, true
 }
 
+// dirChain lists the plain <Directory> sections that apply to a directory
+// path, shallowest first (excluding self).
 func dirChain(cfg *Config, path string, self *Section) []*Section {
 	var out []*Section
 	for _, d := range cfg.Dirs {

@@ -88,8 +88,6 @@ func (b *builder) acceptPathInfo(d *apacheconf.Directive) *string {
 	return &v
 }
 
-// offArg reports a directive switched off ("CheckSpelling Off", "UserDir
-// disabled"), which changes nothing.
 // userDir records where a UserDir line maps /~user URLs: absolute
 // directories (UserDirs), or directories of the users' home directories
 // (UserDirHomes), which the configuration does not name.
@@ -110,6 +108,8 @@ func (b *builder) userDir(d *apacheconf.Directive) {
 	}
 }
 
+// offArg reports a directive switched off ("CheckSpelling Off", "UserDir
+// disabled"), which changes nothing.
 func offArg(d *apacheconf.Directive) bool {
 	return len(d.Args) > 0 && (strings.EqualFold(d.Args[0], "off") || strings.EqualFold(d.Args[0], "disabled") && len(d.Args) == 1)
 }

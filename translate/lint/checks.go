@@ -77,7 +77,7 @@ func (l *linter) any(name string, ok func(n *node) bool) bool {
 	return false
 }
 
-// sameServer reports whether n is in the main server (a == nil) or in the
+// inServer reports whether n is in the main server (a == nil) or in the
 // virtual host v, or at the main server's top level (inherited by v).
 func inServer(n *node, v *vhost) bool {
 	return n.ht == nil && (n.vh == v || n.vh == nil)

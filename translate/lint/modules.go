@@ -79,7 +79,7 @@ var thirdParty = map[string]string{
 	"ruid2_module":     "Debian's libapache2-mod-ruid2, or mpm-itk",
 }
 
-// moduleChecks: BLD-02, BLD-03, ORD-06 on LoadModule lines; ORD-05;
+// checkModules: BLD-02, BLD-03, ORD-06 on LoadModule lines; ORD-05;
 // ERR-01..04; ORD-08 for fragments.
 func (l *linter) checkModules() {
 	if !l.moduleChecks() {
