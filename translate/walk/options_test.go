@@ -326,6 +326,7 @@ func TestAcceptPathInfoOff(t *testing.T) {
 		{"/app/locked/page.html/route", "8.8.8.8", 404, "HEAD"},
 		{"/app/locked/page.html/route", "8.8.8.8", 405, "DELETE"}, // the default handler's (random 934)
 		{"/app/locked/page.html/route", "8.8.8.8", 405, "PUT"},
+		{"/app/locked/page.html/route", "8.8.8.8", 501, "FOO"}, // "Invalid method in request" (random 956)
 		{"/app/locked/page.html/route", "8.8.8.8", 0, "OPTIONS"},
 		{"/app/locked/page.html", "8.8.8.8", 0, ""},
 		{"/app/locked/nothing/x", "8.8.8.8", 0, ""},

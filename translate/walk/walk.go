@@ -523,10 +523,15 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	if res.Status == 0 && w.isReg && res.PathInfo != "" && m.pathInfoOff != nil && req.Method != http.MethodOptions {
 		// AcceptPathInfo Off: core's fixup makes the request reject path
 		// info, and its handler answers 404 (the default handler, mod_cgi,
-		// PHP's). The default handler serves only GET and POST: another
-		// method it answers 405 (random 934); OPTIONS it answers itself.
+		// PHP's). The default handler serves only GET and POST: a method
+		// Apache does not know it answers 501 ("Invalid method in
+		// request", random 956), another 405 (random 934); OPTIONS it
+		// answers itself.
 		res.Status, res.Layer, res.Rule = http.StatusNotFound, policy.LayerConfig, m.pathInfoOff
-		if methodNum != policy.MethodGet && req.Method != http.MethodPost {
+		switch {
+		case methodNum == policy.MethodInvalid:
+			res.Status = http.StatusNotImplemented
+		case methodNum != policy.MethodGet && req.Method != http.MethodPost:
 			res.Status = http.StatusMethodNotAllowed
 		}
 		return res
