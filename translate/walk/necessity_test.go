@@ -1,9 +1,11 @@
 package walk
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -378,6 +380,55 @@ func TestSectionNecessityRealm(t *testing.T) {
 		}
 		if got := r.Necessary() - before; got != c.counts {
 			t.Errorf("%s: the section on line %d counted necessary %d times, want %d", c.target, c.line, got, c.counts)
+		}
+	}
+}
+
+// A section necessary to the main request and to its index subrequest
+// counts once for the request: the subrequest's count is kept
+// (Request.secNeed) and the main request's then skipped. (The <Files>
+// section gives the index file sections of its own, so that the
+// subrequest is decided apart.)
+func TestSectionNecessityOncePerRequest(t *testing.T) {
+	e, _ := engine(t, `<Directory "@DOCROOT@/d">
+    Require all denied
+</Directory>
+<Directory "@DOCROOT@/d/g">
+    Require all granted
+</Directory>
+<Files "index.html">
+    AddType text/html .html
+</Files>
+`, "d/g/index.html")
+	r := ruleAt(t, e, 4, true)
+	if res := decide(e, req{target: "/d/g/", ip: "8.8.8.8"}); res.Status != 0 {
+		t.Fatalf("/d/g/: %d, want it served", res.Status)
+	}
+	if got := r.Necessary(); got != 1 {
+		t.Errorf("the section on line 4 is necessary to the main request and its index subrequest: counted %d times, want once", got)
+	}
+}
+
+// A request can find more sections necessary than Request.secNeed holds
+// (one refused index file after another): past its room, each is counted
+// at once, and nothing is written out of bounds.
+func TestSectionNecessityPastRoom(t *testing.T) {
+	var conf strings.Builder
+	var names, files []string
+	for i := range 10 {
+		name := fmt.Sprintf("i%d.html", i)
+		names = append(names, name)
+		files = append(files, "d/"+name)
+		fmt.Fprintf(&conf, "<Files %q>\n    Require all denied\n</Files>\n", name)
+	}
+	conf.WriteString("<Directory \"@DOCROOT@/d\">\n    DirectoryIndex " + strings.Join(names, " ") + "\n</Directory>\n")
+	e, _ := engine(t, conf.String(), files...)
+	if res := decide(e, req{target: "/d/", ip: "8.8.8.8"}); res.Status != 403 {
+		t.Fatalf("/d/: %d, want 403 (every index file refused)", res.Status)
+	}
+	for i := range 10 {
+		if got := ruleAt(t, e, 1+3*i, true).Necessary(); got != 1 {
+			t.Errorf("<Files i%d.html>: necessary %d times, want once", i, got)
 		}
 	}
 }
