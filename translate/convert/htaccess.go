@@ -285,6 +285,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []translate.Difference, []string) {
 	})
 	var out []htFile
 	seen := map[string]*translate.Section{}
+	left := map[string]bool{} // the files left as they are, their rules unknown
 	hs.written = make(map[string]htWritten, len(paths))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -329,6 +330,7 @@ func findHtaccess(hs *htSearch) ([]htFile, []translate.Difference, []string) {
 		}
 		// unknown: left as it is, its rules in force on 2.4 unread.
 		markUnknown := func() {
+			left[p] = true
 			for _, c := range found[p] {
 				c.AddUnknownHtaccess(filepath.Dir(p) + "/")
 			}
@@ -415,17 +417,29 @@ func findHtaccess(hs *htSearch) ([]htFile, []translate.Difference, []string) {
 			continue
 		}
 		// Apache's merge order: each directory's <Directory> sections,
-		// then its .htaccess file, from "/" down.
+		// then its .htaccess file, from "/" down. One above it left as it
+		// is has rules in force this file would inherit, unread: a
+		// translation that replaced them (its Require lines) could grant
+		// what they refuse (random translate, seed 1795799516392870549,
+		// configuration 287).
 		htChain := append([]*translate.Section(nil), chain...)
+		above := ""
 		for up := filepath.Dir(filepath.Dir(p)); ; up = filepath.Dir(up) {
 			for _, name := range cfg.AccessFileNames {
 				if h := seen[filepath.Join(up, name)]; h != nil {
 					htChain = append(htChain, h)
 				}
+				if left[filepath.Join(up, name)] && above == "" {
+					above = filepath.Join(up, name)
+				}
 			}
 			if up == "/" || up == "." {
 				break
 			}
+		}
+		if above != "" {
+			unknown(above + " is left as it is, and this file inherits its rules")
+			continue
 		}
 		translate.AddHtaccess(sec, htChain, found[p])
 		seen[p] = sec
