@@ -47,16 +47,7 @@ func newAdminFixture(t *testing.T) *adminFixture {
 </FilesMatch>
 `
 	native := "<Directory @DIR@/docroot>\n    Require all granted\n</Directory>\n"
-	hcl := strings.Replace(goodHCL, "http://127.0.0.1:1", backend.URL, 1) + `native {
-  files = ["native.conf"]
-}
-scope "site" {
-  path            = "/"
-  enforce         = "native"
-  shadow          = "legacy"
-  enforce_percent = 100
-}
-`
+	hcl := strings.Replace(goodHCL, "http://127.0.0.1:1", backend.URL, 1) + nativeSiteScope
 	dir := writeFiles(t, map[string]string{"orderly.hcl": hcl, "legacy.conf": legacy, "native.conf": native,
 		"docroot/index.html": "x", "docroot/admin/index.html": "x", "docroot/dump.sql": "x"})
 	path := filepath.Join(dir, "orderly.hcl")
@@ -268,3 +259,17 @@ func TestAdminAPIDocumented(t *testing.T) {
 		}
 	}
 }
+
+// nativeSiteScope is the HCL that enforces native.conf over the whole site,
+// the legacy rules in its shadow: the admin API's tests and the metrics
+// reference's scrape share it.
+const nativeSiteScope = `native {
+  files = ["native.conf"]
+}
+scope "site" {
+  path            = "/"
+  enforce         = "native"
+  shadow          = "legacy"
+  enforce_percent = 100
+}
+`

@@ -261,16 +261,7 @@ func scrapeLive(t *testing.T) map[string]string {
 </Directory>
 `
 	native := "<Directory @DIR@/docroot>\n    Require all granted\n</Directory>\n"
-	hclText := strings.Replace(goodHCL, "http://127.0.0.1:1", backend.URL, 1) + `native {
-  files = ["native.conf"]
-}
-scope "site" {
-  path            = "/"
-  enforce         = "native"
-  shadow          = "legacy"
-  enforce_percent = 100
-}
-`
+	hclText := strings.Replace(goodHCL, "http://127.0.0.1:1", backend.URL, 1) + nativeSiteScope
 	dir := writeFiles(t, map[string]string{"orderly.hcl": hclText, "legacy.conf": legacy, "native.conf": native,
 		"docroot/index.html": "x", "docroot/admin/index.html": "x"})
 	path := filepath.Join(dir, "orderly.hcl")
