@@ -5,12 +5,19 @@ import (
 	"strings"
 )
 
-// Groups is a parsed group file (AuthGroupFile). It is immutable and safe
-// for concurrent use.
+// Groups is a parsed group file (AuthGroupFile), or the groups of a DBM
+// group file (AuthDBMGroupFile, see Store.DBMGroups). It is immutable and
+// safe for concurrent use.
 type Groups struct {
 	name   string
 	groups []string         // distinct group names, as first written
 	byUser map[string][]int // indexes into groups, in file order
+	// exactCase is set for a DBM group file, whose group names
+	// mod_authz_dbm compares with strcmp.
+	exactCase bool
+	// known holds the keys of a DBM group file, those of records that
+	// name no group included; nil for a group file.
+	known map[string]bool
 }
 
 // ParseGroups parses data, the content of the group file name, as
@@ -82,19 +89,36 @@ func ParseGroups(name string, data []byte) (*Groups, []error) {
 	return g, errs
 }
 
-// Member reports whether user is a member of group. The group name is
-// matched without regard to ASCII case; the user name is case-sensitive.
-// A nil Groups has no groups.
+// Member reports whether user is a member of group. The user name is
+// case-sensitive. The group name is matched without regard to ASCII case
+// for a group file (mod_authz_groupfile), and with case for a DBM group
+// file (mod_authz_dbm). A nil Groups has no groups.
 func (g *Groups) Member(user, group string) bool {
 	if g == nil {
 		return false
 	}
 	for _, i := range g.byUser[user] {
-		if asciiEqualFold(g.groups[i], group) {
+		if g.groups[i] == group || !g.exactCase && asciiEqualFold(g.groups[i], group) {
 			return true
 		}
 	}
 	return false
+}
+
+// Has reports whether the file mentions user: for a group file, whether
+// user is a member of a group; for a DBM group file, whether it has a
+// record for user, which may name no group (mod_authz_dbm then denies
+// with AH01801 "user is not part of the 'require'ed group(s)" rather than
+// AH01800 "user doesn't appear in DBM group file"). A nil Groups mentions
+// no one.
+func (g *Groups) Has(user string) bool {
+	if g == nil {
+		return false
+	}
+	if g.known != nil {
+		return g.known[user]
+	}
+	return len(g.byUser[user]) > 0
 }
 
 // GroupsOf returns the names of the groups user is a member of, in the

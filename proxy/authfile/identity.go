@@ -47,3 +47,52 @@ func (id *Identity) Groups(file, user string) ([]string, bool, error) {
 	gs := g.GroupsOf(user)
 	return gs, len(gs) > 0, nil
 }
+
+// CheckDBMPassword checks user's password in the DBM file of the given
+// AuthDBMType ("" = default), as mod_authn_dbm does (see
+// Store.DBMUsers). The error is one of opening or reading the file, or
+// one for a type orderly does not read: httpd answers 500 for the
+// former, and orderly fails closed on the latter.
+func (id *Identity) CheckDBMPassword(file, dbmType, user, password string) (policy.PasswordResult, error) {
+	u, err := id.store.DBMUsers(id.path(file), dbmType)
+	if err != nil {
+		return 0, err
+	}
+	switch u.Check(user, password) {
+	case OK:
+		return policy.PasswordOK, nil
+	case Mismatch:
+		return policy.PasswordMismatch, nil
+	}
+	return policy.UserNotFound, nil
+}
+
+// DBMGroups returns the groups of the record of user in the DBM group
+// file of the given AuthzDBMType ("" = default), and false when the file
+// has no record for user (see Store.DBMGroups). Group names are to be
+// compared with case, as mod_authz_dbm compares them.
+//
+// It looks up the key user alone. mod_authz_dbm first looks up
+// "user:realm", realm being the AuthName; DBMGroupsRealm does that.
+func (id *Identity) DBMGroups(file, dbmType, user string) ([]string, bool, error) {
+	g, err := id.store.DBMGroups(id.path(file), dbmType)
+	if err != nil {
+		return nil, false, err
+	}
+	return g.GroupsOf(user), g.Has(user), nil
+}
+
+// DBMGroupsRealm is DBMGroups as get_dbm_grp of mod_authz_dbm (2.2 and
+// 2.4) looks a user up: first under the key "user:realm", realm being
+// the AuthName of the request ("user:" when there is none), and under
+// the key user only if that record is absent.
+func (id *Identity) DBMGroupsRealm(file, dbmType, user, realm string) ([]string, bool, error) {
+	g, err := id.store.DBMGroups(id.path(file), dbmType)
+	if err != nil {
+		return nil, false, err
+	}
+	if key := user + ":" + realm; g.Has(key) {
+		return g.GroupsOf(key), true, nil
+	}
+	return g.GroupsOf(user), g.Has(user), nil
+}

@@ -60,8 +60,17 @@ type Store struct {
 	// must not call the Store's methods for the same path.
 	OnLoad func(path string, errs []error)
 
+	// DefaultDBMType is the DBM type that AuthDBMType default stands
+	// for, as the apr-util of the Apache whose configuration this is
+	// resolves it: SDBM, DB, GDBM or NDBM. Empty means DefaultDBMType
+	// (the package constant), which is DB.
+	DefaultDBMType string
+
 	users  fileCache[Users]
 	groups fileCache[Groups]
+
+	dbmUsers  [numDBMKinds]fileCache[Users]
+	dbmGroups [numDBMKinds]fileCache[Groups]
 
 	now    func() int64 // clock in nanoseconds, for tests; nil for the monotonic clock
 	checks atomic.Int64 // number of file checks, for tests
@@ -143,6 +152,7 @@ type fileState[T any] struct {
 	err      error // the error of opening or reading the file
 	lineErrs []error
 	info     fs.FileInfo
+	dirInfo  fs.FileInfo       // of an SDBM database's .dir file; info is its .pag's
 	sum      [sha256.Size]byte // of the content
 	racy     bool              // the file was read too soon after it changed to trust info
 }
@@ -150,6 +160,15 @@ type fileState[T any] struct {
 // load returns the file at path from c, checking it first if it was last
 // checked Refresh ago or more.
 func load[T any](s *Store, c *fileCache[T], path string, parse func(string, []byte) (*T, []error)) (*T, error) {
+	return loadWith(s, c, path, func(old *fileState[T]) (*fileState[T], bool) {
+		return check(s, path, old, parse)
+	})
+}
+
+// loadWith is load with the check of the file given: check returns old if
+// the file has not changed since old was made, or else a new state, and
+// whether that state comes from parsing the file.
+func loadWith[T any](s *Store, c *fileCache[T], path string, check func(old *fileState[T]) (*fileState[T], bool)) (*T, error) {
 	f := c.get(path)
 	if st := f.state.Load(); st != nil && s.clock()-f.checked.Load() < s.refresh() {
 		return st.val, st.err
@@ -161,7 +180,7 @@ func load[T any](s *Store, c *fileCache[T], path string, parse func(string, []by
 	if old != nil && now-f.checked.Load() < s.refresh() {
 		return old.val, old.err // checked while we waited for the lock
 	}
-	st, parsed := check(s, path, old, parse)
+	st, parsed := check(old)
 	f.state.Store(st)
 	f.checked.Store(now)
 	if parsed && s.OnLoad != nil {
