@@ -127,6 +127,9 @@ func refuseDBM(path string, k dbmKind) error {
 		return err
 	}
 	f, what := sniffDBM(head[:n])
+	if k == dbmNDBM && f != formatBerkeleyDB && f != formatGDBM && file == path+".pag" && isSDBM(path) {
+		return &dbmError{msg: fmt.Sprintf("%s: %v: AuthDBMType NDBM: %s.pag and %s.dir are an SDBM database: set AuthDBMType SDBM (AuthzDBMType SDBM for a group file)", path, ErrDBMUnsupported, path, path)}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %v: AuthDBMType %v: the file is %s; orderly reads only SDBM DBM files", file, ErrDBMUnsupported, k, what)
 	switch {
@@ -174,3 +177,17 @@ type dbmError struct{ msg string }
 
 func (e *dbmError) Error() string { return e.msg }
 func (e *dbmError) Unwrap() error { return ErrDBMUnsupported }
+
+// isSDBM reports whether path.pag and path.dir are an SDBM database.
+func isSDBM(path string) bool {
+	pag, err := os.ReadFile(path + ".pag")
+	if err != nil {
+		return false
+	}
+	dir, err := os.ReadFile(path + ".dir")
+	if err != nil {
+		return false
+	}
+	_, err = ParseSDBM(pag, dir)
+	return err == nil
+}
