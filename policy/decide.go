@@ -48,6 +48,9 @@ type Layers struct {
 	AuthName        string
 	HasAuthName     bool
 	UserFile        string // AuthUserFile
+	// Providers are AuthBasicProvider's, in order, aliases resolved; nil
+	// is mod_auth_basic's default, the file provider with UserFile.
+	Providers []AuthnProvider
 	// BasicNotAuthoritative is AuthBasicAuthoritative Off: an unknown user
 	// is passed on, and with no other module to take it, Apache answers
 	// 500 (mod_authn_core: AH01796).
@@ -93,6 +96,8 @@ func (l LogLine) Message() string {
 		return "AuthUserFile not specified in the configuration"
 	case "AH01620":
 		return "Could not open password file: " + l.Subject
+	case "AH10285":
+		return "could not open dbm (type " + l.User + ") file: " + l.Subject
 	case "AH01627":
 		return "AuthType configured with no corresponding authorization directives"
 	case "AH01629":
@@ -389,33 +394,39 @@ func authenticateAs(l *Layers, r *Request, cr Credentials, id Identity, d *Decis
 		d.Realm = l.AuthName
 		return 401
 	}
-	if l.UserFile == "" || id == nil {
-		d.Layer = LayerConfig
-		d.log(LogLine{Module: "authn_file", Code: "AH01619"})
-		return 500
-	}
-	res, err := id.CheckPassword(l.UserFile, cr.User, cr.Password)
-	if err != nil {
-		d.Layer = LayerConfig
-		d.log(LogLine{Module: "authn_file", Code: "AH01620", Subject: l.UserFile})
-		return 500
-	}
-	switch res {
-	case PasswordOK:
+	switch checkProviders(l, cr, id, d) {
+	case authnGranted:
 		d.User = cr.User
 		return 0
-	case PasswordMismatch:
+	case authnDenied:
 		d.log(LogLine{Module: "auth_basic", Code: "AH01617", User: cr.User, Subject: r.URI})
-	case UserNotFound:
-		if l.BasicNotAuthoritative && !legacy22 {
+	case authnError:
+		if !l.BasicNotAuthoritative {
 			d.Layer = LayerConfig
-			d.log(LogLine{Module: "authn_core", Code: "AH01796", Subject: l.AuthType})
 			return 500
 		}
-		d.log(LogLine{Module: "auth_basic", Code: "AH01618", User: cr.User, Subject: r.URI})
+		// Not authoritative: mod_auth_basic declines whatever went wrong.
+		return declinedBasic(l, r, cr, d, legacy22)
 	default:
+		if l.BasicNotAuthoritative {
+			return declinedBasic(l, r, cr, d, legacy22)
+		}
 		d.log(LogLine{Module: "auth_basic", Code: "AH01618", User: cr.User, Subject: r.URI})
 	}
+	d.Realm = l.AuthName
+	return 401
+}
+
+// declinedBasic is what follows mod_auth_basic declining (AuthBasicAuthoritative
+// Off, the user not found or a provider's error): 2.4's mod_authn_core
+// answers 500; 2.2's mod_authn_default refuses with 401.
+func declinedBasic(l *Layers, r *Request, cr Credentials, d *Decision, legacy22 bool) int {
+	if !legacy22 {
+		d.Layer = LayerConfig
+		d.log(LogLine{Module: "authn_core", Code: "AH01796", Subject: l.AuthType})
+		return 500
+	}
+	d.log(LogLine{Module: "auth_basic", Code: "AH01618", User: cr.User, Subject: r.URI})
 	d.Realm = l.AuthName
 	return 401
 }

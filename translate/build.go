@@ -306,6 +306,8 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		b.cfg.DocumentRoot = filepath.Clean(b.resolve(d.Args[0]))
 	case "alias", "scriptalias", "aliasmatch", "scriptaliasmatch":
 		b.alias(d, name)
+	case "authnprovideralias":
+		b.providerAlias(d)
 	case "accessfilename":
 		if len(d.Args) > 0 {
 			b.cfg.AccessFileNames = append([]string(nil), d.Args...)

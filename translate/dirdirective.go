@@ -28,6 +28,15 @@ func (b *builder) skippedConfig(info *directive.Info, conf *DirConf, ctx *dirCtx
 		if conf.GroupFile == nil {
 			conf.GroupFile = &none // AH01664: Require group denies
 		}
+	case "authn_dbm_module":
+		if conf.AuthnDBM == nil {
+			conf.AuthnDBM = &AuthnDBM{Type: "default"}
+		}
+	case "authn_anon_module":
+		if conf.Anon == nil {
+			a := policy.DefaultAnonymous()
+			conf.Anon = &a
+		}
 	case "core_module":
 		if conf.Options == nil && ctx.sec.Kind == KindHtaccess {
 			conf.Options = &CoreOptions{Opts: OptUnset}
@@ -148,12 +157,25 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		v := b.resolve(d.Args[0])
 		conf.UserFile = &v
 		b.rule(d, ctx.scope)
-	case "authdbmgroupfile":
-		if len(d.Args) > 0 {
-			v := b.resolve(d.Args[0])
-			conf.DBMGroupFile = &v
+	case "authdbmgroupfile", "authzdbmtype":
+		if b.cfg.Semantics == Legacy22 {
+			// 2.2's mod_authz_dbm serves Require group and file-group,
+			// beside mod_authz_groupfile: not evaluated.
+			if name == "authdbmgroupfile" && len(d.Args) > 0 {
+				v := b.resolve(d.Args[0])
+				conf.DBMGroupFile = &v
+			}
+			b.unevaluated(d, info)
+			return
 		}
-		b.unevaluated(d, info)
+		b.authzDBM(d, name, conf)
+		b.rule(d, ctx.scope)
+	case "authdbmuserfile", "authdbmtype":
+		b.authnDBM(d, name, conf)
+		b.rule(d, ctx.scope)
+	case "anonymous", "anonymous_nouserid", "anonymous_mustgiveemail", "anonymous_verifyemail", "anonymous_logemail":
+		b.anonymous(d, name, conf)
+		b.rule(d, ctx.scope)
 	case "authgroupfile":
 		if len(d.Args) != 1 {
 			b.errorf(d, "AuthGroupFile takes one argument")
@@ -170,12 +192,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.rule(d, ctx.scope)
 		conf.BasicAuthoritative = &v
 	case "authbasicprovider":
-		for _, a := range d.Args {
-			// translate writes it as it is: 2.4 reads it the same way.
-			if !strings.EqualFold(a, "file") {
-				b.cannotServe(d, "AuthBasicProvider %s cannot be evaluated by orderly (only \"file\" is supported); refusing to load", a)
-			}
-		}
+		b.basicProvider(d, conf)
+		b.rule(d, ctx.scope)
 	case "authzuserauthoritative", "authzgroupfileauthoritative":
 		if b.cfg.Semantics != Legacy22 {
 			b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)

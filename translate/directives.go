@@ -31,8 +31,7 @@ var unfaithful = map[string]string{
 	"checkspelling":         "mod_speling maps misspelled URLs to other files; orderly does not",
 	"proxypass":             "a proxied path maps to no file: Apache applies only <Location> sections there, and orderly does not model mod_proxy",
 	"proxypassmatch":        "a proxied path maps to no file: Apache applies only <Location> sections there, and orderly does not model mod_proxy",
-	"authdbmuserfile":       "DBM password files are not read by orderly",
-	"authdbmgroupfile":      "DBM group files are not read by orderly",
+	"authdbmgroupfile":      "2.2's mod_authz_dbm serves Require group from DBM group files beside mod_authz_groupfile; orderly does not evaluate it",
 	"authdigestprovider":    "Digest authentication is not evaluated by orderly",
 	"authldapurl":           "LDAP authentication is not evaluated by orderly",
 	"luahookaccesschecker":  "mod_lua access hooks are not evaluated by orderly",
@@ -42,7 +41,6 @@ var unfaithful = map[string]string{
 	"luahooktranslatename":  "mod_lua can change the file name; orderly does not evaluate it",
 	"luahookmaptostorage":   "mod_lua can change the file name; orderly does not evaluate it",
 	"scriptaliasmatch":      "",
-	"authnprovideralias":    "provider aliases are not evaluated by orderly",
 	"authzprovideralias":    "provider aliases are not evaluated by orderly",
 }
 

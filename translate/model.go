@@ -163,7 +163,20 @@ type DirConf struct {
 	// BasicAuthoritative is AuthBasicAuthoritative (nil inherits; On).
 	BasicAuthoritative *bool
 	GroupFile          *string // mod_authz_groupfile
-	// DBMGroupFile is mod_authz_dbm's AuthDBMGroupFile: translate only
+	// BasicProviders is mod_auth_basic's AuthBasicProvider list, names
+	// as written (nil inherits; a section's lines add up).
+	BasicProviders []string
+	// AuthnDBM is mod_authn_dbm's configuration. The module has no
+	// merger: a section that sets AuthDBMUserFile or AuthDBMType replaces
+	// both (nil inherits).
+	AuthnDBM *AuthnDBM
+	// Anon is mod_authn_anon's configuration, replaced whole as
+	// AuthnDBM is (nil inherits).
+	Anon *policy.Anonymous
+	// DBMGroupType is mod_authz_dbm's AuthzDBMType (2.4): with
+	// DBMGroupFile, one configuration that replaces as AuthnDBM does.
+	DBMGroupType *string
+	// DBMGroupFile is mod_authz_dbm's AuthDBMGroupFile
 	// (2.2's Require group it serves is 2.4's Require dbm-group).
 	DBMGroupFile *string
 
@@ -236,6 +249,21 @@ type DirConf struct {
 	GroupAuthoritative *bool
 }
 
+// AuthnDBM is mod_authn_dbm's per-directory configuration.
+type AuthnDBM struct {
+	UserFile string // AuthDBMUserFile ("" unset)
+	Type     string // AuthDBMType ("default" unset)
+}
+
+// A ProviderAlias is an <AuthnProviderAlias base name> section: a
+// provider named name that runs base with the section's configuration
+// merged over the request's (authn_alias_check_password).
+type ProviderAlias struct {
+	Name, Base string
+	Conf       *DirConf // what the section sets
+	Pos        apacheconf.Pos
+}
+
 // Alias is one Alias, ScriptAlias, AliasMatch or ScriptAliasMatch.
 type Alias struct {
 	Fake  string
@@ -251,13 +279,16 @@ type Config struct {
 	BaseDir      string // rule files are named relative to it
 	DocumentRoot string
 	Aliases      []Alias
-	Dirs         []*Section // non-regex <Directory>, sorted as ap_core_reorder_directories does
-	DirMatches   []*Section // <DirectoryMatch> and <Directory ~>, configuration order
-	Files        []*Section // top-level <Files>, configuration order
-	Locations    []*Section // configuration order
-	Defaults     *DirConf   // per-directory directives outside any section
-	ServerEnv    []*EnvRule // server-level SetEnvIf, run before any section applies
-	Methods      *policy.Methods
+	// ProviderAliases are the <AuthnProviderAlias> sections, by name
+	// (the main server's: Apache allows them nowhere else).
+	ProviderAliases map[string]*ProviderAlias
+	Dirs            []*Section // non-regex <Directory>, sorted as ap_core_reorder_directories does
+	DirMatches      []*Section // <DirectoryMatch> and <Directory ~>, configuration order
+	Files           []*Section // top-level <Files>, configuration order
+	Locations       []*Section // configuration order
+	Defaults        *DirConf   // per-directory directives outside any section
+	ServerEnv       []*EnvRule // server-level SetEnvIf, run before any section applies
+	Methods         *policy.Methods
 
 	MergeSlashes        bool
 	AllowEncodedSlashes EncodedSlashes
@@ -433,6 +464,8 @@ var sectionAccess = map[string]bool{
 	"authtype": true, "authname": true, "authuserfile": true, "authgroupfile": true,
 	"authbasicauthoritative": true, "authbasicprovider": true,
 	"authzuserauthoritative": true, "authzgroupfileauthoritative": true,
+	"authdbmuserfile": true, "authdbmtype": true, "anonymous": true, "anonymous_nouserid": true,
+	"anonymous_mustgiveemail": true, "anonymous_verifyemail": true, "anonymous_logemail": true,
 }
 
 // IsSectionAccess reports whether a rule's directive (its text, "Deny
@@ -449,7 +482,7 @@ func IsSectionAccess(text string) bool {
 func (c *DirConf) HasAccess() bool {
 	return c.Compat != nil || c.Authz != nil || c.AuthType != nil || c.AuthName != nil || c.UserFile != nil ||
 		c.BasicAuthoritative != nil || c.GroupFile != nil || c.Satisfy22Set != 0 || c.Requires22 != nil ||
-		c.UserAuthoritative != nil || c.GroupAuthoritative != nil
+		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil
 }
 
 // WithoutAccess is the configuration with its access configuration taken
@@ -461,6 +494,7 @@ func (c *DirConf) WithoutAccess() *DirConf {
 	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile = nil, nil, nil, nil, nil, nil
 	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
 	d.UserAuthoritative, d.GroupAuthoritative = nil, nil
+	d.BasicProviders, d.AuthnDBM, d.Anon = nil, nil, nil
 	return &d
 }
 

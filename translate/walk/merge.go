@@ -135,6 +135,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	if a.basicAuth != nil && !*a.basicAuth {
 		l.BasicNotAuthoritative = true
 	}
+	l.Providers = e.providers(&a)
 	if e.cfg.Semantics == translate.Legacy22 {
 		lg := &policy.Legacy22{
 			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
@@ -145,6 +146,51 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 	}
 	m.layers = l
 	return m
+}
+
+// providers resolves AuthBasicProvider's names for the merged
+// configuration a: nil where none is set (the default file provider).
+// An alias is its base provider with what its section sets of the
+// providers' modules merged over the request's configuration, each
+// module whole (authn_alias_check_password, and those modules have no
+// merger).
+func (e *Engine) providers(a *accum) []policy.AuthnProvider {
+	if a.providers == nil {
+		return nil
+	}
+	out := make([]policy.AuthnProvider, 0, len(a.providers))
+	for _, name := range a.providers {
+		base, userFile, dbm, anon := name, a.userFile, a.authnDBM, a.anon
+		if al := e.cfg.ProviderAliases[name]; al != nil {
+			base = al.Base
+			if al.Conf.UserFile != nil {
+				userFile = al.Conf.UserFile
+			}
+			if al.Conf.AuthnDBM != nil {
+				dbm = al.Conf.AuthnDBM
+			}
+			if al.Conf.Anon != nil {
+				anon = al.Conf.Anon
+			}
+		}
+		p := policy.AuthnProvider{Name: name}
+		switch base {
+		case "dbm":
+			p.Kind, p.DBMType = policy.ProviderDBM, "default"
+			if dbm != nil {
+				p.File, p.DBMType = dbm.UserFile, dbm.Type
+			}
+		case "anon":
+			p.Kind, p.Anon = policy.ProviderAnon, anon
+		default:
+			p.Kind = policy.ProviderFile
+			if userFile != nil {
+				p.File = *userFile
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // covered counts a decision made here for the sections whose access
@@ -169,6 +215,9 @@ type accum struct {
 	userFile     *string
 	groupFile    *string
 	basicAuth    *bool
+	providers    []string            // mod_auth_basic: AuthBasicProvider
+	authnDBM     *translate.AuthnDBM // mod_authn_dbm, replaced whole
+	anon         *policy.Anonymous   // mod_authn_anon, replaced whole
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
 	handler      *string // core: SetHandler
@@ -195,7 +244,7 @@ func fromConf(c *translate.DirConf) accum {
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
-		groupAuth: c.GroupAuthoritative,
+		groupAuth: c.GroupAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
 	}
 	if c.Satisfy22Rule != nil {
 		a.satisfy22Rule = *c.Satisfy22Rule
@@ -225,6 +274,15 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.basicAuth != nil {
 		m.basicAuth = o.basicAuth
+	}
+	if o.providers != nil {
+		m.providers = o.providers
+	}
+	if o.authnDBM != nil {
+		m.authnDBM = o.authnDBM
+	}
+	if o.anon != nil {
+		m.anon = o.anon
 	}
 	if len(o.setEnv) > 0 {
 		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], o.setEnv...)

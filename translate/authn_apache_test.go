@@ -1,0 +1,84 @@
+package translate
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/internal/apachetest"
+)
+
+// TestAuthnMatchesApache24 holds the authentication providers'
+// directives to apache2 -t (every Debian module loaded): AuthBasicProvider
+// names registered when the line is read (aliases defined before it,
+// case-sensitively), <AuthnProviderAlias> and its errors, mod_authn_anon's
+// and mod_authn_dbm's arguments, refused with Apache's message at the
+// same line, and accepted where Apache accepts them.
+func TestAuthnMatchesApache24(t *testing.T) {
+	p := apachetest.Require(t)
+	load, _ := allModules(t, p)
+	dir := func(body string) string { return "<Directory />\n" + body + "</Directory>\n" }
+	alias := "<AuthnProviderAlias file staff>\nAuthUserFile /etc/staff\n</AuthnProviderAlias>\n"
+	tests := []string{
+		dir("AuthBasicProvider file dbm anon\n"),
+		dir("AuthBasicProvider file\nAuthBasicProvider dbm\n"),
+		dir("AuthBasicProvider nope\n"),
+		dir("AuthBasicProvider File\n"),
+		dir("AuthBasicProvider file ANON\n"),
+		dir("AuthBasicProvider ldap\n"),
+		alias + dir("AuthBasicProvider staff file\n"),
+		alias + dir("AuthBasicProvider Staff\n"),
+		dir("AuthBasicProvider staff\n") + alias,
+		"<AuthnProviderAlias file>\n</AuthnProviderAlias>\n",
+		"<AuthnProviderAlias>\n</AuthnProviderAlias>\n",
+		"<AuthnProviderAlias file FILE>\n</AuthnProviderAlias>\n",
+		"<AuthnProviderAlias file dbm>\n</AuthnProviderAlias>\n",
+		"<AuthnProviderAlias nope x>\n</AuthnProviderAlias>\n",
+		alias + alias,
+		"<AuthnProviderAlias dbm d2>\nAuthDBMUserFile /etc/u.dbm\nAuthDBMType SDBM\n</AuthnProviderAlias>\n" + dir("AuthBasicProvider d2\n"),
+		"<AuthnProviderAlias anon guests>\nAnonymous guest\nAnonymous_MustGiveEmail maybe\n</AuthnProviderAlias>\n",
+		"<VirtualHost *:80>\n<AuthnProviderAlias file x>\n</AuthnProviderAlias>\n</VirtualHost>\n",
+		"<Directory />\n<AuthnProviderAlias file x>\n</AuthnProviderAlias>\n</Directory>\n",
+		dir("Anonymous guest \"\" other\n"),
+		dir("Anonymous\n"),
+		dir("Anonymous \"\"\n"),
+		dir("Anonymous * guest\n"),
+		dir("Anonymous_NoUserId maybe\n"),
+		dir("Anonymous_VerifyEmail On\nAnonymous_LogEmail off\nAnonymous_MustGiveEmail OFF\n"),
+		dir("AuthDBMUserFile\n"),
+		dir("AuthDBMUserFile /a /b\n"),
+		dir("AuthDBMType SDBM extra\n"),
+		dir("AuthDBMUserFile /etc/u.dbm\nAuthDBMType GDBM\n"),
+		dir("AuthDBMGroupFile /etc/g.dbm\nAuthzDBMType SDBM\n"),
+		dir("AuthzDBMType\n"),
+	}
+	var (
+		wg               sync.WaitGroup
+		mu               sync.Mutex
+		refused, started int
+	)
+	for _, text := range tests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			apache, ours := refusals(t, p, load, text)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.HasPrefix(apache, "(starts") && ours == "(loads)":
+				started++
+			case strings.HasPrefix(apache, "(starts") && strings.Contains(ours, "cannot be evaluated by orderly"):
+				started++ // serve's own refusal of what Apache serves
+			case apache != ours:
+				t.Errorf("%q:\n apache2: %s\n orderly: %s", text, apache, ours)
+			default:
+				refused++
+			}
+		}()
+	}
+	wg.Wait()
+	if refused < 10 || started < 8 {
+		t.Errorf("%d refused by both, %d loaded by both: the cases no longer test both sides", refused, started)
+	}
+	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(tests), refused, started)
+}

@@ -1,0 +1,114 @@
+package walk
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// TestProvidersResolved: AuthBasicProvider's names become providers with
+// the configuration in force, an alias's own module configurations
+// merged over the request's module by module (authn_alias_check_password).
+func TestProvidersResolved(t *testing.T) {
+	str := func(s string) *string { return &s }
+	reqAnon := &policy.Anonymous{Users: []string{"guest"}, MustEmail: true}
+	aliasAnon := &policy.Anonymous{Any: true}
+	e := &Engine{cfg: &translate.Config{ProviderAliases: map[string]*translate.ProviderAlias{
+		"staff":     {Name: "staff", Base: "file", Conf: &translate.DirConf{UserFile: str("/etc/staff")}},
+		"bare-file": {Name: "bare-file", Base: "file", Conf: &translate.DirConf{}},
+		"ldbm":      {Name: "ldbm", Base: "dbm", Conf: &translate.DirConf{AuthnDBM: &translate.AuthnDBM{UserFile: "/etc/l.dbm", Type: "SDBM"}}},
+		"bare-dbm":  {Name: "bare-dbm", Base: "dbm", Conf: &translate.DirConf{UserFile: str("/etc/ignored")}},
+		"guests":    {Name: "guests", Base: "anon", Conf: &translate.DirConf{Anon: aliasAnon}},
+		"bare-anon": {Name: "bare-anon", Base: "anon", Conf: &translate.DirConf{}},
+	}}}
+	full := accum{userFile: str("/etc/users"), authnDBM: &translate.AuthnDBM{UserFile: "/etc/u.dbm", Type: "default"}, anon: reqAnon}
+	for _, tc := range []struct {
+		name string
+		a    accum
+		want []policy.AuthnProvider
+	}{
+		{"no AuthBasicProvider", full, nil},
+		{"the three base providers", withProviders(full, "file", "dbm", "anon"), []policy.AuthnProvider{
+			{Name: "file", Kind: policy.ProviderFile, File: "/etc/users"},
+			{Name: "dbm", Kind: policy.ProviderDBM, File: "/etc/u.dbm", DBMType: "default"},
+			{Name: "anon", Kind: policy.ProviderAnon, Anon: reqAnon},
+		}},
+		{"order kept", withProviders(full, "anon", "file"), []policy.AuthnProvider{
+			{Name: "anon", Kind: policy.ProviderAnon, Anon: reqAnon},
+			{Name: "file", Kind: policy.ProviderFile, File: "/etc/users"},
+		}},
+		{"nothing set in force", withProviders(accum{}, "file", "dbm", "anon"), []policy.AuthnProvider{
+			{Name: "file", Kind: policy.ProviderFile},
+			{Name: "dbm", Kind: policy.ProviderDBM, DBMType: "default"},
+			{Name: "anon", Kind: policy.ProviderAnon},
+		}},
+		{"aliases with their own files", withProviders(full, "staff", "ldbm", "guests"), []policy.AuthnProvider{
+			{Name: "staff", Kind: policy.ProviderFile, File: "/etc/staff"},
+			{Name: "ldbm", Kind: policy.ProviderDBM, File: "/etc/l.dbm", DBMType: "SDBM"},
+			{Name: "guests", Kind: policy.ProviderAnon, Anon: aliasAnon},
+		}},
+		{"aliases setting nothing of their base's module", withProviders(full, "bare-file", "bare-dbm", "bare-anon"), []policy.AuthnProvider{
+			{Name: "bare-file", Kind: policy.ProviderFile, File: "/etc/users"},
+			{Name: "bare-dbm", Kind: policy.ProviderDBM, File: "/etc/u.dbm", DBMType: "default"},
+			{Name: "bare-anon", Kind: policy.ProviderAnon, Anon: reqAnon},
+		}},
+	} {
+		got := e.providers(&tc.a)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got  %+v\n want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func withProviders(a accum, names ...string) accum {
+	a.providers = names
+	return a
+}
+
+// TestProvidersMerge: AuthBasicProvider merges as mod_auth_basic merges
+// it (the section's list, else the inherited one); mod_authn_dbm's and
+// mod_authn_anon's configurations are replaced whole.
+func TestProvidersMerge(t *testing.T) {
+	dbm1, dbm2 := &translate.AuthnDBM{UserFile: "/a"}, &translate.AuthnDBM{Type: "SDBM"}
+	anon1, anon2 := &policy.Anonymous{Any: true}, &policy.Anonymous{NoUserID: true}
+	base := fromConf(&translate.DirConf{BasicProviders: []string{"file"}, AuthnDBM: dbm1, Anon: anon1})
+	over := fromConf(&translate.DirConf{BasicProviders: []string{"dbm", "anon"}, AuthnDBM: dbm2, Anon: anon2})
+	m := base
+	m.merge(&accum{})
+	if !reflect.DeepEqual(m.providers, []string{"file"}) || m.authnDBM != dbm1 || m.anon != anon1 {
+		t.Errorf("an empty section changed the configuration: %+v %+v %+v", m.providers, m.authnDBM, m.anon)
+	}
+	m.merge(&over)
+	if !reflect.DeepEqual(m.providers, []string{"dbm", "anon"}) || m.authnDBM != dbm2 || m.anon != anon2 {
+		t.Errorf("merged: %+v %+v %+v", m.providers, m.authnDBM, m.anon)
+	}
+}
+
+// TestProvidersDecide: the providers reach the decision, and an alias
+// defined in the configuration is found by its name.
+func TestProvidersDecide(t *testing.T) {
+	conf := `<AuthnProviderAlias anon guests>
+    Anonymous guest
+    Anonymous_MustGiveEmail Off
+</AuthnProviderAlias>
+<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "R"
+    AuthUserFile /nonexistent
+    AuthBasicProvider guests
+    Require valid-user
+</Directory>
+`
+	e, _ := engineMods(t, translate.Compat24, append([]string{"authn_anon_module"}, translate.FragmentModules...), conf)
+	for _, r := range []req{
+		{target: "/index.html", ip: "10.0.0.1", user: "guest:", want: 0},
+		{target: "/index.html", ip: "10.0.0.1", user: "alice:ok", want: 401},
+		{target: "/index.html", ip: "10.0.0.1", want: 401},
+	} {
+		if got := decide(e, r).Status; got != r.want {
+			t.Errorf("%s as %q: %d, want %d", r.target, r.user, got, r.want)
+		}
+	}
+}
