@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -27,9 +28,13 @@ const (
 	// link: its first line is the target, and a line "owner=USER" gives
 	// the link to USER.
 	SymlinkSuffix = "@symlink"
-	DocRootDir    = "docroot"
-	AuthDir       = "auth"
-	ExtraDir      = "extra"
+	// SDBMSuffix marks a file whose text (key:value lines) becomes an
+	// SDBM database, NAME.pag and NAME.dir, made by Apache's httxt2dbm
+	// (the text file is kept beside them).
+	SDBMSuffix = "@sdbm"
+	DocRootDir = "docroot"
+	AuthDir    = "auth"
+	ExtraDir   = "extra"
 
 	DocRootPlaceholder = "@DOCROOT@"
 	AuthPlaceholder    = "@AUTH@"
@@ -453,6 +458,10 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 			err = mkdir(name)
 		case strings.HasSuffix(f.Name, SymlinkSuffix):
 			err = symlink(strings.TrimSuffix(name, SymlinkSuffix), l.Expand(f.Data))
+		case strings.HasSuffix(f.Name, SDBMSuffix):
+			if err = write(name, l.Expand(f.Data)); err == nil {
+				err = makeSDBM(name, strings.TrimSuffix(name, SDBMSuffix))
+			}
 		default:
 			err = write(name, l.Expand(f.Data))
 		}
@@ -464,6 +473,26 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 		return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
 	}
 	return l, nil
+}
+
+// makeSDBM makes the SDBM database out (out.pag, out.dir) of the text
+// file in with httxt2dbm, readable by all.
+func makeSDBM(in, out string) error {
+	tool := "/usr/sbin/httxt2dbm"
+	if _, err := os.Stat(tool); err != nil {
+		if tool, err = exec.LookPath("httxt2dbm"); err != nil {
+			return fmt.Errorf("httxt2dbm (Debian's apache2-utils) is needed for %s: %v", in, err)
+		}
+	}
+	if b, err := exec.Command(tool, "-f", "SDBM", "-i", in, "-o", out).CombinedOutput(); err != nil {
+		return fmt.Errorf("httxt2dbm -f SDBM -i %s: %v: %s", in, err, b)
+	}
+	for _, ext := range []string{".pag", ".dir"} {
+		if err := os.Chmod(out+ext, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // symlinkSpec reads a symbolic link's file: the target on its first line,
