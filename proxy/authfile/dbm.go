@@ -245,7 +245,7 @@ func groupsFromSDBM(name string, db *SDBM) (*Groups, []error) {
 func checkDBM[T any](s *Store, path string, k dbmKind, old *fileState[T], build func(string, *SDBM) (*T, []error)) (st *fileState[T], parsed bool) {
 	s.checks.Add(1)
 	if k != dbmSDBM {
-		return &fileState[T]{err: refuseDBM(path, k)}, false
+		return &fileState[T]{err: refuseDBM(s, path, k)}, false
 	}
 	// apr_sdbm_open opens NAME.dir, then NAME.pag.
 	var files [2]*os.File

@@ -93,7 +93,7 @@ func convertCommand(f dbmFormat, src, dst string) (cmd, pkgs string) {
 // refuseDBM returns the error for a DBM file of kind k, which orderly does
 // not read: the error of opening it, or one wrapping ErrDBMUnsupported
 // that says what the file is and how to convert it to SDBM.
-func refuseDBM(path string, k dbmKind) error {
+func refuseDBM(s *Store, path string, k dbmKind) error {
 	// apr-util's DB and GDBM drivers open the path itself; NDBM (dbm_open)
 	// adds .pag and .dir (the gdbm compatibility library, whose .pag is a
 	// GDBM database) or .db (Berkeley DB's).
@@ -130,8 +130,12 @@ func refuseDBM(path string, k dbmKind) error {
 	if k == dbmNDBM && f != formatBerkeleyDB && f != formatGDBM && file == path+".pag" && isSDBM(path) {
 		return &dbmError{msg: fmt.Sprintf("%s: %v: AuthDBMType NDBM: %s.pag and %s.dir are an SDBM database: set AuthDBMType SDBM (AuthzDBMType SDBM for a group file)", path, ErrDBMUnsupported, path, path)}
 	}
+	typ := "AuthDBMType " + k.String()
+	if d, _ := s.dbmKindOf(""); d == k {
+		typ += " (or default, which is " + k.String() + " here)"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %v: AuthDBMType %v: the file is %s; orderly reads only SDBM DBM files", file, ErrDBMUnsupported, k, what)
+	fmt.Fprintf(&b, "%s: %v: %s: the file is %s; orderly reads only SDBM DBM files", file, ErrDBMUnsupported, typ, what)
 	switch {
 	case k == dbmNDBM:
 		b.WriteString(" (and apr-util as Debian builds it has no NDBM driver, so Apache can't open it either)")

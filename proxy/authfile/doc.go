@@ -1,7 +1,9 @@
 // Package authfile reads the password (AuthUserFile) and group
-// (AuthGroupFile) files of Apache httpd 2.2 and 2.4 and answers the
-// questions that mod_authn_file and mod_authz_groupfile answer: is this the
-// password of this user, and is this user in this group.
+// (AuthGroupFile) files of Apache httpd 2.2 and 2.4, and their DBM
+// counterparts (AuthDBMUserFile, AuthDBMGroupFile), and answers the
+// questions that mod_authn_file, mod_authz_groupfile, mod_authn_dbm and
+// mod_authz_dbm answer: is this the password of this user, and is this
+// user in this group.
 //
 // Files are parsed the way httpd reads them: line by line as
 // ap_cfg_getline does (surrounding white space removed, a backslash at the
@@ -46,6 +48,24 @@
 // a member may be quoted ("John Smith"). Group names are compared without
 // regard to ASCII case, as httpd looks them up in an apr_table_t; user
 // names are case-sensitive.
+//
+// # DBM files
+//
+// mod_authn_dbm (AuthDBMUserFile) and mod_authz_dbm (AuthDBMGroupFile)
+// keep users and groups in a DBM database, keyed by user name; the value
+// is "hash", "hash:groups" or "hash:groups:comment", or "groups" alone in
+// a group-only file. Store.DBMUsers and Store.DBMGroups read them as
+// those modules do (see their documentation for the rules of the value).
+//
+// Only SDBM, the format built into apr-util, is read, by a reader of this
+// package (SDBM). Berkeley DB, GDBM and NDBM, which apr-util reads through
+// C libraries, are refused with an error that says what the file is and
+// gives the command that converts it to SDBM. AuthDBMType default is
+// Berkeley DB on Debian (Store.DefaultDBMType changes that).
+//
+// Where httpd finds no user on a damaged page of an SDBM file, this
+// package refuses the whole file (ErrSDBMMalformed): httpd answers 401
+// for the users of that page, orderly 500 for every user.
 //
 // # Reloading
 //

@@ -26,10 +26,11 @@ const racyWindow = 2 * time.Second
 // errNotRegular is the error for a path that is not a regular file.
 var errNotRegular = errors.New("not a regular file")
 
-// Store caches parsed password and group files by path, and reads a file
-// again when its size, modification time or identity (device and inode)
-// changes, so that edits take effect without a restart, as they do in
-// httpd, which reads these files on every request.
+// Store caches parsed password and group files, text or DBM, by path,
+// and reads a file again when its size, modification time or identity
+// (device and inode) changes (for an SDBM database, that of its .pag or
+// its .dir file), so that edits take effect without a restart, as they
+// do in httpd, which reads these files on every request.
 //
 // A Store checks a file at most once per Refresh; between checks it
 // answers from memory without a system call or an allocation. A check

@@ -98,7 +98,7 @@ func TestChallengeExact(t *testing.T) {
 	nonce := nonceTimeString(t0.UnixMicro())
 	nonce += s.nonceHash(nonce, "", "R")
 	want := `Digest realm="R", nonce="` + nonce + `", algorithm=MD5, qop="auth"`
-	if r.Status != 401 || r.Reason != NoCredentials || r.Challenge != want || r.Stale || r.LogCode != "" {
+	if r.Status != 401 || r.Reason != NoCredentials || r.Challenge != want || r.Stale || r.LogCode() != "" {
 		t.Fatalf("got %+v\nwant challenge %s", r, want)
 	}
 
@@ -252,9 +252,9 @@ func TestAuthenticate(t *testing.T) {
 				tt.req(r2)
 			}
 			got := s.Authenticate(&cfg, r2, users(t))
-			if got.Status != tt.want || got.Reason != tt.reason || got.LogCode != tt.code || got.Stale != tt.stale {
+			if got.Status != tt.want || got.Reason != tt.reason || got.LogCode() != tt.code || got.Stale != tt.stale {
 				t.Fatalf("got status %d %v %q stale %v (%s), want %d %v %q stale %v",
-					got.Status, got.Reason, got.LogCode, got.Stale, got.Log, tt.want, tt.reason, tt.code, tt.stale)
+					got.Status, got.Reason, got.LogCode(), got.Stale, got.Logs, tt.want, tt.reason, tt.code, tt.stale)
 			}
 			if tt.stale != strings.Contains(got.Challenge, "stale=true") {
 				t.Errorf("challenge %q", got.Challenge)
@@ -333,7 +333,7 @@ func TestNcCheck(t *testing.T) {
 	}
 	for i, st := range steps {
 		if got := try(ch.Challenge, st.nc, time.Duration(i)*time.Second, st.password); got.Reason != st.want {
-			t.Fatalf("step %d nc %s: got %v (%s)", i, st.nc, got.Reason, got.Log)
+			t.Fatalf("step %d nc %s: got %v (%s)", i, st.nc, got.Reason, got.Logs)
 		}
 	}
 	// A replay's challenge keeps the opaque and gives a newer nonce,
@@ -343,7 +343,7 @@ func TestNcCheck(t *testing.T) {
 		t.Fatalf("replay: %+v", r)
 	}
 	if got := try(r.Challenge, "00000001", 21*time.Second, "secret"); got.Reason != Granted {
-		t.Fatalf("new nonce: %v (%s)", got.Reason, got.Log)
+		t.Fatalf("new nonce: %v (%s)", got.Reason, got.Logs)
 	}
 	// The old nonce is now older than the last used: refused.
 	if got := try(ch.Challenge, "00000100", 22*time.Second, "secret"); got.Reason != Replay {
@@ -369,7 +369,7 @@ func TestOneTimeNonce(t *testing.T) {
 		t.Fatalf("no nextnonce in %q", r.AuthInfo)
 	}
 	r = s.Authenticate(&cfg, withAuth(req, c), users(t))
-	if r.Reason != NonceUsed || !r.Stale || r.LogCode != "AH01779" {
+	if r.Reason != NonceUsed || !r.Stale || r.LogCode() != "AH01779" {
 		t.Fatalf("reuse: %+v", r)
 	}
 	c2 := creds(t, `nonce="`+next+`", opaque="1"`, "alice", "secret", "R", req, "00000001")
@@ -393,7 +393,7 @@ func TestEvictionFailsClosed(t *testing.T) {
 	}
 	c1 := creds(t, ch1.Challenge, "alice", "secret", "R", req, "00000001")
 	r := s.Authenticate(&cfg, withAuth(req, c1), users(t))
-	if r.Reason != UnknownClient || !r.Stale || r.LogCode != "AH10618" || challengeParam(t, r.Challenge, "opaque") != "3" {
+	if r.Reason != UnknownClient || !r.Stale || r.LogCode() != "AH10618" || challengeParam(t, r.Challenge, "opaque") != "3" {
 		t.Fatalf("evicted client: %+v", r)
 	}
 	c3 := creds(t, r.Challenge, "alice", "secret", "R", req, "00000001")
@@ -472,7 +472,7 @@ func TestProviders(t *testing.T) {
 	req := getReq("/x", t0)
 	ch := s.Authenticate(&cfg, req, nil)
 	c := creds(t, ch.Challenge, "alice", "secret", "R", req, "00000001")
-	if r := s.Authenticate(&cfg, withAuth(req, c), nil); r.Status != 500 || r.LogCode != "AH01770" {
+	if r := s.Authenticate(&cfg, withAuth(req, c), nil); r.Status != 500 || r.LogCode() != "AH01770" {
 		t.Fatalf("no provider: %+v", r)
 	}
 }

@@ -173,6 +173,13 @@ func (r Reason) String() string {
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
 
+// A LogEntry is one message Apache writes to its error log.
+type LogEntry struct {
+	Code    string // "AH01794"
+	Level   string // "error" or "info"
+	Message string // as Apache words it, without the module and client prefix
+}
+
 // A Result is the outcome of Authenticate.
 type Result struct {
 	// Status is 200 for a granted request, else the status Apache
@@ -182,13 +189,12 @@ type Result struct {
 	// User is r->user: the username parameter, set once the field is
 	// Valid, whatever the outcome after that (Apache logs it, %u).
 	User string
-	// LogCode and Log are the error log message Apache writes, without
-	// the module and client prefix ("AH01794", "user bob: password
-	// mismatch: /x"); both are empty where Apache logs nothing (no
-	// Authorization field) or where the provider logs (Log is then the
-	// provider's error).
-	LogCode string
-	Log     string
+	// Logs are the messages Apache logs for the request at level info
+	// or above, in order: none for a request without an Authorization
+	// field, an info message for AuthDigestEnableQueryStringHack
+	// (AH01784), the reason of a failure. A provider's failure is logged
+	// by the provider: its ProviderError's code is used.
+	Logs []LogEntry
 	// Challenge is the WWW-Authenticate field value to send with a 401,
 	// and Stale whether it says stale=true. A 400 or 500 has none.
 	Challenge string
@@ -200,6 +206,27 @@ type Result struct {
 	AuthInfo string
 }
 
+// LogCode is the code of the last message logged, the one that says why
+// the request failed ("" if none).
+func (r Result) LogCode() string {
+	if len(r.Logs) == 0 {
+		return ""
+	}
+	return r.Logs[len(r.Logs)-1].Code
+}
+
+// infoCodes are the codes mod_auth_digest logs at level info; the others
+// are errors.
+var infoCodes = map[string]bool{"AH01784": true, "AH01778": true, "AH10618": true, "AH01779": true}
+
+func logEntry(code, msg string) LogEntry {
+	level := "error"
+	if infoCodes[code] {
+		level = "info"
+	}
+	return LogEntry{Code: code, Level: level, Message: msg}
+}
+
 // exchange is one authentication in progress: digest_header_rec.
 type exchange struct {
 	s    *Server
@@ -208,6 +235,7 @@ type exchange struct {
 	cred *Credentials
 	hdr  HeaderStatus
 	now  int64
+	logs []LogEntry
 }
 
 func (s *Server) newExchange(cfg *Config, req *Request) *exchange {
@@ -279,7 +307,11 @@ func (s *Server) newClient() string {
 }
 
 func (x *exchange) fail(status int, reason Reason, code, msg string) Result {
-	return Result{Status: status, Reason: reason, User: x.user(), LogCode: code, Log: msg}
+	logs := x.logs
+	if code != "" {
+		logs = append(logs, logEntry(code, msg))
+	}
+	return Result{Status: status, Reason: reason, User: x.user(), Logs: logs}
 }
 
 func (x *exchange) unauthorized(reason Reason, stale bool, code, msg string) Result {
@@ -350,7 +382,11 @@ func (s *Server) Authenticate(cfg *Config, req *Request, lookup Lookup) Result {
 			"missing user, realm, nonce, uri, digest, cnonce, or nonce_count in authorization header: "+req.Path)
 	}
 
-	if code, msg := uriCheck(c.URI, req); code != "" {
+	code, msg, hack := uriCheck(c.URI, req)
+	if hack {
+		x.logs = append(x.logs, logEntry("AH01784", "applying AuthDigestEnableQueryStringHack to uri <"+req.URI+">"))
+	}
+	if code != "" {
 		return x.fail(http.StatusBadRequest, URIMismatch, code, msg)
 	}
 	if c.Has(ParamOpaque) && c.clientID == 0 {
@@ -374,11 +410,12 @@ func (s *Server) Authenticate(cfg *Config, req *Request, lookup Lookup) Result {
 		return x.unauthorized(UserDenied, false, "AH01791",
 			fmt.Sprintf("user `%s' in realm `%s' denied by provider: %s", c.Username, realm, req.Path))
 	case err != nil:
-		r := x.fail(http.StatusInternalServerError, ProviderFailed, "", err.Error())
 		var pe *ProviderError
 		if errors.As(err, &pe) {
-			r.LogCode, r.Log = pe.Code, pe.Err.Error()
+			return x.fail(http.StatusInternalServerError, ProviderFailed, pe.Code, pe.Err.Error())
 		}
+		r := x.fail(http.StatusInternalServerError, ProviderFailed, "", "")
+		r.Logs = append(r.Logs, LogEntry{Level: "error", Message: err.Error()})
 		return r
 	case !found:
 		return x.unauthorized(UserNotFound, false, "AH01790",
@@ -438,7 +475,7 @@ func (s *Server) Authenticate(cfg *Config, req *Request, lookup Lookup) Result {
 		}
 	}
 
-	return Result{Status: http.StatusOK, Reason: Granted, User: c.Username, AuthInfo: x.authInfo(ha1, nonceTime)}
+	return Result{Status: http.StatusOK, Reason: Granted, User: c.Username, Logs: x.logs, AuthInfo: x.authInfo(ha1, nonceTime)}
 }
 
 // authInfo is add_auth_info: the Authentication-Info value of a granted

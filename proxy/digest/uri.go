@@ -160,7 +160,8 @@ func parseURI(uri string) (u aprURI, ok bool) {
 // uriCheck compares the uri parameter with the request as
 // authenticate_digest_user does. It returns "" if they match, or the log
 // code and message of the 400 Apache answers: AH01783 (the uri parameter
-// does not parse), AH01785 (CONNECT) or AH01786.
+// does not parse), AH01785 (CONNECT) or AH01786. hack reports that
+// AuthDigestEnableQueryStringHack was applied (Apache logs AH01784).
 //
 // The simple case is an exact match with the request-target as sent.
 // Otherwise (a proxy may have rewritten the request-target) both are
@@ -172,10 +173,10 @@ func parseURI(uri string) (u aprURI, ok bool) {
 // matches an absolute-form request without a path); and the query
 // exactly. With AuthDigestEnableQueryStringHack, a uri without a query
 // matches a request with one (for old MSIE).
-func uriCheck(uriParam string, req *Request) (code, msg string) {
+func uriCheck(uriParam string, req *Request) (code, msg string, hack bool) {
 	raw := req.URI
 	if uriParam == raw {
-		return "", ""
+		return "", "", false
 	}
 	// r->parsed_uri: ap_parse_uri skips leading double slashes.
 	target := raw
@@ -219,7 +220,7 @@ func uriCheck(uriParam string, req *Request) (code, msg string) {
 
 	d, ok := parseURI(uriParam)
 	if !ok {
-		return "AH01783", fmt.Sprintf("invalid uri <%s> in Authorization header", cString(uriParam))
+		return "AH01783", fmt.Sprintf("invalid uri <%s> in Authorization header", cString(uriParam)), false
 	}
 	if d.hostname.ok {
 		d.hostname.s = unescapeURL(d.hostname.s)
@@ -230,14 +231,14 @@ func uriCheck(uriParam string, req *Request) (code, msg string) {
 	if d.query.ok {
 		d.query.s = unescapeURL(d.query.s)
 	} else if r.query.ok && req.QueryStringHack {
-		d.query = r.query
+		d.query, hack = r.query, true
 	}
 
 	if isConnect {
 		if !r.hostinfo.ok || cString(uriParam) != r.hostinfo.s {
-			return "AH01785", fmt.Sprintf("uri mismatch - <%s> does not match request-uri <%s>", cString(uriParam), r.hostinfo.s)
+			return "AH01785", fmt.Sprintf("uri mismatch - <%s> does not match request-uri <%s>", cString(uriParam), r.hostinfo.s), hack
 		}
-		return "", ""
+		return "", "", hack
 	}
 	defaultPort := req.DefaultPort
 	if defaultPort == 0 {
@@ -259,7 +260,7 @@ func uriCheck(uriParam string, req *Request) (code, msg string) {
 			((d.query.ok || r.query.ok) &&
 				(!d.query.ok || !r.query.ok || d.query.s != r.query.s))
 	if mismatch {
-		return "AH01786", fmt.Sprintf("uri mismatch - <%s> does not match request-uri <%s>", cString(uriParam), raw)
+		return "AH01786", fmt.Sprintf("uri mismatch - <%s> does not match request-uri <%s>", cString(uriParam), raw), hack
 	}
-	return "", ""
+	return "", "", hack
 }
