@@ -43,6 +43,7 @@ fuzz() {
     ./proxy:FuzzEncodePath \
     ./proxy/authfile:FuzzParseUsers \
     ./proxy/authfile:FuzzParseGroups \
+    ./proxy/authfile:FuzzSDBM \
     ./proxy:FuzzClientAddr \
     ./translate:FuzzParseHtaccess \
     ./translate/convert:FuzzFields \
