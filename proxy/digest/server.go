@@ -276,7 +276,7 @@ func (x *exchange) challenge(stale bool) (string, bool) {
 	b.WriteString(realm)
 	b.WriteString(`", nonce="`)
 	b.WriteString(nonce)
-	b.WriteString(`", algorithm="MD5"`)
+	b.WriteString(`", algorithm=MD5`)
 	if hasOpaque {
 		b.WriteString(`, opaque="`)
 		b.WriteString(opaque)
