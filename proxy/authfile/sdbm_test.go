@@ -422,7 +422,7 @@ func TestSDBMRandomDamage(t *testing.T) {
 	pag, dir := buildSDBM(t, false, testPairs(500, 9))
 	rng := rand.New(rand.NewPCG(5, 6))
 	accepted := 0
-	for range 3000 {
+	for range 1500 {
 		p, d := bytes.Clone(pag), bytes.Clone(dir)
 		for range 1 + rng.IntN(3) {
 			if len(d) > 0 && rng.IntN(8) == 0 {
@@ -435,7 +435,7 @@ func TestSDBMRandomDamage(t *testing.T) {
 			accepted++
 		}
 	}
-	t.Logf("%d of 3000 damaged databases accepted (damage in values or free space)", accepted)
+	t.Logf("%d of 1500 damaged databases accepted (damage in values or free space)", accepted)
 }
 
 // checkConsistent parses pag and dir and, if they are accepted, checks
