@@ -401,6 +401,12 @@ func oracleScenarios() map[string][]oracleStep {
 			{name: "bare qop", target: "/plain/", auth: func(t testing.TB, st *oracleState) string {
 				return strings.Replace(good("/plain/", "00000009")(t, st), `qop="auth"`, "qop", 1)
 			}},
+			{name: "two Authorization fields, joined", target: "/plain/", auth: func(t testing.TB, st *oracleState) string {
+				return good("/plain/", "0000000b")(t, st) + "\r\nAuthorization: Basic eDp5"
+			}},
+			{name: "two Authorization fields, Basic first", target: "/plain/", auth: func(t testing.TB, st *oracleState) string {
+				return "Basic eDp5\r\nAuthorization: " + good("/plain/", "0000000c")(t, st)
+			}},
 			{name: "no space after the scheme", target: "/plain/", auth: func(t testing.TB, st *oracleState) string {
 				return strings.Replace(good("/plain/", "0000000a")(t, st), "Digest ", "Digest,", 1)
 			}},
@@ -436,7 +442,7 @@ func oracleScenarios() map[string][]oracleStep {
 		"short": {
 			challenge("/short/"),
 			{name: "good", target: "/short/", auth: good("/short/", "00000001")},
-			{want: 401, name: "expired", target: "/short/", auth: good("/short/", "00000002"), sleep: 2100 * time.Millisecond},
+			{want: 401, name: "expired", target: "/short/", auth: good("/short/", "00000002"), sleep: 1200 * time.Millisecond},
 		},
 		"forever": {
 			challenge("/forever/"),
@@ -670,36 +676,48 @@ func TestDirectivesAgainstApache(t *testing.T) {
 		{"AuthDigestProvider", []string{"file"}},
 		{"AuthDigestNonceFormat", []string{"x"}},
 	}
-	for _, l := range lines {
+	for i, l := range lines {
 		line := l.directive
 		for _, a := range l.args {
 			line += fmt.Sprintf(" %q", a)
 		}
-		cf := filepath.Join(dir, "t.conf")
-		conf := fmt.Sprintf("ServerRoot %q\nServerName 127.0.0.1\nListen 127.0.0.1:1\nPidFile %q\nErrorLog %q\n"+
-			"LoadModule mpm_event_module %q\nLoadModule authn_core_module %q\nLoadModule authn_file_module %q\nLoadModule auth_digest_module %q\n"+
-			"<Location />\n%s\n</Location>\n", dir, filepath.Join(dir, "pid"), filepath.Join(dir, "error.log"),
-			filepath.Join(paths.ModulesDir, "mod_mpm_event.so"), filepath.Join(paths.ModulesDir, "mod_authn_core.so"),
-			filepath.Join(paths.ModulesDir, "mod_authn_file.so"), filepath.Join(paths.ModulesDir, "mod_auth_digest.so"), line)
-		if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			t.Parallel()
+			checkDirective(t, paths, filepath.Join(dir, strconv.Itoa(i)), line, l.directive, l.args)
+		})
+	}
+}
+
+// checkDirective runs apache2 -t on a configuration with line in a
+// <Location> and compares its verdict with Config.Set's.
+func checkDirective(t *testing.T, paths apachetest.Paths, dir, line, directive string, args []string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cf := filepath.Join(dir, "t.conf")
+	conf := fmt.Sprintf("ServerRoot %q\nServerName 127.0.0.1\nListen 127.0.0.1:1\nPidFile %q\nErrorLog %q\n"+
+		"LoadModule mpm_event_module %q\nLoadModule authn_core_module %q\nLoadModule authn_file_module %q\nLoadModule auth_digest_module %q\n"+
+		"<Location />\n%s\n</Location>\n", dir, filepath.Join(dir, "pid"), filepath.Join(dir, "error.log"),
+		filepath.Join(paths.ModulesDir, "mod_mpm_event.so"), filepath.Join(paths.ModulesDir, "mod_authn_core.so"),
+		filepath.Join(paths.ModulesDir, "mod_authn_file.so"), filepath.Join(paths.ModulesDir, "mod_auth_digest.so"), line)
+	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(paths.Apache, "-t", "-f", cf).CombinedOutput()
+	apacheOK := err == nil
+	var c Config
+	ourErr := c.Set(directive, args...)
+	if directive == "AuthDigestNonceFormat" {
+		// Removed from 2.4.71: Apache does not know it at all.
+		if apacheOK || ourErr == nil {
+			t.Errorf("%s: Apache ok %v, ours %v", line, apacheOK, ourErr)
 		}
-		out, err := exec.Command(paths.Apache, "-t", "-f", cf).CombinedOutput()
-		apacheOK := err == nil
-		var c Config
-		ourErr := c.Set(l.directive, l.args...)
-		if l.directive == "AuthDigestNonceFormat" {
-			// Removed from 2.4.71: Apache does not know it at all.
-			if apacheOK || ourErr == nil {
-				t.Errorf("%s: Apache ok %v, ours %v", line, apacheOK, ourErr)
-			}
-			continue
-		}
-		switch {
-		case apacheOK != (ourErr == nil):
-			t.Errorf("%s: Apache ok %v (%s), ours %v", line, apacheOK, out, ourErr)
-		case ourErr != nil && !strings.Contains(string(out), ourErr.Error()):
-			t.Errorf("%s: Apache says %s, ours %q", line, out, ourErr)
-		}
+		return
+	}
+	switch {
+	case apacheOK != (ourErr == nil):
+		t.Errorf("%s: Apache ok %v (%s), ours %v", line, apacheOK, out, ourErr)
+	case ourErr != nil && !strings.Contains(string(out), ourErr.Error()):
+		t.Errorf("%s: Apache says %s, ours %q", line, out, ourErr)
 	}
 }
