@@ -3,15 +3,17 @@
 // from Apache: the same challenges, the same statuses, the same nonce
 // handling, the same log codes.
 //
-// It follows mod_auth_digest.c of the Apache 2.4.71 that Debian installs,
-// whose 2.4.x rewrite (after 2.4.62) differs from earlier 2.4 releases in
-// ways a client sees: RFC 2069 responses (no qop) are refused (AH10560);
+// It follows mod_auth_digest.c of the Apache 2.4.71 that Debian installs:
+// the rewrite of the module that followed 2.4.62, which keeps 2.4.62's
+// AuthDigestEnableQueryStringHack and differs from it in ways a client
+// sees: RFC 2069 responses (no qop) are refused (AH10560);
 // AuthDigestQop accepts only auth and AuthDigestAlgorithm only MD5, so
 // every challenge says algorithm=MD5 and qop="auth"; the realm is the
 // AuthName quoted (ap_auth_name), for the comparison, the nonce and the
 // password lookup alike; the nonce-count and one-time nonces are checked
 // against what the client last used, and only for fully verified
-// requests. The functions cited in comments are that file's
+// requests. The oracle tests (apache_test.go) hold this package to the
+// installed binary. The functions cited in comments are that file's
 // (parse_digest_header, note_digest_auth_failure, check_nonce,
 // check_and_record_nonce, client_update_nonce, add_auth_info...), with
 // their 2.4.62 names where they were renamed (get_digest_rec for

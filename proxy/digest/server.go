@@ -38,7 +38,7 @@ import (
 //     than the last one the client used (AH01779 and stale=true
 //     otherwise); the nc is not checked.
 //
-// Older 2.4 releases (before 2.4.71) counted differently: every request
+// Releases up to 2.4.62 counted differently: every request
 // carrying the opaque raised the count as it was read, before any
 // check, the nc had to equal that count exactly, a challenge reset it,
 // and one-time nonces compared the last nonce issued.
