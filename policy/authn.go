@@ -51,9 +51,10 @@ func DefaultAnonymous() Anonymous { return Anonymous{MustEmail: true, LogEmail: 
 type DBMIdentity interface {
 	// CheckDBMPassword checks user's password in the DBM user file.
 	CheckDBMPassword(file, dbmType, user, password string) (PasswordResult, error)
-	// DBMGroups returns the groups of user in the DBM group file, and
-	// false when the file has no entry for the user.
-	DBMGroups(file, dbmType, user string) ([]string, bool, error)
+	// DBMGroupsRealm returns the groups of user in the DBM group file,
+	// read as get_dbm_grp reads them (the key "user:realm", else "user"),
+	// and false when the file has neither.
+	DBMGroupsRealm(file, dbmType, user, realm string) ([]string, bool, error)
 }
 
 // authnResult is an authn_status.
@@ -173,4 +174,38 @@ func asciiEqualFold(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// dbmGroup is mod_authz_dbm's dbmgroup_check_authorization (2.4): the
+// user's groups, names compared exactly, any named group grants; no file
+// set denies (AH01798); a file that cannot be opened is an error (500).
+func (c *evalCtx) dbmGroup(args []string) (Result, *Rule) {
+	if !c.hasUser {
+		return DeniedNoUser, nil
+	}
+	l := c.layers
+	if l == nil || l.DBMGroupFile == "" {
+		return Denied, nil
+	}
+	dbm, ok := c.id.(DBMIdentity)
+	if !ok {
+		c.dbmErr = true
+		return GeneralError, nil
+	}
+	groups, found, err := dbm.DBMGroupsRealm(l.DBMGroupFile, l.DBMGroupType, c.user, l.AuthName)
+	if err != nil {
+		c.dbmErr = true
+		return GeneralError, nil
+	}
+	if !found {
+		return Denied, nil
+	}
+	for _, w := range args {
+		for _, g := range groups {
+			if g == w {
+				return Granted, nil
+			}
+		}
+	}
+	return Denied, nil
 }

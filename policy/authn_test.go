@@ -9,7 +9,8 @@ import (
 // its own users, and a file named "broken" cannot be opened.
 type dbmIdentity struct {
 	fakeIdentity
-	files map[string]map[string]string
+	files  map[string]map[string]string
+	groups map[string][]string // "file/type/key": the groups
 }
 
 func (f dbmIdentity) CheckDBMPassword(file, dbmType, user, password string) (PasswordResult, error) {
@@ -27,8 +28,15 @@ func (f dbmIdentity) CheckDBMPassword(file, dbmType, user, password string) (Pas
 	return PasswordOK, nil
 }
 
-func (f dbmIdentity) DBMGroups(file, dbmType, user string) ([]string, bool, error) {
-	return nil, false, errors.New("unused")
+func (f dbmIdentity) DBMGroupsRealm(file, dbmType, user, realm string) ([]string, bool, error) {
+	g, ok := f.groups[file+"/"+dbmType+"/"+user+":"+realm]
+	if !ok {
+		g, ok = f.groups[file+"/"+dbmType+"/"+user]
+	}
+	if file == "/etc/broken.dbm" {
+		return nil, false, errors.New("cannot open")
+	}
+	return g, ok, nil
 }
 
 var testDBMID = dbmIdentity{
@@ -36,6 +44,12 @@ var testDBMID = dbmIdentity{
 	files: map[string]map[string]string{
 		"/etc/users.dbm/default": {"carol": "letmein", "alice": "other"},
 		"/etc/staff.dbm/SDBM":    {"dave": "passw0rd"},
+	},
+	groups: map[string][]string{
+		"/etc/groups.dbm/SDBM/alice:Staff area": {"staff", "Ops"},
+		"/etc/groups.dbm/SDBM/alice":            {"everyone"},
+		"/etc/groups.dbm/SDBM/bob":              {"guests", "ops"},
+		"/etc/groups.dbm/SDBM/carol":            {},
 	},
 }
 
@@ -187,5 +201,68 @@ func TestDBMLogMessage(t *testing.T) {
 	}
 	if d := DefaultAnonymous(); !d.MustEmail || !d.LogEmail || d.NoUserID || d.VerifyEmail || d.Any || d.Users != nil {
 		t.Errorf("DefaultAnonymous() = %+v", d)
+	}
+}
+
+// TestDBMGroup is Require dbm-group as dbmgroup_check_authorization
+// decides it: the entry "user:realm" first, then "user"; names compared
+// exactly; any named group grants.
+func TestDBMGroup(t *testing.T) {
+	withFile := &Layers{AuthName: "Staff area", DBMGroupFile: "/etc/groups.dbm", DBMGroupType: "SDBM"}
+	broken := &Layers{DBMGroupFile: "/etc/broken.dbm", DBMGroupType: "SDBM"}
+	for _, tc := range []struct {
+		name   string
+		l      *Layers
+		id     Identity
+		user   string
+		noUser bool
+		args   []string
+		want   Result
+		dbmErr bool
+	}{
+		{name: "no user", l: withFile, user: "", noUser: true, args: []string{"staff"}, want: DeniedNoUser},
+		{name: "the realm's entry first", l: withFile, user: "alice", args: []string{"staff"}, want: Granted},
+		{name: "the realm's entry hides the plain one", l: withFile, user: "alice", args: []string{"everyone"}, want: Denied},
+		{name: "case counts", l: withFile, user: "alice", args: []string{"ops"}, want: Denied},
+		{name: "the second name of the line", l: withFile, user: "alice", args: []string{"nope", "Ops"}, want: Granted},
+		{name: "the plain entry without a realm entry", l: withFile, user: "bob", args: []string{"ops"}, want: Granted},
+		{name: "no groups", l: withFile, user: "carol", args: []string{"ops"}, want: Denied},
+		{name: "not in the file", l: withFile, user: "zed", args: []string{"ops"}, want: Denied},
+		{name: "no group file", l: &Layers{}, user: "bob", args: []string{"ops"}, want: Denied},
+		{name: "no layers", l: nil, user: "bob", args: []string{"ops"}, want: Denied},
+		{name: "a file that cannot be opened", l: broken, user: "bob", args: []string{"ops"}, want: GeneralError, dbmErr: true},
+		{name: "an Identity without DBM", l: withFile, id: testID, user: "bob", args: []string{"ops"}, want: GeneralError, dbmErr: true},
+	} {
+		var id Identity = testDBMID
+		if tc.id != nil {
+			id = tc.id
+		}
+		c := &evalCtx{req: &Request{}, id: id, layers: tc.l, user: tc.user, hasUser: !tc.noUser}
+		n := leaf("g", ProvDBMGroup, tc.args...)
+		if got, _ := n.leafResult(c); got != tc.want || c.dbmErr != tc.dbmErr {
+			t.Errorf("%s: %v (error flag %v), want %v (%v)", tc.name, got, c.dbmErr, tc.want, tc.dbmErr)
+		}
+	}
+}
+
+// TestDBMGroupDecide: a DBM group file that cannot be opened is a 500
+// with AH01799, and the rendered line reads as written.
+func TestDBMGroupDecide(t *testing.T) {
+	l := &Layers{Compat: DefaultCompat, AuthType: "Basic", AuthName: "R", HasAuthName: true, UserFile: "/etc/users",
+		DBMGroupFile: "/etc/broken.dbm", DBMGroupType: "SDBM", Authz: anyOf(leaf("g", ProvDBMGroup, "ops")).Compile()}
+	d := Decide(l, &Request{URI: "/x", Auth: Credentials{Present: true, Basic: true, User: "alice", Password: "wonderland"}}, testDBMID, nil)
+	logs := d.Logs()
+	if d.Status != 500 || len(logs) == 0 || logs[len(logs)-1].Code != "AH01799" {
+		t.Fatalf("status %d logs %v, want 500 with AH01799", d.Status, logs)
+	}
+	if got, want := logs[len(logs)-1].Message(), "could not open dbm (type SDBM) group access file: /etc/broken.dbm"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	l.DBMGroupFile = "/etc/groups.dbm"
+	if d := Decide(l, &Request{URI: "/x", Auth: Credentials{Present: true, Basic: true, User: "bob", Password: "builder"}}, testDBMID, nil); d.Status != 0 {
+		t.Errorf("bob in ops: %d, want granted", d.Status)
+	}
+	if got := leafText("", leaf("g", ProvDBMGroup, "ops", "staff")); got != "Require dbm-group ops staff" {
+		t.Errorf("rendered %q", got)
 	}
 }

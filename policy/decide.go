@@ -56,6 +56,9 @@ type Layers struct {
 	// 500 (mod_authn_core: AH01796).
 	BasicNotAuthoritative bool
 	GroupFile             string // AuthGroupFile
+	// DBMGroupFile and DBMGroupType are mod_authz_dbm's AuthDBMGroupFile
+	// and AuthzDBMType (2.4's Require dbm-group): "" where no file is set.
+	DBMGroupFile, DBMGroupType string
 	// Default is the synthetic rule that counts decisions no directive
 	// made in this scope.
 	Default *Rule
@@ -96,6 +99,8 @@ func (l LogLine) Message() string {
 		return "AuthUserFile not specified in the configuration"
 	case "AH01620":
 		return "Could not open password file: " + l.Subject
+	case "AH01799":
+		return "could not open dbm (type " + l.User + ") group access file: " + l.Subject
 	case "AH10285":
 		return "could not open dbm (type " + l.User + ") file: " + l.Subject
 	case "AH01627":
@@ -269,7 +274,7 @@ func decide(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *alt
 		d.Status = 403
 		return
 	}
-	ec := evalCtx{req: r, groupFile: l.GroupFile, id: id, tr: tr, trace: tr != nil && tr.Enabled(), collect: nc != nil}
+	ec := evalCtx{req: r, groupFile: l.GroupFile, layers: l, id: id, tr: tr, trace: tr != nil && tr.Enabled(), collect: nc != nil}
 	if alt != nil {
 		ec.without = alt.without
 	}
@@ -328,6 +333,10 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 	if c.groupErr {
 		c.groupErr = false
 		d.log(LogLine{Module: "authz_groupfile", Code: "AH01665", Subject: c.groupFile})
+	}
+	if c.dbmErr {
+		c.dbmErr = false
+		d.log(LogLine{Module: "authz_dbm", Code: "AH01799", User: l.DBMGroupType, Subject: l.DBMGroupFile})
 	}
 	d.Layer = LayerAuthz
 	d.Rule = why

@@ -85,6 +85,8 @@ func leafText(indent string, n *Node) string {
 		b = append(b, "valid-user"...)
 	case ProvGroup:
 		words("group", n.Args)
+	case ProvDBMGroup:
+		words("dbm-group", n.Args)
 	case ProvOther:
 		if len(n.Args) > 0 {
 			words(n.Args[0], n.Args[1:])

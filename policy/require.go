@@ -46,6 +46,9 @@ const (
 	ProvUser
 	ProvValidUser
 	ProvGroup
+	// ProvDBMGroup is mod_authz_dbm's dbm-group (2.4): the groups of the
+	// user's entry in AuthDBMGroupFile.
+	ProvDBMGroup
 	// ProvOther is a provider orderly writes but does not evaluate
 	// (ldap-group, dbm-group, expr, ...; translate only): Args are its
 	// name and its argument line as written. It never grants.
@@ -160,6 +163,10 @@ type evalCtx struct {
 	tr        Tracer
 	trace     bool
 	groupErr  bool // a group file could not be opened (AH01665)
+	// layers are the merged layers, for what fewer providers read
+	// (mod_authz_dbm's file and the realm); nil reads as none set.
+	layers *Layers
+	dbmErr bool // a DBM group file could not be opened (AH01799)
 	// without is the Require line a counterfactual deletes (nil: none);
 	// with collect, answered gathers the lines that answered
 	// (necessity.go).
@@ -348,6 +355,8 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 			}
 		}
 		return Denied, nil
+	case ProvDBMGroup:
+		return c.dbmGroup(args)
 	case ProvOther:
 		return Denied, nil
 	}

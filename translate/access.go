@@ -264,7 +264,13 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 		if !b.requireExpr(d, n, rest) {
 			return
 		}
-	case "expr", "forward-dns", "file-owner", "file-group", "dbm-group", "dbm-file-group", "ldap-user", "ldap-group", "ldap-dn",
+	case "dbm-group":
+		n.Provider = policy.ProvDBMGroup
+		n.Args = rest
+		if !b.requireExpr(d, n, rest) {
+			return
+		}
+	case "expr", "forward-dns", "file-owner", "file-group", "dbm-file-group", "ldap-user", "ldap-group", "ldap-dn",
 		"ldap-attribute", "ldap-filter", "ldap-search", "dbd-group", "dbd-login", "dbd-logout":
 		b.cannotServe(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 		if !b.opt.RenderOnly {

@@ -96,3 +96,6 @@ func (id *Identity) DBMGroupsRealm(file, dbmType, user, realm string) ([]string,
 	}
 	return g.GroupsOf(user), g.Has(user), nil
 }
+
+// Identity reads DBM files as policy's decisions ask.
+var _ policy.DBMIdentity = (*Identity)(nil)

@@ -136,6 +136,12 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		l.BasicNotAuthoritative = true
 	}
 	l.Providers = e.providers(&a)
+	if a.dbmGroupFile != nil {
+		l.DBMGroupFile, l.DBMGroupType = *a.dbmGroupFile, "default"
+		if a.dbmGroupType != nil {
+			l.DBMGroupType = *a.dbmGroupType
+		}
+	}
 	if e.cfg.Semantics == translate.Legacy22 {
 		lg := &policy.Legacy22{
 			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
@@ -218,6 +224,8 @@ type accum struct {
 	providers    []string            // mod_auth_basic: AuthBasicProvider
 	authnDBM     *translate.AuthnDBM // mod_authn_dbm, replaced whole
 	anon         *policy.Anonymous   // mod_authn_anon, replaced whole
+	dbmGroupFile *string             // mod_authz_dbm, replaced whole
+	dbmGroupType *string
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
 	handler      *string // core: SetHandler
@@ -245,6 +253,7 @@ func fromConf(c *translate.DirConf) accum {
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
+		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType,
 	}
 	if c.Satisfy22Rule != nil {
 		a.satisfy22Rule = *c.Satisfy22Rule
@@ -283,6 +292,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.anon != nil {
 		m.anon = o.anon
+	}
+	if o.dbmGroupFile != nil {
+		m.dbmGroupFile, m.dbmGroupType = o.dbmGroupFile, o.dbmGroupType
 	}
 	if len(o.setEnv) > 0 {
 		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], o.setEnv...)

@@ -2,6 +2,7 @@ package walk
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -109,6 +110,60 @@ func TestProvidersDecide(t *testing.T) {
 	} {
 		if got := decide(e, r).Status; got != r.want {
 			t.Errorf("%s as %q: %d, want %d", r.target, r.user, got, r.want)
+		}
+	}
+}
+
+// dbmUsers is users with a DBM group file per path and type: what the
+// decision asked for is recorded.
+type dbmUsers struct {
+	users
+	asked *[]string
+}
+
+func (u dbmUsers) CheckDBMPassword(file, dbmType, user, password string) (policy.PasswordResult, error) {
+	return policy.UserNotFound, nil
+}
+
+func (u dbmUsers) DBMGroupsRealm(file, dbmType, user, realm string) ([]string, bool, error) {
+	*u.asked = append(*u.asked, file+" "+dbmType+" "+realm)
+	return []string{"ops"}, true, nil
+}
+
+// TestDBMGroupFileMerge: mod_authz_dbm's file and type are replaced
+// together (the module has no merger), so a section that sets the file
+// alone reads it as the default type.
+func TestDBMGroupFileMerge(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "Ops"
+    AuthUserFile /etc/users
+    AuthDBMGroupFile /etc/groups
+    AuthzDBMType SDBM
+    Require dbm-group ops
+</Directory>
+<Directory "@DOCROOT@/reset">
+    AuthDBMGroupFile /etc/other
+</Directory>
+<Directory "@DOCROOT@/inherit">
+    Require dbm-group ops
+</Directory>
+`
+	e, _ := engineMods(t, translate.Compat24, append([]string{"authz_dbm_module"}, translate.FragmentModules...), conf, "reset/index.html", "inherit/index.html")
+	var asked []string
+	e = New(e.cfg, OS, dbmUsers{users: users{"alice": "ok"}, asked: &asked})
+	for _, tc := range []struct{ target, want string }{
+		{"/index.html", "/etc/groups SDBM Ops"},
+		{"/reset/index.html", "/etc/other default Ops"},
+		{"/inherit/index.html", "/etc/groups SDBM Ops"},
+	} {
+		asked = nil
+		if got := decide(e, req{target: tc.target, ip: "10.0.0.1", user: "alice:ok"}).Status; got != 0 {
+			t.Errorf("%s: %d, want granted", tc.target, got)
+		}
+		// (The necessity of each section's lines may ask again.)
+		if len(asked) == 0 || slices.ContainsFunc(asked, func(a string) bool { return a != tc.want }) {
+			t.Errorf("%s: asked %q, want %q", tc.target, asked, tc.want)
 		}
 	}
 }
