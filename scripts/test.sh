@@ -44,6 +44,7 @@ fuzz() {
     ./proxy/authfile:FuzzParseUsers \
     ./proxy/authfile:FuzzParseGroups \
     ./proxy/authfile:FuzzSDBM \
+    ./proxy/digest:FuzzParse \
     ./proxy:FuzzClientAddr \
     ./translate:FuzzParseHtaccess \
     ./translate/convert:FuzzFields \
