@@ -82,3 +82,24 @@ func TestAuthnMatchesApache24(t *testing.T) {
 	}
 	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(tests), refused, started)
 }
+
+// TestRuleTextsRedacted: what explain, the metrics and the admin page
+// show of a rule never holds a URL's password.
+func TestRuleTextsRedacted(t *testing.T) {
+	cfg, err := buildText(t, "<Location /old>\nRedirect /old http://bob:urlPW@new.example/\n</Location>\nRedirect /x https://u:pw2@h.example/\n", Options{Semantics: Compat24, Modules: fragmentModules("alias_module")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range cfg.Rules {
+		if strings.Contains(r.Text, "urlPW") || strings.Contains(r.Text, "pw2") {
+			t.Errorf("rule %s shows a password: %q", r.ID, r.Text)
+		}
+		if strings.Contains(r.Text, "[redacted]") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d redacted rules, want 2 (the test no longer makes rules of the Redirect lines)", n)
+	}
+}

@@ -17,7 +17,7 @@ func (b *builder) rule(d *apacheconf.Directive, scope []string) *policy.Rule {
 	if b.noIDs() {
 		return renderRule
 	}
-	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: d.Text()}
+	r := &policy.Rule{File: b.relFile(d.Pos.File), Line: d.Pos.Line, Text: d.Redacted()}
 	if b.apart {
 		b.pending = append(b.pending, pendingID{r: r, key: string(b.ruleKey(d, scope))})
 	} else {

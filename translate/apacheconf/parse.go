@@ -507,3 +507,57 @@ func HasTopLevel(src []byte, name string) bool {
 		}
 	}
 }
+
+// secretDirectives hold credentials in their arguments (lower case): a
+// bind password, AuthBasicFake's user and password, a database
+// connection string, a session key.
+var secretDirectives = map[string]bool{
+	"authldapbindpassword": true, "authbasicfake": true, "dbdparams": true,
+	"sessioncryptopassphrase": true,
+}
+
+// Redacted is what orderly shows of a directive outside the files it
+// writes (rules in explain, metrics, the admin page and logs; lint's
+// findings): its text, with the arguments of a directive that holds
+// credentials masked, and the password of a URL's user information
+// ("scheme://user:password@host") masked wherever it appears.
+func (d *Directive) Redacted() string {
+	if secretDirectives[d.LowerName()] {
+		return d.Name + " " + RedactedMark
+	}
+	return RedactURLPasswords(d.Text())
+}
+
+// RedactedMark replaces what a redacted directive holds.
+const RedactedMark = "[redacted]"
+
+// RedactURLPasswords masks the password of every "scheme://user:password@"
+// in s.
+func RedactURLPasswords(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i >= 0 {
+		start := i + 3
+		b.WriteString(s[:start])
+		s = s[start:]
+		// The user information ends at the first '@' before any '/',
+		// white space or quote.
+		end := strings.IndexAny(s, "/ \t\"'")
+		if end < 0 {
+			end = len(s)
+		}
+		if at := strings.LastIndexByte(s[:end], '@'); at >= 0 {
+			if colon := strings.IndexByte(s[:at], ':'); colon >= 0 {
+				b.WriteString(s[:colon+1])
+				b.WriteString(RedactedMark)
+				s = s[at:]
+			}
+		}
+		i = strings.Index(s, "://")
+	}
+	b.WriteString(s)
+	return b.String()
+}

@@ -780,9 +780,9 @@ func written(d *dir) string {
 		if d.Raw == "" {
 			return "<" + d.Name + ">"
 		}
-		return "<" + d.Name + " " + d.Raw + ">"
+		return "<" + d.Name + " " + apacheconf.RedactURLPasswords(d.Raw) + ">"
 	}
-	return d.Text()
+	return d.Redacted()
 }
 
 // hasWildcard reports whether a path has fnmatch wildcards.
