@@ -98,10 +98,11 @@ func (a *Authn) setVals(attrs []string, vals [][]string) {
 const filterLength = 8192
 
 // buildFilter is authn_ldap_build_filter: (&(filter)(attribute=user))
-// with the user's * ( ) \ escaped by a backslash, built in a buffer of
-// 8192 bytes that cuts it short (and so makes it invalid) when it does
-// not fit. The 2.4 filter "none" leaves out the URL's filter.
-func buildFilter(cfg *Config, user, filter string) string {
+// with the user's * ( ) \ escaped by a backslash; (attribute=user) alone
+// for the 2.4 filter "none" (or an empty one). In 2.4 a filter that does
+// not fit in FILTER_LENGTH bytes is an error (ok false: AH02622, AH02623);
+// 2.2 cuts it short, leaving a filter the LDAP library refuses.
+func buildFilter(cfg *Config, user, filter string) (string, bool) {
 	user = cstring(user)
 	if filter == "" && cfg.URL != nil {
 		filter = cfg.URL.Filter
@@ -110,34 +111,58 @@ func buildFilter(cfg *Config, user, filter string) string {
 	if cfg.URL != nil {
 		attr = cfg.URL.Attribute
 	}
-	nofilter := cfg.Version == Apache24 && strings.EqualFold(filter, "none")
+	end := filterLength - 1
+	if cfg.Version == Apache22 {
+		b := []byte("(&(" + filter + ")(" + attr + "=")
+		if len(b) > end {
+			b = b[:end]
+		}
+		for i := 0; i < len(user) && len(b) < end; i++ {
+			if strings.IndexByte(`*()\`, user[i]) >= 0 {
+				b = append(b, '\\')
+				if len(b) >= end {
+					break
+				}
+			}
+			b = append(b, user[i])
+		}
+		if len(b)+2 <= end {
+			b = append(b, ')', ')')
+		}
+		return string(b), true
+	}
+	nofilter := filter == "" || strings.EqualFold(filter, "none")
 	var b []byte
 	if nofilter {
 		b = []byte("(" + attr + "=")
 	} else {
 		b = []byte("(&(" + filter + ")(" + attr + "=")
 	}
-	end := filterLength - 1
-	if len(b) > end {
-		b = b[:end]
-	}
-	for i := 0; i < len(user) && len(b) < end; i++ {
+	for i := 0; i < len(user); i++ {
 		if strings.IndexByte(`*()\`, user[i]) >= 0 {
-			b = append(b, '\\')
-			if len(b) >= end {
-				break
+			if len(b)+2 >= end {
+				return string(b), false
 			}
+			b = append(b, '\\', user[i])
+		} else {
+			if len(b)+1 >= end {
+				return string(b), false
+			}
+			b = append(b, user[i])
 		}
-		b = append(b, user[i])
 	}
 	if nofilter {
-		if len(b)+1 <= end {
-			b = append(b, ')')
+		if len(b)+1 >= end {
+			return string(b), false
 		}
-	} else if len(b)+2 <= end {
+		b = append(b, ')')
+	} else {
+		if len(b)+2 >= end {
+			return string(b), false
+		}
 		b = append(b, ')', ')')
 	}
-	return string(b)
+	return string(b), true
 }
 
 // wireFilter turns a filter as libldap reads it into one go-ldap reads
@@ -228,7 +253,11 @@ func (c *Client) Authenticate(ctx context.Context, cfg *Config, user, password s
 	}
 	s := c.session(cfg, bindDN, bindPW)
 	defer s.close()
-	filter := buildFilter(cfg, user, "")
+	filter, ok := buildFilter(cfg, user, "")
+	if !ok {
+		a.Result, a.Err = AuthGeneralError, fmt.Errorf("auth_ldap authenticate: ldap filter too long (>%d)", filterLength)
+		return a
+	}
 	dn, vals, err := c.checkUserID(ctx, cfg, s, filter, password)
 	if err != nil {
 		a.Err = err

@@ -32,6 +32,11 @@ const (
 	RequireDN        Require = "ldap-dn"
 	RequireAttribute Require = "ldap-attribute"
 	RequireFilter    Require = "ldap-filter"
+	// RequireSearch (2.4.63 and later): granted when the filter, searched
+	// under the URL's base and scope, finds exactly one entry. It needs no
+	// user, so mod_authz_core decides it before authentication: denied
+	// there is a 403.
+	RequireSearch Require = "ldap-search"
 )
 
 // Request is what the authorization checks of one HTTP request share.
@@ -68,20 +73,30 @@ func (c *Client) authzSession(cfg *Config, req *Request, t opType) *session {
 	return c.session(cfg, dn, pw)
 }
 
-// fixup creates the request's LDAP state for a user authenticated by
-// another module: a search for the user's DN (the "if (!req)" block of
-// each authz_ldap check).
+// fixup creates the request's LDAP state for a user that another module
+// authenticated: a search for r->user's DN. 2.4 (get_dn_for_nonldap_authn)
+// searches whenever the state has no DN, also after this module failed to
+// authenticate and a later provider succeeded; 2.2 only when this module
+// was not asked at all (its "if (!req)" block).
 func (c *Client) fixup(ctx context.Context, cfg *Config, req *Request, s *session) error {
-	if req.Authn != nil {
+	if req.Authn != nil && (cfg.Version == Apache22 || req.Authn.DN != "") {
 		return nil
 	}
-	dn, vals, err := c.getUserDN(ctx, cfg, s, buildFilter(cfg, req.User, ""))
+	filter, ok := buildFilter(cfg, req.User, "")
+	if !ok {
+		return fmt.Errorf("auth_ldap authorize: ldap filter too long (>%d)", filterLength)
+	}
+	dn, vals, err := c.getUserDN(ctx, cfg, s, filter)
 	if err != nil {
 		return fmt.Errorf("auth_ldap authorise: User DN not found: %w", err)
 	}
-	a := &Authn{User: req.User, DN: dn}
+	a := req.Authn
+	if a == nil {
+		a = &Authn{}
+		req.Authn = a
+	}
+	a.User, a.DN = req.User, dn
 	a.setVals(cfg.URL.Attributes, vals)
-	req.Authn = a
 	return nil
 }
 
@@ -96,6 +111,9 @@ var errNoDN = errors.New("auth_ldap authorize: user's DN has not been defined; f
 func (c *Client) Authorize(ctx context.Context, cfg *Config, req *Request, form Require, args string) (Decision, error) {
 	if cfg.Version != Apache24 {
 		return AuthzDenied, errors.New("ldapauth: Authorize is for Apache 2.4; use Authorize22")
+	}
+	if form == RequireSearch {
+		return c.authorizeSearch(ctx, cfg, req, args)
 	}
 	if req.User == "" {
 		return AuthzDeniedNoUser, nil
@@ -166,10 +184,10 @@ func (c *Client) Authorize(ctx context.Context, cfg *Config, req *Request, form 
 			}
 			note(code, err)
 		}
+		// Nested groups need searches and compares: a new handle.
+		s.close()
+		s = c.authzSession(cfg, req, opCompareAndSearch)
 		for _, attr := range attrs {
-			// Nested groups need searches and compares: a new handle.
-			s.close()
-			s = c.authzSession(cfg, req, opCompareAndSearch)
 			code := c.checkSubgroups(ctx, s, url, args, attr, value, cfg.subGroupAttributes(), cfg.subGroupClasses(), 0, cfg.MaxSubGroupDepth, cfg.Deref)
 			if code == resCompareTrue {
 				return AuthzGranted, nil
@@ -203,7 +221,11 @@ func (c *Client) Authorize(ctx context.Context, cfg *Config, req *Request, form 
 			return AuthzDenied, errNoDN
 		}
 		if args != "" {
-			dn, _, err := c.getUserDN(ctx, cfg, s, buildFilter(cfg, a.User, args))
+			filter, ok := buildFilter(cfg, a.User, args)
+			if !ok {
+				return AuthzDenied, fmt.Errorf("auth_ldap authorize: ldap filter too long (>%d)", filterLength)
+			}
+			dn, _, err := c.getUserDN(ctx, cfg, s, filter)
 			if err != nil {
 				return AuthzDenied, err
 			}
@@ -219,6 +241,28 @@ func (c *Client) Authorize(ctx context.Context, cfg *Config, req *Request, form 
 		}
 	}
 	return AuthzDenied, last
+}
+
+// authorizeSearch is ldapsearch_check_authorization.
+func (c *Client) authorizeSearch(ctx context.Context, cfg *Config, req *Request, filter string) (Decision, error) {
+	if cfg.URL == nil {
+		return AuthzDenied, errors.New("no AuthLDAPURL")
+	}
+	if req.Authn == nil {
+		req.Authn = &Authn{}
+	}
+	if filter == "" {
+		return AuthzDenied, nil
+	}
+	s := c.authzSession(cfg, req, opSearch)
+	defer s.close()
+	dn, vals, err := c.getUserDN(ctx, cfg, s, filter)
+	if err != nil || dn == "" {
+		return AuthzDenied, err
+	}
+	req.Authn.DN = dn
+	req.Authn.setVals(cfg.URL.Attributes, vals)
+	return AuthzGranted, nil
 }
 
 // Status22 is the answer of 2.2's auth_checker hook.
@@ -340,7 +384,8 @@ func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lin
 				return fail(errNoDN)
 			}
 			if t != "" {
-				dn, _, err := c.getUserDN(ctx, cfg, s, buildFilter(cfg, a.User, t))
+				filter, _ := buildFilter(cfg, a.User, t)
+				dn, _, err := c.getUserDN(ctx, cfg, s, filter)
 				code := resNoSuchObject
 				if err == nil {
 					code, err = c.compareDN(ctx, s, url, a.DN, dn, cfg.CompareDNOnServer, cfg.Deref)

@@ -148,6 +148,10 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	Require(t)
 	dir := t.TempDir()
+	// Searchable by all, for the CA file (the rest is private to its files).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	s := &Server{Dir: dir, BaseDN: BaseDN, BindDN: SearchDN, BindPassword: SearchPassword, Passwords: map[string]string{}}
 	for u, p := range Users {
 		s.Passwords[u] = p
@@ -413,7 +417,15 @@ func (s *Server) writeCerts() error {
 		"server.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
 	}
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(s.Dir, name), b, 0o600); err != nil {
+		mode := os.FileMode(0o600)
+		if name == "ca.pem" {
+			// Apache's children (www-data) read it.
+			mode = 0o644
+		}
+		if err := os.WriteFile(filepath.Join(s.Dir, name), b, mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(filepath.Join(s.Dir, name), mode); err != nil {
 			return err
 		}
 	}
