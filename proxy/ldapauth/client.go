@@ -381,14 +381,9 @@ func parseHosts(hosts string, defPort int) ([]hostSpec, error) {
 			if hasPort {
 				b := append([]byte(spec[i+1:]), 0)
 				hexUnescape(b, 0)
-				ps := cstr(b, 0)
-				n, err := strconv.ParseInt(ps, 10, 64)
-				if err != nil || ps == "" || ps[0] == '+' {
-					if err == nil && ps[0] == '+' {
-						// strtol takes a sign; ParseInt too: keep going.
-					} else {
-						return nil, &OpError{Code: resParamError, Op: "connect", Reason: "bad port in " + spec}
-					}
+				n, ok := strtolAll(cstr(b, 0))
+				if !ok {
+					return nil, &OpError{Code: resParamError, Op: "connect", Reason: "bad port in " + spec}
 				}
 				port = strconv.Itoa(int(int32(n)))
 			}
@@ -401,6 +396,26 @@ func parseHosts(hosts string, defPort int) ([]hostSpec, error) {
 		return nil, &OpError{Code: resParamError, Op: "connect", Reason: "no LDAP host"}
 	}
 	return out, nil
+}
+
+// strtolAll is strtol(s, &next, 10) that must read all of s and at least
+// one digit.
+func strtolAll(s string) (int64, bool) {
+	i := 0
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == i || j != len(s) {
+		return 0, false
+	}
+	return cstrtol(s), true
 }
 
 // dial connects to the first host of the list that answers, as libldap

@@ -360,3 +360,69 @@ func libraryStatus(t *testing.T, client *Client, c oracleCase, file map[string]s
 	}
 	return "401", "authz: " + why
 }
+
+// TestOracleServerDown stops slapd between requests: a user whose bind is
+// in the search cache still gets in, anyone else is a 500, a check that
+// needs the server is denied, and a restarted server is used again.
+func TestOracleServerDown(t *testing.T) {
+	srv := ldaptest.Start(t)
+	apachetest.Require(t)
+	dir := apachetest.TempDir(t)
+	base := srv.URL + "/" + ldaptest.BaseDN
+	conf := fmt.Sprintf(`<Location /any>
+  AuthType Basic
+  AuthName any
+  AuthBasicProvider ldap
+  AuthLDAPURL %[1]s
+  Require valid-user
+</Location>
+<Location /admins>
+  AuthType Basic
+  AuthName admins
+  AuthBasicProvider ldap
+  AuthLDAPURL %[1]s
+  Require ldap-group %[2]s
+</Location>
+`, quoteArg(base), ldaptest.Admins)
+	frag := filepath.Join(dir, "ldap.conf")
+	if err := os.WriteFile(frag, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ap := apachetest.Start(t, apachetest.Options{Modules: []string{"ldap", "authnz_ldap"}, Extra: "LDAPConnectionTimeout 2\n", Include: []string{frag}})
+	opts := DefaultOptions()
+	opts.ConnectionTimeout = 2 * time.Second
+	client, err := NewClient(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	anyCase := oracleCase{ldap: [][]string{{"AuthLDAPURL", base}}, requires: []string{"valid-user"}}
+	adminCase := oracleCase{ldap: [][]string{{"AuthLDAPURL", base}}, requires: []string{"ldap-group " + ldaptest.Admins}}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	step := func(name, path string, c oracleCase, user, pw, want string) {
+		t.Helper()
+		c.name, c.user, c.pw = name, user, pw
+		got := apacheStatus(t, hc, ap.Addr, path, user, pw)
+		ours, why := libraryStatus(t, client, c, nil)
+		if got != want {
+			t.Errorf("%s: Apache answered %s, want %s", name, got, want)
+		}
+		if ours != want {
+			t.Errorf("%s: library answered %s (%s), want %s", name, ours, why, want)
+		}
+	}
+	step("up", "/any", anyCase, "alice", "alice-pw", "ok")
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	step("down, cached bind", "/any", anyCase, "alice", "alice-pw", "ok")
+	step("down, other user", "/any", anyCase, "bob", "bob-pw", "500")
+	step("down, wrong password", "/any", anyCase, "alice", "nope", "500")
+	step("down, group check", "/admins", adminCase, "alice", "alice-pw", "401")
+	srv.Restart(t)
+	step("up again", "/any", anyCase, "bob", "bob-pw", "ok")
+	step("up again, group", "/admins", adminCase, "alice", "alice-pw", "ok")
+	if t.Failed() {
+		t.Logf("Apache error log:\n%s", ap.ErrorLog())
+	}
+}

@@ -211,6 +211,10 @@ func (u *URL) String() string {
 			if i > 0 {
 				b.WriteString(",")
 			}
+			if e == "" {
+				// A lone "%" unescapes to nothing: an empty extension.
+				b.WriteString("%")
+			}
 			b.WriteString(urlEscape(e, "%?,"))
 		}
 	}
