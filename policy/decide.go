@@ -48,6 +48,9 @@ type Layers struct {
 	AuthName        string
 	HasAuthName     bool
 	UserFile        string // AuthUserFile
+	// Digest is mod_auth_digest's configuration, where AuthType is
+	// Digest (nil otherwise).
+	Digest *DigestScope
 	// Providers are AuthBasicProvider's, in order, aliases resolved; nil
 	// is mod_auth_basic's default, the file provider with UserFile.
 	Providers []AuthnProvider
@@ -141,6 +144,11 @@ type Decision struct {
 	// NoChallenge: a 401 sent without WWW-Authenticate (mod_dir keeps the
 	// status of a refused index but not its headers).
 	NoChallenge bool
+	// Challenge, when set, is the WWW-Authenticate value of a 401 in
+	// full (Digest); otherwise a 401 challenges for Basic with Realm.
+	Challenge string
+	// AuthInfo is Digest's Authentication-Info for a granted request.
+	AuthInfo string
 
 	logs  [MaxLogLines]LogLine
 	nlogs uint8
@@ -350,6 +358,9 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 		d.log(LogLine{Module: "authz_core", Code: "AH01629", Subject: c.req.URI})
 		if c.hasUser {
 			d.Realm = l.AuthName
+			if l.Digest != nil {
+				digestChallenge(l, c, d)
+			}
 		}
 		return 401
 	case Denied, Neutral:
@@ -362,6 +373,9 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 			return 403
 		}
 		d.Realm = l.AuthName
+		if l.Digest != nil {
+			digestChallenge(l, c, d)
+		}
 		return 401
 	}
 	d.Layer = LayerConfig
@@ -383,6 +397,9 @@ func authenticateAs(l *Layers, r *Request, cr Credentials, id Identity, d *Decis
 		}
 		d.log(LogLine{Module: "core", Code: code, Subject: r.URI})
 		return 500
+	}
+	if strings.EqualFold(l.AuthType, "Digest") && l.Digest != nil {
+		return authenticateDigest(l, r, id, d)
 	}
 	if !strings.EqualFold(l.AuthType, "Basic") {
 		d.Layer = LayerConfig

@@ -95,7 +95,7 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 		d.log(LogLine{Module: "core", Code: "AH00027", Subject: r.URI})
 		d.Status = 500
 		return
-	case !strings.EqualFold(l.AuthType, "Basic"):
+	case !strings.EqualFold(l.AuthType, "Basic") && (l.Digest == nil || !strings.EqualFold(l.AuthType, "Digest")):
 		// mod_authn_default: AuthType set but no module for it.
 		d.Realm, d.Status = l.AuthName, 401
 		return
@@ -112,6 +112,9 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 	if st != 0 {
 		d.Status, d.Realm = st, l.AuthName
 		d.log(LogLine{Module: "authz_core", Code: "AH01631", User: d.User, Subject: r.URI})
+		if st == 401 && l.Digest != nil {
+			digestChallenge(l, &evalCtx{req: r, id: id}, d)
+		}
 	}
 	return
 }

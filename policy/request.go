@@ -27,6 +27,9 @@ type Request struct {
 
 	// Credentials from the Authorization header.
 	Auth Credentials
+	// Digest is what Digest authentication reads of the request (nil:
+	// AuthType Digest answers 500).
+	Digest *DigestRequest
 
 	// Host gives the client's double-reverse verified host name. It is
 	// asked only when a host rule is reached. Nil means no name.

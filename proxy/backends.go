@@ -202,10 +202,16 @@ func (p *Pool) report(t *target) {
 }
 
 // noteAnswer is the ReverseProxy's ModifyResponse: it notes that the
-// backend answered a request, for probe.
+// backend answered a request, for probe, and adds Digest's
+// Authentication-Info.
 func noteAnswer(resp *http.Response) error {
-	if info, _ := resp.Request.Context().Value(ctxKey{}).(*passInfo); info != nil && info.target != nil && resp.StatusCode < 500 {
+	info, _ := resp.Request.Context().Value(ctxKey{}).(*passInfo)
+	if info != nil && info.target != nil && resp.StatusCode < 500 {
 		info.target.answered.Store(time.Now().UnixNano())
+	}
+	// mod_auth_digest's add_auth_info: on an answer that is not an error.
+	if info != nil && info.authInfo != "" && resp.StatusCode < 400 {
+		resp.Header.Set("Authentication-Info", info.authInfo)
 	}
 	return nil
 }

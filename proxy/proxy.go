@@ -264,6 +264,7 @@ type passInfo struct {
 	target     *target    // the backend chosen
 	client     netip.Addr // the client address serve found
 	user       string
+	authInfo   string // Digest's Authentication-Info, for an answer that is not an error
 	fromHeader bool
 	path       string      // the path orderly decided on, encoded for the wire
 	body       *clientBody // the request body, when there is one
@@ -576,6 +577,7 @@ func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result,
 	}
 	if res.Allowed() {
 		info.user, info.path = res.User, encodePath(res.ForwardURI(), res.SlashesKept)
+		info.authInfo = res.AuthInfo
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		info.body = &clientBody{ReadCloser: r.Body}
@@ -597,7 +599,11 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client netip.Ad
 		w.Header().Set(h.cfg.RuleHeader, d.Rule.ID)
 	}
 	if d.Status == http.StatusUnauthorized && !d.NoChallenge {
-		w.Header().Set("WWW-Authenticate", `Basic realm="`+d.Realm+`"`)
+		if d.Challenge != "" {
+			w.Header().Set("WWW-Authenticate", d.Challenge) // Digest
+		} else {
+			w.Header().Set("WWW-Authenticate", `Basic realm="`+d.Realm+`"`)
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
 	w.WriteHeader(d.Status)

@@ -15,6 +15,10 @@ command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)         # deploy/s
 command -v pebble >/dev/null 2>&1 || need+=(pebble)   # ACME CA for the tls tests
 command -v fail2ban-regex >/dev/null 2>&1 || need+=(fail2ban)
 command -v rpm >/dev/null 2>&1 || need+=(rpm)                         # the release's .rpm check
+# OpenLDAP's server and tools for proxy/ldapauth's tests (ldaptest starts
+# its own slapd on a loopback port).
+command -v slapd >/dev/null 2>&1 || [ -x /usr/sbin/slapd ] || need+=(slapd)
+command -v ldapadd >/dev/null 2>&1 || need+=(ldap-utils)
 # translate/regex's oracles: libpcre2 (what Apache 2.4 matches with) and
 # APR's apr_fnmatch, built with cc by the tests.
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
@@ -44,6 +48,8 @@ command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd-analyze)
 command -v pebble >/dev/null 2>&1 || missing+=(pebble)
 command -v fail2ban-regex >/dev/null 2>&1 || missing+=(fail2ban-regex)
 command -v rpm >/dev/null 2>&1 || missing+=(rpm)
+[ -x /usr/sbin/slapd ] || command -v slapd >/dev/null 2>&1 || missing+=(slapd)
+command -v ldapadd >/dev/null 2>&1 || missing+=(ldapadd)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${CI:-}" = "true" ]; then
     echo "deps: FATAL: missing real parts under CI=true: ${missing[*]}" >&2

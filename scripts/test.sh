@@ -45,6 +45,7 @@ fuzz() {
     ./proxy/authfile:FuzzParseGroups \
     ./proxy/authfile:FuzzSDBM \
     ./proxy/digest:FuzzParse \
+    ./proxy/ldapauth:FuzzParseURL \
     ./proxy:FuzzClientAddr \
     ./translate:FuzzParseHtaccess \
     ./translate/convert:FuzzFields \

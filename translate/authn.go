@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy/digest"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/directive"
 )
@@ -188,4 +189,60 @@ func (b *builder) providerAlias(d *apacheconf.Directive) {
 		b.cfg.ProviderAliases = map[string]*ProviderAlias{}
 	}
 	b.cfg.ProviderAliases[name] = &ProviderAlias{Name: name, Base: realBase, Conf: conf, Pos: d.Pos}
+}
+
+// DigestDir is mod_auth_digest's per-directory configuration as a
+// section sets it: its AuthDigest* lines, in order. The module has no
+// merger: the innermost section with any of them has them all, the
+// others at their defaults.
+type DigestDir struct {
+	Lines []DigestLine
+}
+
+// DigestLine is one AuthDigest* directive of a section.
+type DigestLine struct {
+	Name string
+	Args []string
+}
+
+// digestProviders are the base providers with a realm hash
+// (get_realm_hash), which Digest authentication needs.
+var digestProviders = map[string]bool{"file": true, "dbm": true}
+
+// digestDirective is one of mod_auth_digest's per-directory directives:
+// its value checked as Apache checks it (digest.Config.Set), its
+// providers registered ones with a realm hash (add_authn_provider).
+func (b *builder) digestDirective(d *apacheconf.Directive, name string, conf *DirConf) bool {
+	var scratch digest.Config
+	if err := scratch.Set(d.Name, d.Args...); err != nil {
+		if b.cfg.Semantics == Legacy22 && len(d.Args) > 0 && (name == "authdigestqop" || name == "authdigestalgorithm") {
+			// 2.2 took qop none and auth-int, and MD5-sess; orderly
+			// decides Digest as Apache 2.4 does.
+			b.cannotServe(d, "%s: Apache 2.2 accepts it, orderly decides Digest authentication as Apache 2.4 (%v); refusing to load", d.Text(), err)
+			return false
+		}
+		b.errorf(d, "%s", err)
+		return false
+	}
+	if name == "authdigestprovider" {
+		for _, a := range d.Args {
+			base, ok := b.providerBase(a)
+			if !ok {
+				b.errorf(d, "Unknown Authn provider: %s", a)
+				return false
+			}
+			if !digestProviders[base] {
+				b.errorf(d, "The '%s' Authn provider doesn't support Digest Authentication", a)
+				return false
+			}
+			if base != "file" {
+				b.cannotServe(d, "AuthDigestProvider %s cannot be evaluated by orderly (the %s provider; orderly evaluates Digest with file and aliases of it); refusing to load", a, base)
+			}
+		}
+	}
+	if conf.Digest == nil {
+		conf.Digest = &DigestDir{}
+	}
+	conf.Digest.Lines = append(conf.Digest.Lines, DigestLine{Name: d.Name, Args: d.Args})
+	return true
 }

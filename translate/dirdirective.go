@@ -32,6 +32,10 @@ func (b *builder) skippedConfig(info *directive.Info, conf *DirConf, ctx *dirCtx
 		if conf.AuthnDBM == nil {
 			conf.AuthnDBM = &AuthnDBM{Type: "default"}
 		}
+	case "auth_digest_module":
+		if conf.Digest == nil {
+			conf.Digest = &DigestDir{}
+		}
 	case "authn_anon_module":
 		if conf.Anon == nil {
 			a := policy.DefaultAnonymous()
@@ -194,6 +198,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "authbasicprovider":
 		b.basicProvider(d, conf)
 		b.rule(d, ctx.scope)
+	case "authdigestprovider", "authdigestqop", "authdigestnoncelifetime", "authdigestnccheck", "authdigestalgorithm", "authdigestdomain":
+		if b.digestDirective(d, name, conf) {
+			b.rule(d, ctx.scope)
+		}
 	case "authzuserauthoritative", "authzgroupfileauthoritative":
 		if b.cfg.Semantics != Legacy22 {
 			b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)

@@ -173,6 +173,9 @@ type DirConf struct {
 	// Anon is mod_authn_anon's configuration, replaced whole as
 	// AuthnDBM is (nil inherits).
 	Anon *policy.Anonymous
+	// Digest is mod_auth_digest's configuration (nil inherits; replaced
+	// whole).
+	Digest *DigestDir
 	// DBMGroupType is mod_authz_dbm's AuthzDBMType (2.4): with
 	// DBMGroupFile, one configuration that replaces as AuthnDBM does.
 	DBMGroupType *string
@@ -466,6 +469,8 @@ var sectionAccess = map[string]bool{
 	"authzuserauthoritative": true, "authzgroupfileauthoritative": true,
 	"authdbmuserfile": true, "authdbmtype": true, "anonymous": true, "anonymous_nouserid": true,
 	"anonymous_mustgiveemail": true, "anonymous_verifyemail": true, "anonymous_logemail": true,
+	"authdigestprovider": true, "authdigestqop": true, "authdigestnoncelifetime": true, "authdigestnccheck": true,
+	"authdigestalgorithm": true, "authdigestdomain": true,
 }
 
 // IsSectionAccess reports whether a rule's directive (its text, "Deny
@@ -482,7 +487,7 @@ func IsSectionAccess(text string) bool {
 func (c *DirConf) HasAccess() bool {
 	return c.Compat != nil || c.Authz != nil || c.AuthType != nil || c.AuthName != nil || c.UserFile != nil ||
 		c.BasicAuthoritative != nil || c.GroupFile != nil || c.Satisfy22Set != 0 || c.Requires22 != nil ||
-		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil
+		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil
 }
 
 // WithoutAccess is the configuration with its access configuration taken
@@ -494,7 +499,7 @@ func (c *DirConf) WithoutAccess() *DirConf {
 	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile = nil, nil, nil, nil, nil, nil
 	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
 	d.UserAuthoritative, d.GroupAuthoritative = nil, nil
-	d.BasicProviders, d.AuthnDBM, d.Anon = nil, nil, nil
+	d.BasicProviders, d.AuthnDBM, d.Anon, d.Digest = nil, nil, nil, nil
 	return &d
 }
 

@@ -2,6 +2,7 @@ package apachetest
 
 import (
 	"bufio"
+	"crypto/md5"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -34,6 +35,12 @@ type Request struct {
 	// User and Password are sent as Basic credentials if HasAuth is set.
 	User, Password string
 	HasAuth        bool
+	// Digest answers the server's Digest challenge with User and
+	// Password (d=USER:PASSWORD): the request is sent once without
+	// credentials and, when the answer is a 401 with a Digest challenge,
+	// again with the response to it (qop=auth, nc 1); the second answer
+	// is the request's.
+	Digest bool
 	// Header holds extra header fields, in order, as name and value. A field
 	// named Host, Connection, X-Forwarded-For or Authorization replaces the
 	// one Do would send.
@@ -63,7 +70,9 @@ func (r Request) String() string {
 		return r.Text
 	}
 	parts := []string{r.Method, r.Target, r.ClientIP}
-	if r.HasAuth {
+	if r.HasAuth && r.Digest {
+		parts = append(parts, "d="+r.User+":"+r.Password)
+	} else if r.HasAuth {
 		parts = append(parts, "u="+r.User+":"+r.Password)
 	}
 	for _, h := range r.Header {
@@ -116,7 +125,7 @@ func (r Request) Wire() []byte {
 	if r.ClientIP != "" {
 		add("X-Forwarded-For", r.ClientIP)
 	}
-	if r.HasAuth {
+	if r.HasAuth && !r.Digest {
 		add("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(r.User+":"+r.Password)))
 	}
 	chunked := false
@@ -161,6 +170,81 @@ type Response struct {
 // HTTP/1.1 (see [Request.Wire]), so that the target is not normalised, and
 // reads the response. The whole exchange is bounded by [RequestTimeout].
 func Do(addr string, req Request) (Response, error) {
+	if req.HasAuth && req.Digest {
+		return doDigest(addr, req)
+	}
+	return do(addr, req)
+}
+
+// doDigest sends req without credentials, then, if the answer challenges
+// for Digest, with the response to the challenge, as a client such as
+// curl --digest does.
+func doDigest(addr string, req Request) (Response, error) {
+	first := req
+	first.HasAuth = false
+	resp, err := do(addr, first)
+	if err != nil || resp.Status != 401 {
+		return resp, err
+	}
+	auth, ok := DigestResponse(resp.WWWAuthenticate, req.Method, req.Target, req.User, req.Password)
+	if !ok {
+		return resp, nil
+	}
+	second := first
+	second.Header = append(append([][2]string(nil), first.Header...), [2]string{"Authorization", auth})
+	return do(addr, second)
+}
+
+// DigestResponse is the Authorization value that answers a Digest
+// challenge (RFC 7616 with qop=auth and MD5, nonce count 1), and false
+// when challenge has no Digest challenge.
+func DigestResponse(challenge, method, uri, user, password string) (string, bool) {
+	i := strings.Index(challenge, "Digest ")
+	if i < 0 {
+		return "", false
+	}
+	params := map[string]string{}
+	s := challenge[i+len("Digest "):]
+	for s != "" {
+		s = strings.TrimLeft(s, " ,")
+		name, rest, ok := strings.Cut(s, "=")
+		if !ok {
+			break
+		}
+		var val string
+		if strings.HasPrefix(rest, `"`) {
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 {
+				break
+			}
+			val, s = rest[1:1+end], rest[2+end:]
+		} else {
+			end := strings.IndexAny(rest, ", ")
+			if end < 0 {
+				end = len(rest)
+			}
+			val, s = rest[:end], rest[end:]
+		}
+		params[strings.ToLower(strings.TrimSpace(name))] = val
+	}
+	realm, nonce := params["realm"], params["nonce"]
+	if nonce == "" {
+		return "", false
+	}
+	const nc, cnonce = "00000001", "0a4f113b"
+	h := func(s string) string { return fmt.Sprintf("%x", md5.Sum([]byte(s))) }
+	ha1 := h(user + ":" + realm + ":" + password)
+	ha2 := h(method + ":" + uri)
+	response := h(ha1 + ":" + nonce + ":" + nc + ":" + cnonce + ":auth:" + ha2)
+	v := fmt.Sprintf(`Digest username="%s", realm="%s", nonce="%s", uri="%s", algorithm=MD5, response="%s", qop=auth, nc=%s, cnonce="%s"`,
+		user, realm, nonce, uri, response, nc, cnonce)
+	if op, ok := params["opaque"]; ok {
+		v += fmt.Sprintf(`, opaque="%s"`, op)
+	}
+	return v, true
+}
+
+func do(addr string, req Request) (Response, error) {
 	c, err := net.DialTimeout("tcp", addr, RequestTimeout)
 	if err != nil {
 		return Response{}, err
@@ -201,8 +285,12 @@ func (r Response) Class() string {
 	case 400, 403, 500:
 		return strconv.Itoa(r.Status)
 	case 401:
+		scheme := ""
+		if strings.HasPrefix(r.WWWAuthenticate, "Digest ") {
+			scheme = "digest "
+		}
 		if realm, ok := Realm(r.WWWAuthenticate); ok {
-			return "401 realm=" + strconv.Quote(realm)
+			return "401 " + scheme + "realm=" + strconv.Quote(realm)
 		}
 		return "401"
 	}

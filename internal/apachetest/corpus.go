@@ -235,7 +235,7 @@ func sectionLine(data []byte, name string) int {
 
 // ParseRequests parses a requests file (see testdata/corpus/README.md):
 //
-//	METHOD TARGET CLIENT-IP [u=USER:PASSWORD] [h=Name:value]... [body=N] [proto=P] [want=CLASS]
+//	METHOD TARGET CLIENT-IP [u=USER:PASSWORD | d=USER:PASSWORD] [h=Name:value]... [body=N] [proto=P] [want=CLASS]
 //
 // one request a line; lines starting with # and blank lines are ignored.
 // name and firstLine (the line number of data's first line in name, 1 for
@@ -291,15 +291,15 @@ func parseRequest(text string) (Request, error) {
 			return Request{}, fmt.Errorf("unexpected %q: want u=USER:PASSWORD, h=Name:value or want=CLASS", opt)
 		}
 		switch key {
-		case "u":
+		case "u", "d":
 			if r.HasAuth {
-				return Request{}, fmt.Errorf("u= appears twice")
+				return Request{}, fmt.Errorf("%s= appears twice (u= and d= are one)", key)
 			}
 			user, pass, ok := strings.Cut(val, ":")
 			if !ok {
-				return Request{}, fmt.Errorf("bad %q: want u=USER:PASSWORD", opt)
+				return Request{}, fmt.Errorf("bad %q: want %s=USER:PASSWORD", opt, key)
 			}
-			r.User, r.Password, r.HasAuth = user, pass, true
+			r.User, r.Password, r.HasAuth, r.Digest = user, pass, true, key == "d"
 		case "h":
 			hname, hval, ok := strings.Cut(val, ":")
 			if !ok || !isToken(hname) {

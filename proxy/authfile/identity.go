@@ -11,6 +11,8 @@ type Identity struct {
 	// Map, when set, says where orderly reads a file the configuration
 	// names (legacy.path_map).
 	Map func(string) string
+
+	digest digestServer
 }
 
 // NewIdentity returns an Identity with an empty file cache.

@@ -136,6 +136,9 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		l.BasicNotAuthoritative = true
 	}
 	l.Providers = e.providers(&a)
+	if a.authType != nil && strings.EqualFold(*a.authType, "Digest") {
+		l.Digest = e.digestScope(&a, l)
+	}
 	if a.dbmGroupFile != nil {
 		l.DBMGroupFile, l.DBMGroupType = *a.dbmGroupFile, "default"
 		if a.dbmGroupType != nil {
@@ -225,6 +228,7 @@ type accum struct {
 	authnDBM     *translate.AuthnDBM // mod_authn_dbm, replaced whole
 	anon         *policy.Anonymous   // mod_authn_anon, replaced whole
 	dbmGroupFile *string             // mod_authz_dbm, replaced whole
+	digest       *translate.DigestDir // mod_auth_digest, replaced whole
 	dbmGroupType *string
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
@@ -253,7 +257,7 @@ func fromConf(c *translate.DirConf) accum {
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
-		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType,
+		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, digest: c.Digest,
 	}
 	if c.Satisfy22Rule != nil {
 		a.satisfy22Rule = *c.Satisfy22Rule
@@ -295,6 +299,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.dbmGroupFile != nil {
 		m.dbmGroupFile, m.dbmGroupType = o.dbmGroupFile, o.dbmGroupType
+	}
+	if o.digest != nil {
+		m.digest = o.digest
 	}
 	if len(o.setEnv) > 0 {
 		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], o.setEnv...)

@@ -203,6 +203,11 @@ type Request struct {
 	// rw is mod_rewrite's state across the request's internal redirects.
 	rw rewriteRun
 
+	// digest is what Digest authentication reads of the request, made
+	// once (digestRequest).
+	digest     policy.DigestRequest
+	digestDone bool
+
 	// Remote_Host's name: r->useragent_host, once looked up.
 	nameDone bool
 	name     string
@@ -473,7 +478,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		pr := policy.Request{
 			Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 			Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
-			Now: req.Now, Dry: req.Dry, DeferNecessity: true,
+			Now: req.Now, Dry: req.Dry, DeferNecessity: true, Digest: req.digestRequest(uri),
 		}
 		pr.SSL = e.sslRequest(req, m, res.Filename, lk != nil)
 		e.decideInto(&res, m, &pr, tr)
