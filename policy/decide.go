@@ -358,9 +358,7 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 		d.log(LogLine{Module: "authz_core", Code: "AH01629", Subject: c.req.URI})
 		if c.hasUser {
 			d.Realm = l.AuthName
-			if l.Digest != nil {
-				digestChallenge(l, c, d)
-			}
+			digestChallenge(l, c, d)
 		}
 		return 401
 	case Denied, Neutral:
@@ -373,9 +371,7 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 			return 403
 		}
 		d.Realm = l.AuthName
-		if l.Digest != nil {
-			digestChallenge(l, c, d)
-		}
+		digestChallenge(l, c, d)
 		return 401
 	}
 	d.Layer = LayerConfig

@@ -112,7 +112,7 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 	if st != 0 {
 		d.Status, d.Realm = st, l.AuthName
 		d.log(LogLine{Module: "authz_core", Code: "AH01631", User: d.User, Subject: r.URI})
-		if st == 401 && l.Digest != nil {
+		if st == 401 {
 			digestChallenge(l, &evalCtx{req: r, id: id}, d)
 		}
 	}

@@ -146,3 +146,20 @@ func TestDigestRemembered(t *testing.T) {
 		t.Error("an empty key is a key")
 	}
 }
+
+// A Basic scope refused by Require challenges for Basic, whatever the
+// Identity can do.
+func TestBasicRefusalNoDigestChallenge(t *testing.T) {
+	checks := 0
+	id := fakeDigest{fakeIdentity: testID, checks: &checks}
+	l := &Layers{Compat: DefaultCompat, AuthType: "Basic", AuthName: "R", HasAuthName: true, UserFile: "/etc/users", Authz: anyOf(leaf("u", ProvUser, "bob")).Compile()}
+	d := Decide(l, &Request{URI: "/x", Digest: &DigestRequest{}, Auth: Credentials{Present: true, Basic: true, User: "alice", Password: "wonderland"}}, id, nil)
+	if d.Status != 401 || d.Challenge != "" || d.Realm != "R" || checks != 0 {
+		t.Errorf("%d challenge %q realm %q after %d digest checks", d.Status, d.Challenge, d.Realm, checks)
+	}
+	l.Legacy = &Legacy22{Requires: []Require22{{Words: []string{"user", "bob"}, Methods: AllMethods}}, UserAuthoritative: true, GroupAuthoritative: true}
+	d = Decide(l, &Request{URI: "/x", Digest: &DigestRequest{}, Auth: Credentials{Present: true, Basic: true, User: "alice", Password: "wonderland"}}, id, nil)
+	if d.Status != 401 || d.Challenge != "" {
+		t.Errorf("2.2: %d challenge %q", d.Status, d.Challenge)
+	}
+}

@@ -81,6 +81,7 @@ func TestDigestRequest(t *testing.T) {
 	}{
 		{"WWW.Example.org", false, "www.example.org", 80, 80},
 		{"www.example.org:8080", false, "www.example.org", 8080, 80},
+		{"www.example.org:0", false, "www.example.org", 80, 80},
 		{"www.example.org", true, "www.example.org", 443, 443},
 		{"[::1]:8443", true, "::1", 8443, 443},
 		{"", false, "", 80, 80},
