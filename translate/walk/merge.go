@@ -224,10 +224,10 @@ type accum struct {
 	userFile     *string
 	groupFile    *string
 	basicAuth    *bool
-	providers    []string            // mod_auth_basic: AuthBasicProvider
-	authnDBM     *translate.AuthnDBM // mod_authn_dbm, replaced whole
-	anon         *policy.Anonymous   // mod_authn_anon, replaced whole
-	dbmGroupFile *string             // mod_authz_dbm, replaced whole
+	providers    []string             // mod_auth_basic: AuthBasicProvider
+	authnDBM     *translate.AuthnDBM  // mod_authn_dbm, replaced whole
+	anon         *policy.Anonymous    // mod_authn_anon, replaced whole
+	dbmGroupFile *string              // mod_authz_dbm, replaced whole
 	digest       *translate.DigestDir // mod_auth_digest, replaced whole
 	dbmGroupType *string
 	setEnv       []*translate.EnvRule
