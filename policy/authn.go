@@ -11,6 +11,7 @@ const (
 	ProviderFile ProviderKind = iota // mod_authn_file: AuthUserFile
 	ProviderDBM                      // mod_authn_dbm: AuthDBMUserFile, AuthDBMType
 	ProviderAnon                     // mod_authn_anon: Anonymous...
+	ProviderLDAP                     // mod_authnz_ldap (2.4): AuthLDAP*
 )
 
 // An AuthnProvider is one name of AuthBasicProvider, resolved for the
@@ -28,6 +29,9 @@ type AuthnProvider struct {
 	DBMType string
 	// Anon is mod_authn_anon's configuration (ProviderAnon).
 	Anon *Anonymous
+	// LDAP is mod_authnz_ldap's configuration (ProviderLDAP; nil: the
+	// module's defaults).
+	LDAP *LDAPScope
 }
 
 // Anonymous is mod_authn_anon's per-directory configuration.
@@ -69,21 +73,27 @@ const (
 
 // checkProviders asks each provider in turn, as authenticate_basic_user
 // does: the first answer other than "user not found" stands. The log
-// line of an error is written to d.
-func checkProviders(l *Layers, cr Credentials, id Identity, d *Decision) authnResult {
+// line of an error is written to d. The user is r->user when granted.
+func checkProviders(l *Layers, r *Request, cr Credentials, id Identity, d *Decision) (authnResult, string) {
 	if l.Providers == nil {
-		return checkProvider(&AuthnProvider{Name: "file", Kind: ProviderFile, File: l.UserFile}, cr, id, d)
+		return checkProvider(&AuthnProvider{Name: "file", Kind: ProviderFile, File: l.UserFile}, r, cr, id, d), cr.User
 	}
-	res := authnUserNotFound
 	for i := range l.Providers {
-		if res = checkProvider(&l.Providers[i], cr, id, d); res != authnUserNotFound {
-			break
+		p := &l.Providers[i]
+		if p.Kind == ProviderLDAP {
+			if res, user := checkLDAP(p, r, cr, id, d); res != authnUserNotFound {
+				return res, user
+			}
+			continue
+		}
+		if res := checkProvider(p, r, cr, id, d); res != authnUserNotFound {
+			return res, cr.User
 		}
 	}
-	return res
+	return authnUserNotFound, ""
 }
 
-func checkProvider(p *AuthnProvider, cr Credentials, id Identity, d *Decision) authnResult {
+func checkProvider(p *AuthnProvider, r *Request, cr Credentials, id Identity, d *Decision) authnResult {
 	switch p.Kind {
 	case ProviderAnon:
 		return checkAnonymous(p.Anon, cr.User, cr.Password)

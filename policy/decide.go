@@ -51,6 +51,9 @@ type Layers struct {
 	// Digest is mod_auth_digest's configuration, where AuthType is
 	// Digest (nil otherwise).
 	Digest *DigestScope
+	// LDAP is mod_authnz_ldap's configuration, for the ldap-* Require
+	// lines (nil: the module's defaults).
+	LDAP *LDAPScope
 	// Providers are AuthBasicProvider's, in order, aliases resolved; nil
 	// is mod_auth_basic's default, the file provider with UserFile.
 	Providers []AuthnProvider
@@ -346,6 +349,10 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 		c.dbmErr = false
 		d.log(LogLine{Module: "authz_dbm", Code: "AH01799", User: l.DBMGroupType, Subject: l.DBMGroupFile})
 	}
+	if c.ldapErr != "" {
+		d.log(LogLine{Module: "authnz_ldap", User: c.user, Subject: c.ldapErr})
+		c.ldapErr = ""
+	}
 	d.Layer = LayerAuthz
 	d.Rule = why
 	switch res {
@@ -416,9 +423,10 @@ func authenticateAs(l *Layers, r *Request, cr Credentials, id Identity, d *Decis
 		d.Realm = l.AuthName
 		return 401
 	}
-	switch checkProviders(l, cr, id, d) {
+	res, user := checkProviders(l, r, cr, id, d)
+	switch res {
 	case authnGranted:
-		d.User = cr.User
+		d.User = user
 		return 0
 	case authnDenied:
 		d.log(LogLine{Module: "auth_basic", Code: "AH01617", User: cr.User, Subject: r.URI})

@@ -87,7 +87,7 @@ func leafText(indent string, n *Node) string {
 		words("group", n.Args)
 	case ProvDBMGroup:
 		words("dbm-group", n.Args)
-	case ProvOther:
+	case ProvOther, ProvLDAP:
 		if len(n.Args) > 0 {
 			words(n.Args[0], n.Args[1:])
 		}

@@ -30,6 +30,8 @@ type Request struct {
 	// Digest is what Digest authentication reads of the request (nil:
 	// AuthType Digest answers 500).
 	Digest *DigestRequest
+	// LDAP is the request's LDAP state (nil: a new one when asked).
+	LDAP *LDAPState
 
 	// Host gives the client's double-reverse verified host name. It is
 	// asked only when a host rule is reached. Nil means no name.

@@ -49,6 +49,9 @@ const (
 	// ProvDBMGroup is mod_authz_dbm's dbm-group (2.4): the groups of the
 	// user's entry in AuthDBMGroupFile.
 	ProvDBMGroup
+	// ProvLDAP is one of mod_authnz_ldap's ldap-* providers (2.4): Args
+	// are the form ("ldap-group") and the text after it as written.
+	ProvLDAP
 	// ProvOther is a provider orderly writes but does not evaluate
 	// (ldap-group, dbm-group, expr, ...; translate only): Args are its
 	// name and its argument line as written. It never grants.
@@ -167,6 +170,8 @@ type evalCtx struct {
 	// (mod_authz_dbm's file and the realm); nil reads as none set.
 	layers *Layers
 	dbmErr bool // a DBM group file could not be opened (AH01799)
+	// ldapErr says why an ldap-* line failed (for the log).
+	ldapErr string
 	// without is the Require line a counterfactual deletes (nil: none);
 	// with collect, answered gathers the lines that answered
 	// (necessity.go).
@@ -357,6 +362,8 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		return Denied, nil
 	case ProvDBMGroup:
 		return c.dbmGroup(args)
+	case ProvLDAP:
+		return c.ldap(args)
 	case ProvOther:
 		return Denied, nil
 	}

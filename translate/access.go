@@ -270,8 +270,20 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 		if !b.requireExpr(d, n, rest) {
 			return
 		}
-	case "expr", "forward-dns", "file-owner", "file-group", "dbm-file-group", "ldap-user", "ldap-group", "ldap-dn",
-		"ldap-attribute", "ldap-filter", "ldap-search", "dbd-group", "dbd-login", "dbd-logout":
+	case "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter", "ldap-search":
+		// mod_authnz_ldap's providers take the line after the form whole
+		// (ap_expr evaluates it first: a line with %{...} is refused).
+		line := providerLine(d.Raw, n.Negate)
+		if strings.Contains(line, "%{") {
+			b.cannotServe(d, "Require %s with an expression (%%{...}) cannot be evaluated by orderly; refusing to load", prov)
+			if !b.opt.RenderOnly {
+				return
+			}
+			n.Provider, n.Args = policy.ProvOther, []string{prov, line}
+			break
+		}
+		n.Provider, n.Args = policy.ProvLDAP, []string{prov, line}
+	case "expr", "forward-dns", "file-owner", "file-group", "dbm-file-group", "dbd-group", "dbd-login", "dbd-logout":
 		b.cannotServe(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 		if !b.opt.RenderOnly {
 			return

@@ -1,10 +1,12 @@
 package translate
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/proxy/digest"
+	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 	"github.com/orderly-proxy/orderly/translate/directive"
 )
@@ -18,9 +20,10 @@ var authnProviders = map[string]string{
 	"ldap": "authnz_ldap_module", "dbd": "authn_dbd_module", "socache": "authn_socache_module",
 }
 
-// evaluatedProvider reports whether orderly evaluates provider kind name.
-func evaluatedProvider(name string) bool {
-	return name == "file" || name == "dbm" || name == "anon"
+// evaluatedProvider reports whether orderly evaluates provider kind name
+// (ldap as Apache 2.4 decides it).
+func (b *builder) evaluatedProvider(name string) bool {
+	return name == "file" || name == "dbm" || name == "anon" || name == "ldap" && b.cfg.Semantics != Legacy22
 }
 
 // providerBase returns the base provider a name registered for
@@ -45,7 +48,7 @@ func (b *builder) basicProvider(d *apacheconf.Directive, conf *DirConf) {
 			b.errorf(d, "Unknown Authn provider: %s", a)
 			return
 		}
-		if !evaluatedProvider(base) {
+		if !b.evaluatedProvider(base) {
 			// translate writes it as it is: 2.4 reads it the same way.
 			b.cannotServe(d, "AuthBasicProvider %s cannot be evaluated by orderly (the %s provider; orderly evaluates file, dbm and anon, and aliases of them); refusing to load", a, base)
 		}
@@ -173,6 +176,10 @@ func (b *builder) providerAlias(d *apacheconf.Directive) {
 			b.authnDBM(c, n, conf)
 		case "anonymous", "anonymous_nouserid", "anonymous_mustgiveemail", "anonymous_verifyemail", "anonymous_logemail":
 			b.anonymous(c, n, conf)
+		default:
+			if ldapDirectives[n] {
+				b.ldapDirective(c, conf)
+			}
 		}
 	}
 	realBase, ok := b.providerBase(base)
@@ -244,5 +251,50 @@ func (b *builder) digestDirective(d *apacheconf.Directive, name string, conf *Di
 		conf.Digest = &DigestDir{}
 	}
 	conf.Digest.Lines = append(conf.Digest.Lines, DigestLine{Name: d.Name, Args: d.Args})
+	return true
+}
+
+// LDAPDir is mod_authnz_ldap's per-directory configuration as a section
+// sets it: its AuthLDAP* lines, in order. The module has no merger: the
+// innermost section with any of them has them all, the others at their
+// defaults (create_authnz_ldap_dir_config).
+type LDAPDir struct {
+	Lines []DigestLine
+}
+
+// ldapDirectives are mod_authnz_ldap's per-directory directives of Apache
+// 2.4 that orderly evaluates (AuthzLDAPAuthoritative is 2.2's).
+var ldapDirectives = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range ldapauth.Directives {
+		if n != "authzldapauthoritative" {
+			m[n] = true
+		}
+	}
+	return m
+}()
+
+// ldapDirective is one of mod_authnz_ldap's per-directory directives:
+// its value checked as Apache checks it (ldapauth.Config.Apply). An
+// exec: bind password is refused: orderly runs no program the
+// configuration names. Under 2.2 semantics LDAP is refused.
+func (b *builder) ldapDirective(d *apacheconf.Directive, conf *DirConf) bool {
+	if b.cfg.Semantics == Legacy22 {
+		b.cannotServe(d, "%s: orderly decides LDAP authentication as Apache 2.4 does, not as 2.2 (AuthzLDAPAuthoritative, one authorization hook); with semantics %q it cannot; refusing to load", d.Name, Legacy22)
+		return false
+	}
+	scratch := ldapauth.NewConfig(ldapauth.Apache24)
+	if err := scratch.Apply(d.Name, d.Args, ldapauth.DirectiveOptions{}); err != nil {
+		if errors.Is(err, ldapauth.ErrExecNotAllowed) {
+			b.cannotServe(d, "%s exec:...: orderly does not run programs named by the configuration; refusing to load", d.Name)
+			return false
+		}
+		b.errorf(d, "%s", err)
+		return false
+	}
+	if conf.LDAP == nil {
+		conf.LDAP = &LDAPDir{}
+	}
+	conf.LDAP.Lines = append(conf.LDAP.Lines, DigestLine{Name: d.Name, Args: d.Args})
 	return true
 }

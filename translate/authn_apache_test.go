@@ -103,3 +103,66 @@ func TestRuleTextsRedacted(t *testing.T) {
 		t.Errorf("%d redacted rules, want 2 (the test no longer makes rules of the Redirect lines)", n)
 	}
 }
+
+// TestLDAPDirectivesMatchApache24 holds mod_authnz_ldap's per-directory
+// directives to apache2 -t (every Debian module loaded): bad values
+// refused with Apache's message at the same line, good ones accepted,
+// inside <AuthnProviderAlias ldap ...> too.
+func TestLDAPDirectivesMatchApache24(t *testing.T) {
+	p := apachetest.Require(t)
+	load, _ := allModules(t, p)
+	dir := func(body string) string { return "<Directory />\n" + body + "</Directory>\n" }
+	tests := []string{
+		dir("AuthLDAPURL ldap://127.0.0.1:389/ou=people,dc=example,dc=org?uid?sub?(objectClass=*)\nAuthLDAPBindDN cn=search,dc=example,dc=org\nAuthLDAPBindPassword secret\n"),
+		dir("AuthLDAPURL \"ldap://h1 h2:3389/dc=example,dc=org?cn\" NONE\n"),
+		dir("AuthLDAPURL http://x/\n"),
+		dir("AuthLDAPURL ldap://h/dc=x?uid?nope\n"),
+		dir("AuthLDAPURL ldap://h/dc=x STARTTLS extra\n"),
+		dir("AuthLDAPURL\n"),
+		dir("AuthLDAPBindDN\n"),
+		dir("AuthLDAPBindAuthoritative maybe\n"),
+		dir("AuthLDAPBindAuthoritative off\nAuthLDAPRemoteUserIsDN on\nAuthLDAPCompareDNOnServer on\n"),
+		dir("AuthLDAPGroupAttributeIsDN yes\n"),
+		dir("AuthLDAPGroupAttribute memberUid\nAuthLDAPGroupAttribute member\n"),
+		dir("AuthLDAPGroupAttribute a\nAuthLDAPGroupAttribute b\nAuthLDAPGroupAttribute c\nAuthLDAPGroupAttribute d\nAuthLDAPGroupAttribute e\nAuthLDAPGroupAttribute f\nAuthLDAPGroupAttribute g\nAuthLDAPGroupAttribute h\nAuthLDAPGroupAttribute i\nAuthLDAPGroupAttribute j\nAuthLDAPGroupAttribute k\n"),
+		dir("AuthLDAPDereferenceAliases sometimes\n"),
+		dir("AuthLDAPDereferenceAliases never\n"),
+		dir("AuthLDAPMaxSubGroupDepth 3\nAuthLDAPSubGroupAttribute member\nAuthLDAPSubGroupClass groupOfNames\n"),
+		dir("AuthLDAPMaxSubGroupDepth\n"),
+		dir("AuthLDAPAuthorizePrefix AUTHZ_\nAuthLDAPRemoteUserAttribute mail\n"),
+		dir("AuthLDAPInitialBindAsUser on\nAuthLDAPInitialBindPattern (.*) uid=$1,ou=people,dc=example,dc=org\n"),
+		dir("AuthLDAPInitialBindPattern (.*)\n"),
+		dir("AuthLDAPSearchAsUser on\nAuthLDAPCompareAsUser no\n"),
+		"<AuthnProviderAlias ldap people>\nAuthLDAPURL ldap://h/dc=x?uid\n</AuthnProviderAlias>\n" + dir("AuthBasicProvider people file\n"),
+		"<AuthnProviderAlias ldap people>\nAuthLDAPURL http://h/\n</AuthnProviderAlias>\n",
+		dir("Require ldap-group \"cn=A B,ou=groups,dc=example,dc=org\"\n"),
+		dir("Require ldap-search (uid=x)\nRequire not ldap-user bob\n"),
+	}
+	var (
+		wg               sync.WaitGroup
+		mu               sync.Mutex
+		refused, started int
+	)
+	for _, text := range tests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			apache, ours := refusals(t, p, load, text)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.HasPrefix(apache, "(starts") && ours == "(loads)":
+				started++
+			case apache != ours:
+				t.Errorf("%q:\n apache2: %s\n orderly: %s", text, apache, ours)
+			default:
+				refused++
+			}
+		}()
+	}
+	wg.Wait()
+	if refused < 8 || started < 10 {
+		t.Errorf("%d refused by both, %d loaded by both: the cases no longer test both sides", refused, started)
+	}
+	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(tests), refused, started)
+}

@@ -36,6 +36,10 @@ func (b *builder) skippedConfig(info *directive.Info, conf *DirConf, ctx *dirCtx
 		if conf.Digest == nil {
 			conf.Digest = &DigestDir{}
 		}
+	case "authnz_ldap_module":
+		if conf.LDAP == nil {
+			conf.LDAP = &LDAPDir{}
+		}
 	case "authn_anon_module":
 		if conf.Anon == nil {
 			a := policy.DefaultAnonymous()
@@ -200,6 +204,15 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.rule(d, ctx.scope)
 	case "authdigestprovider", "authdigestqop", "authdigestnoncelifetime", "authdigestnccheck", "authdigestalgorithm", "authdigestdomain":
 		if b.digestDirective(d, name, conf) {
+			b.rule(d, ctx.scope)
+		}
+	case "authldapurl", "authldapbinddn", "authldapbindpassword", "authldapbindauthoritative",
+		"authldapremoteuserisdn", "authldapremoteuserattribute", "authldapcomparednonserver",
+		"authldapsubgroupattribute", "authldapsubgroupclass", "authldapmaxsubgroupdepth",
+		"authldapgroupattribute", "authldapgroupattributeisdn", "authldapdereferencealiases",
+		"authldapauthorizeprefix", "authldapinitialbindasuser", "authldapinitialbindpattern",
+		"authldapsearchasuser", "authldapcompareasuser":
+		if b.ldapDirective(d, conf) {
 			b.rule(d, ctx.scope)
 		}
 	case "authzuserauthoritative", "authzgroupfileauthoritative":

@@ -176,6 +176,9 @@ type DirConf struct {
 	// Digest is mod_auth_digest's configuration (nil inherits; replaced
 	// whole).
 	Digest *DigestDir
+	// LDAP is mod_authnz_ldap's configuration (nil inherits; replaced
+	// whole).
+	LDAP *LDAPDir
 	// DBMGroupType is mod_authz_dbm's AuthzDBMType (2.4): with
 	// DBMGroupFile, one configuration that replaces as AuthnDBM does.
 	DBMGroupType *string
@@ -471,6 +474,12 @@ var sectionAccess = map[string]bool{
 	"anonymous_mustgiveemail": true, "anonymous_verifyemail": true, "anonymous_logemail": true,
 	"authdigestprovider": true, "authdigestqop": true, "authdigestnoncelifetime": true, "authdigestnccheck": true,
 	"authdigestalgorithm": true, "authdigestdomain": true,
+	"authldapurl": true, "authldapbinddn": true, "authldapbindpassword": true, "authldapbindauthoritative": true,
+	"authldapremoteuserisdn": true, "authldapremoteuserattribute": true, "authldapcomparednonserver": true,
+	"authldapsubgroupattribute": true, "authldapsubgroupclass": true, "authldapmaxsubgroupdepth": true,
+	"authldapgroupattribute": true, "authldapgroupattributeisdn": true, "authldapdereferencealiases": true,
+	"authldapauthorizeprefix": true, "authldapinitialbindasuser": true, "authldapinitialbindpattern": true,
+	"authldapsearchasuser": true, "authldapcompareasuser": true,
 }
 
 // IsSectionAccess reports whether a rule's directive (its text, "Deny
@@ -487,7 +496,7 @@ func IsSectionAccess(text string) bool {
 func (c *DirConf) HasAccess() bool {
 	return c.Compat != nil || c.Authz != nil || c.AuthType != nil || c.AuthName != nil || c.UserFile != nil ||
 		c.BasicAuthoritative != nil || c.GroupFile != nil || c.Satisfy22Set != 0 || c.Requires22 != nil ||
-		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil
+		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil || c.LDAP != nil
 }
 
 // WithoutAccess is the configuration with its access configuration taken
@@ -499,7 +508,7 @@ func (c *DirConf) WithoutAccess() *DirConf {
 	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile = nil, nil, nil, nil, nil, nil
 	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
 	d.UserAuthoritative, d.GroupAuthoritative = nil, nil
-	d.BasicProviders, d.AuthnDBM, d.Anon, d.Digest = nil, nil, nil, nil
+	d.BasicProviders, d.AuthnDBM, d.Anon, d.Digest, d.LDAP = nil, nil, nil, nil, nil
 	return &d
 }
 

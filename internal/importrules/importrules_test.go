@@ -55,8 +55,9 @@ func under(p, dir string) bool {
 //   - translate/apacheconf, the syntax, imports only the standard library
 //     and internal helpers;
 //   - nothing in translate/ imports proxy (proxy/authfile, the reader of
-//     Apache's password and group files, and proxy/digest, mod_auth_digest's
-//     protocol and its configuration's values, are below both);
+//     Apache's password and group files, proxy/digest, mod_auth_digest's
+//     protocol and its configuration's values, and proxy/ldapauth,
+//     mod_authnz_ldap's configuration and client, are below both);
 //   - translate, the model, imports neither translate/convert (the 2.4
 //     writer) nor translate/lint (the findings), which are above it;
 //   - translate/convert imports neither translate/lint nor translate/walk
@@ -103,7 +104,7 @@ func TestImportRules(t *testing.T) {
 				check(p, q, "the directive table is below the model: it reads only the syntax (in its tests)")
 			case p == module+"/translate/apacheconf" && !under(q, "internal"):
 				check(p, q, "the syntax imports only the standard library and internal helpers")
-			case under(p, "translate") && under(q, "proxy") && q != module+"/proxy/authfile" && q != module+"/proxy/digest":
+			case under(p, "translate") && under(q, "proxy") && q != module+"/proxy/authfile" && q != module+"/proxy/digest" && q != module+"/proxy/ldapauth":
 				check(p, q, "nothing in translate/ imports proxy")
 			case p == module+"/translate" && (under(q, "translate/convert") || under(q, "translate/lint")):
 				check(p, q, "translate does not import translate/convert or translate/lint")

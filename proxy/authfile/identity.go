@@ -13,6 +13,7 @@ type Identity struct {
 	Map func(string) string
 
 	digest digestServer
+	ldap   ldapClient
 }
 
 // NewIdentity returns an Identity with an empty file cache.

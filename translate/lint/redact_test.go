@@ -10,10 +10,16 @@ import (
 
 // Lint's findings, in every format, never show a credential of the
 // configuration: a bind password, AuthBasicFake's password, the password
-// of a URL (issue 19, point 6).
+// of a URL (issue 19, point 6). The bind password is an exec: one, which
+// serve refuses, so that a finding names its line.
 func TestFindingsRedactCredentials(t *testing.T) {
 	dir := t.TempDir()
-	conf := `LoadModule ldap_module modules/mod_ldap.so
+	conf := `LoadModule auth_basic_module modules/mod_auth_basic.so
+LoadModule authn_core_module modules/mod_authn_core.so
+LoadModule authz_core_module modules/mod_authz_core.so
+LoadModule authz_user_module modules/mod_authz_user.so
+LoadModule access_compat_module modules/mod_access_compat.so
+LoadModule ldap_module modules/mod_ldap.so
 LoadModule authnz_ldap_module modules/mod_authnz_ldap.so
 LoadModule proxy_module modules/mod_proxy.so
 <Directory /var/www/html>
@@ -22,7 +28,7 @@ LoadModule proxy_module modules/mod_proxy.so
     AuthBasicProvider ldap
     AuthLDAPURL "ldap://ldap.example.com/dc=example,dc=com?uid"
     AuthLDAPBindDN "cn=reader,dc=example,dc=com"
-    AuthLDAPBindPassword s3cretPW
+    AuthLDAPBindPassword "exec:/bin/echo s3cretPW"
     AuthBasicFake demo fakePW
     Require valid-user
     Order allow,deny

@@ -136,6 +136,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		l.BasicNotAuthoritative = true
 	}
 	l.Providers = e.providers(&a)
+	l.LDAP = ldapScope(a.ldap)
 	if a.authType != nil && strings.EqualFold(*a.authType, "Digest") {
 		l.Digest = e.digestScope(&a, l)
 	}
@@ -169,7 +170,7 @@ func (e *Engine) providers(a *accum) []policy.AuthnProvider {
 	}
 	out := make([]policy.AuthnProvider, 0, len(a.providers))
 	for _, name := range a.providers {
-		base, userFile, dbm, anon := name, a.userFile, a.authnDBM, a.anon
+		base, userFile, dbm, anon, ldap := name, a.userFile, a.authnDBM, a.anon, a.ldap
 		if al := e.cfg.ProviderAliases[name]; al != nil {
 			base = al.Base
 			if al.Conf.UserFile != nil {
@@ -181,6 +182,9 @@ func (e *Engine) providers(a *accum) []policy.AuthnProvider {
 			if al.Conf.Anon != nil {
 				anon = al.Conf.Anon
 			}
+			if al.Conf.LDAP != nil {
+				ldap = al.Conf.LDAP
+			}
 		}
 		p := policy.AuthnProvider{Name: name}
 		switch base {
@@ -191,6 +195,8 @@ func (e *Engine) providers(a *accum) []policy.AuthnProvider {
 			}
 		case "anon":
 			p.Kind, p.Anon = policy.ProviderAnon, anon
+		case "ldap":
+			p.Kind, p.LDAP = policy.ProviderLDAP, ldapScope(ldap)
 		default:
 			p.Kind = policy.ProviderFile
 			if userFile != nil {
@@ -229,6 +235,7 @@ type accum struct {
 	anon         *policy.Anonymous    // mod_authn_anon, replaced whole
 	dbmGroupFile *string              // mod_authz_dbm, replaced whole
 	digest       *translate.DigestDir // mod_auth_digest, replaced whole
+	ldap         *translate.LDAPDir   // mod_authnz_ldap, replaced whole
 	dbmGroupType *string
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
@@ -257,7 +264,7 @@ func fromConf(c *translate.DirConf) accum {
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
-		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, digest: c.Digest,
+		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, digest: c.Digest, ldap: c.LDAP,
 	}
 	if c.Satisfy22Rule != nil {
 		a.satisfy22Rule = *c.Satisfy22Rule
@@ -302,6 +309,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.digest != nil {
 		m.digest = o.digest
+	}
+	if o.ldap != nil {
+		m.ldap = o.ldap
 	}
 	if len(o.setEnv) > 0 {
 		m.setEnv = append(m.setEnv[:len(m.setEnv):len(m.setEnv)], o.setEnv...)

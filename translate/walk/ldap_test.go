@@ -1,0 +1,145 @@
+package walk
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy/ldapauth"
+	"github.com/orderly-proxy/orderly/translate"
+)
+
+// TestLDAPScope: a section's AuthLDAP* lines over the module's defaults,
+// compiled once; no lines, no scope (the defaults); the same lines, the
+// same key, other lines another.
+func TestLDAPScope(t *testing.T) {
+	if ldapScope(nil) != nil {
+		t.Error("no lines, yet a scope")
+	}
+	dir := &translate.LDAPDir{Lines: []translate.DigestLine{
+		{Name: "AuthLDAPURL", Args: []string{"ldap://h1/dc=x?cn"}},
+		{Name: "AuthLDAPBindDN", Args: []string{"cn=a b"}},
+		{Name: "AuthLDAPGroupAttributeIsDN", Args: []string{"off"}},
+	}}
+	s := ldapScope(dir)
+	cfg, ok := s.Config.(*ldapauth.Config)
+	if !ok || cfg.URL == nil || cfg.URL.Attributes[0] != "cn" || cfg.BindDN != "cn=a b" || cfg.GroupAttributeIsDN || cfg.Version != ldapauth.Apache24 || !cfg.BindAuthoritative {
+		t.Fatalf("config %+v", s.Config)
+	}
+	if ldapScope(dir).Key != s.Key || s.Key == "" {
+		t.Errorf("the same lines, keys %q %q", ldapScope(dir).Key, s.Key)
+	}
+	for _, other := range []*translate.LDAPDir{
+		{Lines: dir.Lines[:2]},
+		{Lines: []translate.DigestLine{dir.Lines[0], {Name: "AuthLDAPBindDN", Args: []string{"cn=a", "b"}}, dir.Lines[2]}},
+		{Lines: []translate.DigestLine{dir.Lines[0], {Name: "AuthLDAPBindDNx", Args: []string{"cn=a b"}}, dir.Lines[2]}},
+	} {
+		if ldapScope(other).Key == s.Key {
+			t.Errorf("%+v shares the key %q", other.Lines, s.Key)
+		}
+	}
+}
+
+// TestLDAPMerge: mod_authnz_ldap's lines are replaced whole (no merger),
+// as mod_auth_digest's are;
+// the ldap provider takes the request's, an alias of it its own.
+func TestLDAPMerge(t *testing.T) {
+	l1 := &translate.LDAPDir{Lines: []translate.DigestLine{{Name: "AuthLDAPURL", Args: []string{"ldap://one/dc=x"}}}}
+	l2 := &translate.LDAPDir{Lines: []translate.DigestLine{{Name: "AuthLDAPBindDN", Args: []string{"cn=b"}}}}
+	la := &translate.LDAPDir{Lines: []translate.DigestLine{{Name: "AuthLDAPURL", Args: []string{"ldap://alias/dc=x"}}}}
+	d1, d2 := &translate.DigestDir{}, &translate.DigestDir{}
+	m := fromConf(&translate.DirConf{LDAP: l1, Digest: d1})
+	m.merge(&accum{})
+	if m.ldap != l1 || m.digest != d1 {
+		t.Error("an empty section changed the LDAP or Digest lines")
+	}
+	over := fromConf(&translate.DirConf{LDAP: l2, Digest: d2})
+	m.merge(&over)
+	if m.ldap != l2 || m.digest != d2 {
+		t.Error("the section's lines did not replace the enclosing ones")
+	}
+	e := &Engine{cfg: &translate.Config{ProviderAliases: map[string]*translate.ProviderAlias{
+		"people": {Name: "people", Base: "ldap", Conf: &translate.DirConf{LDAP: la}},
+		"plain":  {Name: "plain", Base: "ldap", Conf: &translate.DirConf{}},
+	}}}
+	a := accum{ldap: l1, providers: []string{"ldap", "people", "plain"}}
+	ps := e.providers(&a)
+	if len(ps) != 3 {
+		t.Fatalf("providers %+v", ps)
+	}
+	urlOf := func(p policy.AuthnProvider) string {
+		return p.LDAP.Config.(*ldapauth.Config).URL.Host
+	}
+	for i, want := range []string{"one", "alias", "one"} {
+		if ps[i].Kind != policy.ProviderLDAP || ps[i].LDAP == nil || urlOf(ps[i]) != want {
+			t.Errorf("provider %d: %+v, want ldap with the URL of %s", i, ps[i], want)
+		}
+	}
+	if p := e.providers(&accum{providers: []string{"ldap"}}); p[0].Kind != policy.ProviderLDAP || p[0].LDAP != nil {
+		t.Errorf("no lines: %+v, want the defaults (nil)", p[0])
+	}
+}
+
+// ldapUsers answers LDAP as a directory where alice's password is "ok"
+// and her r->user is "Alice A", and records the bind DN of each scope
+// asked and the lines asked.
+type ldapUsers struct {
+	users
+	asked *[]string
+}
+
+func (u ldapUsers) CheckLDAPPassword(s *policy.LDAPScope, st *policy.LDAPState, user, password string) (policy.PasswordResult, string, error) {
+	*u.asked = append(*u.asked, "authn "+s.Config.(*ldapauth.Config).BindDN)
+	if user == "alice" && password == "ok" {
+		return policy.PasswordOK, "Alice A", nil
+	}
+	return policy.UserNotFound, "", nil
+}
+
+func (u ldapUsers) AuthorizeLDAP(s *policy.LDAPScope, st *policy.LDAPState, user, form, args string) (policy.Result, error) {
+	*u.asked = append(*u.asked, "authz "+s.Config.(*ldapauth.Config).BindDN+" "+user+" "+form+" "+args)
+	if user == "Alice A" {
+		return policy.Granted, nil
+	}
+	return policy.Denied, nil
+}
+
+// TestLDAPDecide: the walk hands the merged section's LDAP configuration
+// to the ldap provider and to the ldap-* lines; r->user is the one LDAP
+// made.
+func TestLDAPDecide(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "L"
+    AuthBasicProvider ldap
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    AuthLDAPBindDN cn=outer
+    Require ldap-group cn=staff
+</Directory>
+<Directory "@DOCROOT@/in">
+    AuthLDAPBindDN cn=inner
+</Directory>
+`
+	e, _ := engineMods(t, translate.Compat24, append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules...), conf, "in/x.html")
+	var asked []string
+	e.id = ldapUsers{asked: &asked}
+	for _, r := range []struct {
+		req
+		asked string
+	}{
+		{req{target: "/index.html", ip: "10.0.0.1", user: "alice:ok", want: 0}, "authn cn=outer|authz cn=outer Alice A ldap-group cn=staff"},
+		{req{target: "/in/x.html", ip: "10.0.0.1", user: "alice:ok", want: 0}, "authn cn=inner|authz cn=inner Alice A ldap-group cn=staff"},
+		{req{target: "/index.html", ip: "10.0.0.1", user: "bob:ok", want: 401}, "authn cn=outer"},
+	} {
+		asked = nil
+		res := decide(e, r.req)
+		if res.Status != r.want || r.want == 0 && res.User != "Alice A" {
+			t.Errorf("%s as %q: %d %q, want %d", r.target, r.user, res.Status, res.User, r.want)
+		}
+		// (Later asks are necessity's counterfactuals: the decision
+		// without the inner BindDN line.)
+		if got := strings.Join(asked, "|"); !strings.HasPrefix(got, r.asked) {
+			t.Errorf("%s as %q asked %q, want %q", r.target, r.user, got, r.asked)
+		}
+	}
+}
