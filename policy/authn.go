@@ -73,24 +73,26 @@ const (
 
 // checkProviders asks each provider in turn, as authenticate_basic_user
 // does: the first answer other than "user not found" stands. The log
-// line of an error is written to d. The user is r->user when granted.
-func checkProviders(l *Layers, r *Request, cr Credentials, id Identity, d *Decision) (authnResult, string) {
+// line of an error is written to d. The user is r->user when granted;
+// none is false when the provider left r->user NULL (mod_authnz_ldap
+// with an AuthLDAPRemoteUserAttribute the user's entry lacks).
+func checkProviders(l *Layers, r *Request, cr Credentials, id Identity, d *Decision) (res authnResult, user string, none bool) {
 	if l.Providers == nil {
-		return checkProvider(&AuthnProvider{Name: "file", Kind: ProviderFile, File: l.UserFile}, r, cr, id, d), cr.User
+		return checkProvider(&AuthnProvider{Name: "file", Kind: ProviderFile, File: l.UserFile}, r, cr, id, d), cr.User, false
 	}
 	for i := range l.Providers {
 		p := &l.Providers[i]
 		if p.Kind == ProviderLDAP {
 			if res, user := checkLDAP(p, r, cr, id, d); res != authnUserNotFound {
-				return res, user
+				return res, user, res == authnGranted && user == ""
 			}
 			continue
 		}
 		if res := checkProvider(p, r, cr, id, d); res != authnUserNotFound {
-			return res, cr.User
+			return res, cr.User, false
 		}
 	}
-	return authnUserNotFound, ""
+	return authnUserNotFound, "", false
 }
 
 func checkProvider(p *AuthnProvider, r *Request, cr Credentials, id Identity, d *Decision) authnResult {

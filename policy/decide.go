@@ -423,9 +423,15 @@ func authenticateAs(l *Layers, r *Request, cr Credentials, id Identity, d *Decis
 		d.Realm = l.AuthName
 		return 401
 	}
-	res, user := checkProviders(l, r, cr, id, d)
+	res, user, none := checkProviders(l, r, cr, id, d)
 	switch res {
 	case authnGranted:
+		if none {
+			// Granted with r->user NULL: the core refuses (AH00027).
+			d.Layer = LayerConfig
+			d.log(LogLine{Module: "core", Code: "AH00027", Subject: r.URI})
+			return 500
+		}
 		d.User = user
 		return 0
 	case authnDenied:

@@ -26,8 +26,10 @@ type LDAPChecker interface {
 	// CheckLDAPPassword is authn_ldap_check_password: the outcome (as
 	// mod_authn_file's, with err set for a general error: the server down,
 	// a bad filter...) and, when granted, r->user as
-	// AuthLDAPRemoteUserAttribute and AuthLDAPRemoteUserIsDN make it. The
-	// request's state st is replaced by what authentication found.
+	// AuthLDAPRemoteUserAttribute and AuthLDAPRemoteUserIsDN make it, ""
+	// for NULL (the attribute is requested but the entry has no value:
+	// set_request_vars copies the NULL). The request's state st is
+	// replaced by what authentication found.
 	CheckLDAPPassword(s *LDAPScope, st *LDAPState, user, password string) (PasswordResult, string, error)
 	// AuthorizeLDAP decides "Require form args" (args the text after the
 	// form, as written) for user ("" for none) as mod_authnz_ldap 2.4's

@@ -25,6 +25,8 @@ func (f ldapIdentity) CheckLDAPPassword(s *LDAPScope, st *LDAPState, user, passw
 	switch {
 	case user == "dave":
 		return 0, "", errors.New("server down")
+	case user == "nomail":
+		return PasswordOK, "", nil
 	case user != "carol":
 		return UserNotFound, "", nil
 	case password != "c":
@@ -59,7 +61,9 @@ func (f ldapIdentity) AuthorizeLDAP(s *LDAPScope, st *LDAPState, user, form, arg
 // TestLDAPProvider: AuthBasicProvider ldap as mod_auth_basic asks it:
 // granted (r->user the one LDAP made), denied, not found (the next
 // provider asked), an error (500, logged); an Identity without LDAP is
-// an error; a nil scope is passed on (the module's defaults).
+// an error; a nil scope is passed on (the module's defaults); granted
+// with r->user NULL is the core's 500 (AH00027), an empty name another
+// provider granted is not.
 func TestLDAPProvider(t *testing.T) {
 	var asked []string
 	id := ldapIdentity{fakeIdentity: testID, asked: &asked}
@@ -88,6 +92,8 @@ func TestLDAPProvider(t *testing.T) {
 		{"ldap refuses, file not asked", []AuthnProvider{ldap, file}, id, "carol", "builder", want{401, "", "AH01617"}, "authn k carol"},
 		{"the defaults", []AuthnProvider{{Name: "ldap", Kind: ProviderLDAP}}, id, "carol", "c", want{0, "Carol C", ""}, "authn <nil> carol"},
 		{"no LDAP", []AuthnProvider{ldap}, testID, "carol", "c", want{500, "", "AH01695"}, ""},
+		{"granted, r->user NULL", []AuthnProvider{ldap}, id, "nomail", "x", want{500, "", "AH00027"}, "authn k nomail"},
+		{"ldap not found, file grants an empty name", []AuthnProvider{ldap, {Name: "file", Kind: ProviderFile, File: "/etc/users"}}, ldapIdentity{fakeIdentity: fakeIdentity{passwords: map[string]string{"": "e"}}, asked: &asked}, "", "e", want{0, "", ""}, "authn k "},
 	} {
 		asked = nil
 		l := &Layers{Compat: DefaultCompat, AuthType: "Basic", AuthName: "R", HasAuthName: true, Providers: tc.providers,

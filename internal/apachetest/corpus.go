@@ -370,16 +370,26 @@ type Layout struct {
 	// TLS holds the certificates of a case that uses TLS (tls.go), whose
 	// CA replaces @TLSCA@; nil for the others.
 	TLS *TLSLayout
+	// LDAP is the LDAP server of a case that names one (ldap.go), whose
+	// address and accounts replace @LDAPURL@, @LDAPBASE@, @LDAPBINDDN@ and
+	// @LDAPBINDPW@; nil for the others.
+	LDAP *LDAPInfo
 }
 
 // Expand replaces the placeholders @DOCROOT@, @AUTH@ and @EXTRA@ in data by
-// the layout's directories.
+// the layout's directories (and @TLSCA@ and the LDAP ones by the case's
+// CA and LDAP server).
 func (l Layout) Expand(data []byte) []byte {
 	ca := ""
 	if l.TLS != nil {
 		ca = l.TLS.CA
 	}
-	r := strings.NewReplacer(DocRootPlaceholder, l.DocRoot, AuthPlaceholder, l.Auth, ExtraPlaceholder, l.Extra, TLSCAPlaceholder, ca)
+	ldap := noLDAP
+	if l.LDAP != nil {
+		ldap = *l.LDAP
+	}
+	r := strings.NewReplacer(DocRootPlaceholder, l.DocRoot, AuthPlaceholder, l.Auth, ExtraPlaceholder, l.Extra, TLSCAPlaceholder, ca,
+		LDAPURLPlaceholder, ldap.URL, LDAPBasePlaceholder, ldap.Base, LDAPBindDNPlaceholder, ldap.BindDN, LDAPBindPWPlaceholder, ldap.BindPassword)
 	return []byte(r.Replace(string(data)))
 }
 
@@ -432,6 +442,9 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 	}
 	if l.TLS, err = c.materializeTLS(dir); err != nil {
 		return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
+	}
+	if c.NeedsLDAP() {
+		l.LDAP = currentLDAP()
 	}
 	write := func(name string, data []byte) error {
 		if err := os.WriteFile(name, data, 0o644); err != nil {

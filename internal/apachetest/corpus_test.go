@@ -184,6 +184,7 @@ func TestCorpusOracleWants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	StartLDAP(t, cases) // for the cases that authenticate against LDAP
 	var s *Server
 	for _, c := range cases {
 		if c.UsesNames() {

@@ -718,14 +718,19 @@ func replayMatching(t *testing.T, fr front, match func(name string) bool) tally 
 	if err != nil {
 		t.Fatal(err)
 	}
+	var picked []*apachetest.Case
+	for _, c := range cases {
+		if match(c.Name) {
+			picked = append(picked, c)
+		}
+	}
+	// One slapd for the cases that authenticate against LDAP.
+	apachetest.StartLDAP(t, picked)
 	var tl tally
 	start := time.Now()
 	var s servers
 	tmp := apachetest.TempDir(t)
-	for _, c := range cases {
-		if !match(c.Name) {
-			continue
-		}
+	for _, c := range picked {
 		tl.corpusRequests += len(c.Requests)
 		outs := s.runCase(t, fr, c, filepath.Join(tmp, c.Name), &tl)
 		ct := &caseTally{requests: len(outs)}

@@ -84,6 +84,8 @@ func translateCorpus(t *testing.T, spoil func([]byte) []byte) translated {
 			picked = append(picked, c)
 		}
 	}
+	// One slapd for the cases that authenticate against LDAP.
+	apachetest.StartLDAP(t, picked)
 	var r translated
 	var s translateServers
 	tmp := apachetest.TempDir(t)

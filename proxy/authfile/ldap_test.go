@@ -74,6 +74,14 @@ func TestLDAPChecker(t *testing.T) {
 			t.Errorf("%s %s for %q: %v %v, want %v", tc.form, tc.args, tc.user, got, err, tc.want)
 		}
 	}
+	// An attribute the entry lacks: r->user NULL ("").
+	ms := scope([]string{"AuthLDAPURL", srv.URL + "/" + ldaptest.PeopleDN + "?uid,mail"}, []string{"AuthLDAPRemoteUserAttribute", "mail"})
+	if got, user, err := id.CheckLDAPPassword(ms, &policy.LDAPState{}, "bob", "bob-pw"); got != policy.PasswordOK || user != "" || err != nil {
+		t.Errorf("bob has no mail: %v %q %v", got, user, err)
+	}
+	if got, user, err := id.CheckLDAPPassword(ms, &policy.LDAPState{}, "alice", "alice-pw"); got != policy.PasswordOK || user != "alice@example.org" || err != nil {
+		t.Errorf("alice's mail: %v %q %v", got, user, err)
+	}
 	// A user another provider authenticated: the first check searches
 	// the DN and keeps it in the state.
 	st = &policy.LDAPState{}

@@ -350,6 +350,9 @@ func (c *Client) checkUserID(ctx context.Context, cfg *Config, s *session, filte
 			c.searchCtr.misses.Add(1)
 		}
 	}
+	if libldapRefuses(filter) {
+		return "", nil, &OpError{Code: resFilterError, Op: "search", Reason: "ldap_search_ext_s() for user failed"}
+	}
 	attrs := cfg.URL.Attributes
 	var dn string
 	var vals [][]string
@@ -415,6 +418,9 @@ func (c *Client) getUserDN(ctx context.Context, cfg *Config, s *session, filter 
 			c.searchCtr.misses.Add(1)
 		}
 	}
+	if libldapRefuses(filter) {
+		return "", nil, &OpError{Code: resFilterError, Op: "search", Reason: "ldap_search_ext_s() for user failed"}
+	}
 	attrs := cfg.URL.Attributes
 	var dn string
 	var vals [][]string
@@ -454,4 +460,65 @@ func (c *Client) getUserDN(ctx context.Context, cfg *Config, s *session, filter 
 		})
 	}
 	return dn, vals, nil
+}
+
+// libldapRefuses reports whether libldap's filter parser
+// (ldap_pvt_put_filter) refuses f where go-ldap takes it: a filter that
+// opens with a second "(" (spaces between allowed), as "Require
+// ldap-filter (a=b)" makes of the filter Apache builds,
+// "(&((a=b))(uid=x))", which go-ldap reads as "(&(a=b)(uid=x))" and
+// libldap refuses (LDAP_FILTER_ERROR).
+func libldapRefuses(f string) bool {
+	i := 0
+	space := func() {
+		for i < len(f) && (f[i] == ' ' || f[i] == '\t' || f[i] == '\n') {
+			i++
+		}
+	}
+	var filter func() (refused, ok bool)
+	filter = func() (bool, bool) {
+		if i >= len(f) || f[i] != '(' {
+			return false, false
+		}
+		i++
+		space()
+		if i >= len(f) {
+			return false, false
+		}
+		switch f[i] {
+		case '(':
+			return true, true
+		case '&', '|', '!':
+			i++
+			for space(); i < len(f) && f[i] == '('; space() {
+				if refused, ok := filter(); refused || !ok {
+					return refused, ok
+				}
+			}
+			if i >= len(f) || f[i] != ')' {
+				return false, false
+			}
+			i++
+			return false, true
+		}
+		// A simple filter runs to its right parenthesis (find_right_paren:
+		// balanced, escapes skipped).
+		for depth := 1; i < len(f); i++ {
+			switch f[i] {
+			case '\\':
+				i++
+			case '(':
+				depth++
+			case ')':
+				if depth--; depth == 0 {
+					i++
+					return false, true
+				}
+			}
+		}
+		return false, false
+	}
+	space()
+	refused, _ := filter()
+	return refused
 }
