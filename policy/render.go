@@ -1,6 +1,9 @@
 package policy
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Render writes a Require tree as Apache 2.4 configuration lines, each
 // prefixed with indent. The root is the implicit <RequireAny> of a
@@ -46,6 +49,18 @@ func renderNode(n *Node, indent string) []string {
 	return append(out, indent+"</"+name+">")
 }
 
+// appendWord appends w as one word of a directive: in double quotes
+// (with '"' escaped) where it is empty, holds white space or a '"', or
+// starts with a quote, which ap_getword_conf would read otherwise.
+func appendWord(b []byte, w string) []byte {
+	if w != "" && !strings.ContainsAny(w, " \t\"") && w[0] != '\'' {
+		return append(b, w...)
+	}
+	b = append(b, '"')
+	b = append(b, strings.ReplaceAll(w, `"`, `\"`)...)
+	return append(b, '"')
+}
+
 // leafText is the Require line of a leaf, after indent.
 func leafText(indent string, n *Node) string {
 	b := make([]byte, 0, 64)
@@ -54,13 +69,15 @@ func leafText(indent string, n *Node) string {
 	if n.Negate {
 		b = append(b, "not "...)
 	}
-	words := func(name string, args []string) { // as name + " " + strings.Join(args, " ")
+	// words writes name and its arguments, each quoted where
+	// ap_getword_conf would otherwise read it as another word (or none).
+	words := func(name string, args []string) {
 		b = append(append(b, name...), ' ')
 		for i, a := range args {
 			if i > 0 {
 				b = append(b, ' ')
 			}
-			b = append(b, a...)
+			b = appendWord(b, a)
 		}
 	}
 	switch n.Provider {
@@ -88,8 +105,12 @@ func leafText(indent string, n *Node) string {
 	case ProvDBMGroup:
 		words("dbm-group", n.Args)
 	case ProvOther, ProvLDAP:
+		// Its name and its argument line as written.
 		if len(n.Args) > 0 {
-			words(n.Args[0], n.Args[1:])
+			b = append(b, n.Args[0]...)
+			for _, a := range n.Args[1:] {
+				b = append(append(b, ' '), a...)
+			}
 		}
 	case ProvMethod:
 		var names []string

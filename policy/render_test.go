@@ -129,3 +129,27 @@ func TestRenderSimplifies(t *testing.T) {
 		}
 	}
 }
+
+// Require arguments are written so that Apache reads the same words back
+// (ap_getword_conf): a name with white space or a quote is quoted.
+func TestRenderQuotesWords(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"alice", "bob"}, `Require user alice bob`},
+		{[]string{"Alice Adams"}, `Require user "Alice Adams"`},
+		{[]string{"tab\there"}, "Require user \"tab\there\""},
+		{[]string{`say"hi`}, `Require user "say\"hi"`},
+		{[]string{`'quoted`}, `Require user "'quoted"`},
+		{[]string{`it's`}, `Require user it's`},
+		{[]string{""}, `Require user ""`},
+	} {
+		if got := leafText("", leaf("u", ProvUser, tc.args...)); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	if got := leafText("", leaf("o", ProvOther, "ldap-group", `"cn=A B,ou=x"`)); got != `Require ldap-group "cn=A B,ou=x"` {
+		t.Errorf("a raw line: %s", got)
+	}
+}
