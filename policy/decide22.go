@@ -26,6 +26,10 @@ type Legacy22 struct {
 
 	UserAuthoritative  bool // AuthzUserAuthoritative (default On)
 	GroupAuthoritative bool // AuthzGroupFileAuthoritative (default On)
+	// DefaultNotAuthoritative is AuthzDefaultAuthoritative Off: then
+	// mod_authz_default declines a Require line no module answered, and
+	// with every auth_checker declined, core answers 500.
+	DefaultNotAuthoritative bool
 	// GroupFirst: mod_authz_groupfile's auth_checker runs before
 	// mod_authz_user's (the stock LoadModule order).
 	GroupFirst bool
@@ -109,6 +113,11 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 	}
 	st, why := authorize22(l, r, id, d.User, tr, without)
 	d.Layer, d.Rule = LayerAuthz, why
+	if st == 500 {
+		// decl_die: "configuration error: couldn't check access".
+		d.Layer, d.Status = LayerConfig, st
+		return
+	}
 	if st != 0 {
 		d.Status, d.Realm = st, l.AuthName
 		d.log(LogLine{Module: "authz_core", Code: "AH01631", User: d.User, Subject: r.URI})
@@ -134,10 +143,15 @@ func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer, wit
 	if st, why, decided := second(l, r, id, user, tr, without); decided {
 		return st, why
 	}
-	// mod_authz_default: any Require line left unanswered is a refusal.
+	// mod_authz_default: any Require line left unanswered is a refusal;
+	// not authoritative, it declines, and core's decl_die answers 500.
 	bit := MethodMask(1) << uint(r.Method)
 	for i := range l.Legacy.Requires {
 		if q := &l.Legacy.Requires[i]; q.Methods&bit != 0 && (without == nil || q.Rule != without) {
+			if l.Legacy.DefaultNotAuthoritative {
+				note22(tr, q.Rule, "mod_authz_default", "declined: 500 (couldn't check access)")
+				return 500, q.Rule
+			}
 			note22(tr, q.Rule, "mod_authz_default", "401: no module granted")
 			return 401, q.Rule
 		}

@@ -41,6 +41,7 @@ func TestDecide22(t *testing.T) {
 		grpAuth  bool // AuthzGroupFileAuthoritative
 		grpFirst bool
 		notAuth  bool // AuthBasicAuthoritative Off
+		dfltOff  bool // AuthzDefaultAuthoritative Off
 	}
 	std := func(c *Compat, sat Satisfy, requires ...string) cfg {
 		return cfg{c: c, satisfy: sat, requires: requires, authType: "Basic", groups: true, userAuth: true, grpAuth: true, grpFirst: true}
@@ -90,11 +91,16 @@ func TestDecide22(t *testing.T) {
 		{"users first, authoritative: decides before groups", with(std(allowAll, SatisfyAll, "user bob", "group staff"), func(c *cfg) { c.grpFirst = false }), 0, alice, 401, LayerAuthz, "q1", "R", "AH01631"},
 		{"users first, not authoritative: groups next", with(std(allowAll, SatisfyAll, "user bob", "group staff"), func(c *cfg) { c.grpFirst, c.userAuth = false, false }), 0, alice, 0, LayerAuthz, "q2", "", ""},
 		{"an unknown keyword: mod_authz_default", std(allowAll, SatisfyAll, "file-owner"), 0, alice, 401, LayerAuthz, "q1", "R", "AH01631"},
+		// mod_authz_default not authoritative declines; every auth_checker
+		// declined is core's decl_die: 500 (2.2.34 server/request.c).
+		{"an unknown keyword, AuthzDefaultAuthoritative Off: 500", with(std(allowAll, SatisfyAll, "file-owner"), func(c *cfg) { c.dfltOff = true }), 0, alice, 500, LayerConfig, "q1", "", ""},
+		{"users not authoritative, default not authoritative: 500", with(std(allowAll, SatisfyAll, "user bob"), func(c *cfg) { c.userAuth, c.dfltOff = false, true }), 0, alice, 500, LayerConfig, "q1", "", ""},
+		{"default not authoritative, a listed user passes", with(std(allowAll, SatisfyAll, "user alice"), func(c *cfg) { c.dfltOff = true }), 0, alice, 0, LayerAuthz, "q1", "", ""},
 		{"Require for another method: nothing to check", std(allowAll, SatisfyAll, "<POST> user bob"), 0, alice, 0, LayerCompat, "allow1", "", ""},
 	} {
 		c := tc.cfg
 		l := &Layers{Compat: c.c, AuthType: c.authType, AuthTypeRule: &Rule{ID: "authtype"}, AuthName: "R", HasAuthName: true, UserFile: "users", BasicNotAuthoritative: c.notAuth, Default: &Rule{ID: "def"},
-			Legacy: &Legacy22{Requires: requires22(c.requires...), UserAuthoritative: c.userAuth, GroupAuthoritative: c.grpAuth, GroupFirst: c.grpFirst}}
+			Legacy: &Legacy22{Requires: requires22(c.requires...), UserAuthoritative: c.userAuth, GroupAuthoritative: c.grpAuth, GroupFirst: c.grpFirst, DefaultNotAuthoritative: c.dfltOff}}
 		if c.groups {
 			l.GroupFile = "groups"
 		}

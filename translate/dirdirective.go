@@ -235,7 +235,25 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)
 			return
 		}
-		b.notFaithful(d, "this 2.2 authoritative flag belongs to a module orderly does not evaluate")
+		switch name {
+		case "authzdefaultauthoritative":
+			v, ok := keyword(b, d, onOff, d.Name+" must be On or Off")
+			if !ok {
+				return
+			}
+			b.rule(d, ctx.scope)
+			conf.DefaultAuthoritative = &v
+		case "authzdbmauthoritative", "authzownerauthoritative":
+			// mod_authz_dbm declines without AuthDBMGroupFile and
+			// mod_authz_owner without file-owner or file-group lines,
+			// whatever the flag: both are refused where they would decide
+			// (not evaluated under 2.2), so the flag alone changes nothing.
+			if _, ok := keyword(b, d, onOff, d.Name+" must be On or Off"); ok {
+				b.rule(d, ctx.scope)
+			}
+		default:
+			b.notFaithful(d, "this 2.2 authoritative flag belongs to a module orderly does not evaluate")
+		}
 	case "limit", "limitexcept":
 		b.limit(d, ctx, name == "limitexcept")
 	case "files", "filesmatch":

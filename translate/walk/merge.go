@@ -150,7 +150,8 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		lg := &policy.Legacy22{
 			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
 			UserAuthoritative: a.userAuth == nil || *a.userAuth, GroupAuthoritative: a.groupAuth == nil || *a.groupAuth,
-			GroupFirst: e.cfg.GroupFirst,
+			DefaultNotAuthoritative: a.defaultAuth != nil && !*a.defaultAuth,
+			GroupFirst:              e.cfg.GroupFirst,
 		}
 		l.Legacy, l.Authz = lg, nil
 	}
@@ -255,6 +256,7 @@ type accum struct {
 	requires22    []policy.Require22
 	userAuth      *bool
 	groupAuth     *bool
+	defaultAuth   *bool // 2.2: AuthzDefaultAuthoritative
 }
 
 func fromConf(c *translate.DirConf) accum {
@@ -263,7 +265,7 @@ func fromConf(c *translate.DirConf) accum {
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
-		groupAuth: c.GroupAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
+		groupAuth: c.GroupAuthoritative, defaultAuth: c.DefaultAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
 		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, digest: c.Digest, ldap: c.LDAP,
 	}
 	if c.Satisfy22Rule != nil {
@@ -347,6 +349,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.groupAuth != nil {
 		m.groupAuth = o.groupAuth
+	}
+	if o.defaultAuth != nil {
+		m.defaultAuth = o.defaultAuth
 	}
 }
 

@@ -167,3 +167,38 @@ func TestDBMGroupFileMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultAuthoritative22: AuthzDefaultAuthoritative Off, inherited,
+// makes an unanswered Require line a 500 (every auth_checker declined);
+// a section that sets it On again answers 401.
+func TestDefaultAuthoritative22(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "R"
+    AuthUserFile /etc/users
+    AuthzUserAuthoritative Off
+    AuthzDefaultAuthoritative Off
+    AuthzDBMAuthoritative Off
+    AuthzOwnerAuthoritative On
+    Require user bob
+</Directory>
+<Directory "@DOCROOT@/strict">
+    AuthzDefaultAuthoritative On
+</Directory>
+<Directory "@DOCROOT@/inherit">
+    Order allow,deny
+    Allow from all
+</Directory>
+`
+	e, _ := engineMods(t, translate.Legacy22, append([]string{"authz_dbm_module", "authz_owner_module", "authz_default_module"}, translate.FragmentModules...), conf, "strict/index.html", "inherit/index.html")
+	for _, r := range []req{
+		{target: "/index.html", ip: "10.0.0.1", user: "alice:ok", want: 500},
+		{target: "/index.html", ip: "10.0.0.1", user: "bob:ok", want: 0},
+		{target: "/inherit/index.html", ip: "10.0.0.1", user: "alice:ok", want: 500},
+		{target: "/strict/index.html", ip: "10.0.0.1", user: "alice:ok", want: 401},
+	} {
+		if got := decide(e, r).Status; got != r.want {
+			t.Errorf("%s as %q: %d, want %d", r.target, r.user, got, r.want)
+		}
+	}
+}
