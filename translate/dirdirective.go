@@ -246,8 +246,9 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		case "authzdbmauthoritative", "authzownerauthoritative":
 			// mod_authz_dbm declines without AuthDBMGroupFile and
 			// mod_authz_owner without file-owner or file-group lines,
-			// whatever the flag: both are refused where they would decide
-			// (not evaluated under 2.2), so the flag alone changes nothing.
+			// whatever the flag: orderly refuses both where they would
+			// decide under 2.2 (require22, the unfaithful AuthDBMGroupFile),
+			// so the flag alone changes nothing.
 			if _, ok := keyword(b, d, onOff, d.Name+" must be On or Off"); ok {
 				b.rule(d, ctx.scope)
 			}
