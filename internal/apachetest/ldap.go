@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"sync"
 	"testing"
-
-	"github.com/orderly-proxy/orderly/proxy/ldapauth/ldaptest"
 )
 
 // The placeholders of a case that authenticates against LDAP, filled from
-// the slapd the harness runs ([StartLDAP], proxy/ldapauth/ldaptest and its
-// directory: users alice..frank with passwords NAME-pw, groups under
-// ou=groups).
+// the slapd the test runs ([UseLDAP]; internal/differential's startLDAP
+// starts proxy/ldapauth/ldaptest's directory: users alice..frank with
+// passwords NAME-pw, groups under ou=groups). apachetest does not start it
+// itself: the packages whose tests use apachetest (translate's) must not
+// depend on proxy's.
 const (
 	LDAPURLPlaceholder    = "@LDAPURL@"    // ldap://127.0.0.1:PORT
 	LDAPBasePlaceholder   = "@LDAPBASE@"   // dc=example,dc=org
@@ -27,7 +27,8 @@ type LDAPInfo struct {
 // noLDAP is what the placeholders stand for where no slapd runs: a port
 // where nothing listens, so that Apache and orderly alike find the server
 // down.
-var noLDAP = LDAPInfo{URL: "ldap://127.0.0.1:1", Base: ldaptest.BaseDN, BindDN: ldaptest.SearchDN, BindPassword: ldaptest.SearchPassword}
+// Its names are ldaptest's (BaseDN, SearchDN, SearchPassword).
+var noLDAP = LDAPInfo{URL: "ldap://127.0.0.1:1", Base: "dc=example,dc=org", BindDN: "cn=search,dc=example,dc=org", BindPassword: "search-secret"}
 
 var (
 	ldapMu  sync.Mutex
@@ -48,24 +49,23 @@ func (c *Case) NeedsLDAP() bool {
 	return false
 }
 
-// StartLDAP runs slapd with ldaptest's directory, for the test, when any
-// of the cases needs LDAP: the cases laid out until the test ends name it.
-// It is stopped by its pid when the test ends. Without it, a case's LDAP
-// placeholders name a port where nothing listens.
-func StartLDAP(tb testing.TB, cases []*Case) {
-	tb.Helper()
-	need := false
+// NeedLDAP reports whether any of the cases needs LDAP.
+func NeedLDAP(cases []*Case) bool {
 	for _, c := range cases {
-		need = need || c.NeedsLDAP()
+		if c.NeedsLDAP() {
+			return true
+		}
 	}
-	if !need {
-		return
-	}
-	s := ldaptest.Start(tb)
-	info := &LDAPInfo{URL: s.URL, Base: s.BaseDN, BindDN: s.BindDN, BindPassword: s.BindPassword}
+	return false
+}
+
+// UseLDAP makes the cases laid out until the test ends name the LDAP
+// server info.
+func UseLDAP(tb testing.TB, info LDAPInfo) {
+	tb.Helper()
 	ldapMu.Lock()
 	prev := ldapNow
-	ldapNow = info
+	ldapNow = &info
 	ldapMu.Unlock()
 	tb.Cleanup(func() {
 		ldapMu.Lock()

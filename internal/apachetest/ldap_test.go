@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderly-proxy/orderly/proxy/ldapauth/ldaptest"
 	"golang.org/x/tools/txtar"
 )
 
@@ -44,4 +45,16 @@ func TestLDAPPlaceholders(t *testing.T) {
 	if currentLDAP().URL != noLDAP.URL {
 		t.Errorf("after the test, cases still name %s", currentLDAP().URL)
 	}
+}
+
+// StartLDAP is internal/differential's startLDAP, for this package's
+// tests (which may depend on proxy's packages: no package below uses
+// them).
+func StartLDAP(tb testing.TB, cases []*Case) {
+	tb.Helper()
+	if !NeedLDAP(cases) {
+		return
+	}
+	s := ldaptest.Start(tb)
+	UseLDAP(tb, LDAPInfo{URL: s.URL, Base: s.BaseDN, BindDN: s.BindDN, BindPassword: s.BindPassword})
 }

@@ -725,7 +725,7 @@ func replayMatching(t *testing.T, fr front, match func(name string) bool) tally 
 		}
 	}
 	// One slapd for the cases that authenticate against LDAP.
-	apachetest.StartLDAP(t, picked)
+	startLDAP(t, picked)
 	var tl tally
 	start := time.Now()
 	var s servers

@@ -85,7 +85,7 @@ func translateCorpus(t *testing.T, spoil func([]byte) []byte) translated {
 		}
 	}
 	// One slapd for the cases that authenticate against LDAP.
-	apachetest.StartLDAP(t, picked)
+	startLDAP(t, picked)
 	var r translated
 	var s translateServers
 	tmp := apachetest.TempDir(t)
