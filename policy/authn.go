@@ -150,7 +150,7 @@ func checkAnonymous(a *Anonymous, user, password string) authnResult {
 		found = true
 	default:
 		for _, u := range a.Users {
-			if asciiEqualFold(u, user) {
+			if equalFold(u, user) { // strcasecmp
 				found = true
 				break
 			}
@@ -168,25 +168,6 @@ func checkAnonymous(a *Anonymous, user, password string) authnResult {
 	return authnGranted
 }
 
-// asciiEqualFold is strcasecmp's equality: ASCII letters only.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
 
 // dbmGroup is mod_authz_dbm's dbmgroup_check_authorization (2.4): the
 // user's groups, names compared exactly, any named group grants; no file

@@ -87,20 +87,6 @@ func TestCheckAnonymous(t *testing.T) {
 	}
 }
 
-func TestAsciiEqualFold(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want bool
-	}{
-		{"guest", "GUEST", true}, {"Guest", "gUEst", true}, {"guest", "guest", true},
-		{"guest", "guesT ", false}, {"guest", "gues", false}, {"g", "h", false},
-		{"@", "`", false}, {"[", "{", false}, {"é", "É", false}, {"Z", "z", true}, {"A", "a", true}, {"a", "A", true}, {"z", "Z", true}, {"a", "@", false}, {"@", "a", false},
-	} {
-		if got := asciiEqualFold(tc.a, tc.b); got != tc.want {
-			t.Errorf("asciiEqualFold(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
 
 // TestProviderChain decides requests under AuthBasicProvider lists: each
 // provider is asked in turn until one knows the user, and the first
@@ -264,5 +250,22 @@ func TestDBMGroupDecide(t *testing.T) {
 	}
 	if got := leafText("", leaf("g", ProvDBMGroup, "ops", "staff")); got != "Require dbm-group ops staff" {
 		t.Errorf("rendered %q", got)
+	}
+}
+
+// equalFold is strcasecmp's equality (ASCII letters only), for group
+// names and mod_authn_anon's user IDs.
+func TestEqualFoldASCII(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"guest", "GUEST", true}, {"Guest", "gUEst", true}, {"guest", "guest", true},
+		{"guest", "guesT ", false}, {"guest", "gues", false}, {"g", "h", false},
+		{"@", "`", false}, {"[", "{", false}, {"é", "É", false}, {"Z", "z", true}, {"A", "a", true}, {"a", "A", true}, {"z", "Z", true}, {"a", "@", false}, {"@", "a", false},
+	} {
+		if got := equalFold(tc.a, tc.b); got != tc.want {
+			t.Errorf("equalFold(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }
