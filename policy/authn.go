@@ -168,7 +168,6 @@ func checkAnonymous(a *Anonymous, user, password string) authnResult {
 	return authnGranted
 }
 
-
 // dbmGroup is mod_authz_dbm's dbmgroup_check_authorization (2.4): the
 // user's groups, names compared exactly, any named group grants; no file
 // set denies (AH01798); a file that cannot be opened is an error (500).

@@ -87,7 +87,6 @@ func TestCheckAnonymous(t *testing.T) {
 	}
 }
 
-
 // TestProviderChain decides requests under AuthBasicProvider lists: each
 // provider is asked in turn until one knows the user, and the first
 // answer other than "not found" stands (authenticate_basic_user).
