@@ -357,21 +357,10 @@ func (c *Client) checkUserID(ctx context.Context, cfg *Config, s *session, filte
 	var dn string
 	var vals [][]string
 	err := s.retry(ctx, func(int) bool { return true }, func(l *ldap.Conn) error {
-		res, err := l.Search(&ldap.SearchRequest{
-			BaseDN: cfg.URL.BaseDN, Scope: c.scope(cfg), DerefAliases: int(cfg.Deref),
-			Filter: wireFilter(filter), Attributes: searchAttrs(cfg),
-		})
+		e, err := c.searchUser(l, cfg, filter)
 		if err != nil {
-			return &OpError{Code: codeOf(err), Op: "search", Reason: "ldap_search_ext_s() for user failed", Err: err}
+			return err
 		}
-		if len(res.Entries) != 1 {
-			reason := "User not found"
-			if len(res.Entries) > 1 {
-				reason = "User is not unique (search found two or more matches)"
-			}
-			return &OpError{Code: resNoSuchObject, Op: "search", Reason: reason}
-		}
-		e := res.Entries[0]
 		dn = e.DN
 		if password == "" {
 			return &OpError{Code: resInvalidCredentials, Op: "bind", Reason: "Empty password not allowed"}
@@ -402,6 +391,27 @@ func (c *Client) checkUserID(ctx context.Context, cfg *Config, s *session, filte
 	return dn, vals, nil
 }
 
+// searchUser searches for the user's entry as uldap_cache_checkuserid and
+// uldap_cache_getuserdn do: exactly one entry, else "User not found" or
+// "User is not unique".
+func (c *Client) searchUser(l *ldap.Conn, cfg *Config, filter string) (*ldap.Entry, error) {
+	res, err := l.Search(&ldap.SearchRequest{
+		BaseDN: cfg.URL.BaseDN, Scope: c.scope(cfg), DerefAliases: int(cfg.Deref),
+		Filter: wireFilter(filter), Attributes: searchAttrs(cfg),
+	})
+	if err != nil {
+		return nil, &OpError{Code: codeOf(err), Op: "search", Reason: "ldap_search_ext_s() for user failed", Err: err}
+	}
+	if len(res.Entries) != 1 {
+		reason := "User not found"
+		if len(res.Entries) > 1 {
+			reason = "User is not unique (search found two or more matches)"
+		}
+		return nil, &OpError{Code: resNoSuchObject, Op: "search", Reason: reason}
+	}
+	return res.Entries[0], nil
+}
+
 // getUserDN is uldap_cache_getuserdn: checkUserID without the password.
 func (c *Client) getUserDN(ctx context.Context, cfg *Config, s *session, filter string) (string, [][]string, error) {
 	uc := c.cachesFor(cfg.URL.Raw)
@@ -425,22 +435,11 @@ func (c *Client) getUserDN(ctx context.Context, cfg *Config, s *session, filter 
 	var dn string
 	var vals [][]string
 	err := s.retry(ctx, func(int) bool { return false }, func(l *ldap.Conn) error {
-		res, err := l.Search(&ldap.SearchRequest{
-			BaseDN: cfg.URL.BaseDN, Scope: c.scope(cfg), DerefAliases: int(cfg.Deref),
-			Filter: wireFilter(filter), Attributes: searchAttrs(cfg),
-		})
+		e, err := c.searchUser(l, cfg, filter)
 		if err != nil {
-			return &OpError{Code: codeOf(err), Op: "search", Reason: "ldap_search_ext_s() for user failed", Err: err}
+			return err
 		}
-		if len(res.Entries) != 1 {
-			reason := "User not found"
-			if len(res.Entries) > 1 {
-				reason = "User is not unique (search found two or more matches)"
-			}
-			return &OpError{Code: resNoSuchObject, Op: "search", Reason: reason}
-		}
-		dn = res.Entries[0].DN
-		vals = entryVals(res.Entries[0], attrs)
+		dn, vals = e.DN, entryVals(e, attrs)
 		return nil
 	})
 	if err != nil {
