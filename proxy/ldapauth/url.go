@@ -359,11 +359,7 @@ func aprLDAPURLParse(in string) (ludesc, string) {
 	}
 	// dn
 	p0 := slash
-	q = cindex(buf, p0, '?')
-	if q >= 0 {
-		buf[q] = 0
-		q++
-	}
+	q = cutField(buf, p0)
 	if buf[p0] != 0 {
 		hexUnescape(buf, p0)
 		ud.dn = cstr(buf, p0)
@@ -375,11 +371,7 @@ func aprLDAPURLParse(in string) (ludesc, string) {
 	}
 	// attributes
 	p0 = q
-	q = cindex(buf, p0, '?')
-	if q >= 0 {
-		buf[q] = 0
-		q++
-	}
+	q = cutField(buf, p0)
 	if buf[p0] != 0 {
 		hexUnescape(buf, p0)
 		ud.attrs = strtokAll(cstr(buf, p0), ",")
@@ -389,11 +381,7 @@ func aprLDAPURLParse(in string) (ludesc, string) {
 	}
 	// scope
 	p0 = q
-	q = cindex(buf, p0, '?')
-	if q >= 0 {
-		buf[q] = 0
-		q++
-	}
+	q = cutField(buf, p0)
 	if buf[p0] != 0 {
 		hexUnescape(buf, p0)
 		scope = str2scope(cstr(buf, p0))
@@ -406,11 +394,7 @@ func aprLDAPURLParse(in string) (ludesc, string) {
 	}
 	// filter
 	p0 = q
-	q = cindex(buf, p0, '?')
-	if q >= 0 {
-		buf[q] = 0
-		q++
-	}
+	q = cutField(buf, p0)
 	if buf[p0] != 0 {
 		hexUnescape(buf, p0)
 		if buf[p0] == 0 {
@@ -511,6 +495,18 @@ func cindex(buf []byte, i int, c byte) int {
 		}
 	}
 	return -1
+}
+
+// cutField ends the URL field at p0 at the next '?' (writing a NUL there,
+// as apr_ldap_url_parse does) and returns where the next field starts, or
+// -1 when this one is the last.
+func cutField(buf []byte, p0 int) int {
+	q := cindex(buf, p0, '?')
+	if q >= 0 {
+		buf[q] = 0
+		q++
+	}
+	return q
 }
 
 // crindex is strrchr on the C string at i.
