@@ -2,7 +2,6 @@ package translate
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
@@ -52,31 +51,11 @@ func TestAuthnMatchesApache24(t *testing.T) {
 		dir("AuthDBMGroupFile /etc/g.dbm\nAuthzDBMType SDBM\n"),
 		dir("AuthzDBMType\n"),
 	}
-	var (
-		wg               sync.WaitGroup
-		mu               sync.Mutex
-		refused, started int
-	)
+	var cases []loadText
 	for _, text := range tests {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			apache, ours := refusals(t, p, load, text)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case strings.HasPrefix(apache, "(starts") && ours == "(loads)":
-				started++
-			case strings.HasPrefix(apache, "(starts") && strings.Contains(ours, "cannot be evaluated by orderly"):
-				started++ // serve's own refusal of what Apache serves
-			case apache != ours:
-				t.Errorf("%q:\n apache2: %s\n orderly: %s", text, apache, ours)
-			default:
-				refused++
-			}
-		}()
+		cases = append(cases, loadText{load, text})
 	}
-	wg.Wait()
+	refused, started := compareRefusals(t, p, cases, true)
 	if refused < 10 || started < 8 {
 		t.Errorf("%d refused by both, %d loaded by both: the cases no longer test both sides", refused, started)
 	}
@@ -138,29 +117,11 @@ func TestLDAPDirectivesMatchApache24(t *testing.T) {
 		dir("Require ldap-group \"cn=A B,ou=groups,dc=example,dc=org\"\n"),
 		dir("Require ldap-search (uid=x)\nRequire not ldap-user bob\n"),
 	}
-	var (
-		wg               sync.WaitGroup
-		mu               sync.Mutex
-		refused, started int
-	)
+	var cases []loadText
 	for _, text := range tests {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			apache, ours := refusals(t, p, load, text)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case strings.HasPrefix(apache, "(starts") && ours == "(loads)":
-				started++
-			case apache != ours:
-				t.Errorf("%q:\n apache2: %s\n orderly: %s", text, apache, ours)
-			default:
-				refused++
-			}
-		}()
+		cases = append(cases, loadText{load, text})
 	}
-	wg.Wait()
+	refused, started := compareRefusals(t, p, cases, false)
 	if refused < 8 || started < 10 {
 		t.Errorf("%d refused by both, %d loaded by both: the cases no longer test both sides", refused, started)
 	}
