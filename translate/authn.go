@@ -70,7 +70,7 @@ func (b *builder) authnDBM(d *apacheconf.Directive, name string, conf *DirConf) 
 		conf.AuthnDBM = &AuthnDBM{Type: "default"}
 	}
 	if name == "authdbmuserfile" {
-		conf.AuthnDBM.UserFile = b.resolve(d.Args[0])
+		conf.AuthnDBM.UserFile, conf.AuthnDBM.Pos = b.resolve(d.Args[0]), d.Pos
 	} else {
 		conf.AuthnDBM.Type = d.Args[0]
 	}
@@ -89,7 +89,7 @@ func (b *builder) authzDBM(d *apacheconf.Directive, name string, conf *DirConf) 
 	}
 	if name == "authdbmgroupfile" {
 		v := b.resolve(d.Args[0])
-		conf.DBMGroupFile = &v
+		conf.DBMGroupFile, conf.DBMGroupPos = &v, d.Pos
 	} else {
 		v := d.Args[0]
 		conf.DBMGroupType = &v

@@ -157,3 +157,44 @@ func TestDigestDBMLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDBMFile: orderly serve refuses at load a DBM file of a type it
+// does not read (DB, GDBM, NDBM, default = DB) that is there, read
+// through the path map, with the message of the request-time error;
+// not an SDBM file, a file not there (Apache answers 500 while it is
+// missing), a type apr-util does not know, nor no file.
+func TestCheckDBMFile(t *testing.T) {
+	htdbm := needTool(t, "htdbm")
+	dir := t.TempDir()
+	run(t, htdbm, "-c", "-b", "-TDB", filepath.Join(dir, "users.db"), "alice", "secret")
+	run(t, htdbm, "-c", "-b", "-TGDBM", filepath.Join(dir, "users.gdbm"), "alice", "secret")
+	run(t, htdbm, "-c", "-b", "-TSDBM", filepath.Join(dir, "users"), "alice", "secret")
+	id := NewIdentity()
+	id.Map = func(p string) string { return filepath.Join(dir, strings.TrimPrefix(p, "/srv/")) }
+	for _, tt := range []struct {
+		file, typ string
+		want      string // in the refusal; "" none
+	}{
+		{"/srv/users.db", "default", "a Berkeley DB hash database"},
+		{"/srv/users.db", "", "AuthDBMType DB (or default, which is DB here)"},
+		{"/srv/users.db", "DB", "db_dump -p " + filepath.Join(dir, "users.db")},
+		{"/srv/users.gdbm", "GDBM", "a GDBM database"},
+		{"/srv/users.gdbm", "default", "not of type DB"},
+		{"/srv/users", "NDBM", "are an SDBM database: set AuthDBMType SDBM"},
+		{"/srv/users", "SDBM", ""},
+		{"/srv/users", "sdbm", ""},
+		{"/srv/users.db", "SDBM", ""},
+		{"/srv/missing", "DB", ""},
+		{"/srv/users", "DB", ""},
+		{"/srv/users.db", "foo", ""},
+		{"", "DB", ""},
+	} {
+		err := id.CheckDBMFile(tt.file, tt.typ)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("CheckDBMFile(%q, %q) = %v, want nil", tt.file, tt.typ, err)
+		case tt.want != "" && (!errors.Is(err, ErrDBMUnsupported) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("CheckDBMFile(%q, %q) = %v, want ErrDBMUnsupported with %q", tt.file, tt.typ, err, tt.want)
+		}
+	}
+}
