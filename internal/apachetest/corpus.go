@@ -92,7 +92,8 @@ type Case struct {
 // An Owner is a line of a case's owners file, "PATH USER[:GROUP]": the
 // file or directory PATH of the case (docroot/..., auth/... or
 // extra/...) belongs to USER, and to GROUP, or USER's group where no
-// GROUP is given. Giving a file away needs root.
+// GROUP is given. A number is a user (group) ID, which need have no
+// name. Giving a file away needs root.
 type Owner struct {
 	Path, User, Group string
 	Line              int // in the case's file
@@ -294,24 +295,48 @@ func parseOwners(name string, firstLine int, data []byte) ([]Owner, error) {
 
 // chown gives the file of o, under dir, to its user and group.
 func (o Owner) chown(dir string) error {
-	u, err := user.Lookup(o.User)
+	uid, gid, err := userIDs(o.User)
 	if err != nil {
 		return err
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
 	if o.Group != "" {
-		g, err := user.LookupGroup(o.Group)
-		if err != nil {
+		if gid, err = groupID(o.Group); err != nil {
 			return err
 		}
-		gid, _ = strconv.Atoi(g.Gid)
 	}
 	name := filepath.Join(dir, filepath.FromSlash(o.Path))
 	if err := os.Lchown(name, uid, gid); err != nil {
 		return fmt.Errorf("giving %s to %s (which needs root): %v", name, o.User, err)
 	}
 	return nil
+}
+
+// userIDs returns the user ID and group ID of the user name, or of a
+// number, which stands for itself and its own group ID (an ID no user
+// has, for the checks of an owner without a name).
+func userIDs(name string) (uid, gid int, err error) {
+	if n, err := strconv.Atoi(name); err == nil {
+		return n, n, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid, nil
+}
+
+// groupID returns the ID of the group name, or the number it is.
+func groupID(name string) (int, error) {
+	if n, err := strconv.Atoi(name); err == nil {
+		return n, nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(g.Gid)
 }
 
 // sectionLine returns the line number, in a txtar file, of the first line of

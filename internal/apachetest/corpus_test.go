@@ -296,10 +296,13 @@ func TestMaterializeOwnersDB(t *testing.T) {
 docroot/a.html daemon
 docroot/d/ nobody:daemon
 docroot/d/b.html bin:nogroup
+docroot/n.html 4242:4343
 -- docroot/a.html --
 a
 -- docroot/d/b.html --
 b
+-- docroot/n.html --
+n
 -- auth/users@db --
 alice hash:groups
 -- requests --
@@ -309,7 +312,7 @@ GET /a.html 8.8.8.8
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Owner{{"docroot/a.html", "daemon", "", 5}, {"docroot/d", "nobody", "daemon", 6}, {"docroot/d/b.html", "bin", "nogroup", 7}}
+	want := []Owner{{"docroot/a.html", "daemon", "", 5}, {"docroot/d", "nobody", "daemon", 6}, {"docroot/d/b.html", "bin", "nogroup", 7}, {"docroot/n.html", "4242", "4343", 8}}
 	if !reflect.DeepEqual(c.Owners, want) {
 		t.Errorf("owners %+v, want %+v", c.Owners, want)
 	}
@@ -320,7 +323,7 @@ GET /a.html 8.8.8.8
 		}
 		t.Fatal(err)
 	}
-	for _, o := range want {
+	for _, o := range want[:3] {
 		u, _ := user.Lookup(o.User)
 		gname := o.Group
 		if gname == "" {
@@ -336,6 +339,9 @@ GET /a.html 8.8.8.8
 		if fmt.Sprint(st.Uid) != u.Uid || fmt.Sprint(st.Gid) != g.Gid {
 			t.Errorf("%s: owned by %d:%d, want %s:%s (%s:%s)", o.Path, st.Uid, st.Gid, u.Uid, g.Gid, o.User, gname)
 		}
+	}
+	if fi, err := os.Stat(filepath.Join(l.DocRoot, "n.html")); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 4242 || fi.Sys().(*syscall.Stat_t).Gid != 4343 {
+		t.Errorf("n.html: %v, not owned by 4242:4343", err)
 	}
 	head, err := os.ReadFile(filepath.Join(l.Auth, "users"))
 	if err != nil || len(head) < 16 || binary.LittleEndian.Uint32(head[12:]) != 0x061561 {
