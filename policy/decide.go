@@ -83,8 +83,9 @@ type LogLine struct {
 	User    string // the user; for AH01276, the DirectoryIndex names tried
 	Subject string // the file name, URI or file the message is about
 	URIForm bool   // Subject is a URI: "uri " precedes it where Apache says so
-	// Reason is the reason of an authorization failure (mod_authz_owner's
-	// and the file-group providers'), or the file it names.
+	// Reason is what the message of an authorization failure of
+	// mod_authz_owner or the file-group providers names beside the user
+	// and the URI: the file's owner, the file, the group file.
 	Reason string
 }
 

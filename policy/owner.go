@@ -47,7 +47,7 @@ func (c *evalCtx) fileOwner() (Result, *Rule) {
 		return Denied, nil
 	}
 	if owner != c.user {
-		c.logOwner("AH01637", "file owner "+owner+" does not match.")
+		c.logOwner("AH01637", owner)
 		return Denied, nil
 	}
 	return Granted, nil
@@ -132,13 +132,13 @@ func (c *evalCtx) dbmFileGroup() (Result, *Rule) {
 // owner returns the name of the user (group: of the group) that owns
 // r->filename, logging why there is none as mod_authz_owner does.
 func (c *evalCtx) owner(group bool) (string, bool) {
-	codes, what := &ownerLogs[0], "owner"
+	codes := &ownerLogs[0]
 	if group {
-		codes, what = &ownerLogs[1], "group"
+		codes = &ownerLogs[1]
 	}
 	r := c.req
 	if r.Filename == "" {
-		c.logOwner(codes[0], "no filename available")
+		c.logOwner(codes[0], "")
 		return "", false
 	}
 	st := OwnerNoStat
@@ -154,18 +154,17 @@ func (c *evalCtx) owner(group bool) (string, bool) {
 	case OwnerFound:
 		return name, true
 	case OwnerNoStat:
-		c.logOwner(codes[st], "could not stat file "+r.Filename)
-	case OwnerNoInfo:
-		c.logOwner(codes[st], "no file "+what+" information available")
+		c.logOwner(codes[st], r.Filename)
 	default:
-		c.logOwner(codes[OwnerNoName], "could not get name of file "+what)
+		c.logOwner(codes[min(st, OwnerNoName)], "")
 	}
 	return "", false
 }
 
 // logOwner keeps a log line of mod_authz_owner (or of the group modules'
-// file-group providers) for authorize to write: its code, and the reason
-// or the file it names.
+// file-group providers) for authorize to write: its code, and what its
+// message names beside the user and the URI (the owner, the file), which
+// LogLine.Message puts in its place, so that nothing is built here.
 func (c *evalCtx) logOwner(code, reason string) {
 	if c.nowner < uint8(len(c.ownerLogs)) {
 		l := LogLine{Module: ownerModule(code), Code: code, User: c.user, Subject: c.req.URI, Reason: reason}
@@ -192,9 +191,20 @@ func ownerModule(code string) string {
 func ownerMessage(l LogLine) (string, bool) {
 	failed := "Authorization of user " + l.User + " to access " + l.Subject + " failed, reason: "
 	switch l.Code {
-	case "AH01633", "AH01634", "AH01635", "AH01636", "AH01637",
-		"AH01638", "AH01639", "AH01640", "AH01641":
-		return failed + l.Reason, true
+	case "AH01633", "AH01638":
+		return failed + "no filename available", true
+	case "AH01634", "AH01639":
+		return failed + "could not stat file " + l.Reason, true
+	case "AH01635":
+		return failed + "no file owner information available", true
+	case "AH01640":
+		return failed + "no file group information available", true
+	case "AH01636":
+		return failed + "could not get name of file owner", true
+	case "AH01641":
+		return failed + "could not get name of file group", true
+	case "AH01637":
+		return failed + "file owner " + l.Reason + " does not match.", true
 	case "AH01668", "AH01802":
 		return "No group file was specified in the configuration", true
 	case "AH01669":

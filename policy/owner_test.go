@@ -61,13 +61,13 @@ func TestFileOwnerGroup(t *testing.T) {
 		{"owner: no user", ProvFileOwner, "", "/www/alice.html", testOwners, nil, testID, false, DeniedNoUser, "", ""},
 		{"owner: the user", ProvFileOwner, "alice", "/www/alice.html", testOwners, nil, testID, false, Granted, "", ""},
 		{"owner: a directory", ProvFileOwner, "alice", "/www/dir/", testOwners, nil, testID, false, Granted, "", ""},
-		{"owner: another user", ProvFileOwner, "alice", "/www/bob.html", testOwners, nil, testID, false, Denied, "AH01637", "file owner bob does not match."},
-		{"owner: compared with case", ProvFileOwner, "Alice", "/www/alice.html", testOwners, nil, testID, false, Denied, "AH01637", "file owner alice does not match."},
-		{"owner: no filename", ProvFileOwner, "alice", "", testOwners, nil, testID, false, Denied, "AH01633", "no filename available"},
-		{"owner: no file", ProvFileOwner, "alice", "/www/missing.html", testOwners, nil, testID, false, Denied, "AH01634", "could not stat file /www/missing.html"},
-		{"owner: no Owners", ProvFileOwner, "alice", "/www/alice.html", nil, nil, testID, false, Denied, "AH01634", "could not stat file /www/alice.html"},
-		{"owner: no owner information", ProvFileOwner, "alice", "/www/alice.html", fakeOwners{noInfo: true}, nil, testID, false, Denied, "AH01635", "no file owner information available"},
-		{"owner: an ID without a name", ProvFileOwner, "alice", "/www/ghost.html", testOwners, nil, testID, false, Denied, "AH01636", "could not get name of file owner"},
+		{"owner: another user", ProvFileOwner, "alice", "/www/bob.html", testOwners, nil, testID, false, Denied, "AH01637", "bob"},
+		{"owner: compared with case", ProvFileOwner, "Alice", "/www/alice.html", testOwners, nil, testID, false, Denied, "AH01637", "alice"},
+		{"owner: no filename", ProvFileOwner, "alice", "", testOwners, nil, testID, false, Denied, "AH01633", ""},
+		{"owner: no file", ProvFileOwner, "alice", "/www/missing.html", testOwners, nil, testID, false, Denied, "AH01634", "/www/missing.html"},
+		{"owner: no Owners", ProvFileOwner, "alice", "/www/alice.html", nil, nil, testID, false, Denied, "AH01634", "/www/alice.html"},
+		{"owner: no owner information", ProvFileOwner, "alice", "/www/alice.html", fakeOwners{noInfo: true}, nil, testID, false, Denied, "AH01635", ""},
+		{"owner: an ID without a name", ProvFileOwner, "alice", "/www/ghost.html", testOwners, nil, testID, false, Denied, "AH01636", ""},
 
 		{"group: no user", ProvFileGroup, "", "/www/staff.html", testOwners, nil, testID, false, DeniedNoUser, "", ""},
 		{"group: a member", ProvFileGroup, "alice", "/www/ops.html", testOwners, nil, testID, false, Granted, "", ""},
@@ -77,10 +77,10 @@ func TestFileOwnerGroup(t *testing.T) {
 		{"group: no group file", ProvFileGroup, "alice", "/www/ops.html", testOwners, nil, testID, true, Denied, "AH01668", ""},
 		{"group: no Identity", ProvFileGroup, "alice", "/www/ops.html", testOwners, nil, nil, false, Denied, "AH01668", ""},
 		{"group: group file unreadable", ProvFileGroup, "alice", "/www/ops.html", testOwners, nil, fakeIdentity{groupErr: true}, false, Denied, "AH01669", "groups"},
-		{"group: no filename", ProvFileGroup, "alice", "", testOwners, nil, testID, false, Denied, "AH01638", "no filename available"},
-		{"group: no file", ProvFileGroup, "alice", "/www/missing.html", testOwners, nil, testID, false, Denied, "AH01639", "could not stat file /www/missing.html"},
-		{"group: no group information", ProvFileGroup, "alice", "/www/ops.html", fakeOwners{noInfo: true}, nil, testID, false, Denied, "AH01640", "no file group information available"},
-		{"group: an ID without a name", ProvFileGroup, "alice", "/www/ghost.html", testOwners, nil, testID, false, Denied, "AH01641", "could not get name of file group"},
+		{"group: no filename", ProvFileGroup, "alice", "", testOwners, nil, testID, false, Denied, "AH01638", ""},
+		{"group: no file", ProvFileGroup, "alice", "/www/missing.html", testOwners, nil, testID, false, Denied, "AH01639", "/www/missing.html"},
+		{"group: no group information", ProvFileGroup, "alice", "/www/ops.html", fakeOwners{noInfo: true}, nil, testID, false, Denied, "AH01640", ""},
+		{"group: an ID without a name", ProvFileGroup, "alice", "/www/ghost.html", testOwners, nil, testID, false, Denied, "AH01641", ""},
 
 		{"dbm: no user", ProvDBMFileGroup, "", "/www/ops.html", testOwners, dbmLayers, testDBMID, false, DeniedNoUser, "", ""},
 		{"dbm: a member", ProvDBMFileGroup, "bob", "/www/ops.html", testOwners, dbmLayers, testDBMID, false, Granted, "", ""},
@@ -156,7 +156,15 @@ func TestFileOwnerDecide(t *testing.T) {
 		l    LogLine
 		want string
 	}{
-		{LogLine{Code: "AH01634", User: "u", Subject: "/x", Reason: "could not stat file /f"}, "Authorization of user u to access /x failed, reason: could not stat file /f"},
+		{LogLine{Code: "AH01633", User: "u", Subject: "/x"}, "Authorization of user u to access /x failed, reason: no filename available"},
+		{LogLine{Code: "AH01638", User: "u", Subject: "/x"}, "Authorization of user u to access /x failed, reason: no filename available"},
+		{LogLine{Code: "AH01634", User: "u", Subject: "/x", Reason: "/f"}, "Authorization of user u to access /x failed, reason: could not stat file /f"},
+		{LogLine{Code: "AH01639", User: "u", Subject: "/x", Reason: "/f"}, "Authorization of user u to access /x failed, reason: could not stat file /f"},
+		{LogLine{Code: "AH01635", User: "u", Subject: "/x"}, "Authorization of user u to access /x failed, reason: no file owner information available"},
+		{LogLine{Code: "AH01640", User: "u", Subject: "/x"}, "Authorization of user u to access /x failed, reason: no file group information available"},
+		{LogLine{Code: "AH01636", User: "u", Subject: "/x"}, "Authorization of user u to access /x failed, reason: could not get name of file owner"},
+		{LogLine{Code: "AH01641", User: "u", Subject: "/x"}, "Authorization of user u to access /x failed, reason: could not get name of file group"},
+		{LogLine{Code: "AH01637", User: "u", Subject: "/x", Reason: "bob"}, "Authorization of user u to access /x failed, reason: file owner bob does not match."},
 		{LogLine{Code: "AH01668"}, "No group file was specified in the configuration"},
 		{LogLine{Code: "AH01802"}, "No group file was specified in the configuration"},
 		{LogLine{Code: "AH01669", Reason: "/g"}, "Could not open group file: /g"},
@@ -195,5 +203,25 @@ func TestFileOwnerDecide(t *testing.T) {
 	}
 	if int(c.nowner) != len(c.ownerLogs) {
 		t.Errorf("%d lines kept", c.nowner)
+	}
+}
+
+// Deciding file-owner and file-group allocates nothing, refusals and their
+// log lines included.
+func TestFileOwnerNoAllocs(t *testing.T) {
+	owners, id := FileOwners(testOwners), Identity(testID)
+	for _, tc := range []struct {
+		p    Provider
+		file string
+	}{
+		{ProvFileOwner, "/www/bob.html"}, {ProvFileOwner, "/www/alice.html"}, {ProvFileOwner, "/www/missing.html"},
+		{ProvFileGroup, "/www/ops.html"}, {ProvFileGroup, "/www/guests.html"}, {ProvFileGroup, "/www/ghost.html"},
+	} {
+		l := &Layers{Compat: DefaultCompat, AuthType: "Basic", AuthName: "R", HasAuthName: true, UserFile: "/etc/users", GroupFile: "groups",
+			Authz: anyOf(leaf("o", tc.p)).Compile(), Default: &Rule{ID: "def"}}
+		r := &Request{URI: "/x", Filename: tc.file, Auth: alice, Owners: owners, Dry: true}
+		if n := testing.AllocsPerRun(100, func() { Decide(l, r, id, nil) }); n != 0 {
+			t.Errorf("%v %s: %.1f allocations", tc.p, tc.file, n)
+		}
 	}
 }
