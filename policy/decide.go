@@ -83,6 +83,10 @@ type LogLine struct {
 	User    string // the user; for AH01276, the DirectoryIndex names tried
 	Subject string // the file name, URI or file the message is about
 	URIForm bool   // Subject is a URI: "uri " precedes it where Apache says so
+	// Reason is what the message of an authorization failure of
+	// mod_authz_owner or the file-group providers names beside the user
+	// and the URI: the file's owner, the file, the group file.
+	Reason string
 }
 
 // Message is the text Apache writes after the code.
@@ -129,6 +133,9 @@ func (l LogLine) Message() string {
 		return "Cannot serve directory " + l.Subject + ": No matching DirectoryIndex (" + l.User + ") found, and server-generated directory index forbidden by Options directive"
 	}
 	if m, ok := sslMessage(l); ok {
+		return m
+	}
+	if m, ok := ownerMessage(l); ok {
 		return m
 	}
 	return l.Subject
@@ -353,6 +360,10 @@ func authorize(l *Layers, c *evalCtx, d *Decision, afterAuthn bool) int {
 		d.log(LogLine{Module: "authnz_ldap", User: c.user, Subject: c.ldapErr})
 		c.ldapErr = ""
 	}
+	for _, ol := range c.ownerLogs[:c.nowner] {
+		d.log(ol)
+	}
+	c.nowner = 0
 	d.Layer = LayerAuthz
 	d.Rule = why
 	switch res {

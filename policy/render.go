@@ -104,6 +104,14 @@ func leafText(indent string, n *Node) string {
 		words("group", n.Args)
 	case ProvDBMGroup:
 		words("dbm-group", n.Args)
+	case ProvFileOwner, ProvFileGroup, ProvDBMFileGroup:
+		// The providers ignore their arguments; they are written back.
+		name := [...]string{ProvFileOwner: "file-owner", ProvFileGroup: "file-group", ProvDBMFileGroup: "dbm-file-group"}[n.Provider]
+		if len(n.Args) == 0 {
+			b = append(b, name...)
+		} else {
+			words(name, n.Args)
+		}
 	case ProvOther, ProvLDAP:
 		// Its name and its argument line as written.
 		if len(n.Args) > 0 {

@@ -37,6 +37,11 @@ type Request struct {
 	// asked only when a host rule is reached. Nil means no name.
 	Host HostNamer
 
+	// Owners tells who owns Filename (Require file-owner, file-group,
+	// dbm-file-group). It is asked only when such a line is reached. Nil
+	// means the file cannot be stat'ed.
+	Owners FileOwners
+
 	// SSL is what mod_ssl's hooks do for this request (ssl.go); the zero
 	// value when mod_ssl is not loaded.
 	SSL SSL

@@ -52,6 +52,17 @@ const (
 	// ProvLDAP is one of mod_authnz_ldap's ldap-* providers (2.4): Args
 	// are the form ("ldap-group") and the text after it as written.
 	ProvLDAP
+	// ProvFileOwner is mod_authz_owner's file-owner (2.4): the user who
+	// owns r->filename (owner.go). Args are ignored, as Apache ignores
+	// them.
+	ProvFileOwner
+	// ProvFileGroup is mod_authz_groupfile's file-group (2.4): the group
+	// of r->filename, which mod_authz_owner finds, among the user's
+	// groups in AuthGroupFile.
+	ProvFileGroup
+	// ProvDBMFileGroup is mod_authz_dbm's dbm-file-group (2.4): the same
+	// with AuthDBMGroupFile.
+	ProvDBMFileGroup
 	// ProvOther is a provider orderly writes but does not evaluate
 	// (ldap-group, dbm-group, expr, ...; translate only): Args are its
 	// name and its argument line as written. It never grants.
@@ -170,6 +181,10 @@ type evalCtx struct {
 	// (mod_authz_dbm's file and the realm); nil reads as none set.
 	layers *Layers
 	dbmErr bool // a DBM group file could not be opened (AH01799)
+	// ownerLogs are the log lines of the file-owner and file-group
+	// providers (owner.go), nowner of them.
+	ownerLogs [4]LogLine
+	nowner    uint8
 	// ldapErr says why an ldap-* line failed (for the log).
 	ldapErr string
 	// without is the Require line a counterfactual deletes (nil: none);
@@ -364,6 +379,12 @@ func (n *Node) leafResult(c *evalCtx) (Result, *Rule) {
 		return c.dbmGroup(args)
 	case ProvLDAP:
 		return c.ldap(args)
+	case ProvFileOwner:
+		return c.fileOwner()
+	case ProvFileGroup:
+		return c.fileGroup()
+	case ProvDBMFileGroup:
+		return c.dbmFileGroup()
 	case ProvOther:
 		return Denied, nil
 	}

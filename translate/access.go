@@ -283,7 +283,22 @@ func (b *builder) require(d *apacheconf.Directive, ctx *dirCtx) {
 			break
 		}
 		n.Provider, n.Args = policy.ProvLDAP, []string{prov, line}
-	case "expr", "forward-dns", "file-owner", "file-group", "dbm-file-group", "dbd-group", "dbd-login", "dbd-logout":
+	case "file-owner", "file-group", "dbm-file-group":
+		// They read r->filename's owner (policy/owner.go), and ignore
+		// their arguments. mod_authz_groupfile's file-group and
+		// mod_authz_dbm's dbm-file-group call mod_authz_owner's
+		// authz_owner_get_file_group, a NULL pointer without the module:
+		// Apache's child crashes (the connection closes, no answer) once
+		// a user of the group file asks.
+		if prov != "file-owner" && !b.loaded("authz_owner_module") {
+			b.cannotServe(d, "Require %s without mod_authz_owner: Apache's child crashes on it (mod_%s calls mod_authz_owner's authz_owner_get_file_group, which is not there) and orderly cannot answer as it does; load mod_authz_owner; refusing to load", prov, map[string]string{"file-group": "authz_groupfile", "dbm-file-group": "authz_dbm"}[prov])
+			if !b.opt.RenderOnly {
+				return
+			}
+		}
+		n.Provider = map[string]policy.Provider{"file-owner": policy.ProvFileOwner, "file-group": policy.ProvFileGroup, "dbm-file-group": policy.ProvDBMFileGroup}[prov]
+		n.Args = rest
+	case "expr", "forward-dns", "dbd-group", "dbd-login", "dbd-logout":
 		b.cannotServe(d, "Require %s cannot be evaluated by orderly; refusing to load", prov)
 		if !b.opt.RenderOnly {
 			return

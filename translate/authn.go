@@ -70,7 +70,7 @@ func (b *builder) authnDBM(d *apacheconf.Directive, name string, conf *DirConf) 
 		conf.AuthnDBM = &AuthnDBM{Type: "default"}
 	}
 	if name == "authdbmuserfile" {
-		conf.AuthnDBM.UserFile = b.resolve(d.Args[0])
+		conf.AuthnDBM.UserFile, conf.AuthnDBM.Pos = b.resolve(d.Args[0]), d.Pos
 	} else {
 		conf.AuthnDBM.Type = d.Args[0]
 	}
@@ -89,7 +89,7 @@ func (b *builder) authzDBM(d *apacheconf.Directive, name string, conf *DirConf) 
 	}
 	if name == "authdbmgroupfile" {
 		v := b.resolve(d.Args[0])
-		conf.DBMGroupFile = &v
+		conf.DBMGroupFile, conf.DBMGroupPos = &v, d.Pos
 	} else {
 		v := d.Args[0]
 		conf.DBMGroupType = &v
@@ -213,7 +213,8 @@ type DigestLine struct {
 }
 
 // digestProviders are the base providers with a realm hash
-// (get_realm_hash), which Digest authentication needs.
+// (get_realm_hash), which Digest authentication needs: mod_authn_file's
+// and mod_authn_dbm's, both of which orderly evaluates.
 var digestProviders = map[string]bool{"file": true, "dbm": true}
 
 // digestDirective is one of mod_auth_digest's per-directory directives:
@@ -241,9 +242,6 @@ func (b *builder) digestDirective(d *apacheconf.Directive, name string, conf *Di
 			if !digestProviders[base] {
 				b.errorf(d, "The '%s' Authn provider doesn't support Digest Authentication", a)
 				return false
-			}
-			if base != "file" {
-				b.cannotServe(d, "AuthDigestProvider %s cannot be evaluated by orderly (the %s provider; orderly evaluates Digest with file and aliases of it); refusing to load", a, base)
 			}
 		}
 	}

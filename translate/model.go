@@ -185,6 +185,9 @@ type DirConf struct {
 	// DBMGroupFile is mod_authz_dbm's AuthDBMGroupFile
 	// (2.2's Require group it serves is 2.4's Require dbm-group).
 	DBMGroupFile *string
+	// DBMGroupPos is where the section sets AuthDBMGroupFile (2.4), for
+	// orderly serve's refusal of a file it cannot read.
+	DBMGroupPos apacheconf.Pos
 
 	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
@@ -262,6 +265,9 @@ type DirConf struct {
 type AuthnDBM struct {
 	UserFile string // AuthDBMUserFile ("" unset)
 	Type     string // AuthDBMType ("default" unset)
+	// Pos is where AuthDBMUserFile is set, for orderly serve's refusal
+	// of a file it cannot read.
+	Pos apacheconf.Pos
 }
 
 // A ProviderAlias is an <AuthnProviderAlias base name> section: a

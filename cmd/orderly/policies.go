@@ -54,9 +54,9 @@ func loadEngine(path string, files []string, opt translate.LoadOptions, pathMap 
 }
 
 // buildEngine loads one configuration into a decision engine, or says
-// why serve would refuse it: an apacheconf.ErrorList from the load, or
-// one error (the document root, an IP-based virtual host, mod_ssl's CA
-// list) already naming where.
+// why serve would refuse it: an apacheconf.ErrorList from the load or of
+// the DBM files it cannot read, or one error (the document root, an
+// IP-based virtual host, mod_ssl's CA list) already naming where.
 func buildEngine(path string, files []string, opt translate.LoadOptions, pathMap map[string]string, rc *runtimeConfig) (*walk.Engine, error) {
 	cfg, err := translate.Load(files, opt)
 	if err != nil {
@@ -84,6 +84,11 @@ func buildEngine(path string, files []string, opt translate.LoadOptions, pathMap
 		// mod_ssl's CA list, which Apache would not start without.
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	if err := e.DBMError(); err != nil {
+		// DBM files of a type orderly does not read (Berkeley DB, GDBM,
+		// NDBM), which Apache reads on each request.
+		return nil, err
+	}
 	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)
 	return e, nil
 }
@@ -106,3 +111,6 @@ func ipHosts(cfg *translate.Config, rc *runtimeConfig) error {
 	}
 	return nil
 }
+
+// serve's Identity refuses the DBM files it cannot read (Engine.DBMError).
+var _ walk.DBMChecker = (*proxy.Identity)(nil)

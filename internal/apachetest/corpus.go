@@ -32,6 +32,12 @@ const (
 	// SDBM database, NAME.pag and NAME.dir, made by Apache's httxt2dbm
 	// (the text file is kept beside them).
 	SDBMSuffix = "@sdbm"
+	// DBSuffix marks a file whose text becomes a Berkeley DB database
+	// NAME (httxt2dbm -f DB, Debian's default DBM type), as SDBMSuffix
+	// does an SDBM one.
+	DBSuffix = "@db"
+	// OwnersFile gives files of the case to other users (owners).
+	OwnersFile = "owners"
 	DocRootDir = "docroot"
 	AuthDir    = "auth"
 	ExtraDir   = "extra"
@@ -78,6 +84,19 @@ type Case struct {
 	// forwards. BackendWhy is the case's reason.
 	BackendKeepsAccess bool
 	BackendWhy         string
+	// Owners are the lines of the owners file: the files that belong to
+	// another user (and group) than the one running the test.
+	Owners []Owner
+}
+
+// An Owner is a line of a case's owners file, "PATH USER[:GROUP]": the
+// file or directory PATH of the case (docroot/..., auth/... or
+// extra/...) belongs to USER, and to GROUP, or USER's group where no
+// GROUP is given. A number is a user (group) ID, which need have no
+// name. Giving a file away needs root.
+type Owner struct {
+	Path, User, Group string
+	Line              int // in the case's file
 }
 
 // Backend is the case as the backend runs it: without its access rules
@@ -180,6 +199,12 @@ func ParseCase(path string, data []byte) (*Case, error) {
 				return nil, err
 			}
 			c.Certs = certs
+		case f.Name == OwnersFile:
+			owners, err := parseOwners(path, sectionLine(data, OwnersFile), f.Data)
+			if err != nil {
+				return nil, err
+			}
+			c.Owners = owners
 		default:
 			top, rest, _ := strings.Cut(f.Name, "/")
 			if top != DocRootDir && top != AuthDir && top != ExtraDir {
@@ -217,7 +242,101 @@ func ParseCase(path string, data []byte) (*Case, error) {
 	if err := c.checkTLS(); err != nil {
 		return nil, err
 	}
+	for _, o := range c.Owners {
+		if !seen[o.Path] && !seen[o.Path+"/"] && !c.parentOfFile(o.Path) {
+			return fail("%s:%d: %s is no file or directory of the case", OwnersFile, o.Line, o.Path)
+		}
+	}
 	return c, nil
+}
+
+// parentOfFile reports whether dir is a directory of one of the case's
+// files.
+func (c *Case) parentOfFile(dir string) bool {
+	for _, f := range c.Files {
+		if strings.HasPrefix(f.Name, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// parseOwners parses an owners file: "PATH USER[:GROUP]" lines, '#'
+// comments and blank lines.
+func parseOwners(name string, firstLine int, data []byte) ([]Owner, error) {
+	var out []Owner
+	var errs []error
+	for i, text := range strings.Split(string(data), "\n") {
+		text = strings.TrimSpace(text)
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		line := firstLine + i
+		f := strings.Fields(text)
+		if len(f) != 2 {
+			errs = append(errs, fmt.Errorf("%s:%d: %q: want PATH USER[:GROUP]", name, line, text))
+			continue
+		}
+		p := strings.TrimSuffix(f[0], "/")
+		top, rest, _ := strings.Cut(p, "/")
+		if top != DocRootDir && top != AuthDir && top != ExtraDir || rest == "" || !filepath.IsLocal(rest) || filepath.Clean(rest) != rest {
+			errs = append(errs, fmt.Errorf("%s:%d: bad path %q: want a file or directory under %s/, %s/ or %s/", name, line, f[0], DocRootDir, AuthDir, ExtraDir))
+			continue
+		}
+		u, g, _ := strings.Cut(f[1], ":")
+		if u == "" {
+			errs = append(errs, fmt.Errorf("%s:%d: %q: want USER[:GROUP]", name, line, f[1]))
+			continue
+		}
+		out = append(out, Owner{Path: p, User: u, Group: g, Line: line})
+	}
+	return out, errors.Join(errs...)
+}
+
+// chown gives the file of o, under dir, to its user and group.
+func (o Owner) chown(dir string) error {
+	uid, gid, err := userIDs(o.User)
+	if err != nil {
+		return err
+	}
+	if o.Group != "" {
+		if gid, err = groupID(o.Group); err != nil {
+			return err
+		}
+	}
+	name := filepath.Join(dir, filepath.FromSlash(o.Path))
+	if err := os.Lchown(name, uid, gid); err != nil {
+		return fmt.Errorf("giving %s to %s (which needs root): %v", name, o.User, err)
+	}
+	return nil
+}
+
+// userIDs returns the user ID and group ID of the user name, or of a
+// number, which stands for itself and its own group ID (an ID no user
+// has, for the checks of an owner without a name).
+func userIDs(name string) (uid, gid int, err error) {
+	if n, err := strconv.Atoi(name); err == nil {
+		return n, n, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid, nil
+}
+
+// groupID returns the ID of the group name, or the number it is.
+func groupID(name string) (int, error) {
+	if n, err := strconv.Atoi(name); err == nil {
+		return n, nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(g.Gid)
 }
 
 // sectionLine returns the line number, in a txtar file, of the first line of
@@ -473,7 +592,11 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 			err = symlink(strings.TrimSuffix(name, SymlinkSuffix), l.Expand(f.Data))
 		case strings.HasSuffix(f.Name, SDBMSuffix):
 			if err = write(name, l.Expand(f.Data)); err == nil {
-				err = makeSDBM(name, strings.TrimSuffix(name, SDBMSuffix))
+				err = makeDBM(name, strings.TrimSuffix(name, SDBMSuffix), "SDBM")
+			}
+		case strings.HasSuffix(f.Name, DBSuffix):
+			if err = write(name, l.Expand(f.Data)); err == nil {
+				err = makeDBM(name, strings.TrimSuffix(name, DBSuffix), "DB")
 			}
 		default:
 			err = write(name, l.Expand(f.Data))
@@ -485,22 +608,31 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 	if err := write(l.Legacy, l.Expand(c.Legacy)); err != nil {
 		return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
 	}
+	for _, o := range c.Owners {
+		if err := o.chown(dir); err != nil {
+			return Layout{}, fmt.Errorf("%s:%d: %v", c.Path, o.Line, err)
+		}
+	}
 	return l, nil
 }
 
-// makeSDBM makes the SDBM database out (out.pag, out.dir) of the text
-// file in with httxt2dbm, readable by all.
-func makeSDBM(in, out string) error {
+// makeDBM makes the DBM database out of the type typ (SDBM: out.pag and
+// out.dir; DB: out) of the text file in with httxt2dbm, readable by all.
+func makeDBM(in, out, typ string) error {
 	tool := "/usr/sbin/httxt2dbm"
 	if _, err := os.Stat(tool); err != nil {
 		if tool, err = exec.LookPath("httxt2dbm"); err != nil {
 			return fmt.Errorf("httxt2dbm (Debian's apache2-utils) is needed for %s: %v", in, err)
 		}
 	}
-	if b, err := exec.Command(tool, "-f", "SDBM", "-i", in, "-o", out).CombinedOutput(); err != nil {
-		return fmt.Errorf("httxt2dbm -f SDBM -i %s: %v: %s", in, err, b)
+	if b, err := exec.Command(tool, "-f", typ, "-i", in, "-o", out).CombinedOutput(); err != nil {
+		return fmt.Errorf("httxt2dbm -f %s -i %s: %v: %s", typ, in, err, b)
 	}
-	for _, ext := range []string{".pag", ".dir"} {
+	exts := []string{".pag", ".dir"}
+	if typ != "SDBM" {
+		exts = []string{""}
+	}
+	for _, ext := range exts {
 		if err := os.Chmod(out+ext, 0o644); err != nil {
 			return err
 		}

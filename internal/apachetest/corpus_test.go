@@ -1,7 +1,10 @@
 package apachetest
 
 import (
+	"encoding/binary"
+	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -280,5 +283,73 @@ GET /link.html 8.8.8.8
 	}
 	if _, err := ParseCase("bad.txtar", []byte(strings.Replace(text, "autoindex\n", "autoindex_module\n", 1))); err == nil || !strings.Contains(err.Error(), "bad module") {
 		t.Errorf("modules autoindex_module: %v", err)
+	}
+}
+
+// A case's owners file (PATH USER[:GROUP]) gives its files and
+// directories away; a NAME@db file becomes a Berkeley DB database.
+func TestMaterializeOwnersDB(t *testing.T) {
+	const text = `Owners.
+-- legacy.conf --
+-- owners --
+# comment
+docroot/a.html daemon
+docroot/d/ nobody:daemon
+docroot/d/b.html bin:nogroup
+docroot/n.html 4242:4343
+-- docroot/a.html --
+a
+-- docroot/d/b.html --
+b
+-- docroot/n.html --
+n
+-- auth/users@db --
+alice hash:groups
+-- requests --
+GET /a.html 8.8.8.8
+`
+	c, err := ParseCase("owners.txtar", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Owner{{"docroot/a.html", "daemon", "", 5}, {"docroot/d", "nobody", "daemon", 6}, {"docroot/d/b.html", "bin", "nogroup", 7}, {"docroot/n.html", "4242", "4343", 8}}
+	if !reflect.DeepEqual(c.Owners, want) {
+		t.Errorf("owners %+v, want %+v", c.Owners, want)
+	}
+	l, err := c.Materialize(filepath.Join(t.TempDir(), "case"))
+	if err != nil {
+		if os.Geteuid() != 0 && os.Getenv("CI") != "true" && strings.Contains(err.Error(), "needs root") {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	for _, o := range want[:3] {
+		u, _ := user.Lookup(o.User)
+		gname := o.Group
+		if gname == "" {
+			g, _ := user.LookupGroupId(u.Gid)
+			gname = g.Name
+		}
+		g, _ := user.LookupGroup(gname)
+		fi, err := os.Stat(filepath.Join(l.Dir, o.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if fmt.Sprint(st.Uid) != u.Uid || fmt.Sprint(st.Gid) != g.Gid {
+			t.Errorf("%s: owned by %d:%d, want %s:%s (%s:%s)", o.Path, st.Uid, st.Gid, u.Uid, g.Gid, o.User, gname)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(l.DocRoot, "n.html")); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 4242 || fi.Sys().(*syscall.Stat_t).Gid != 4343 {
+		t.Errorf("n.html: %v, not owned by 4242:4343", err)
+	}
+	head, err := os.ReadFile(filepath.Join(l.Auth, "users"))
+	if err != nil || len(head) < 16 || binary.LittleEndian.Uint32(head[12:]) != 0x061561 {
+		t.Errorf("auth/users is no Berkeley DB hash database (%v)", err)
+	}
+	for _, bad := range []string{"docroot/a.html\n", "docroot/none.html daemon\n", "../x daemon\n", "docroot/a.html :g\n", "other/a daemon\n"} {
+		if _, err := ParseCase("bad.txtar", []byte(strings.Replace(text, "# comment\n", bad, 1))); err == nil {
+			t.Errorf("owners %q: no error", bad)
+		}
 	}
 }

@@ -145,6 +145,65 @@ func (s *Store) DBMGroups(path, dbmType string) (*Groups, error) {
 	})
 }
 
+// DBMHashes is an AuthDBMUserFile as mod_authn_dbm's get_dbm_realm_hash
+// reads it for Digest authentication: the value of each record up to
+// its first ':' (and its first NUL), by key. It is immutable and safe
+// for concurrent use.
+type DBMHashes struct {
+	name   string
+	hashes map[string]string
+}
+
+// RealmHash returns the H(A1) of user in realm: the record under the key
+// "user:realm", as get_dbm_realm_hash (modules/aaa/mod_authn_dbm.c of
+// 2.4) fetches it, up to its first ':'. The hash is returned as it is:
+// mod_auth_digest compares it with nothing but the response it computes,
+// so one that is not 32 hex digits never matches. found is false when no
+// record has the key (AUTH_USER_NOT_FOUND: the next provider is asked).
+func (h *DBMHashes) RealmHash(user, realm string) (hash string, found bool) {
+	hash, found = h.hashes[user+":"+realm]
+	return hash, found
+}
+
+// Len returns the number of records.
+func (h *DBMHashes) Len() int { return len(h.hashes) }
+
+// DBMHashes returns the AuthDBMUserFile at path of the given AuthDBMType
+// ("" = default) as Digest authentication reads it (see
+// DBMHashes.RealmHash), reading the file if it is new to the Store or
+// has changed. Its errors are those of DBMUsers. Unlike DBMUsers, it
+// checks no hash format: the records of a Digest file hold H(A1) values
+// ("user:realm" keys), which are no password hashes, and a file may
+// hold both kinds.
+func (s *Store) DBMHashes(path, dbmType string) (*DBMHashes, error) {
+	k, err := s.dbmKindOf(dbmType)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return loadWith(s, &s.dbmHashes[k], path, func(old *fileState[DBMHashes]) (*fileState[DBMHashes], bool) {
+		return checkDBM(s, path, k, old, hashesFromSDBM)
+	})
+}
+
+// hashesFromSDBM makes the DBMHashes of an AuthDBMUserFile. A key with a
+// NUL byte is left out: get_dbm_realm_hash makes its key with strlen, so
+// no lookup reaches it.
+func hashesFromSDBM(name string, db *SDBM) (*DBMHashes, []error) {
+	h := &DBMHashes{name: name, hashes: make(map[string]string, db.Len())}
+	var errs []error
+	for key, val := range db.All() {
+		if strings.IndexByte(key, 0) >= 0 {
+			errs = append(errs, &RecordError{File: name, Key: key, Err: errNULKey})
+			continue
+		}
+		// The value is copied into a C string (apr_pstrmemdup), then
+		// cut at its first ':'.
+		hash, _, _ := strings.Cut(cString(val), ":")
+		h.hashes[key] = hash
+	}
+	return h, errs
+}
+
 // A RecordError describes a problem with one record of a DBM file. Its
 // message has the form "file: user "name": message". Hashes are never
 // part of the message.

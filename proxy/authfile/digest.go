@@ -1,6 +1,8 @@
 package authfile
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -58,11 +60,17 @@ func (id *Identity) digestRequest(r *policy.DigestRequest) digest.Request {
 	return req
 }
 
-// digestLookup is the scope's providers as one Lookup: each file
-// provider reads its htdigest file (the load refuses other providers).
+// digestLookup is the scope's providers as one Lookup, as get_hash of
+// mod_auth_digest asks them: each file provider reads its htdigest file
+// (mod_authn_file), each dbm provider its AuthDBMUserFile
+// (mod_authn_dbm); the load refuses other providers.
 func (id *Identity) digestLookup(s *policy.DigestScope) digest.Lookup {
 	ls := make([]digest.Lookup, 0, len(s.Providers))
 	for _, p := range s.Providers {
+		if p.Kind == policy.ProviderDBM {
+			ls = append(ls, id.dbmLookup(p.File, p.DBMType))
+			continue
+		}
 		file := p.File
 		if file != "" {
 			file = id.path(file)
@@ -71,6 +79,49 @@ func (id *Identity) digestLookup(s *policy.DigestScope) digest.Lookup {
 	}
 	return digest.Providers(ls...)
 }
+
+// dbmLookup is get_dbm_realm_hash of mod_authn_dbm (2.4) for the
+// AuthDBMUserFile file of type dbmType: the record under the key
+// "user:realm", its value up to the first ':'. A file that cannot be
+// opened (none set, missing, of a type orderly does not read) fails as
+// fetch_dbm_value fails, with AH10285 (AH10284 for a type apr-util does
+// not know): Apache answers 500.
+func (id *Identity) dbmLookup(file, dbmType string) digest.Lookup {
+	return func(user, realm string) (string, bool, error) {
+		hash, found, err := id.DBMRealmHash(file, dbmType, user, realm)
+		if err != nil {
+			code := "AH10285"
+			msg := fmt.Sprintf("could not open dbm (type %s) file: %s: %v", dbmType, file, err)
+			if _, kerr := id.store.dbmKindOf(dbmType); kerr != nil {
+				code = "AH10284"
+				msg = fmt.Sprintf("could not load '%s' dbm library: %v", dbmType, err)
+			}
+			return "", false, &digest.ProviderError{Code: code, Err: errors.New(msg)}
+		}
+		return hash, found, nil
+	}
+}
+
+// DBMRealmHash returns the H(A1) of user in realm in the DBM file of the
+// given AuthDBMType ("" = default), as mod_authn_dbm's get_realm_hash
+// finds it (see DBMHashes.RealmHash), and whether the file has it. A file
+// of "" is an AuthDBMUserFile not set, which fails as one that cannot
+// be opened.
+func (id *Identity) DBMRealmHash(file, dbmType, user, realm string) (hash string, found bool, err error) {
+	if file == "" {
+		return "", false, errNoDBMFile
+	}
+	h, err := id.store.DBMHashes(id.path(file), dbmType)
+	if err != nil {
+		return "", false, err
+	}
+	hash, found = h.RealmHash(user, realm)
+	return hash, found, nil
+}
+
+// errNoDBMFile is the error of a dbm provider without AuthDBMUserFile:
+// apr_dbm_open is given no name, which it cannot open.
+var errNoDBMFile = errors.New("AuthDBMUserFile not set")
 
 func digestResult(res digest.Result) policy.DigestResult {
 	out := policy.DigestResult{Status: res.Status, User: res.User, Challenge: res.Challenge, AuthInfo: res.AuthInfo}

@@ -56,6 +56,9 @@
 // is "hash", "hash:groups" or "hash:groups:comment", or "groups" alone in
 // a group-only file. Store.DBMUsers and Store.DBMGroups read them as
 // those modules do (see their documentation for the rules of the value).
+// For Digest authentication (AuthDigestProvider dbm) Store.DBMHashes reads
+// the records keyed "user:realm", whose value is the H(A1), as
+// mod_authn_dbm's get_dbm_realm_hash does.
 //
 // Only SDBM, the format built into apr-util, is read, by a reader of this
 // package (SDBM). Berkeley DB, GDBM and NDBM, which apr-util reads through

@@ -1,6 +1,10 @@
 package authfile
 
-import "github.com/orderly-proxy/orderly/policy"
+import (
+	"errors"
+
+	"github.com/orderly-proxy/orderly/policy"
+)
 
 // Identity is the policy.Identity of a configuration's files: it checks
 // Basic credentials against the AuthUserFile and AuthGroupFile files the
@@ -102,3 +106,32 @@ func (id *Identity) DBMGroupsRealm(file, dbmType, user, realm string) ([]string,
 
 // Identity reads DBM files as policy's decisions ask.
 var _ policy.DBMIdentity = (*Identity)(nil)
+
+// CheckDBMFile says, when orderly serve loads a configuration, whether it
+// can read the DBM file that an AuthDBMUserFile or AuthDBMGroupFile names
+// with the type dbmType in force beside it (AuthDBMType, AuthzDBMType;
+// "default" where the section sets none): an error wrapping
+// ErrDBMUnsupported, which says what the file is and gives the command
+// that converts it to SDBM, when the type is one orderly does not read
+// (DB, GDBM, NDBM, or default, which is DB: see Store.DefaultDBMType) and
+// the file is there; nil otherwise.
+//
+// A file that is not there is no refusal: Apache, which opens the file on
+// each request (fetch_dbm_value, get_dbm_grp), answers 500 for it as long
+// as it is missing, and so does orderly. Nor is a type apr-util does not
+// know (AH10284, 500 on each request), nor an SDBM type naming a file of
+// another format, which the SDBM driver cannot open either.
+func (id *Identity) CheckDBMFile(file, dbmType string) error {
+	if file == "" {
+		return nil
+	}
+	k, err := id.store.dbmKindOf(dbmType)
+	if err != nil || k == dbmSDBM {
+		return nil
+	}
+	err = refuseDBM(id.store, id.path(file), k)
+	if !errors.Is(err, ErrDBMUnsupported) {
+		return nil // missing or unreadable: 500 on each request, as Apache
+	}
+	return err
+}

@@ -72,6 +72,7 @@ type Store struct {
 
 	dbmUsers  [numDBMKinds]fileCache[Users]
 	dbmGroups [numDBMKinds]fileCache[Groups]
+	dbmHashes [numDBMKinds]fileCache[DBMHashes]
 
 	now    func() int64 // clock in nanoseconds, for tests; nil for the monotonic clock
 	checks atomic.Int64 // number of file checks, for tests

@@ -56,6 +56,10 @@ func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*transl
 			return nil, 403, nil
 		}
 		sec, err := e.cfg.ParseHtaccessWith(p, data, allow, e.cfg.BaseDir)
+		if err == nil {
+			// orderly serve's refusal of a DBM file it cannot read.
+			err = e.htaccessDBM(sec)
+		}
 		if sec != nil && e.rawSeen != nil && translate.SectionWantsRaw(sec) {
 			e.rawSeen.Store(true)
 		}

@@ -21,3 +21,11 @@ func owner(fi fs.FileInfo) (uint32, bool) {
 	}
 	return 0, false
 }
+
+// group is the group that owns the file, when the file system says.
+func group(fi fs.FileInfo) (uint32, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Gid, true
+	}
+	return 0, false
+}

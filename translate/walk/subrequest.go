@@ -137,7 +137,7 @@ func (e *Engine) subAccess(req *Request, m, sm *merged, main, sub *Result, subur
 	pr := policy.Request{
 		Method: policy.MethodGet, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 		Env: sub.Env, URI: suburi, Filename: sub.Filename, Auth: req.Auth, Host: req,
-		Now: req.Now, Dry: req.Dry, DeferNecessity: true, Digest: req.digestRequest(suburi),
+		Now: req.Now, Dry: req.Dry, DeferNecessity: true, Digest: req.digestRequest(suburi), Owners: e.owners,
 	}
 	pr.SSL = e.sslRequest(req, sm, sub.Filename, true)
 	e.decideInto(sub, sm, &pr, tr)

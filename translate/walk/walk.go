@@ -66,6 +66,9 @@ type Engine struct {
 	// on, and TLS requests pick among those.
 	ssl      *sslState
 	sslHosts bool
+
+	// owners tells Require file-owner and file-group who owns a file.
+	owners *fileOwners
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -95,7 +98,7 @@ func (e *Engine) WantsRawHeaders() bool {
 }
 
 func newEngine(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
-	e := &Engine{cfg: cfg, fs: fsys, id: id, blind: map[string]bool{}}
+	e := &Engine{cfg: cfg, fs: fsys, id: id, blind: map[string]bool{}, owners: newFileOwners(fsys)}
 	e.ssl = newSSLState(cfg, fsys)
 	for _, a := range cfg.Aliases {
 		if a.Regex != nil {
@@ -478,7 +481,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 		pr := policy.Request{
 			Method: methodNum, Addr: req.ClientAddr, LocalAddr: req.LocalAddr,
 			Env: res.Env, URI: uri, Filename: res.Filename, Auth: req.Auth, Host: req,
-			Now: req.Now, Dry: req.Dry, DeferNecessity: true, Digest: req.digestRequest(uri),
+			Now: req.Now, Dry: req.Dry, DeferNecessity: true, Digest: req.digestRequest(uri), Owners: e.owners,
 		}
 		pr.SSL = e.sslRequest(req, m, res.Filename, lk != nil)
 		e.decideInto(&res, m, &pr, tr)
