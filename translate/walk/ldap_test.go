@@ -13,6 +13,7 @@ import (
 // compiled once; no lines, no scope (the defaults); the same lines, the
 // same key, other lines another.
 func TestLDAPScope(t *testing.T) {
+	ldapScope := (&Engine{}).ldapScope
 	if ldapScope(nil) != nil {
 		t.Error("no lines, yet a scope")
 	}

@@ -66,6 +66,9 @@ type Engine struct {
 	// on, and TLS requests pick among those.
 	ssl      *sslState
 	sslHosts bool
+
+	// ldap is mod_ldap's server configuration (ldap.go).
+	ldap ldapServerConf
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -97,6 +100,7 @@ func (e *Engine) WantsRawHeaders() bool {
 func newEngine(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 	e := &Engine{cfg: cfg, fs: fsys, id: id, blind: map[string]bool{}}
 	e.ssl = newSSLState(cfg, fsys)
+	e.ldap = newLDAPServerConf(cfg)
 	for _, a := range cfg.Aliases {
 		if a.Regex != nil {
 			continue
@@ -168,6 +172,9 @@ func fnmatchFold(pattern, name string) bool {
 
 // Config returns the configuration the engine decides by.
 func (e *Engine) Config() *translate.Config { return e.cfg }
+
+// Identity returns the Identity the engine checks credentials with.
+func (e *Engine) Identity() policy.Identity { return e.id }
 
 // Request is one HTTP request as access control needs it.
 type Request struct {
