@@ -163,10 +163,10 @@ var docNotes = map[string]string{
 	"RedirectRelative":      "On sends a path target as it is",
 	"UseCanonicalName":      "On builds redirect URLs from ServerName; DNS is refused",
 
-	"LDAPCacheEntries":      "one in-process cache for every virtual host, as mod_ldap's shared cache (docs/ldap.md)",
+	"LDAPCacheEntries":      "one in-process cache for every virtual host, as mod_ldap's shared cache (docs/semantics.md)",
 	"LDAPCacheTTL":          "as mod_ldap: 0 expires an entry at once",
 	"LDAPOpCacheEntries":    "0 turns every LDAP cache off, as in mod_ldap",
-	"LDAPTrustedGlobalCert": "CA_BASE64 only, the last one (OpenLDAP keeps one CA file); other types and client certificates are refused (docs/ldap.md)",
+	"LDAPTrustedGlobalCert": "CA_BASE64 only, the last one (OpenLDAP keeps one CA file); other types and client certificates are refused (docs/semantics.md)",
 	"LDAPTrustedClientCert": "2.4: refused, orderly presents no client certificate to LDAP servers",
 	"LDAPTrustedMode":       "per virtual host, as mod_ldap",
 	"LDAPConnectionPoolTTL": "per virtual host, as mod_ldap",
