@@ -137,8 +137,9 @@ func TestLDAPDirectivesMatchApache24(t *testing.T) {
 // line and accepted where Apache accepts them; a certificate orderly
 // cannot use as Apache does is orderly's own refusal of what Apache
 // starts. (The walk checks that a certificate's file exists, where
-// legacy.path_map says orderly reads it: walk's
-// TestLDAPCertFileMatchesApache24.)
+// legacy.path_map says orderly reads it: walk's TestLDAPError, and
+// internal/differential's TestLDAPCertFiles holds orderly check to
+// apache2 -t there.)
 func TestLDAPServerDirectivesMatchApache24(t *testing.T) {
 	p := apachetest.Require(t)
 	load, _ := allModules(t, p)
