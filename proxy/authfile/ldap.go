@@ -20,6 +20,7 @@ type ldapClients struct {
 	byServer sync.Map // *ldapauth.ServerConfig (nil: the defaults) -> *ldapEntry
 	mu       sync.Mutex
 	roots    []*ldapRoot
+	views    []*ldapauth.Client // every client handed out
 }
 
 type ldapEntry struct {
@@ -68,17 +69,23 @@ func (id *Identity) newLDAPClient(srv *ldapauth.ServerConfig) (*ldapauth.Client,
 	l := &id.ldap
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var root *ldapauth.Client
 	for _, r := range l.roots {
 		if sameLDAPOptions(r.opts, wide) {
-			return r.c.WithServer(mode, poolTTL), nil
+			root = r.c
+			break
 		}
 	}
-	root, err := ldapauth.NewClient(&wide)
-	if err != nil {
-		return nil, err
+	if root == nil {
+		var err error
+		if root, err = ldapauth.NewClient(&wide); err != nil {
+			return nil, err
+		}
+		l.roots = append(l.roots, &ldapRoot{opts: wide, c: root})
 	}
-	l.roots = append(l.roots, &ldapRoot{opts: wide, c: root})
-	return root.WithServer(mode, poolTTL), nil
+	c := root.WithServer(mode, poolTTL)
+	l.views = append(l.views, c)
+	return c, nil
 }
 
 // sameLDAPOptions reports options that make the same client.
@@ -115,12 +122,13 @@ func (id *Identity) LDAPCacheStats() ldapauth.CacheStats {
 // CloseLDAP closes the pooled connections of the Identity's LDAP clients
 // (a replaced configuration's); the clients stay usable.
 func (id *Identity) CloseLDAP() {
-	id.ldap.byServer.Range(func(_, v any) bool {
-		if e := v.(*ldapEntry); e.c != nil {
-			e.c.Close()
-		}
-		return true
-	})
+	l := &id.ldap
+	l.mu.Lock()
+	views := slices.Clone(l.views)
+	l.mu.Unlock()
+	for _, c := range views {
+		c.Close()
+	}
 }
 
 // ldapConfig is the scope's configuration (nil: the module's defaults).
