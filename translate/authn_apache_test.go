@@ -180,6 +180,7 @@ func TestLDAPServerDirectivesMatchApache24(t *testing.T) {
 		vhost("LDAPTrustedGlobalCert CA_BASE64 " + ca + "\n"), vhost("LDAPSharedCacheSize 5\n"), vhost("LDAPLibraryDebug 1\n"),
 		vhost("LDAPTrustedMode STARTTLS\nLDAPConnectionPoolTTL 0\n"),
 		dir("LDAPTimeout 5\n"), dir("LDAPTrustedMode SSL\n"),
+		"<Limit GET>\nLDAPTimeout 5\n</Limit>\n", "<Limit GET>\nLDAPTrustedMode SSL\n</Limit>\n", "<IfModule ldap_module>\nLDAPRetries 2\n</IfModule>\n",
 	}
 	var cases []loadText
 	for _, text := range tests {
