@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,12 +184,48 @@ func silentServer(t *testing.T) (addr string, hangUp func()) {
 	return ln.Addr().String(), hangUp
 }
 
+// unreachableServer is an address whose connections never complete: a
+// socket listening with a backlog of 0 whose one queued connection is
+// never accepted, so that the kernel drops every later SYN (the client's
+// connect waits, as for a host that drops packets).
+func unreachableServer(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	// Fill the queue, then check that a connection now waits.
+	for {
+		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		if err != nil {
+			break
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	return addr
+}
+
 // TestLDAPTimeoutSettings: an LDAP server that accepts connections and
 // never answers is a 500 after the bounds the configuration sets, not
 // after the defaults (LDAPTimeout 60 s, tried 4 times): LDAPTimeout
 // bounds each bind, each of 1 + LDAPRetries tries, with LDAPRetryDelay
 // between them. Apache and orderly answer alike, in the same time
-// (measured here: 2.007 s and 2.003 s; 2.512 s and 2.505 s).
+// (measured here: 2.007 s and 2.003 s; 2.512 s and 2.505 s). A host
+// whose connections never complete costs LDAPConnectionTimeout a try
+// (2.039 s and 2.001 s for two tries of 1 s), and the next host of the
+// URL's list is tried after it (1.032 s and 1.013 s).
 //
 // An LDAPS handshake that never completes is where they knowingly
 // differ (proxy/ldapauth's package documentation): Apache 2.4.71 with
@@ -198,13 +235,17 @@ func silentServer(t *testing.T) (addr string, hangUp func()) {
 // Apache's silence for a few seconds and orderly's 500.
 func TestLDAPTimeoutSettings(t *testing.T) {
 	apachetest.Require(t)
-	startSlapd(t) // for the placeholders; the URLs name the silent server
+	srv := startSlapd(t)
 	silent, hangUp := silentServer(t)
+	unreachable := unreachableServer(t)
 	for _, tc := range []struct {
 		name, conf, url string
 		min, max        time.Duration // Apache's and orderly's answer within
+		want            int           // 0: 500
 		apacheHangs     bool
 	}{
+		{name: "connection timeout", conf: "LDAPConnectionTimeout 1\nLDAPRetries 1\n", url: "ldap://" + unreachable, min: 2 * time.Second, max: 4 * time.Second},
+		{name: "connection timeout, next host", conf: "LDAPConnectionTimeout 1\n", url: "ldap://" + unreachable + " " + srv.Addr, min: time.Second, max: 3 * time.Second, want: 200},
 		{name: "ldap timeout", conf: "LDAPTimeout 1\nLDAPRetries 1\n", url: "ldap://" + silent, min: 2 * time.Second, max: 4 * time.Second},
 		{name: "ldap timeout retry delay", conf: "LDAPTimeout 1\nLDAPRetries 1\nLDAPRetryDelay 500ms\n", url: "ldap://" + silent, min: 2500 * time.Millisecond, max: 5 * time.Second},
 		{name: "ldaps handshake", conf: "LDAPConnectionTimeout 1\nLDAPTimeout 30\nLDAPRetries 0\n", url: "ldaps://" + silent, min: time.Second, max: 3 * time.Second, apacheHangs: true},
@@ -212,9 +253,13 @@ func TestLDAPTimeoutSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startLDAPPair(t, "ldaptimeout", tc.conf+ldapSection("hang", tc.url+"/ou=people,@LDAPBASE@?uid", "valid-user"), orderlyFront{}, "hang")
 			defer hangUp() // Apache's children wait in the handshake
+			want := tc.want
+			if want == 0 {
+				want = 500
+			}
 			o, ot := ask(t, p.front, "/hang/", "alice", "alice-pw")
-			if o != 500 || ot < tc.min || ot > tc.max {
-				t.Errorf("orderly: %d after %v, want 500 after %v to %v", o, ot.Round(time.Millisecond), tc.min, tc.max)
+			if o != want || ot < tc.min || ot > tc.max {
+				t.Errorf("orderly: %d after %v, want %d after %v to %v", o, ot.Round(time.Millisecond), want, tc.min, tc.max)
 			}
 			if tc.apacheHangs {
 				start := time.Now()
@@ -230,8 +275,8 @@ func TestLDAPTimeoutSettings(t *testing.T) {
 			}
 			a, at := ask(t, p.oracle.Addr, "/hang/", "alice", "alice-pw")
 			t.Logf("Apache %d after %v, orderly %d after %v", a, at.Round(time.Millisecond), o, ot.Round(time.Millisecond))
-			if a != 500 || at < tc.min || at > tc.max {
-				t.Errorf("Apache: %d after %v, want 500 after %v to %v", a, at.Round(time.Millisecond), tc.min, tc.max)
+			if a != want || at < tc.min || at > tc.max {
+				t.Errorf("Apache: %d after %v, want %d after %v to %v", a, at.Round(time.Millisecond), want, tc.min, tc.max)
 			}
 		})
 	}
