@@ -11,8 +11,8 @@ import (
 // LDAPServer is mod_ldap's server configuration (util_ldap_state_t) as
 // the main server or one <VirtualHost> sets it: its lines, in order, each
 // checked as mod_ldap's handler checks it (ldapauth.ServerConfig.Apply).
-// A virtual host's is merged over the main server's at request time
-// (ldapauth.MergeServer, util_ldap_merge_config). Nil: no line.
+// A virtual host's Config holds the main server's lines and its own
+// after them (mergeLDAPServer, util_ldap_merge_config). Nil: no line.
 type LDAPServer struct {
 	Lines []LDAPServerLine
 }

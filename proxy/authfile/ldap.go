@@ -120,7 +120,8 @@ func (id *Identity) LDAPCacheStats() ldapauth.CacheStats {
 }
 
 // CloseLDAP closes the pooled connections of the Identity's LDAP clients
-// (a replaced configuration's); the clients stay usable.
+// (a replaced configuration's), and each connection in use as it is
+// given back; the clients stay usable, without a pool.
 func (id *Identity) CloseLDAP() {
 	l := &id.ldap
 	l.mu.Lock()
