@@ -8,6 +8,11 @@ type LDAPScope struct {
 	Config any
 	// Key is the same for scopes compiled from the same lines.
 	Key string
+	// Server is proxy/ldapauth's *ServerConfig: mod_ldap's server
+	// configuration of the request's virtual host (its caches, timeouts,
+	// trusted CAs and security mode), which policy only passes on; nil
+	// for mod_ldap's defaults.
+	Server any
 }
 
 // LDAPState is a request's LDAP state (mod_authnz_ldap's request_config):

@@ -41,7 +41,7 @@ var testOwners = fakeOwners{
 // TestFileOwnerGroup: Require file-owner (mod_authz_owner), file-group
 // (mod_authz_groupfile) and dbm-file-group (mod_authz_dbm) of Apache 2.4,
 // leaf by leaf: the result and the log lines, in Apache's order of
-// checks (the group file before the file's group). Corpus 967 holds the
+// checks (the group file before the file's group). Corpus 968 holds the
 // same to Apache 2.4 with real files and users.
 func TestFileOwnerGroup(t *testing.T) {
 	dbmLayers := &Layers{DBMGroupFile: "/etc/groups.dbm", DBMGroupType: "SDBM", AuthName: "Staff area"}

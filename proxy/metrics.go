@@ -37,6 +37,7 @@ type Metrics struct {
 	generation prometheus.Gauge
 	guardOK    prometheus.Gauge // guard.go
 	since      prometheus.Gauge // when the rule counters started
+	ldap       *ldapCollector   // ldapmetrics.go
 }
 
 // NewMetrics returns the metrics of one orderly process, with the Go and
@@ -113,6 +114,8 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	})
 	reg.MustRegister(m.since)
 	m.since.SetToCurrentTime()
+	m.ldap = newLDAPCollector()
+	reg.MustRegister(m.ldap)
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	// The default scope until a handler shows its own.

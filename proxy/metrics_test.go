@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 )
 
 func TestMetricsLint(t *testing.T) {
@@ -71,5 +72,67 @@ orderly_rule_matches_total{rule_id="d1"} 0
 		"orderly_rule_matches_total", "orderly_rule_decisive_hits_total", "orderly_rule_last_hit_timestamp_seconds", "orderly_rule_info",
 		"orderly_rule_necessary_total", "orderly_section_decisions_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestLDAPMetricsExposition: the LDAP cache metrics are there from
+// start-up at zero, per cache kind, and read the stats SetLDAPStats
+// gives at each scrape.
+func TestLDAPMetricsExposition(t *testing.T) {
+	m := NewMetrics(nil)
+	zero := `
+# HELP orderly_ldap_cache_entries Entries the LDAP caches of the configuration in force hold, by cache.
+# TYPE orderly_ldap_cache_entries gauge
+orderly_ldap_cache_entries{cache="compare"} 0
+orderly_ldap_cache_entries{cache="dn_compare"} 0
+orderly_ldap_cache_entries{cache="search"} 0
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(zero), "orderly_ldap_cache_entries"); err != nil {
+		t.Error(err)
+	}
+	stats := ldapauth.CacheStats{
+		Search:    ldapauth.CacheCounters{Hits: 7, Misses: 3, Inserts: 3, Removes: 1, Purges: 0, Entries: 2},
+		Compare:   ldapauth.CacheCounters{Hits: 1, Misses: 2, Inserts: 2, Entries: 2},
+		DNCompare: ldapauth.CacheCounters{Purges: 4},
+	}
+	m.SetLDAPStats(func() ldapauth.CacheStats { return stats })
+	want := `
+# HELP orderly_ldap_cache_hits_total LDAP cache lookups that found a usable entry, by cache (search: LDAPCacheEntries, user searches and binds; compare and dn_compare: LDAPOpCacheEntries), as Apache's ldap-status page counts them.
+# TYPE orderly_ldap_cache_hits_total counter
+orderly_ldap_cache_hits_total{cache="compare"} 1
+orderly_ldap_cache_hits_total{cache="dn_compare"} 0
+orderly_ldap_cache_hits_total{cache="search"} 7
+# HELP orderly_ldap_cache_misses_total LDAP cache lookups that found no entry, or an expired one, by cache.
+# TYPE orderly_ldap_cache_misses_total counter
+orderly_ldap_cache_misses_total{cache="compare"} 2
+orderly_ldap_cache_misses_total{cache="dn_compare"} 0
+orderly_ldap_cache_misses_total{cache="search"} 3
+# HELP orderly_ldap_cache_inserts_total Entries added to the LDAP caches, by cache.
+# TYPE orderly_ldap_cache_inserts_total counter
+orderly_ldap_cache_inserts_total{cache="compare"} 2
+orderly_ldap_cache_inserts_total{cache="dn_compare"} 0
+orderly_ldap_cache_inserts_total{cache="search"} 3
+# HELP orderly_ldap_cache_removes_total Entries dropped from the LDAP caches, found expired or purged, by cache.
+# TYPE orderly_ldap_cache_removes_total counter
+orderly_ldap_cache_removes_total{cache="compare"} 0
+orderly_ldap_cache_removes_total{cache="dn_compare"} 0
+orderly_ldap_cache_removes_total{cache="search"} 1
+# HELP orderly_ldap_cache_purges_total Purges of a full LDAP cache (util_ald_cache_purge), by cache.
+# TYPE orderly_ldap_cache_purges_total counter
+orderly_ldap_cache_purges_total{cache="compare"} 0
+orderly_ldap_cache_purges_total{cache="dn_compare"} 4
+orderly_ldap_cache_purges_total{cache="search"} 0
+# HELP orderly_ldap_cache_entries Entries the LDAP caches of the configuration in force hold, by cache.
+# TYPE orderly_ldap_cache_entries gauge
+orderly_ldap_cache_entries{cache="compare"} 2
+orderly_ldap_cache_entries{cache="dn_compare"} 0
+orderly_ldap_cache_entries{cache="search"} 2
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "orderly_ldap_cache_hits_total", "orderly_ldap_cache_misses_total",
+		"orderly_ldap_cache_inserts_total", "orderly_ldap_cache_removes_total", "orderly_ldap_cache_purges_total", "orderly_ldap_cache_entries"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.GatherAndLint(m.Registry, "orderly_ldap_cache_hits_total", "orderly_ldap_cache_entries"); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
 	}
 }

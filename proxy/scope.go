@@ -3,10 +3,12 @@ package proxy
 import (
 	"hash/fnv"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
 
@@ -126,6 +128,40 @@ func (p *Policies) Rules() []*policy.Rule {
 		rules = append(rules, p.Native.Rules()...)
 	}
 	return rules
+}
+
+// identities returns the Identities of the policies' engines that are
+// proxy's, each once.
+func (p *Policies) identities() []*Identity {
+	var out []*Identity
+	for _, e := range []*walk.Engine{p.Legacy, p.LegacyEnforced, p.Native} {
+		if e == nil {
+			continue
+		}
+		if id, ok := e.Identity().(*Identity); ok && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// LDAPCacheEntries returns the entries the LDAP caches of the policies
+// hold now (the counters at zero: see authfile.Identity.LDAPCounters).
+func (p *Policies) LDAPCacheEntries() ldapauth.CacheStats {
+	var s ldapauth.CacheStats
+	for _, id := range p.identities() {
+		s.Add(id.LDAPCacheStats().EntriesOnly())
+	}
+	return s
+}
+
+// CloseLDAP closes the idle LDAP connections of the policies (a
+// configuration a reload replaced); connections in use are closed as
+// they are given back.
+func (p *Policies) CloseLDAP() {
+	for _, id := range p.identities() {
+		id.CloseLDAP()
+	}
 }
 
 // Unclaimed returns the saved or inherited counters no rule in force has

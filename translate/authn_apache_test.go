@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,6 +125,69 @@ func TestLDAPDirectivesMatchApache24(t *testing.T) {
 	}
 	refused, started := compareRefusals(t, p, cases, false)
 	if refused < 8 || started < 10 {
+		t.Errorf("%d refused by both, %d loaded by both: the cases no longer test both sides", refused, started)
+	}
+	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(tests), refused, started)
+}
+
+// TestLDAPServerDirectivesMatchApache24 holds mod_ldap's directives to
+// apache2 -t (every Debian module loaded): their values as
+// util_ldap.c's handlers check them, the directives that may not be in a
+// <VirtualHost> (GLOBAL_ONLY), refused with Apache's message at the same
+// line and accepted where Apache accepts them; a certificate orderly
+// cannot use as Apache does is orderly's own refusal of what Apache
+// starts. (The walk checks that a certificate's file exists, where
+// legacy.path_map says orderly reads it: walk's TestLDAPError, and
+// internal/differential's TestLDAPCertFiles holds orderly check to
+// apache2 -t there.)
+func TestLDAPServerDirectivesMatchApache24(t *testing.T) {
+	p := apachetest.Require(t)
+	load, _ := allModules(t, p)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, []byte("not read when the configuration is\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := func(body string) string { return "<Directory />\n" + body + "</Directory>\n" }
+	vhost := func(body string) string {
+		return "<VirtualHost *:80>\nServerName v.example\n" + body + "</VirtualHost>\n"
+	}
+	tests := []string{
+		"LDAPCacheEntries 0\nLDAPCacheTTL 5\nLDAPOpCacheEntries -1\nLDAPOpCacheTTL 0\n",
+		"LDAPCacheEntries lots\nLDAPCacheTTL 5m\nLDAPOpCacheTTL x\n",
+		"LDAPTimeout 5\nLDAPConnectionTimeout 2\nLDAPRetries 0\nLDAPRetryDelay 500ms\nLDAPConnectionPoolTTL 1mi\n",
+		"LDAPTimeout 0\n", "LDAPTimeout \" 5\"\n", "LDAPTimeout five\n", "LDAPTimeout \"5 \"\n", "LDAPTimeout \" \"\n", "LDAPTimeout -1\n", "LDAPTimeout 5s\n",
+		"LDAPRetries -1\n", "LDAPRetries x\n", "LDAPRetries 2x\n",
+		"LDAPRetryDelay -1\n", "LDAPRetryDelay 5x\n", "LDAPRetryDelay 5m\n", "LDAPRetryDelay 2h\n", "LDAPRetryDelay 5sec\n", "LDAPRetryDelay x\n",
+		"LDAPRetryDelay 99999999999999999999\n", "LDAPRetryDelay 9999999999999\n",
+		"LDAPConnectionPoolTTL -5\n", "LDAPConnectionPoolTTL -x\n", "LDAPConnectionPoolTTL soon\n", "LDAPConnectionPoolTTL later\n", "LDAPConnectionPoolTTL 0\n",
+		"LDAPTrustedMode SSL\n", "LDAPTrustedMode tls\n", "LDAPTrustedMode starttls\n", "LDAPTrustedMode ldaps\n",
+		"LDAPVerifyServerCert off\n", "LDAPVerifyServerCert maybe\n",
+		"LDAPTrustedGlobalCert CA_BASE64 " + ca + "\n",
+		"LDAPTrustedGlobalCert ca_base64 " + ca + " secret\n",
+		"LDAPTrustedGlobalCert PEM " + ca + "\n",
+		"LDAPTrustedGlobalCert " + ca + " CA_BASE64\n",
+		"LDAPTrustedGlobalCert CA_DER " + ca + "\n",
+		"LDAPTrustedGlobalCert CA_SECMOD " + ca + "\n",
+		"LDAPTrustedGlobalCert CERT_BASE64 " + ca + "\n",
+		"LDAPTrustedGlobalCert CERT_NICKNAME me\n",
+		dir("LDAPTrustedClientCert CERT_BASE64 " + ca + "\n"),
+		dir("LDAPTrustedClientCert CA_SECMOD " + ca + "\n"),
+		dir("LDAPTrustedClientCert PEM " + ca + "\n"),
+		"LDAPTrustedClientCert CERT_BASE64 " + ca + "\n",
+		dir("LDAPReferrals maybe\n"), dir("LDAPReferrals Default\nLDAPReferralHopLimit 5\n"), dir("LDAPReferralHopLimit 0\n"), dir("LDAPReferralHopLimit x\n"),
+		"LDAPSharedCacheSize 0\nLDAPSharedCacheFile /run/ldap.cache\nLDAPLibraryDebug 7\n",
+		vhost("LDAPTimeout 5\n"), vhost("LDAPCacheTTL 5\n"), vhost("LDAPRetries 1\n"), vhost("LDAPVerifyServerCert on\n"),
+		vhost("LDAPTrustedGlobalCert CA_BASE64 " + ca + "\n"), vhost("LDAPSharedCacheSize 5\n"), vhost("LDAPLibraryDebug 1\n"),
+		vhost("LDAPTrustedMode STARTTLS\nLDAPConnectionPoolTTL 0\n"),
+		dir("LDAPTimeout 5\n"), dir("LDAPTrustedMode SSL\n"),
+		"<Limit GET>\nLDAPTimeout 5\n</Limit>\n", "<Limit GET>\nLDAPTrustedMode SSL\n</Limit>\n", "<IfModule ldap_module>\nLDAPRetries 2\n</IfModule>\n",
+	}
+	var cases []loadText
+	for _, text := range tests {
+		cases = append(cases, loadText{load, text})
+	}
+	refused, started := compareRefusals(t, p, cases, true)
+	if refused < 20 || started < 15 {
 		t.Errorf("%d refused by both, %d loaded by both: the cases no longer test both sides", refused, started)
 	}
 	t.Logf("%d configurations: %d refused by both with the same message, %d loaded by both", len(tests), refused, started)

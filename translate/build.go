@@ -405,6 +405,10 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		b.cfg.Defaults.Dir = b.dirSetting(d, name, b.cfg.Defaults.Dir, b.scope)
 	case "sslrequiressl", "sslverifyclient", "sslverifydepth", "sslcacertificatefile", "sslcacertificatepath", "ssloptions", "sslusername", "sslengine":
 		b.ssl(d, name, b.cfg.Defaults, b.scope, true) // ssl.go
+	case "ldapcacheentries", "ldapcachettl", "ldapopcacheentries", "ldapopcachettl", "ldaptrustedglobalcert",
+		"ldaptrustedmode", "ldapverifyservercert", "ldapconnectiontimeout", "ldaptimeout",
+		"ldapconnectionpoolttl", "ldapretries", "ldapretrydelay", "ldaptrustedclientcert":
+		b.ldapServerDirective(d, name) // ldapserver.go
 	case "virtualhost":
 		if b.vhost != nil {
 			b.errorf(d, "<VirtualHost> cannot occur within <VirtualHost> section")

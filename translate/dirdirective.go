@@ -215,6 +215,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if b.ldapDirective(d, conf) {
 			b.rule(d, ctx.scope)
 		}
+	case "ldaptrustedclientcert":
+		b.ldapClientCert(d) // ldapserver.go
 	case "authzuserauthoritative", "authzgroupfileauthoritative":
 		if b.cfg.Semantics != Legacy22 {
 			b.errorf(d, "Invalid command '%s': removed in Apache 2.4 (catalogue DIR-11); with semantics %q the configuration must be valid 2.4", d.Name, Compat24)

@@ -54,7 +54,7 @@ func probe(r *directive.Info, sem Semantics) verdict {
 	if cfg != nil && len(cfg.Unfaithful) > 0 {
 		return verdictRefused
 	}
-	if err != nil && strings.Contains(err.Error(), "orderly cannot evaluate") {
+	if err != nil && (strings.Contains(err.Error(), "orderly cannot evaluate") || strings.Contains(err.Error(), "cannot be evaluated by orderly")) {
 		return verdictRefused
 	}
 	return verdictEvaluated
@@ -97,6 +97,9 @@ var probeValid = map[string]string{
 	"rewriterule": "^ - [F]",
 	"rewritecond": "%{REMOTE_ADDR} ^10",
 	"rewritemap":  "m int:tolower",
+	// mod_ldap's certificate lines take a type first.
+	"ldaptrustedglobalcert": "CA_BASE64 /etc/ssl/ldap-ca.pem",
+	"ldaptrustedclientcert": "CERT_BASE64 /etc/ssl/ldap-client.pem",
 }
 
 // readByLoader are what translate/apacheconf evaluates while it reads
@@ -159,6 +162,16 @@ var docNotes = map[string]string{
 	"RedirectPermanent":     "as Redirect",
 	"RedirectRelative":      "On sends a path target as it is",
 	"UseCanonicalName":      "On builds redirect URLs from ServerName; DNS is refused",
+
+	"LDAPCacheEntries":      "one in-process cache for every virtual host, as mod_ldap's shared cache (docs/semantics.md)",
+	"LDAPCacheTTL":          "as mod_ldap: 0 expires an entry at once",
+	"LDAPOpCacheEntries":    "0 turns every LDAP cache off, as in mod_ldap",
+	"LDAPTrustedGlobalCert": "CA_BASE64 only, the last one (OpenLDAP keeps one CA file); other types and client certificates are refused (docs/semantics.md)",
+	"LDAPTrustedClientCert": "2.4: refused, orderly presents no client certificate to LDAP servers",
+	"LDAPTrustedMode":       "per virtual host, as mod_ldap",
+	"LDAPConnectionPoolTTL": "per virtual host, as mod_ldap",
+	"LDAPSharedCacheSize":   "orderly's LDAP caches are in-process, bounded by LDAPCacheEntries and LDAPOpCacheEntries",
+	"LDAPReferrals":         "referrals are not chased: an answer with a referral fails as under LDAPReferrals Off",
 }
 
 // TestDirectiveDocs keeps docs/directives.md, the list of what orderly

@@ -200,6 +200,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		d.Options = &o
 	}
 	mergeSSL(&c, &d, main, own) // ssl.go
+	c.LDAPServer = mergeLDAPServer(main.LDAPServer, own.LDAPServer)
 	c.Defaults = &d
 	c.Limits = mergeServerLimits(main.Limits, own.Limits)
 	c.Redirects = append(append([]*Redirect(nil), own.Redirects...), main.Redirects...)

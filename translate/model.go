@@ -379,6 +379,9 @@ type Config struct {
 	// UserDirHomes: a UserDir relative to the users' home directories
 	// ("public_html"), which the configuration does not name.
 	UserDirHomes bool
+	// LDAPServer is mod_ldap's server configuration (a virtual host's
+	// merged over the main server's); nil when no line sets any.
+	LDAPServer *LDAPServer
 	// ForwardUnfaithful is Options.ForwardUnfaithful, for .htaccess files.
 	ForwardUnfaithful bool
 	// RenderOnly is Options.RenderOnly, for .htaccess files.

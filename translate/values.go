@@ -21,6 +21,9 @@ func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive, where 
 	if info.Module == "rewrite_module" {
 		return b.rewriteValue(info, d, where) // rewrite.go
 	}
+	if info.Module == "ldap_module" {
+		return b.ldapValue(info, d) // ldapserver.go
+	}
 	switch {
 	case info.Module == "core_module" && info.Name == "FileETag":
 		return fileETag(d.Args, b.tableVersion())

@@ -9,9 +9,16 @@ import (
 	"io"
 
 	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/walk"
 )
+
+// ldapCounters are the counters of the LDAP caches of every
+// configuration this process loads, so that the metrics of a reloaded
+// configuration's caches carry on from the replaced one's
+// (proxy.Metrics.SetLDAPStats).
+var ldapCounters = ldapauth.NewCounters()
 
 // setup reads the HCL file and the policies it names: the legacy
 // configuration (and, with rules demoted, the same without them) and the
@@ -64,6 +71,7 @@ func buildEngine(path string, files []string, opt translate.LoadOptions, pathMap
 	}
 	var fsys walk.FS = walk.OS
 	id := proxy.NewIdentity()
+	id.LDAPCounters = ldapCounters
 	if len(pathMap) > 0 {
 		pm := walk.NewPathMap(walk.OS, pathMap)
 		fsys, id.Map = pm, pm.Map
@@ -87,6 +95,11 @@ func buildEngine(path string, files []string, opt translate.LoadOptions, pathMap
 	if err := e.DBMError(); err != nil {
 		// DBM files of a type orderly does not read (Berkeley DB, GDBM,
 		// NDBM), which Apache reads on each request.
+		return nil, err
+	}
+	if err := e.LDAPError(); err != nil {
+		// mod_ldap's certificate files, which Apache would not start
+		// without: an apacheconf.ErrorList, each at its line.
 		return nil, err
 	}
 	e.SetLegacyAddress(rc.LegacyIP, rc.LegacyPort)

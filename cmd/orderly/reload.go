@@ -50,6 +50,9 @@ func (r *reloader) reload() (notes []string, err error) {
 	old, _ := r.h.Policies()
 	kept := e.Inherit(old)
 	r.generation = r.h.SetPolicies(e)
+	// The replaced configuration's LDAP connections: the new one has its
+	// own clients, with the settings it reads.
+	old.CloseLDAP()
 	r.metrics.Loaded(r.generation, true)
 	r.loaded, r.lastErr = time.Now(), ""
 	notes = restartOnly(r.rc, rc)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/proxy"
+	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 )
 
 // server is the proxy with its side listeners (metrics, forward-auth,
@@ -154,6 +155,12 @@ func (s *server) newHandler(errLog, accessLog, shadowLog io.Writer) {
 		return p.Rules()
 	})
 	s.metrics.CountingSince(s.since)
+	s.metrics.SetLDAPStats(func() ldapauth.CacheStats {
+		st := ldapCounters.Stats()
+		p, _ := s.h.Policies()
+		st.Add(p.LDAPCacheEntries())
+		return st
+	})
 	s.transport = proxy.NewTransport()
 	s.transport.ResponseHeaderTimeout = rc.BackendTimeout
 	health := rc.Health

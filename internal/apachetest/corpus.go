@@ -490,9 +490,12 @@ type Layout struct {
 	// CA replaces @TLSCA@; nil for the others.
 	TLS *TLSLayout
 	// LDAP is the LDAP server of a case that names one (ldap.go), whose
-	// address and accounts replace @LDAPURL@, @LDAPBASE@, @LDAPBINDDN@ and
-	// @LDAPBINDPW@; nil for the others.
+	// addresses and accounts replace @LDAPURL@, @LDAPSURL@, @LDAPBASE@,
+	// @LDAPBINDDN@ and @LDAPBINDPW@; nil for the others.
 	LDAP *LDAPInfo
+	// LDAPCA is Dir/ldap-ca.pem, the LDAP server's CA (LDAPInfo.CA),
+	// which replaces @LDAPCA@; "" for a case without LDAP.
+	LDAPCA string
 }
 
 // Expand replaces the placeholders @DOCROOT@, @AUTH@ and @EXTRA@ in data by
@@ -508,7 +511,8 @@ func (l Layout) Expand(data []byte) []byte {
 		ldap = *l.LDAP
 	}
 	r := strings.NewReplacer(DocRootPlaceholder, l.DocRoot, AuthPlaceholder, l.Auth, ExtraPlaceholder, l.Extra, TLSCAPlaceholder, ca,
-		LDAPURLPlaceholder, ldap.URL, LDAPBasePlaceholder, ldap.Base, LDAPBindDNPlaceholder, ldap.BindDN, LDAPBindPWPlaceholder, ldap.BindPassword)
+		LDAPURLPlaceholder, ldap.URL, LDAPSURLPlaceholder, ldap.SURL, LDAPCAPlaceholder, l.LDAPCA,
+		LDAPBasePlaceholder, ldap.Base, LDAPBindDNPlaceholder, ldap.BindDN, LDAPBindPWPlaceholder, ldap.BindPassword)
 	return []byte(r.Replace(string(data)))
 }
 
@@ -562,14 +566,18 @@ func (c *Case) Materialize(dir string) (Layout, error) {
 	if l.TLS, err = c.materializeTLS(dir); err != nil {
 		return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
 	}
-	if c.NeedsLDAP() {
-		l.LDAP = currentLDAP()
-	}
 	write := func(name string, data []byte) error {
 		if err := os.WriteFile(name, data, 0o644); err != nil {
 			return err
 		}
 		return os.Chmod(name, 0o644)
+	}
+	if c.NeedsLDAP() {
+		l.LDAP = currentLDAP()
+		l.LDAPCA = filepath.Join(dir, "ldap-ca.pem")
+		if err := write(l.LDAPCA, l.LDAP.CA); err != nil {
+			return Layout{}, fmt.Errorf("%s: %v", c.Path, err)
+		}
 	}
 	for _, f := range c.Files {
 		name := filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(f.Name, "/")))

@@ -13,7 +13,9 @@ import (
 // itself: the packages whose tests use apachetest (translate's) must not
 // depend on proxy's.
 const (
-	LDAPURLPlaceholder    = "@LDAPURL@"    // ldap://127.0.0.1:PORT
+	LDAPURLPlaceholder    = "@LDAPURL@"    // ldap://127.0.0.1:PORT (STARTTLS too)
+	LDAPSURLPlaceholder   = "@LDAPSURL@"   // ldaps://127.0.0.1:PORT
+	LDAPCAPlaceholder     = "@LDAPCA@"     // a PEM file of the CA that signed slapd's certificate
 	LDAPBasePlaceholder   = "@LDAPBASE@"   // dc=example,dc=org
 	LDAPBindDNPlaceholder = "@LDAPBINDDN@" // the search account's DN
 	LDAPBindPWPlaceholder = "@LDAPBINDPW@" // and its password
@@ -21,14 +23,18 @@ const (
 
 // LDAPInfo is what a case's LDAP placeholders stand for.
 type LDAPInfo struct {
-	URL, Base, BindDN, BindPassword string
+	URL, SURL, Base, BindDN, BindPassword string
+	// CA is the PEM of the CA that signed the server's certificate,
+	// written into each case that names @LDAPCA@ (readable by Apache's
+	// children); nil writes an empty file.
+	CA []byte
 }
 
 // noLDAP is what the placeholders stand for where no slapd runs: a port
 // where nothing listens, so that Apache and orderly alike find the server
 // down.
 // Its names are ldaptest's (BaseDN, SearchDN, SearchPassword).
-var noLDAP = LDAPInfo{URL: "ldap://127.0.0.1:1", Base: "dc=example,dc=org", BindDN: "cn=search,dc=example,dc=org", BindPassword: "search-secret"}
+var noLDAP = LDAPInfo{URL: "ldap://127.0.0.1:1", SURL: "ldaps://127.0.0.1:1", Base: "dc=example,dc=org", BindDN: "cn=search,dc=example,dc=org", BindPassword: "search-secret"}
 
 var (
 	ldapMu  sync.Mutex

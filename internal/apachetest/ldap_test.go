@@ -1,6 +1,7 @@
 package apachetest
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -56,5 +57,9 @@ func StartLDAP(tb testing.TB, cases []*Case) {
 		return
 	}
 	s := ldaptest.Start(tb)
-	UseLDAP(tb, LDAPInfo{URL: s.URL, Base: s.BaseDN, BindDN: s.BindDN, BindPassword: s.BindPassword})
+	ca, err := os.ReadFile(s.CAFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	UseLDAP(tb, LDAPInfo{URL: s.URL, SURL: s.LDAPSURL, Base: s.BaseDN, BindDN: s.BindDN, BindPassword: s.BindPassword, CA: ca})
 }

@@ -1,6 +1,7 @@
 package differential
 
 import (
+	"os"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/internal/apachetest"
@@ -17,5 +18,9 @@ func startLDAP(tb testing.TB, cases []*apachetest.Case) {
 		return
 	}
 	s := ldaptest.Start(tb)
-	apachetest.UseLDAP(tb, apachetest.LDAPInfo{URL: s.URL, Base: s.BaseDN, BindDN: s.BindDN, BindPassword: s.BindPassword})
+	ca, err := os.ReadFile(s.CAFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	apachetest.UseLDAP(tb, apachetest.LDAPInfo{URL: s.URL, SURL: s.LDAPSURL, Base: s.BaseDN, BindDN: s.BindDN, BindPassword: s.BindPassword, CA: ca})
 }

@@ -15,7 +15,7 @@ import (
 // get_dbm_realm_hash of mod_authn_dbm reads it for Digest: the key
 // "user:realm", the value up to its first ':' (the rest, groups or a
 // comment, left), case-sensitively; a record without the realm, or a
-// Basic user's record, is not found. Corpus 966 holds the same rules to
+// Basic user's record, is not found. Corpus 967 holds the same rules to
 // Apache 2.4.
 func TestDBMRealmHash(t *testing.T) {
 	httxt2dbm := needTool(t, "httxt2dbm")

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/orderly-proxy/orderly/policy"
+	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 )
 
 // Identity is the policy.Identity of a configuration's files: it checks
@@ -16,8 +17,13 @@ type Identity struct {
 	// names (legacy.path_map).
 	Map func(string) string
 
+	// LDAPCounters, when set, are the counters the LDAP caches count
+	// into (shared by the Identities of successive configurations, for
+	// metrics that only grow); nil: each client's own.
+	LDAPCounters *ldapauth.Counters
+
 	digest digestServer
-	ldap   ldapClient
+	ldap   ldapClients
 }
 
 // NewIdentity returns an Identity with an empty file cache.

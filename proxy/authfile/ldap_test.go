@@ -98,3 +98,76 @@ func TestLDAPChecker(t *testing.T) {
 		t.Errorf("no AuthLDAPURL: %v %v, want denied with an error", got, err)
 	}
 }
+
+// TestLDAPServerSettings: the Identity asks with the client of the
+// scope's mod_ldap server configuration: its trusted CA (mapped by Map
+// as legacy.path_map maps files), its security mode, and its caches,
+// which the virtual hosts of one configuration share; another server
+// configuration with other server-wide settings has caches of its own.
+// The counters go to LDAPCounters.
+func TestLDAPServerSettings(t *testing.T) {
+	srv := ldaptest.Start(t)
+	server := func(lines ...[]string) *ldapauth.ServerConfig {
+		s := ldapauth.NewServerConfig(ldapauth.Apache24)
+		for _, l := range lines {
+			if err := s.Apply(l[0], l[1:], ldapauth.ServerContext{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	scope := func(srvConf *ldapauth.ServerConfig, url string) *policy.LDAPScope {
+		cfg := ldapauth.NewConfig(ldapauth.Apache24)
+		if err := cfg.Apply("AuthLDAPURL", []string{url}, ldapauth.DirectiveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s := &policy.LDAPScope{Config: cfg}
+		if srvConf != nil {
+			s.Server = srvConf
+		}
+		return s
+	}
+	id := NewIdentity()
+	id.LDAPCounters = ldapauth.NewCounters()
+	// The configuration names /etc/ldap-ca.pem; orderly reads the test's.
+	id.Map = func(p string) string {
+		if p == "/etc/ldap-ca.pem" {
+			return srv.CAFile
+		}
+		return p
+	}
+	plainURL := srv.URL + "/" + ldaptest.PeopleDN + "?uid"
+	main := server([]string{"LDAPTrustedGlobalCert", "CA_BASE64", "/etc/ldap-ca.pem"}, []string{"LDAPTrustedMode", "STARTTLS"}, []string{"LDAPRetries", "0"})
+	vhost := server([]string{"LDAPTrustedGlobalCert", "CA_BASE64", "/etc/ldap-ca.pem"}, []string{"LDAPTrustedMode", "STARTTLS"}, []string{"LDAPRetries", "0"}, []string{"LDAPTrustedMode", "NONE"})
+	check := func(what string, s *policy.LDAPScope, user string, want policy.PasswordResult, wantErr bool) {
+		t.Helper()
+		got, _, err := id.CheckLDAPPassword(s, &policy.LDAPState{}, user, user+"-pw")
+		if got != want || (err != nil) != wantErr {
+			t.Errorf("%s: %s: %v %v, want %v (error %v)", what, user, got, err, want, wantErr)
+		}
+	}
+	check("STARTTLS with the mapped CA", scope(main, plainURL), "alice", policy.PasswordOK, false)
+	check("the virtual host's NONE", scope(vhost, plainURL), "bob", policy.PasswordOK, false)
+	check("LDAPS with the mapped CA", scope(main, srv.LDAPSURL+"/"+ldaptest.PeopleDN+"?uid"), "carol", policy.PasswordOK, false)
+	if c1, _ := id.ldapClient(scope(main, plainURL)); c1 == nil {
+		t.Fatal("no client")
+	} else if c2, _ := id.ldapClient(scope(main, plainURL)); c1 != c2 {
+		t.Error("two clients for one server configuration")
+	}
+	st := id.LDAPCacheStats()
+	// alice and bob share the cache of plainURL; carol's URL has its own.
+	if st.Search.Entries != 3 || st.Search.Inserts != 3 || len(id.ldap.roots) != 1 {
+		t.Errorf("one cache for both hosts: %+v, %d roots", st.Search, len(id.ldap.roots))
+	}
+	// mod_ldap's defaults: in the clear; STARTTLS without the CA fails.
+	check("the defaults", scope(nil, plainURL+"?sub?(objectClass=*)?x"), "dave", policy.PasswordOK, false)
+	noCA := server([]string{"LDAPTrustedMode", "STARTTLS"}, []string{"LDAPRetries", "0"})
+	check("STARTTLS without a CA", scope(noCA, plainURL), "dave", 0, true)
+	if len(id.ldap.roots) != 3 {
+		t.Errorf("%d roots for three server-wide settings", len(id.ldap.roots))
+	}
+	if s := id.LDAPCounters.Stats(); s.Search.Inserts < 4 {
+		t.Errorf("LDAPCounters %+v", s.Search)
+	}
+	id.CloseLDAP()
+}

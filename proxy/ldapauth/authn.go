@@ -339,15 +339,15 @@ func (c *Client) checkUserID(ctx context.Context, cfg *Config, s *session, filte
 			switch {
 			case c.now().Sub(n.lastbind) > c.opts.CacheTTL:
 				uc.search.remove(filter)
-				c.searchCtr.misses.Add(1)
+				c.ctr.search.misses.Add(1)
 			case n.hasPW && password != "" && n.pwHash == pwHash:
-				c.searchCtr.hits.Add(1)
+				c.ctr.search.hits.Add(1)
 				return n.dn, n.vals, nil
 			default:
-				c.searchCtr.misses.Add(1)
+				c.ctr.search.misses.Add(1)
 			}
 		} else {
-			c.searchCtr.misses.Add(1)
+			c.ctr.search.misses.Add(1)
 		}
 	}
 	if libldapRefuses(filter) {
@@ -419,13 +419,13 @@ func (c *Client) getUserDN(ctx context.Context, cfg *Config, s *session, filter 
 		if n, ok := uc.search.get(filter); ok {
 			if c.now().Sub(n.lastbind) > c.opts.CacheTTL {
 				uc.search.remove(filter)
-				c.searchCtr.misses.Add(1)
+				c.ctr.search.misses.Add(1)
 			} else {
-				c.searchCtr.hits.Add(1)
+				c.ctr.search.hits.Add(1)
 				return n.dn, n.vals, nil
 			}
 		} else {
-			c.searchCtr.misses.Add(1)
+			c.ctr.search.misses.Add(1)
 		}
 	}
 	if libldapRefuses(filter) {

@@ -410,13 +410,13 @@ func (c *Client) compare(ctx context.Context, s *session, url, dn, attr, value s
 		if n, ok := uc.compare.get(k); ok {
 			if c.now().Sub(n.lastcompare) > c.opts.OpCacheTTL {
 				uc.compare.remove(k)
-				c.compareCtr.misses.Add(1)
+				c.ctr.compare.misses.Add(1)
 			} else {
-				c.compareCtr.hits.Add(1)
+				c.ctr.compare.hits.Add(1)
 				return n.result, nil
 			}
 		} else {
-			c.compareCtr.misses.Add(1)
+			c.ctr.compare.misses.Add(1)
 		}
 	}
 	code := resSuccess
@@ -465,10 +465,10 @@ func (c *Client) compareDN(ctx context.Context, s *session, url, dn, reqDN strin
 	k := dnCompareKey{reqDN: reqDN, dn: dn}
 	if uc != nil {
 		if _, ok := uc.dnCompare.get(k); ok {
-			c.dnCtr.hits.Add(1)
+			c.ctr.dn.hits.Add(1)
 			return resCompareTrue, nil
 		}
-		c.dnCtr.misses.Add(1)
+		c.ctr.dn.misses.Add(1)
 	}
 	var found string
 	err := s.retry(ctx, func(failures int) bool { return failures == 0 }, func(l *ldap.Conn) error {

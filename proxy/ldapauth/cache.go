@@ -25,6 +25,31 @@ type CacheStats struct {
 	DNCompare CacheCounters // LDAPOpCacheEntries: DN comparisons on the server
 }
 
+// Add adds o's counters and entries to s.
+func (s *CacheStats) Add(o CacheStats) {
+	s.Search.add(o.Search)
+	s.Compare.add(o.Compare)
+	s.DNCompare.add(o.DNCompare)
+}
+
+// EntriesOnly returns s with the counters at zero and the entries kept.
+func (s CacheStats) EntriesOnly() CacheStats {
+	return CacheStats{
+		Search:    CacheCounters{Entries: s.Search.Entries},
+		Compare:   CacheCounters{Entries: s.Compare.Entries},
+		DNCompare: CacheCounters{Entries: s.DNCompare.Entries},
+	}
+}
+
+func (c *CacheCounters) add(o CacheCounters) {
+	c.Hits += o.Hits
+	c.Misses += o.Misses
+	c.Inserts += o.Inserts
+	c.Removes += o.Removes
+	c.Purges += o.Purges
+	c.Entries += o.Entries
+}
+
 type counters struct {
 	hits, misses, inserts, removes, purges atomic.Uint64
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -44,9 +43,10 @@ type Options struct {
 	// TrustedMode is LDAPTrustedMode, the security of a URL that names
 	// none.
 	TrustedMode Mode
-	// TrustedCAFiles are the files of LDAPTrustedGlobalCert CA_BASE64 (PEM)
-	// or CA_DER: the CAs that server certificates must chain to (none: the
-	// system's).
+	// TrustedCAFiles are PEM files of CAs (LDAPTrustedGlobalCert
+	// CA_BASE64) that server certificates must chain to (none: the
+	// system's). A file that cannot be read fails every TLS connection,
+	// and nothing else, as OpenLDAP fails to make its TLS context.
 	TrustedCAFiles []string
 	// VerifyServerCert is LDAPVerifyServerCert.
 	VerifyServerCert bool
@@ -58,6 +58,10 @@ type Options struct {
 	MaxIdle int
 	// Now is the clock of the caches (default time.Now).
 	Now func() time.Time
+	// Counters, when set, are the counters the caches count into, shared
+	// with other clients (so that they outlive this one); nil: the
+	// client's own.
+	Counters *Counters
 }
 
 // DefaultOptions returns mod_ldap's defaults (util_ldap_create_config).
@@ -83,19 +87,50 @@ func DefaultOptions() Options {
 type Client struct {
 	opts   Options
 	tlsCfg *tls.Config
+	// tlsErr is why the TLS configuration could not be made: every TLS
+	// connection fails with it.
+	tlsErr error
 	now    func() time.Time
 	pwKey  []byte // keys the hashes of cached passwords
+	cache  *cacheSet
+	ctr    *Counters
 
 	mu     sync.Mutex
 	pools  map[poolKey]*pool
-	caches map[string]*urlCaches
-	closed bool
-
-	searchCtr, compareCtr, dnCtr counters
+	closed bool // Close was called: connections are no longer pooled
 }
 
-// NewClient returns a Client with the options (nil: DefaultOptions). It
-// fails if a trusted CA file cannot be read.
+// cacheSet is mod_ldap's cache: one set of caches per AuthLDAPURL, shared
+// by every virtual host (and so by the clients of [Client.WithServer]).
+type cacheSet struct {
+	mu     sync.Mutex
+	caches map[string]*urlCaches
+}
+
+// Counters are the counters of the caches of one or more clients
+// ([Options.Counters]). Safe for concurrent use.
+type Counters struct {
+	search, compare, dn counters
+}
+
+// NewCounters returns counters at zero.
+func NewCounters() *Counters { return &Counters{} }
+
+// Stats returns the counters; the Entries fields are zero (they are a
+// client's: [Client.CacheStats]).
+func (c *Counters) Stats() CacheStats {
+	var s CacheStats
+	c.search.add(&s.Search)
+	c.compare.add(&s.Compare)
+	c.dn.add(&s.DNCompare)
+	return s
+}
+
+// NewClient returns a Client with the options (nil: DefaultOptions). A
+// trusted CA file that cannot be read or holds no certificate fails the
+// client's TLS connections (LDAPS and STARTTLS), as OpenLDAP's TLS
+// context fails to load, not NewClient; the error is only that of
+// making the key of cached passwords.
 func NewClient(o *Options) (*Client, error) {
 	opts := DefaultOptions()
 	if o != nil {
@@ -104,9 +139,12 @@ func NewClient(o *Options) (*Client, error) {
 	if opts.MaxIdle <= 0 {
 		opts.MaxIdle = 8
 	}
-	c := &Client{opts: opts, now: opts.Now, pools: map[poolKey]*pool{}, caches: map[string]*urlCaches{}}
+	c := &Client{opts: opts, now: opts.Now, pools: map[poolKey]*pool{}, cache: &cacheSet{caches: map[string]*urlCaches{}}, ctr: opts.Counters}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if c.ctr == nil {
+		c.ctr = NewCounters()
 	}
 	c.pwKey = make([]byte, 32)
 	if _, err := rand.Read(c.pwKey); err != nil {
@@ -118,17 +156,12 @@ func NewClient(o *Options) (*Client, error) {
 		for _, f := range opts.TrustedCAFiles {
 			b, err := os.ReadFile(f)
 			if err != nil {
-				return nil, fmt.Errorf("LDAP: Could not open SSL trusted certificate authority file - %s", f)
+				c.tlsErr = fmt.Errorf("LDAP: Could not open SSL trusted certificate authority file - %s: %v", f, err)
+				break
 			}
 			if !pool.AppendCertsFromPEM(b) {
-				cert, err := x509.ParseCertificate(b)
-				if err != nil {
-					if blk, _ := pem.Decode(b); blk == nil {
-						return nil, fmt.Errorf("LDAP: no certificate in trusted certificate authority file - %s", f)
-					}
-					return nil, fmt.Errorf("LDAP: bad certificate in trusted certificate authority file - %s: %v", f, err)
-				}
-				pool.AddCert(cert)
+				c.tlsErr = fmt.Errorf("LDAP: no PEM certificate in trusted certificate authority file - %s", f)
+				break
 			}
 		}
 		c.tlsCfg.RootCAs = pool
@@ -136,11 +169,25 @@ func NewClient(o *Options) (*Client, error) {
 	return c, nil
 }
 
-// Close closes every pooled connection. The Client stays usable.
+// WithServer returns a client with c's options but the connection
+// security mode and connection pool TTL of a virtual host
+// (LDAPTrustedMode and LDAPConnectionPoolTTL, which mod_ldap keeps per
+// virtual host): it has connections of its own, as each virtual host of
+// mod_ldap has its pool, and shares c's caches and counters, as every
+// virtual host shares mod_ldap's cache.
+func (c *Client) WithServer(mode Mode, poolTTL time.Duration) *Client {
+	v := &Client{opts: c.opts, tlsCfg: c.tlsCfg, tlsErr: c.tlsErr, now: c.now, pwKey: c.pwKey, cache: c.cache, ctr: c.ctr, pools: map[poolKey]*pool{}}
+	v.opts.TrustedMode, v.opts.ConnectionPoolTTL = mode, poolTTL
+	return v
+}
+
+// Close closes every pooled connection, and each connection in use when
+// it is given back. The Client stays usable, without a pool.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	pools := c.pools
 	c.pools = map[poolKey]*pool{}
+	c.closed = true
 	c.mu.Unlock()
 	for _, p := range pools {
 		p.closeAll()
@@ -148,15 +195,14 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// CacheStats returns the counters of the caches.
+// CacheStats returns the counters of the caches (of every client that
+// counts into the same [Counters]) and the entries the client's caches
+// hold now (shared with the clients of [Client.WithServer]).
 func (c *Client) CacheStats() CacheStats {
-	var s CacheStats
-	c.searchCtr.add(&s.Search)
-	c.compareCtr.add(&s.Compare)
-	c.dnCtr.add(&s.DNCompare)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, uc := range c.caches {
+	s := c.ctr.Stats()
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	for _, uc := range c.cache.caches {
 		s.Search.Entries += uc.search.len()
 		s.Compare.Entries += uc.compare.len()
 		s.DNCompare.Entries += uc.dnCompare.len()
@@ -170,16 +216,16 @@ func (c *Client) cachesFor(url string) *urlCaches {
 	if c.opts.CacheEntries <= 0 || c.opts.OpCacheEntries <= 0 {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	uc := c.caches[url]
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	uc := c.cache.caches[url]
 	if uc == nil {
 		uc = &urlCaches{
-			search:    newOpCache[string, searchNode](c.opts.CacheEntries, c.opts.CacheTTL, c.now, &c.searchCtr),
-			compare:   newOpCache[compareKey, compareNode](c.opts.OpCacheEntries, c.opts.OpCacheTTL, c.now, &c.compareCtr),
-			dnCompare: newOpCache[dnCompareKey, struct{}](c.opts.OpCacheEntries, c.opts.OpCacheTTL, c.now, &c.dnCtr),
+			search:    newOpCache[string, searchNode](c.opts.CacheEntries, c.opts.CacheTTL, c.now, &c.ctr.search),
+			compare:   newOpCache[compareKey, compareNode](c.opts.OpCacheEntries, c.opts.OpCacheTTL, c.now, &c.ctr.compare),
+			dnCompare: newOpCache[dnCompareKey, struct{}](c.opts.OpCacheEntries, c.opts.OpCacheTTL, c.now, &c.ctr.dn),
 		}
-		c.caches[url] = uc
+		c.cache.caches[url] = uc
 	}
 	return uc
 }
@@ -431,19 +477,23 @@ func (c *Client) dial(ctx context.Context, hosts string, mode Mode) (*conn, erro
 	}
 	var errs []string
 	for _, hs := range specs {
-		d := net.Dialer{Timeout: c.opts.ConnectionTimeout}
+		d := net.Dialer{Timeout: max(c.opts.ConnectionTimeout, 0)}
 		addr := net.JoinHostPort(hs.host, hs.port)
 		nc, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
+		if mode != ModeNone && c.tlsErr != nil {
+			nc.Close()
+			return nil, &OpError{Code: resConnectError, Op: "tls", Reason: addr, Err: c.tlsErr}
+		}
 		tc := c.tlsCfg.Clone()
 		tc.ServerName = hs.host
 		isTLS := false
 		if mode == ModeSSL {
 			tlsConn := tls.Client(nc, tc)
-			hctx, cancel := c.opCtx(ctx)
+			hctx, cancel := c.handshakeCtx(ctx)
 			err := tlsConn.HandshakeContext(hctx)
 			cancel()
 			if err != nil {
@@ -466,6 +516,16 @@ func (c *Client) dial(ctx context.Context, hosts string, mode Mode) (*conn, erro
 		return &conn{l: l, lastUsed: c.now()}, nil
 	}
 	return nil, &OpError{Code: resServerDown, Op: "connect", Reason: strings.Join(errs, "; ")}
+}
+
+// handshakeCtx bounds an LDAPS handshake: OpenLDAP bounds it by the
+// network timeout (LDAPConnectionTimeout, ldap_int_tls_start), and by
+// nothing when none is set.
+func (c *Client) handshakeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.opts.ConnectionTimeout > 0 {
+		return context.WithTimeout(ctx, c.opts.ConnectionTimeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 func (c *Client) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -494,6 +554,13 @@ func (c *Client) get(ctx context.Context, k poolKey) (*conn, error) {
 
 func (c *Client) put(k poolKey, cn *conn) {
 	if cn.l.IsClosing() {
+		return
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		cn.l.Close()
 		return
 	}
 	cn.lastUsed = c.now()

@@ -27,6 +27,16 @@
 //     when the credentials differ), the start_over retry loops
 //     (LDAPRetries), libldap's ldap_url_parsehosts and its fail-over over
 //     the host list.
+//   - [ServerConfig] and [ServerConfig.Apply]: mod_ldap's server
+//     configuration (util_ldap_create_config) and its directive handlers
+//     (util_ldap_set_*: atol and strtol as they read, GLOBAL_ONLY,
+//     ap_timeout_parameter_parse for [TimeoutParameter]);
+//     [CheckDirDirective] its per-directory ones. [ServerConfig.Options]
+//     makes a Client's [Options] of it, with what apr-util's
+//     apr_ldap_set_option gives OpenLDAP of the LDAPTrustedGlobalCert
+//     lines (the last CA_BASE64 file); [Client.WithServer] is a virtual
+//     host's connection pool over the one cache (util_ldap_merge_config,
+//     util_ldap_post_config).
 //
 // # Outcomes
 //
@@ -84,9 +94,23 @@
 //     clear as Apache keeps them.
 //   - AuthLDAPInitialBindPattern is a Go regexp, not PCRE.
 //   - AuthLDAPCharsetConfig (transcoding user names and passwords by
-//     Accept-Language) and LDAPReferrals are not implemented.
+//     Accept-Language) is not implemented, and referrals are not chased
+//     (LDAPReferrals): an answer with a referral fails as Apache's does
+//     under LDAPReferrals Off.
 //   - A filter byte that is not UTF-8 is sent hex-escaped (go-ldap refuses
 //     raw ones); libldap sends it as it is. The server sees the same value.
+//   - An LDAPS handshake is bounded by LDAPConnectionTimeout. Apache
+//     2.4.71 with OpenLDAP 2.5 waits for one without bound, whatever
+//     LDAPConnectionTimeout and LDAPTimeout say (internal/differential's
+//     TestLDAPTimeoutSettings: more than 90 s against a server that never
+//     answers); both refuse the request, orderly with a 500.
+//   - No client certificate is presented (LDAPTrustedGlobalCert CERT_* and
+//     KEY_*, LDAPTrustedClientCert): translate refuses those lines, and
+//     the certificate types OpenLDAP does not take, at load.
+//   - A trusted CA file is read once, when the Client is made (Apache's
+//     libldap reads it when it makes its TLS context, at the first TLS
+//     connection of each child): a file changed later is read again
+//     after a reload.
 //
 // mod_authnz_ldap has no merge function: a section that uses any of its
 // directives starts from the defaults, without the enclosing section's
@@ -95,6 +119,11 @@
 // Credentials are never logged and never part of an error.
 //
 // # The LDAP client
+//
+// The caches' counters (hits, misses, inserts, removes, purges, what the
+// ldap-status handler shows, util_ald_cache_display_stats) are
+// [Client.CacheStats]; [Counters] shared by the clients of successive
+// configurations keep them growing across reloads.
 //
 // The client library is github.com/go-ldap/ldap/v3, the maintained and
 // widely used pure-Go LDAP client (no cgo, so no libldap to link): it

@@ -1,18 +1,24 @@
 package walk
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // TestLDAPScope: a section's AuthLDAP* lines over the module's defaults,
 // compiled once; no lines, no scope (the defaults); the same lines, the
 // same key, other lines another.
 func TestLDAPScope(t *testing.T) {
+	ldapScope := (&Engine{}).ldapScope
 	if ldapScope(nil) != nil {
 		t.Error("no lines, yet a scope")
 	}
@@ -141,5 +147,103 @@ func TestLDAPDecide(t *testing.T) {
 		if got := strings.Join(asked, "|"); !strings.HasPrefix(got, r.asked) {
 			t.Errorf("%s as %q asked %q, want %q", r.target, r.user, got, r.asked)
 		}
+	}
+}
+
+// ldapServers records the mod_ldap server configuration each LDAP
+// question comes with.
+type ldapServers struct {
+	users
+	got *[]string
+}
+
+func (u ldapServers) record(s *policy.LDAPScope) {
+	srv, _ := s.Server.(*ldapauth.ServerConfig)
+	if srv == nil {
+		*u.got = append(*u.got, "defaults")
+		return
+	}
+	*u.got = append(*u.got, fmt.Sprintf("%v %v", srv.TrustedMode, srv.CacheTTL))
+}
+
+func (u ldapServers) CheckLDAPPassword(s *policy.LDAPScope, st *policy.LDAPState, user, password string) (policy.PasswordResult, string, error) {
+	u.record(s)
+	return policy.PasswordOK, user, nil
+}
+
+func (u ldapServers) AuthorizeLDAP(s *policy.LDAPScope, st *policy.LDAPState, user, form, args string) (policy.Result, error) {
+	u.record(s)
+	return policy.Granted, nil
+}
+
+// TestLDAPServerScope: the ldap provider and the ldap-* lines get the
+// mod_ldap server configuration of the request's virtual host: the
+// main server's caches and mode, a host's own LDAPTrustedMode over them
+// (util_ldap_merge_config); without any mod_ldap line, the defaults.
+func TestLDAPServerScope(t *testing.T) {
+	section := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "L"
+    AuthBasicProvider ldap
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    Require ldap-group cn=staff
+</Directory>
+`
+	mods := append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules...)
+	for _, tc := range []struct {
+		conf string
+		host string
+		want string
+	}{
+		{conf: section, want: "defaults|defaults"},
+		{conf: "LDAPTrustedMode SSL\nLDAPCacheTTL 30\n" + section, want: "SSL 30s|SSL 30s"},
+		{conf: "LDAPTrustedMode SSL\nLDAPCacheTTL 30\n" + section + "<VirtualHost *>\nServerName a.example\n</VirtualHost>\n<VirtualHost *>\nServerName b.example\nLDAPTrustedMode NONE\n</VirtualHost>\n",
+			host: "b.example", want: "NONE 30s|NONE 30s"},
+		{conf: "LDAPTrustedMode SSL\nLDAPCacheTTL 30\n" + section + "<VirtualHost *>\nServerName a.example\n</VirtualHost>\n<VirtualHost *>\nServerName b.example\nLDAPTrustedMode NONE\n</VirtualHost>\n",
+			host: "a.example", want: "SSL 30s|SSL 30s"},
+		{conf: section + "<VirtualHost *>\nServerName b.example\nLDAPTrustedMode STARTTLS\n</VirtualHost>\n",
+			host: "b.example", want: "STARTTLS 10m0s|STARTTLS 10m0s"},
+	} {
+		e0, _ := engineMods(t, translate.Compat24, mods, tc.conf)
+		var got []string
+		e := New(e0.Config(), OS, ldapServers{got: &got})
+		r := req{target: "/index.html", ip: "10.0.0.1", user: "alice:ok"}
+		if tc.host != "" {
+			r.header = map[string]string{"Host": tc.host}
+		}
+		if res := decide(e, r); res.Status != 0 {
+			t.Errorf("%q: %d", tc.conf, res.Status)
+		}
+		if g := strings.Join(got, "|"); !strings.HasPrefix(g, tc.want) {
+			t.Errorf("%s: the checks got %q, want %q", tc.host, g, tc.want)
+		}
+	}
+}
+
+// TestLDAPError: a certificate file of mod_ldap that does not exist where
+// orderly reads it is Apache's refusal at the line ("Invalid global
+// certificate file path"; 2.2's LDAPTrustedClientCert "Invalid client
+// certificate file path"), and one that exists where legacy.path_map
+// maps it is not; a CERT_NICKNAME names no file.
+func TestLDAPError(t *testing.T) {
+	mods := append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules...)
+	e, _ := engineMods(t, translate.Compat24, mods, "LDAPTrustedGlobalCert CA_BASE64 /etc/orderly-test/ldap-ca.pem\n<VirtualHost *>\nServerName a.example\n</VirtualHost>\n")
+	err := e.LDAPError()
+	var el apacheconf.ErrorList
+	if !errors.As(err, &el) || len(el) != 1 || el[0].Pos.Line != 1 || el[0].Msg != "Invalid global certificate file path" {
+		t.Fatalf("a missing CA file: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ldap-ca.pem"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mapped := New(e.Config(), NewPathMap(OS, map[string]string{"/etc/orderly-test": dir}), users{})
+	if err := mapped.LDAPError(); err != nil {
+		t.Errorf("the CA file where legacy.path_map maps it: %v", err)
+	}
+	mods22 := append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules22...)
+	e22, _ := engineMods(t, translate.Legacy22, mods22, "LDAPTrustedClientCert CERT_BASE64 /etc/orderly-test/c.pem\nLDAPTrustedGlobalCert CERT_NICKNAME me\n")
+	if err := e22.LDAPError(); err == nil || !strings.Contains(err.Error(), "legacy.conf:1: Invalid client certificate file path") || strings.Contains(err.Error(), ":2:") {
+		t.Errorf("2.2: %v", err)
 	}
 }

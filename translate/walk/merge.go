@@ -136,7 +136,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		l.BasicNotAuthoritative = true
 	}
 	l.Providers = e.providers(&a)
-	l.LDAP = ldapScope(a.ldap)
+	l.LDAP = e.ldapScope(a.ldap)
 	if a.authType != nil && strings.EqualFold(*a.authType, "Digest") {
 		l.Digest = e.digestScope(&a, l)
 	}
@@ -197,7 +197,7 @@ func (e *Engine) providers(a *accum) []policy.AuthnProvider {
 		case "anon":
 			p.Kind, p.Anon = policy.ProviderAnon, anon
 		case "ldap":
-			p.Kind, p.LDAP = policy.ProviderLDAP, ldapScope(ldap)
+			p.Kind, p.LDAP = policy.ProviderLDAP, e.ldapScope(ldap)
 		default:
 			p.Kind = policy.ProviderFile
 			if userFile != nil {

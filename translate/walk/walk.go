@@ -69,6 +69,8 @@ type Engine struct {
 
 	// owners tells Require file-owner and file-group who owns a file.
 	owners *fileOwners
+	// ldap is mod_ldap's server configuration (ldap.go).
+	ldap ldapServerConf
 }
 
 // New returns an Engine over cfg that reads the file system fsys and
@@ -100,6 +102,7 @@ func (e *Engine) WantsRawHeaders() bool {
 func newEngine(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 	e := &Engine{cfg: cfg, fs: fsys, id: id, blind: map[string]bool{}, owners: newFileOwners(fsys)}
 	e.ssl = newSSLState(cfg, fsys)
+	e.ldap = newLDAPServerConf(cfg)
 	for _, a := range cfg.Aliases {
 		if a.Regex != nil {
 			continue
@@ -171,6 +174,9 @@ func fnmatchFold(pattern, name string) bool {
 
 // Config returns the configuration the engine decides by.
 func (e *Engine) Config() *translate.Config { return e.cfg }
+
+// Identity returns the Identity the engine checks credentials with.
+func (e *Engine) Identity() policy.Identity { return e.id }
 
 // Request is one HTTP request as access control needs it.
 type Request struct {
