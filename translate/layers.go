@@ -17,6 +17,13 @@ type Layers struct {
 	// 2.2's group files in force: Require group is mod_authz_groupfile's
 	// with AuthGroupFile, mod_authz_dbm's with AuthDBMGroupFile.
 	GroupFile, DBMGroups bool
+	// 2.2's Authz*Authoritative Off in force: AuthzUserAuthoritative,
+	// AuthzGroupFileAuthoritative, AuthzDBMAuthoritative (each module's
+	// configuration replaced whole, as the walk merges it).
+	UserNotAuth, GroupNotAuth, DBMNotAuth bool
+	// LDAP is mod_authnz_ldap's configuration in force (nil: its
+	// defaults, no AuthLDAPURL).
+	LDAP *LDAPDir
 	Sat22                [policy.MaxMethods]policy.Satisfy
 	SatSet               policy.MethodMask // the methods Sat22 is set for
 }
@@ -71,8 +78,18 @@ func MergeLayers(chain []*Section) (*Layers, *Layers) {
 		if c.GroupFile != nil {
 			l.GroupFile = *c.GroupFile != ""
 		}
+		if c.GroupAuthoritative != nil {
+			l.GroupNotAuth = !*c.GroupAuthoritative
+		}
+		if c.UserAuthoritative != nil {
+			l.UserNotAuth = !*c.UserAuthoritative
+		}
 		if c.DBMGroupFile != nil {
 			l.DBMGroups = *c.DBMGroupFile != ""
+			l.DBMNotAuth = c.DBMAuthoritative != nil && !*c.DBMAuthoritative
+		}
+		if c.LDAP != nil {
+			l.LDAP = c.LDAP
 		}
 		for set := c.Satisfy22Set; set != 0; set &= set - 1 {
 			i := bits.TrailingZeros64(uint64(set))

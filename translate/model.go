@@ -179,12 +179,15 @@ type DirConf struct {
 	// LDAP is mod_authnz_ldap's configuration (nil inherits; replaced
 	// whole).
 	LDAP *LDAPDir
-	// DBMGroupType is mod_authz_dbm's AuthzDBMType (2.4): with
-	// DBMGroupFile, one configuration that replaces as AuthnDBM does.
+	// DBMGroupType is mod_authz_dbm's AuthzDBMType: with DBMGroupFile
+	// and DBMAuthoritative, one configuration that replaces as AuthnDBM
+	// does (all three set together, or none).
 	DBMGroupType *string
 	// DBMGroupFile is mod_authz_dbm's AuthDBMGroupFile
 	// (2.2's Require group it serves is 2.4's Require dbm-group).
 	DBMGroupFile *string
+	// DBMAuthoritative is AuthzDBMAuthoritative (2.2; default On).
+	DBMAuthoritative *bool
 
 	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
@@ -351,9 +354,14 @@ type Config struct {
 	// VHosts are the virtual hosts, in configuration order.
 	VHosts []*VHost
 
-	// GroupFirst (2.2): mod_authz_groupfile's check runs before
-	// mod_authz_user's, as in the stock LoadModule order.
-	GroupFirst bool
+	// Authz22 (2.2) lists the auth_checker hooks of the authorization
+	// modules loaded, by module identifier ("authz_user_module"), in the
+	// order Apache 2.2 runs them: mod_authz_groupfile's, mod_authz_user's,
+	// mod_authz_dbm's, mod_authz_owner's and mod_authnz_ldap's as the
+	// LoadModule order and APR's hook sort make it, then
+	// mod_authz_default's when it is loaded (authz22Chain). Never nil
+	// once built.
+	Authz22 []string
 	// Differences lists where the configuration means something else
 	// under 2.2 than under 2.4 with mod_access_compat.
 	Differences []Difference

@@ -13,7 +13,7 @@ import (
 // compiled once; no lines, no scope (the defaults); the same lines, the
 // same key, other lines another.
 func TestLDAPScope(t *testing.T) {
-	if ldapScope(nil) != nil {
+	if ldapScope(nil, translate.Compat24) != nil {
 		t.Error("no lines, yet a scope")
 	}
 	dir := &translate.LDAPDir{Lines: []translate.DigestLine{
@@ -21,20 +21,20 @@ func TestLDAPScope(t *testing.T) {
 		{Name: "AuthLDAPBindDN", Args: []string{"cn=a b"}},
 		{Name: "AuthLDAPGroupAttributeIsDN", Args: []string{"off"}},
 	}}
-	s := ldapScope(dir)
+	s := ldapScope(dir, translate.Compat24)
 	cfg, ok := s.Config.(*ldapauth.Config)
 	if !ok || cfg.URL == nil || cfg.URL.Attributes[0] != "cn" || cfg.BindDN != "cn=a b" || cfg.GroupAttributeIsDN || cfg.Version != ldapauth.Apache24 || !cfg.BindAuthoritative {
 		t.Fatalf("config %+v", s.Config)
 	}
-	if ldapScope(dir).Key != s.Key || s.Key == "" {
-		t.Errorf("the same lines, keys %q %q", ldapScope(dir).Key, s.Key)
+	if ldapScope(dir, translate.Compat24).Key != s.Key || s.Key == "" {
+		t.Errorf("the same lines, keys %q %q", ldapScope(dir, translate.Compat24).Key, s.Key)
 	}
 	for _, other := range []*translate.LDAPDir{
 		{Lines: dir.Lines[:2]},
 		{Lines: []translate.DigestLine{dir.Lines[0], {Name: "AuthLDAPBindDN", Args: []string{"cn=a", "b"}}, dir.Lines[2]}},
 		{Lines: []translate.DigestLine{dir.Lines[0], {Name: "AuthLDAPBindDNx", Args: []string{"cn=a b"}}, dir.Lines[2]}},
 	} {
-		if ldapScope(other).Key == s.Key {
+		if ldapScope(other, translate.Compat24).Key == s.Key {
 			t.Errorf("%+v shares the key %q", other.Lines, s.Key)
 		}
 	}
@@ -94,6 +94,14 @@ func (u ldapUsers) CheckLDAPPassword(s *policy.LDAPScope, st *policy.LDAPState, 
 		return policy.PasswordOK, "Alice A", nil
 	}
 	return policy.UserNotFound, "", nil
+}
+
+func (u ldapUsers) AuthorizeLDAP22(s *policy.LDAPScope, st *policy.LDAPState, user string, lines []string) (policy.Answer22, int, error) {
+	*u.asked = append(*u.asked, "authz22 "+s.Config.(*ldapauth.Config).BindDN+" "+user+" "+strings.Join(lines, "|"))
+	if user == "Alice A" {
+		return policy.OK22, 0, nil
+	}
+	return policy.Unauthorized22, -1, nil
 }
 
 func (u ldapUsers) AuthorizeLDAP(s *policy.LDAPScope, st *policy.LDAPState, user, form, args string) (policy.Result, error) {

@@ -136,7 +136,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		l.BasicNotAuthoritative = true
 	}
 	l.Providers = e.providers(&a)
-	l.LDAP = ldapScope(a.ldap)
+	l.LDAP = ldapScope(a.ldap, e.cfg.Semantics)
 	if a.authType != nil && strings.EqualFold(*a.authType, "Digest") {
 		l.Digest = e.digestScope(&a, l)
 	}
@@ -147,11 +147,13 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		}
 	}
 	if e.cfg.Semantics == translate.Legacy22 {
+		chain, dflt := chain22(e.cfg.Authz22)
 		lg := &policy.Legacy22{
 			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
 			UserAuthoritative: a.userAuth == nil || *a.userAuth, GroupAuthoritative: a.groupAuth == nil || *a.groupAuth,
-			DefaultNotAuthoritative: a.defaultAuth != nil && !*a.defaultAuth,
-			GroupFirst:              e.cfg.GroupFirst,
+			DBMAuthoritative:        a.dbmAuth == nil || *a.dbmAuth,
+			DefaultNotAuthoritative: a.defaultAuth != nil && !*a.defaultAuth || !dflt,
+			Chain:                   chain,
 		}
 		l.Legacy, l.Authz = lg, nil
 	}
@@ -197,7 +199,7 @@ func (e *Engine) providers(a *accum) []policy.AuthnProvider {
 		case "anon":
 			p.Kind, p.Anon = policy.ProviderAnon, anon
 		case "ldap":
-			p.Kind, p.LDAP = policy.ProviderLDAP, ldapScope(ldap)
+			p.Kind, p.LDAP = policy.ProviderLDAP, ldapScope(ldap, e.cfg.Semantics)
 		default:
 			p.Kind = policy.ProviderFile
 			if userFile != nil {
@@ -234,10 +236,11 @@ type accum struct {
 	providers    []string             // mod_auth_basic: AuthBasicProvider
 	authnDBM     *translate.AuthnDBM  // mod_authn_dbm, replaced whole
 	anon         *policy.Anonymous    // mod_authn_anon, replaced whole
-	dbmGroupFile *string              // mod_authz_dbm, replaced whole
+	dbmGroupFile *string              // mod_authz_dbm, replaced whole (with dbmGroupType, dbmAuth)
 	digest       *translate.DigestDir // mod_auth_digest, replaced whole
 	ldap         *translate.LDAPDir   // mod_authnz_ldap, replaced whole
 	dbmGroupType *string
+	dbmAuth      *bool // 2.2: AuthzDBMAuthoritative
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
 	handler      *string // core: SetHandler
@@ -266,7 +269,7 @@ func fromConf(c *translate.DirConf) accum {
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative, defaultAuth: c.DefaultAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
-		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, digest: c.Digest, ldap: c.LDAP,
+		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, dbmAuth: c.DBMAuthoritative, digest: c.Digest, ldap: c.LDAP,
 	}
 	if c.Satisfy22Rule != nil {
 		a.satisfy22Rule = *c.Satisfy22Rule
@@ -307,7 +310,7 @@ func (m *accum) merge(o *accum) {
 		m.anon = o.anon
 	}
 	if o.dbmGroupFile != nil {
-		m.dbmGroupFile, m.dbmGroupType = o.dbmGroupFile, o.dbmGroupType
+		m.dbmGroupFile, m.dbmGroupType, m.dbmAuth = o.dbmGroupFile, o.dbmGroupType, o.dbmAuth
 	}
 	if o.digest != nil {
 		m.digest = o.digest
