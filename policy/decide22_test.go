@@ -220,7 +220,7 @@ func TestDecide22Chain(t *testing.T) {
 	)
 	bob := Credentials{Present: true, Basic: true, User: "bob", Password: "builder"}
 	carol := Credentials{Present: true, Basic: true, User: "carol", Password: "letmein"} // in /etc/users.dbm
-	dave := Credentials{Present: true, Basic: true, User: "dave", Password: "passw0rd"}   // in /etc/staff.dbm
+	dave := Credentials{Present: true, Basic: true, User: "dave", Password: "passw0rd"}  // in /etc/staff.dbm
 	type cfg struct {
 		chain    []Authz22
 		requires []string

@@ -23,9 +23,9 @@ type Layers struct {
 	UserNotAuth, GroupNotAuth, DBMNotAuth bool
 	// LDAP is mod_authnz_ldap's configuration in force (nil: its
 	// defaults, no AuthLDAPURL).
-	LDAP *LDAPDir
-	Sat22                [policy.MaxMethods]policy.Satisfy
-	SatSet               policy.MethodMask // the methods Sat22 is set for
+	LDAP   *LDAPDir
+	Sat22  [policy.MaxMethods]policy.Satisfy
+	SatSet policy.MethodMask // the methods Sat22 is set for
 }
 
 // Inherited returns the section's two Layers with what it inherits folded
