@@ -227,3 +227,13 @@ func SatisfiesAny22(c *DirConf) bool {
 func (c *DirConf) HasAccessRules() bool {
 	return c.Compat != nil || c.Authz != nil || c.Requires22 != nil || c.Satisfy22Set != 0
 }
+
+// SetsChain22 reports whether c sets what Apache 2.2's authorization
+// modules read beside the Require lines, and so what the lines mean
+// there (policy/decide22.go): AuthGroupFile, AuthDBMGroupFile (with
+// AuthzDBMType), mod_authnz_ldap's configuration, and the
+// AuthzUserAuthoritative, AuthzGroupFileAuthoritative and
+// AuthzDBMAuthoritative flags.
+func (c *DirConf) SetsChain22() bool {
+	return c.GroupFile != nil || c.GroupAuthoritative != nil || c.UserAuthoritative != nil || c.DBMGroupFile != nil || c.LDAP != nil
+}
