@@ -271,6 +271,8 @@ func TestDecide22Chain(t *testing.T) {
 		{"ldap refuses before valid-user", cfg{chain: debian, requires: []string{"ldap-user alice", "valid-user"}, ldap: "s"}, bob, 401, "q1", "AH01631", "authz22 s [bob] ldap-user alice|valid-user ()"},
 		{"ldap not authoritative: valid-user grants", cfg{chain: debian, requires: []string{"ldap-user alice", "valid-user"}, ldap: "lax"}, bob, 0, "q2", "", "authz22 lax [bob] ldap-user alice|valid-user ()"},
 		{"ldap: the line that granted", cfg{chain: debian, requires: []string{"ldap-user alice", "ldap-user bob"}, ldap: "s"}, bob, 0, "q2", "", "authz22 s [bob] ldap-user alice|ldap-user bob ()"},
+		{"ldap: the first line granted", cfg{chain: debian, requires: []string{"ldap-user alice", "ldap-user bob"}, ldap: "s"}, alice, 0, "q1", "", "authz22 s [alice] ldap-user alice|ldap-user bob ()"},
+		{"ldap: an index past the lines names the last ldap-* line", cfg{chain: debian, requires: []string{"ldap-dn out-of-range", "ldap-user bob", "valid-user"}, ldap: "s"}, alice, 401, "q2", "AH01631", "authz22 s [alice] ldap-dn out-of-range|ldap-user bob|valid-user ()"},
 		{"ldap: no AuthLDAP* line, declined", cfg{chain: debian, requires: []string{"ldap-user alice"}}, alice, 401, "q1", "AH01631", ""},
 		{"ldap: no ldap-* line, declined", cfg{chain: debian, requires: []string{"valid-user"}, ldap: "s"}, bob, 0, "q1", "", ""},
 		{"ldap: keywords are case-sensitive", cfg{chain: debian, requires: []string{"LDAP-USER alice"}, ldap: "s"}, alice, 401, "q1", "AH01631", ""},

@@ -44,8 +44,15 @@ func TestAuthz22Chain(t *testing.T) {
 		{"a fragment: Debian's order", nil, []string{"authz_user", "authz_groupfile", "authz_dbm", "authnz_ldap", "authz_owner", "authz_default"},
 			"authnz_ldap authz_owner authz_dbm authz_groupfile authz_user authz_default"},
 		{"nothing loaded", nil, nil, ""},
+		// A LoadModule without arguments (Apache refuses it: the builder's
+		// error) names nothing.
+		{"a bare LoadModule", []string{""}, []string{"authz_user"}, "authz_user"},
 	} {
-		ds, err := apacheconf.Parse("httpd.conf", []byte(load(tc.loaded...)))
+		text := load(tc.loaded...)
+		if len(tc.loaded) == 1 && tc.loaded[0] == "" {
+			text = "LoadModule\n"
+		}
+		ds, err := apacheconf.Parse("httpd.conf", []byte(text))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package walk
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -149,5 +150,80 @@ func TestLDAPDecide(t *testing.T) {
 		if got := strings.Join(asked, "|"); !strings.HasPrefix(got, r.asked) {
 			t.Errorf("%s as %q asked %q, want %q", r.target, r.user, got, r.asked)
 		}
+	}
+}
+
+// TestChain22Merge: under semantics "2.2" the merged configuration holds
+// 2.2's auth_checker chain in the order translate found (a fragment: the
+// names' order), mod_authz_default's authority (none when it is not
+// loaded), mod_authz_dbm's flag, replaced with its file, and
+// mod_authnz_ldap's configuration as 2.2's, AuthzLDAPAuthoritative
+// among its lines; 2.2's hook is what the ldap-* lines ask.
+func TestChain22Merge(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "L"
+    AuthBasicProvider ldap
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    AuthLDAPBindDN cn=outer
+    AuthDBMGroupFile /etc/groups.dbm
+    AuthzDBMType SDBM
+    Require ldap-user alice
+    Require valid-user
+</Directory>
+<Directory "@DOCROOT@/off">
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    AuthLDAPBindDN cn=off
+    AuthzLDAPAuthoritative Off
+    AuthzDBMAuthoritative Off
+</Directory>
+`
+	for _, tc := range []struct {
+		mods  []string
+		chain string
+		dflt  bool
+	}{
+		{[]string{"authz_default_module"}, "[mod_authnz_ldap mod_authz_dbm mod_authz_groupfile mod_authz_user]", true},
+		{nil, "[mod_authnz_ldap mod_authz_dbm mod_authz_groupfile mod_authz_user]", false},
+	} {
+		mods := append([]string{"ldap_module", "authnz_ldap_module", "authz_dbm_module", "auth_basic_module", "authn_file_module", "authz_user_module", "authz_groupfile_module"}, tc.mods...)
+		e, _ := engineMods(t, translate.Legacy22, mods, conf, "off/x.html")
+		var asked []string
+		e.id = ldapUsers{asked: &asked}
+		for _, r := range []struct {
+			target    string
+			bind      string
+			ldapAuth  bool
+			dbm, dbmA bool
+			want      int
+		}{
+			{"/index.html", "cn=outer", true, true, true, 0},
+			{"/off/x.html", "cn=off", false, false, false, 0}, // the flag alone: no file (no merger)
+		} {
+			asked = nil
+			res := decide(e, req{target: r.target, ip: "10.0.0.1", user: "alice:ok"})
+			if res.Status != r.want || res.User != "Alice A" {
+				t.Errorf("%v %s: %d %q", tc.mods, r.target, res.Status, res.User)
+			}
+			l := e.merge(res.Sections).layers
+			lg := l.Legacy
+			if lg == nil || fmt.Sprint(lg.Chain) != tc.chain || lg.DefaultNotAuthoritative == tc.dflt {
+				t.Fatalf("%v %s: legacy %+v", tc.mods, r.target, lg)
+			}
+			if lg.DBMAuthoritative != r.dbmA || (l.DBMGroupFile != "") != r.dbm {
+				t.Errorf("%v %s: DBM file %q, authoritative %v", tc.mods, r.target, l.DBMGroupFile, lg.DBMAuthoritative)
+			}
+			cfg, _ := l.LDAP.Config.(*ldapauth.Config)
+			if cfg == nil || cfg.Version != ldapauth.Apache22 || cfg.BindDN != r.bind || cfg.Authoritative != r.ldapAuth {
+				t.Errorf("%v %s: LDAP %+v", tc.mods, r.target, l.LDAP.Config)
+			}
+			if want := "authn " + r.bind + "|authz22 " + r.bind + " Alice A ldap-user alice|valid-user"; !strings.HasPrefix(strings.Join(asked, "|"), want) {
+				t.Errorf("%v %s: asked %q, want %q first", tc.mods, r.target, asked, want)
+			}
+		}
+	}
+	// A configuration translate did not build: policy's default chain.
+	if c, d := chain22(nil); c != nil || !d {
+		t.Errorf("chain22(nil) = %v %v", c, d)
 	}
 }
