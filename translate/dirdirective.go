@@ -197,9 +197,11 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		}
 		b.rule(d, ctx.scope)
 		conf.BasicAuthoritative = &v
+		conf.Basic22 = b.cfg.Semantics == Legacy22
 	case "authbasicprovider":
 		b.basicProvider(d, conf)
 		b.rule(d, ctx.scope)
+		conf.Basic22 = b.cfg.Semantics == Legacy22
 	case "authdigestprovider", "authdigestqop", "authdigestnoncelifetime", "authdigestnccheck", "authdigestalgorithm", "authdigestdomain":
 		if b.digestDirective(d, name, conf) {
 			b.rule(d, ctx.scope)

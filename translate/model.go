@@ -162,7 +162,13 @@ type DirConf struct {
 	UserFile     *string // mod_authn_file
 	// BasicAuthoritative is AuthBasicAuthoritative (nil inherits; On).
 	BasicAuthoritative *bool
-	GroupFile          *string // mod_authz_groupfile
+	// Basic22: under 2.2 semantics the section sets AuthBasicProvider or
+	// AuthBasicAuthoritative, and so holds mod_auth_basic's whole
+	// configuration: 2.2's module has no merger (2.4's merges each), so
+	// the other is at its default there (create_auth_basic_dir_config:
+	// the file provider, authoritative).
+	Basic22   bool
+	GroupFile *string // mod_authz_groupfile
 	// BasicProviders is mod_auth_basic's AuthBasicProvider list, names
 	// as written (nil inherits; a section's lines add up).
 	BasicProviders []string
@@ -481,6 +487,7 @@ var sectionAccess = map[string]bool{
 	"authtype": true, "authname": true, "authuserfile": true, "authgroupfile": true,
 	"authbasicauthoritative": true, "authbasicprovider": true,
 	"authzuserauthoritative": true, "authzgroupfileauthoritative": true, "authzdefaultauthoritative": true,
+	"authdbmgroupfile": true, "authzdbmtype": true, "authzdbmauthoritative": true, "authzldapauthoritative": true,
 	"authdbmuserfile": true, "authdbmtype": true, "anonymous": true, "anonymous_nouserid": true,
 	"anonymous_mustgiveemail": true, "anonymous_verifyemail": true, "anonymous_logemail": true,
 	"authdigestprovider": true, "authdigestqop": true, "authdigestnoncelifetime": true, "authdigestnccheck": true,
@@ -507,7 +514,8 @@ func IsSectionAccess(text string) bool {
 func (c *DirConf) HasAccess() bool {
 	return c.Compat != nil || c.Authz != nil || c.AuthType != nil || c.AuthName != nil || c.UserFile != nil ||
 		c.BasicAuthoritative != nil || c.GroupFile != nil || c.Satisfy22Set != 0 || c.Requires22 != nil ||
-		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.DefaultAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil || c.LDAP != nil
+		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.DefaultAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil || c.LDAP != nil ||
+		c.DBMGroupFile != nil
 }
 
 // WithoutAccess is the configuration with its access configuration taken
@@ -516,10 +524,11 @@ func (c *DirConf) HasAccess() bool {
 func (c *DirConf) WithoutAccess() *DirConf {
 	d := *c
 	d.Compat, d.Authz = nil, nil
-	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile = nil, nil, nil, nil, nil, nil
+	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile, d.Basic22 = nil, nil, nil, nil, nil, nil, false
 	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
 	d.UserAuthoritative, d.GroupAuthoritative, d.DefaultAuthoritative = nil, nil, nil
 	d.BasicProviders, d.AuthnDBM, d.Anon, d.Digest, d.LDAP = nil, nil, nil, nil, nil
+	d.DBMGroupFile, d.DBMGroupType, d.DBMAuthoritative = nil, nil, nil
 	return &d
 }
 

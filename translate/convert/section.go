@@ -2,6 +2,7 @@ package convert
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -87,7 +88,7 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 		return nil, "" // settings alone, no Require line in force: nothing they change
 	}
 	if why == "" {
-		why = ldapReset22(s)
+		why = ldapReset22(cfg, s)
 	}
 	if why == "" {
 		why = sslSatisfyAny(cfg, s, compat) // ssl.go
@@ -343,11 +344,12 @@ func chain22Anchor(cfg *translate.Config, s *translate.Section, block []*apachec
 }
 
 // ldapReset22 is why a 2.2 section cannot be translated whose only
-// mod_authnz_ldap line is AuthzLDAPAuthoritative: the module has no
-// merger, so in 2.2 the line gives the section a configuration without
-// AuthLDAPURL (authentication by LDAP fails there, with a 500); in 2.4,
-// without the line, the section inherits the enclosing one's.
-func ldapReset22(s *translate.Section) string {
+// mod_authnz_ldap line is AuthzLDAPAuthoritative under a section with
+// mod_authnz_ldap lines: the module has no merger, so in 2.2 the line
+// gives the section a configuration without AuthLDAPURL (authentication
+// by LDAP fails there, with a 500, and the ldap-* lines are declined); in
+// 2.4, without the line, the section inherits the enclosing one's.
+func ldapReset22(cfg *translate.Config, s *translate.Section) string {
 	d := s.Conf.LDAP
 	if d == nil {
 		return ""
@@ -356,6 +358,10 @@ func ldapReset22(s *translate.Section) string {
 		if !strings.EqualFold(l.Name, "AuthzLDAPAuthoritative") {
 			return ""
 		}
+	}
+	chain, why := translate.InheritedChain(cfg, s)
+	if why == "" && !slices.ContainsFunc(chain, func(a *translate.Section) bool { return a.Conf.LDAP != nil }) {
+		return "" // the defaults above it too: 2.4 has them without the line
 	}
 	return "AuthzLDAPAuthoritative is this section's only mod_authnz_ldap line: in 2.2 it leaves the section without AuthLDAPURL (the module has no merger), in 2.4 without it the section inherits the enclosing configuration; write the LDAP configuration this section needs"
 }

@@ -227,3 +227,49 @@ func TestChain22Merge(t *testing.T) {
 		t.Errorf("chain22(nil) = %v %v", c, d)
 	}
 }
+
+// TestBasicProvider22Merge: 2.2's mod_auth_basic has no merger, so a
+// section with AuthBasicAuthoritative alone authenticates with the
+// default file provider, not the enclosing AuthBasicProvider ldap; 2.4's
+// merges each setting, and the section keeps ldap.
+func TestBasicProvider22Merge(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "L"
+    AuthBasicProvider ldap
+    AuthUserFile /etc/users
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    AuthLDAPBindDN cn=outer
+    Require valid-user
+</Directory>
+<Directory "@DOCROOT@/in">
+    AuthBasicAuthoritative Off
+</Directory>
+`
+	for _, tc := range []struct {
+		sem      translate.Semantics
+		out, in  string // r->user of alice at / and at /in
+		provider string
+	}{
+		{translate.Legacy22, "Alice A", "alice", "file"},
+		{translate.Compat24, "Alice A", "Alice A", "ldap"},
+	} {
+		mods := append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules...)
+		if tc.sem == translate.Legacy22 {
+			mods = append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules22...)
+		}
+		e, _ := engineMods(t, tc.sem, mods, conf, "in/x.html")
+		var asked []string
+		e.id = ldapUsers{users: users{"alice": "ok"}, asked: &asked}
+		for _, r := range []struct{ target, user string }{{"/index.html", tc.out}, {"/in/x.html", tc.in}} {
+			res := decide(e, req{target: r.target, ip: "10.0.0.1", user: "alice:ok"})
+			if res.Status != 0 || res.User != r.user {
+				t.Errorf("%s %s: %d %q, want r->user %q", tc.sem, r.target, res.Status, res.User, r.user)
+			}
+		}
+		res := decide(e, req{target: "/in/x.html", ip: "10.0.0.1", user: "alice:ok"})
+		if ps := e.merge(res.Sections).layers.Providers; tc.provider == "file" && ps != nil || tc.provider == "ldap" && (len(ps) != 1 || ps[0].Kind != policy.ProviderLDAP) {
+			t.Errorf("%s: providers %+v, want %s", tc.sem, ps, tc.provider)
+		}
+	}
+}

@@ -234,6 +234,7 @@ type accum struct {
 	groupFile    *string
 	basicAuth    *bool
 	providers    []string             // mod_auth_basic: AuthBasicProvider
+	basic22      bool                 // 2.2: mod_auth_basic's configuration is whole (translate.DirConf.Basic22)
 	authnDBM     *translate.AuthnDBM  // mod_authn_dbm, replaced whole
 	anon         *policy.Anonymous    // mod_authn_anon, replaced whole
 	dbmGroupFile *string              // mod_authz_dbm, replaced whole (with dbmGroupType, dbmAuth)
@@ -265,7 +266,7 @@ type accum struct {
 func fromConf(c *translate.DirConf) accum {
 	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
-		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
+		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative, basic22: c.Basic22,
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative, defaultAuth: c.DefaultAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
@@ -297,11 +298,18 @@ func (m *accum) merge(o *accum) {
 	if o.groupFile != nil {
 		m.groupFile = o.groupFile
 	}
-	if o.basicAuth != nil {
-		m.basicAuth = o.basicAuth
-	}
-	if o.providers != nil {
-		m.providers = o.providers
+	switch {
+	case o.basic22:
+		// 2.2's mod_auth_basic has no merger: the section's
+		// configuration replaces the enclosing one whole.
+		m.basicAuth, m.providers, m.basic22 = o.basicAuth, o.providers, true
+	default:
+		if o.basicAuth != nil {
+			m.basicAuth = o.basicAuth
+		}
+		if o.providers != nil {
+			m.providers = o.providers
+		}
 	}
 	if o.authnDBM != nil {
 		m.authnDBM = o.authnDBM
