@@ -10,8 +10,8 @@ type Require22 struct {
 	Methods MethodMask
 	Words   []string // Words[0] is the keyword: valid-user, user, group, or anything
 	Rule    *Rule
-	// Raw is the line after the keyword as written, for a provider
-	// orderly writes out but does not evaluate (ldap-group).
+	// Raw is the line after the keyword as written, which translate
+	// writes out for 2.4's provider of the same name (ldap-group).
 	Raw string
 	// Line is the requirement as core keeps it (the require function of
 	// 2.2's server/core.c: the directive's arguments as written, keyword
@@ -182,7 +182,9 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 
 // chain22 is one run of 2.2's auth_checker hooks for an authenticated
 // user (ap_run_auth_checker, RUN_FIRST: the first answer other than
-// DECLINED stands).
+// DECLINED stands). The Decision the hooks log to is passed to them
+// apart: escape analysis does not tell a chain22's fields apart, some of
+// which reach interfaces, and Decide must not allocate it.
 type chain22 struct {
 	l       *Layers
 	r       *Request
@@ -191,9 +193,6 @@ type chain22 struct {
 	tr      Tracer
 	without *Rule // the Require line a counterfactual deletes
 	bit     MethodMask
-	// The Decision, for log lines, is passed apart: escape analysis does
-	// not tell the fields of a chain22 apart, and the others reach
-	// interfaces (Decide must not allocate it).
 }
 
 // applies reports whether q is a Require line of the request's method
@@ -257,7 +256,7 @@ func note22(tr Tracer, rule *Rule, module, res string) {
 	}
 }
 
-// granted22 counts the line that granted and says so.
+// granted counts the line that granted and says so.
 func (c *chain22) granted(q *Require22, module Authz22, res string) (int, *Rule, bool) {
 	q.Rule.hit(c.r)
 	c.note(q.Rule, module, "granted: "+res)
