@@ -4,16 +4,59 @@ import "strings"
 
 // Require22 is one Require line as Apache 2.2's core stores it: the words
 // as written, under the <Limit> mask in force. Its meaning is given by the
-// authorization modules that read it (mod_authz_groupfile,
-// mod_authz_user, mod_authz_default).
+// authorization modules that read it (mod_authz_user, mod_authz_groupfile,
+// mod_authz_dbm, mod_authnz_ldap, mod_authz_default), each its own way.
 type Require22 struct {
 	Methods MethodMask
 	Words   []string // Words[0] is the keyword: valid-user, user, group, or anything
 	Rule    *Rule
-	// Raw is the line after the keyword as written, for a provider
-	// orderly writes out but does not evaluate (ldap-group).
+	// Raw is the line after the keyword as written, which translate
+	// writes out for 2.4's provider of the same name (ldap-group).
 	Raw string
+	// Line is the requirement as core keeps it (the require function of
+	// 2.2's server/core.c: the directive's arguments as written, keyword
+	// first), which mod_authz_dbm and mod_authnz_ldap split with
+	// ap_getword_white rather than ap_getword_conf (Words).
+	Line string
 }
+
+// Authz22 names an auth_checker hook of Apache 2.2 that orderly runs, one
+// per authorization module.
+type Authz22 uint8
+
+// The hooks orderly runs. mod_authz_owner's (check_file_owner) and
+// mod_ssl's (ssl_hook_Auth) are not among them: translate refuses
+// "Require file-owner" and "file-group" where mod_authz_owner is loaded,
+// and without such a line it declines; mod_ssl's refuses only what its
+// check_user_id hook refused first (ssl.go).
+const (
+	AuthzUser22      Authz22 = iota // mod_authz_user: check_user_access
+	AuthzGroupFile22                // mod_authz_groupfile: check_user_access
+	AuthzDBM22                      // mod_authz_dbm: dbm_check_auth
+	AuthzLDAP22                     // mod_authnz_ldap: authz_ldap_check_user_access
+)
+
+var authz22Names = [...]string{"mod_authz_user", "mod_authz_groupfile", "mod_authz_dbm", "mod_authnz_ldap"}
+
+func (a Authz22) String() string { return authz22Names[a] }
+
+// DefaultChain22 is the order of the hooks where Legacy22.Chain is nil:
+// Debian's Apache 2.2 with all four modules enabled, which loads
+// mods-enabled/*.load in the order of their names (authnz_ldap,
+// authz_dbm, authz_groupfile, authz_owner, authz_user), sorted as APR
+// sorts them (mod_authz_dbm and mod_authz_groupfile after
+// mod_authz_owner, mod_authnz_ldap before mod_authz_user).
+var DefaultChain22 = []Authz22{AuthzLDAP22, AuthzDBM22, AuthzGroupFile22, AuthzUser22}
+
+// Answer22 is what one of 2.2's auth_checker hooks answers.
+type Answer22 uint8
+
+// The answers of an auth_checker hook.
+const (
+	Declined22     Answer22 = iota // DECLINED: the next hook decides
+	OK22                           // OK: access granted
+	Unauthorized22                 // HTTP_UNAUTHORIZED: 401
+)
 
 // Legacy22 is what Apache 2.2 keeps apart from 2.4's layers: Satisfy in
 // core (merged per method), the Require lines (replaced as a whole by a
@@ -26,13 +69,21 @@ type Legacy22 struct {
 
 	UserAuthoritative  bool // AuthzUserAuthoritative (default On)
 	GroupAuthoritative bool // AuthzGroupFileAuthoritative (default On)
-	// DefaultNotAuthoritative is AuthzDefaultAuthoritative Off: then
-	// mod_authz_default declines a Require line no module answered, and
-	// with every auth_checker declined, core answers 500.
+	DBMAuthoritative   bool // AuthzDBMAuthoritative (default On)
+	// AuthzLDAPAuthoritative is in the LDAP configuration
+	// (Layers.LDAP), which only the LDAPChecker reads.
+
+	// DefaultNotAuthoritative is AuthzDefaultAuthoritative Off, or
+	// mod_authz_default not loaded: then a Require line no module
+	// answered is declined by every hook, and core answers 500.
 	DefaultNotAuthoritative bool
-	// GroupFirst: mod_authz_groupfile's auth_checker runs before
-	// mod_authz_user's (the stock LoadModule order).
-	GroupFirst bool
+	// Chain lists the hooks of the modules loaded, in the order they run
+	// (nil: DefaultChain22). Hooks of the same priority run in the order
+	// the modules registered them, the LoadModule order, sorted by APR
+	// (apr_hooks.c tsort) so that mod_authz_groupfile and mod_authz_dbm
+	// follow mod_authz_owner and mod_authnz_ldap precedes mod_authz_user;
+	// translate works it out. mod_authz_default's runs last, always.
+	Chain []Authz22
 }
 
 // decide22 is Apache 2.2's combination (server/request.c 2.2.34,
@@ -111,10 +162,11 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 	if trace {
 		tr.Trace(Event{Layer: LayerAuthn, Rule: l.AuthTypeRule, Text: "AuthType " + l.AuthType, Result: "authenticated " + d.User})
 	}
-	st, why := authorize22(l, r, id, d.User, tr, without)
+	st, why := authorize22(l, r, id, d.User, tr, without, d)
 	d.Layer, d.Rule = LayerAuthz, why
 	if st == 500 {
-		// decl_die: "configuration error: couldn't check access".
+		// decl_die: "configuration error: couldn't check access"; or a
+		// group file a module could not open.
 		d.Layer, d.Status = LayerConfig, st
 		return
 	}
@@ -128,26 +180,65 @@ func decide22(l *Layers, r *Request, id Identity, tr Tracer, nc *needCtx, alt *a
 	return
 }
 
-// authorize22 runs 2.2's auth_checker hooks for an authenticated user:
-// mod_authz_groupfile and mod_authz_user in load order, then
-// mod_authz_default. Each module reads only its own keywords; the first
-// that says OK or, being authoritative, 401, decides.
-func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer, without *Rule) (int, *Rule) {
-	first, second := groupCheck22, userCheck22
-	if !l.Legacy.GroupFirst {
-		first, second = userCheck22, groupCheck22
+// chain22 is one run of 2.2's auth_checker hooks for an authenticated
+// user (ap_run_auth_checker, RUN_FIRST: the first answer other than
+// DECLINED stands). The Decision the hooks log to is passed to them
+// apart: escape analysis does not tell a chain22's fields apart, some of
+// which reach interfaces, and Decide must not allocate it.
+type chain22 struct {
+	l       *Layers
+	r       *Request
+	id      Identity
+	user    string
+	tr      Tracer
+	without *Rule // the Require line a counterfactual deletes
+	bit     MethodMask
+}
+
+// applies reports whether q is a Require line of the request's method
+// (ap_requires, the method_mask test of every module).
+func (c *chain22) applies(q *Require22) bool {
+	return q.Methods&c.bit != 0 && (c.without == nil || q.Rule != c.without)
+}
+
+func (c *chain22) note(rule *Rule, module Authz22, res string) {
+	note22(c.tr, rule, module.String(), res)
+}
+
+// authorize22 runs 2.2's auth_checker hooks in Legacy22.Chain's order,
+// then mod_authz_default's. Each module reads only its own keywords; the
+// first that says OK, or being authoritative 401, decides; a file it
+// cannot open is its 500.
+func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer, without *Rule, d *Decision) (int, *Rule) {
+	c := chain22{l: l, r: r, id: id, user: user, tr: tr, without: without, bit: MethodMask(1) << uint(r.Method)}
+	chain := l.Legacy.Chain
+	if chain == nil {
+		chain = DefaultChain22
 	}
-	if st, why, decided := first(l, r, id, user, tr, without); decided {
-		return st, why
-	}
-	if st, why, decided := second(l, r, id, user, tr, without); decided {
-		return st, why
+	for _, h := range chain {
+		var st int
+		var why *Rule
+		var decided bool
+		switch h {
+		case AuthzUser22:
+			st, why, decided = c.userCheck()
+		case AuthzGroupFile22:
+			st, why, decided = c.groupCheck(d)
+		case AuthzDBM22:
+			st, why, decided = c.dbmCheck(d)
+		case AuthzLDAP22:
+			st, why, decided = c.ldapCheck(d)
+		default:
+			panic("policy: unknown 2.2 authorization hook")
+		}
+		if decided {
+			return st, why
+		}
 	}
 	// mod_authz_default: any Require line left unanswered is a refusal;
 	// not authoritative, it declines, and core's decl_die answers 500.
-	bit := MethodMask(1) << uint(r.Method)
 	for i := range l.Legacy.Requires {
-		if q := &l.Legacy.Requires[i]; q.Methods&bit != 0 && (without == nil || q.Rule != without) {
+		if q := &l.Legacy.Requires[i]; c.applies(q) {
 			if l.Legacy.DefaultNotAuthoritative {
 				note22(tr, q.Rule, "mod_authz_default", "declined: 500 (couldn't check access)")
 				return 500, q.Rule
@@ -165,74 +256,220 @@ func note22(tr Tracer, rule *Rule, module, res string) {
 	}
 }
 
-// groupCheck22 is mod_authz_groupfile's check_user_access.
-func groupCheck22(l *Layers, r *Request, id Identity, user string, tr Tracer, without *Rule) (int, *Rule, bool) {
+// granted counts the line that granted and says so.
+func (c *chain22) granted(q *Require22, module Authz22, res string) (int, *Rule, bool) {
+	q.Rule.hit(c.r)
+	c.note(q.Rule, module, "granted: "+res)
+	return 0, q.Rule, true
+}
+
+// groupCheck is mod_authz_groupfile's check_user_access (2.2): declined
+// without AuthGroupFile; the user's groups read once, at the first
+// "group" line of the method (a file that cannot be opened is 500); any
+// group named, compared without regard to case (the group table's
+// apr_table_get), grants; a "group" line seen and none matched is 401
+// when AuthzGroupFileAuthoritative is on. "file-group" is read only
+// with mod_authz_owner's note, which orderly refuses at load.
+func (c *chain22) groupCheck(d *Decision) (int, *Rule, bool) {
+	l := c.l
 	if l.GroupFile == "" {
 		return 0, nil, false // not configured: DECLINED
 	}
 	lg := l.Legacy
-	bit := MethodMask(1) << uint(r.Method)
 	var groups []string
 	var loaded bool
 	var seen *Rule
 	for i := range lg.Requires {
 		q := &lg.Requires[i]
-		if q.Methods&bit == 0 || !strings.EqualFold(q.Words[0], "group") || without != nil && q.Rule == without {
+		if !c.applies(q) || !strings.EqualFold(q.Words[0], "group") {
 			continue
 		}
 		seen = q.Rule
 		if !loaded {
 			loaded = true
-			if id != nil {
-				groups, _, _ = id.Groups(l.GroupFile, user)
+			if c.id != nil {
+				var err error
+				if groups, _, err = c.id.Groups(l.GroupFile, c.user); err != nil {
+					d.log(LogLine{Module: "authz_groupfile", Code: "AH01665", Subject: l.GroupFile})
+					c.note(q.Rule, AuthzGroupFile22, "500: could not open the group file")
+					return 500, q.Rule, true
+				}
 			}
 		}
 		for _, g := range q.Words[1:] {
 			for _, have := range groups {
 				if strings.EqualFold(have, g) {
-					q.Rule.hit(r)
-					note22(tr, q.Rule, "mod_authz_groupfile", "granted: "+user+" in "+g)
-					return 0, q.Rule, true
+					return c.granted(q, AuthzGroupFile22, c.user+" in "+g)
 				}
 			}
 		}
 	}
 	if seen != nil && lg.GroupAuthoritative {
-		note22(tr, seen, "mod_authz_groupfile", "401: "+user+" in none of the groups")
+		c.note(seen, AuthzGroupFile22, "401: "+c.user+" in none of the groups")
 		return 401, seen, true
 	}
 	return 0, nil, false
 }
 
-// userCheck22 is mod_authz_user's check_user_access.
-func userCheck22(l *Layers, r *Request, _ Identity, user string, tr Tracer, without *Rule) (int, *Rule, bool) {
-	lg := l.Legacy
-	bit := MethodMask(1) << uint(r.Method)
+// userCheck is mod_authz_user's check_user_access (2.2): "valid-user"
+// grants; a "user" line naming the user (case-sensitive) grants; a
+// "user" line seen and none matched is 401 when AuthzUserAuthoritative
+// is on.
+func (c *chain22) userCheck() (int, *Rule, bool) {
+	lg := c.l.Legacy
 	var seen *Rule
 	for i := range lg.Requires {
 		q := &lg.Requires[i]
-		if q.Methods&bit == 0 || without != nil && q.Rule == without {
+		if !c.applies(q) {
 			continue
 		}
 		switch {
 		case strings.EqualFold(q.Words[0], "valid-user"):
-			q.Rule.hit(r)
-			note22(tr, q.Rule, "mod_authz_user", "granted: valid-user")
-			return 0, q.Rule, true
+			return c.granted(q, AuthzUser22, "valid-user")
 		case strings.EqualFold(q.Words[0], "user"):
 			seen = q.Rule
 			for _, u := range q.Words[1:] {
-				if u == user {
-					q.Rule.hit(r)
-					note22(tr, q.Rule, "mod_authz_user", "granted: "+user+" listed")
-					return 0, q.Rule, true
+				if u == c.user {
+					return c.granted(q, AuthzUser22, c.user+" listed")
 				}
 			}
 		}
 	}
 	if seen != nil && lg.UserAuthoritative {
-		note22(tr, seen, "mod_authz_user", "401: "+user+" not listed")
+		c.note(seen, AuthzUser22, "401: "+c.user+" not listed")
 		return 401, seen, true
 	}
+	return 0, nil, false
+}
+
+// dbmCheck is mod_authz_dbm's dbm_check_auth (2.2): declined without
+// AuthDBMGroupFile; at the first "group" line of the method the user's
+// groups are read once from the file (get_dbm_grp: the key
+// "user:AuthName", else "user"; a file that cannot be opened is 500);
+// each word of a "group" line (ap_getword_white: quotes are not
+// special) is compared exactly with each group; a "group" line seen and
+// none matched is 401 when AuthzDBMAuthoritative is on. A user the file
+// does not have matches nothing. "file-group" is read only with
+// mod_authz_owner's note, which orderly refuses at load.
+func (c *chain22) dbmCheck(d *Decision) (int, *Rule, bool) {
+	l := c.l
+	if l.DBMGroupFile == "" {
+		return 0, nil, false // not configured: DECLINED
+	}
+	lg := l.Legacy
+	var groups []string
+	var loaded bool
+	var seen *Rule
+	for i := range lg.Requires {
+		q := &lg.Requires[i]
+		if !c.applies(q) {
+			continue
+		}
+		w, t := getwordWhite(q.Line)
+		if !strings.EqualFold(w, "group") {
+			continue
+		}
+		seen = q.Rule
+		if !loaded {
+			loaded = true
+			dbm, ok := c.id.(DBMIdentity)
+			var err error
+			if ok {
+				groups, _, err = dbm.DBMGroupsRealm(l.DBMGroupFile, l.DBMGroupType, c.user, l.AuthName)
+			}
+			if !ok || err != nil {
+				d.log(LogLine{Module: "authz_dbm", Code: "AH01799", User: l.DBMGroupType, Subject: l.DBMGroupFile})
+				c.note(q.Rule, AuthzDBM22, "500: could not open the DBM group file")
+				return 500, q.Rule, true
+			}
+		}
+		for t != "" {
+			w, t = getwordWhite(t)
+			for _, g := range groups {
+				if g == w {
+					return c.granted(q, AuthzDBM22, c.user+" in "+g)
+				}
+			}
+		}
+	}
+	if seen != nil && lg.DBMAuthoritative {
+		c.note(seen, AuthzDBM22, "401: "+c.user+" in none of the groups")
+		return 401, seen, true
+	}
+	return 0, nil, false
+}
+
+// getwordWhite is ap_getword_white: the text up to the first white space
+// (apr_isspace), and the rest after the white space that follows it.
+func getwordWhite(s string) (word, rest string) {
+	i := 0
+	for i < len(s) && !isSpace22(s[i]) {
+		i++
+	}
+	word = s[:i]
+	for i < len(s) && isSpace22(s[i]) {
+		i++
+	}
+	return word, s[i:]
+}
+
+// isSpace22 is apr_isspace (isspace in the C locale).
+func isSpace22(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == '\r'
+}
+
+// ldapCheck is mod_authnz_ldap's authz_ldap_check_user_access (2.2). It
+// declines without AuthLDAPURL, and where no Require line of the method
+// has a keyword starting with "ldap-" (strncmp, so 2.2's unknown
+// "ldap-search" counts too); otherwise it decides all the lines of the
+// method at once through the LDAPChecker: OK, 401, or DECLINED when
+// AuthzLDAPAuthoritative is off. With it on, its refusal is final even
+// where a "valid-user" line would have let mod_authz_user grant. An
+// Identity without LDAP is a 500.
+func (c *chain22) ldapCheck(d *Decision) (int, *Rule, bool) {
+	l := c.l
+	if l.LDAP == nil {
+		return 0, nil, false // the module's defaults: no AuthLDAPURL
+	}
+	var lines []string
+	var rules []*Rule
+	var last *Rule // the last ldap-* line: what a refusal names
+	for i := range l.Legacy.Requires {
+		q := &l.Legacy.Requires[i]
+		if !c.applies(q) {
+			continue
+		}
+		lines, rules = append(lines, q.Line), append(rules, q.Rule)
+		if w, _ := getwordWhite(q.Line); strings.HasPrefix(w, "ldap-") {
+			last = q.Rule
+		}
+	}
+	if last == nil {
+		return 0, nil, false // no ldap-* line: DECLINED
+	}
+	lc, ok := c.id.(LDAPChecker)
+	if !ok {
+		d.log(LogLine{Module: "authnz_ldap", User: c.user, Subject: "LDAP is not available"})
+		c.note(last, AuthzLDAP22, "500: LDAP is not available")
+		return 500, last, true
+	}
+	ans, at, err := lc.AuthorizeLDAP22(l.LDAP, c.r.ldapState(), c.user, lines)
+	if err != nil {
+		d.log(LogLine{Module: "authnz_ldap", User: c.user, Subject: err.Error()})
+	}
+	why := last
+	if at >= 0 && at < len(rules) {
+		why = rules[at]
+	}
+	switch ans {
+	case OK22:
+		why.hit(c.r)
+		c.note(why, AuthzLDAP22, "granted")
+		return 0, why, true
+	case Unauthorized22:
+		c.note(why, AuthzLDAP22, "401: no ldap-* line granted (AuthzLDAPAuthoritative)")
+		return 401, why, true
+	}
+	c.note(last, AuthzLDAP22, "declined (AuthzLDAPAuthoritative Off)")
 	return 0, nil, false
 }

@@ -7,19 +7,32 @@ import (
 )
 
 // requires22 builds 2.2 Require lines, their rules named q1, q2, ...; a
-// line starting with "<POST>" stands in <Limit POST>.
+// line starting with "<POST>" stands in <Limit POST>. A quoted word is
+// one word without its quotes in Words (as ap_getword_conf reads it),
+// and as written in Line.
 func requires22(lines ...string) []Require22 {
 	var out []Require22
 	for i, line := range lines {
 		q := Require22{Methods: AllMethods, Rule: &Rule{ID: "q" + string(rune('1'+i))}}
-		words := strings.Fields(line)
-		if words[0] == "<POST>" {
-			q.Methods, words = 1<<2, words[1:]
+		if rest, ok := strings.CutPrefix(line, "<POST> "); ok {
+			q.Methods, line = 1<<2, rest
 		}
-		q.Words = words
+		q.Line = line
+		for _, w := range strings.Fields(line) {
+			q.Words = append(q.Words, strings.Trim(w, `"`)) // ap_getword_conf, for these lines
+		}
 		out = append(out, q)
 	}
 	return out
+}
+
+// groupsFirst is the chain of mod_authz_groupfile and mod_authz_user, in
+// the stock order or the other.
+func groupsFirst(yes bool) []Authz22 {
+	if yes {
+		return []Authz22{AuthzGroupFile22, AuthzUser22}
+	}
+	return []Authz22{AuthzUser22, AuthzGroupFile22}
 }
 
 // TestDecide22: Apache 2.2's combination (server/request.c 2.2.34): the
@@ -100,7 +113,7 @@ func TestDecide22(t *testing.T) {
 	} {
 		c := tc.cfg
 		l := &Layers{Compat: c.c, AuthType: c.authType, AuthTypeRule: &Rule{ID: "authtype"}, AuthName: "R", HasAuthName: true, UserFile: "users", BasicNotAuthoritative: c.notAuth, Default: &Rule{ID: "def"},
-			Legacy: &Legacy22{Requires: requires22(c.requires...), UserAuthoritative: c.userAuth, GroupAuthoritative: c.grpAuth, GroupFirst: c.grpFirst, DefaultNotAuthoritative: c.dfltOff}}
+			Legacy: &Legacy22{Requires: requires22(c.requires...), UserAuthoritative: c.userAuth, GroupAuthoritative: c.grpAuth, Chain: groupsFirst(c.grpFirst), DefaultNotAuthoritative: c.dfltOff}}
 		if c.groups {
 			l.GroupFile = "groups"
 		}
@@ -140,7 +153,7 @@ func TestDecide22Counts(t *testing.T) {
 		{[]string{"user bob"}, alice, ""},
 	} {
 		l := &Layers{Compat: allowAll, AuthType: "Basic", HasAuthName: true, UserFile: "u", GroupFile: "g",
-			Legacy: &Legacy22{Requires: requires22(tc.requires...), UserAuthoritative: true, GroupAuthoritative: true, GroupFirst: true}}
+			Legacy: &Legacy22{Requires: requires22(tc.requires...), UserAuthoritative: true, GroupAuthoritative: true}}
 		Decide(l, &Request{Addr: netip.MustParseAddr("10.1.2.3"), Auth: tc.cred, Now: 1}, testID, nil)
 		var got []string
 		for _, q := range l.Legacy.Requires {
@@ -150,6 +163,215 @@ func TestDecide22Counts(t *testing.T) {
 		}
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%v: matched %v, want %q", tc.requires, got, tc.want)
+		}
+	}
+}
+
+// chainIdentity reads the group file, DBM group files (testDBMID) and an
+// LDAP directory (ldapIdentity's 2.2 hook) for TestDecide22Chain.
+type chainIdentity struct {
+	dbmIdentity
+	ldap ldapIdentity
+}
+
+func (c chainIdentity) CheckLDAPPassword(s *LDAPScope, st *LDAPState, user, password string) (PasswordResult, string, error) {
+	return c.ldap.CheckLDAPPassword(s, st, user, password)
+}
+
+func (c chainIdentity) AuthorizeLDAP(s *LDAPScope, st *LDAPState, user, form, args string) (Result, error) {
+	return c.ldap.AuthorizeLDAP(s, st, user, form, args)
+}
+
+func (c chainIdentity) AuthorizeLDAP22(s *LDAPScope, st *LDAPState, user string, lines []string) (Answer22, int, error) {
+	return c.ldap.AuthorizeLDAP22(s, st, user, lines)
+}
+
+// TestDecide22Chain: 2.2's auth_checker hooks in the orders the
+// LoadModule lines can give them (translate's authz22Chain), with each
+// module's authoritative flag. What each hook does, from the 2.2.x
+// sources (no 2.2 server is at hand to compare with):
+//
+//   - mod_authz_dbm's dbm_check_auth (modules/aaa/mod_authz_dbm.c):
+//     DECLINED without AuthDBMGroupFile ("if (!conf->grpfile)"); the
+//     groups read once at the first "group" line (get_dbm_grp, the key
+//     "user:realm" then "user"; a file that cannot be opened is
+//     HTTP_INTERNAL_SERVER_ERROR); the value's groups before any ':'
+//     after the first, split at ','; each word of the line
+//     (ap_getword_white: quotes are not special) compared with strcmp;
+//     a group line seen and none matched is HTTP_UNAUTHORIZED when
+//     conf->authoritative, else DECLINED.
+//   - mod_authz_groupfile's check_user_access: the same with the text
+//     file, words by ap_getword_conf, names by apr_table_get (any case).
+//   - mod_authnz_ldap's authz_ldap_check_user_access
+//     (modules/aaa/mod_authnz_ldap.c): DECLINED without AuthLDAPURL
+//     ("if (!sec->have_ldap_url)") or without a line whose keyword
+//     starts with "ldap-" (strncmp, so ldap-search too); then every line
+//     of the method at once, any that grants is OK, otherwise
+//     "sec->auth_authoritative? HTTP_UNAUTHORIZED : DECLINED", even with
+//     a valid-user line beside.
+//   - mod_authz_default: what is left, 401.
+func TestDecide22Chain(t *testing.T) {
+	allowAll := newCompat(t, AllowDeny, SatisfyAll, []string{"all"}, nil)
+	var (
+		debian   = DefaultChain22 // authnz_ldap, authz_dbm, authz_groupfile, authz_user
+		upstream = []Authz22{AuthzGroupFile22, AuthzLDAP22, AuthzUser22, AuthzDBM22}
+		dbmFirst = []Authz22{AuthzDBM22, AuthzGroupFile22, AuthzUser22}
+		grpFirst = []Authz22{AuthzGroupFile22, AuthzDBM22, AuthzUser22}
+	)
+	bob := Credentials{Present: true, Basic: true, User: "bob", Password: "builder"}
+	carol := Credentials{Present: true, Basic: true, User: "carol", Password: "letmein"} // in /etc/users.dbm
+	dave := Credentials{Present: true, Basic: true, User: "dave", Password: "passw0rd"}  // in /etc/staff.dbm
+	type cfg struct {
+		chain    []Authz22
+		requires []string
+		groups   bool   // AuthGroupFile set
+		dbm      string // AuthDBMGroupFile
+		ldap     string // the LDAP scope's Key ("" none: no AuthLDAP* line)
+		dbmOff   bool   // AuthzDBMAuthoritative Off
+		grpOff   bool   // AuthzGroupFileAuthoritative Off
+		userOff  bool   // AuthzUserAuthoritative Off
+	}
+	for _, tc := range []struct {
+		name   string
+		cfg    cfg
+		cred   Credentials
+		status int
+		rule   string
+		logs   string
+		asked  string // what the LDAP hook was asked
+	}{
+		// mod_authz_dbm alone. testDBMID: under the realm "R", alice has
+		// "everyone" (the key "alice"), bob "guests" and "ops".
+		{"dbm: a group of the user", cfg{chain: debian, requires: []string{"group admins ops"}, dbm: "/etc/groups.dbm"}, bob, 0, "q1", "", ""},
+		{"dbm: none of them, authoritative", cfg{chain: debian, requires: []string{"group admins", "group staff"}, dbm: "/etc/groups.dbm"}, bob, 401, "q2", "AH01631", ""},
+		{"dbm: names are compared exactly", cfg{chain: debian, requires: []string{"group OPS"}, dbm: "/etc/groups.dbm"}, bob, 401, "q1", "AH01631", ""},
+		{"dbm: quotes are part of the word", cfg{chain: debian, requires: []string{`group "ops"`}, dbm: "/etc/groups.dbm"}, bob, 401, "q1", "AH01631", ""},
+		{"dbm: the user has no group", cfg{chain: debian, requires: []string{"group ops"}, dbm: "/etc/groups.dbm"}, carol, 401, "q1", "AH01631", ""},
+		{"dbm: the user is not in the file", cfg{chain: debian, requires: []string{"group ops"}, dbm: "/etc/groups.dbm"}, dave, 401, "q1", "AH01631", ""},
+		{"dbm: no file set: declined, then default", cfg{chain: debian, requires: []string{"group ops"}}, bob, 401, "q1", "AH01631", ""},
+		{"dbm: a file it cannot open is 500", cfg{chain: debian, requires: []string{"group ops"}, dbm: "/etc/broken.dbm"}, bob, 500, "q1", "AH01799", ""},
+		{"dbm: a line of another kind is not its own", cfg{chain: dbmFirst, requires: []string{"user bob", "group admins"}, dbm: "/etc/groups.dbm"}, bob, 401, "q2", "AH01631", ""},
+		{"dbm not authoritative: mod_authz_user next", cfg{chain: dbmFirst, requires: []string{"user bob", "group admins"}, dbm: "/etc/groups.dbm", dbmOff: true}, bob, 0, "q1", "", ""},
+		{"dbm not authoritative: default at the end", cfg{chain: dbmFirst, requires: []string{"group admins"}, dbm: "/etc/groups.dbm", dbmOff: true}, bob, 401, "q1", "AH01631", ""},
+		// Upstream's LoadModule order puts mod_authz_dbm after
+		// mod_authz_user: its groups count only if users declined.
+		{"upstream: mod_authz_user decides first", cfg{chain: upstream, requires: []string{"user alice", "group ops"}, dbm: "/etc/groups.dbm"}, bob, 401, "q1", "AH01631", ""},
+		{"upstream: users not authoritative, dbm grants", cfg{chain: upstream, requires: []string{"user alice", "group ops"}, dbm: "/etc/groups.dbm", userOff: true}, bob, 0, "q2", "", ""},
+		{"debian: dbm decides before users", cfg{chain: debian, requires: []string{"user bob", "group admins"}, dbm: "/etc/groups.dbm"}, bob, 401, "q2", "AH01631", ""},
+		// Both group files: each module reads Require group against its
+		// own file. alice is "Staff" and "ops" in the group file,
+		// "everyone" in the DBM file.
+		{"both, dbm first: dbm grants", cfg{chain: dbmFirst, requires: []string{"group everyone"}, groups: true, dbm: "/etc/groups.dbm"}, alice, 0, "q1", "", ""},
+		{"both, group file first, authoritative: 401", cfg{chain: grpFirst, requires: []string{"group everyone"}, groups: true, dbm: "/etc/groups.dbm"}, alice, 401, "q1", "AH01631", ""},
+		{"both, group file first, not authoritative: dbm grants", cfg{chain: grpFirst, requires: []string{"group everyone"}, groups: true, dbm: "/etc/groups.dbm", grpOff: true}, alice, 0, "q1", "", ""},
+		{"both, dbm first, authoritative: 401 though the group file has it", cfg{chain: dbmFirst, requires: []string{"group staff"}, groups: true, dbm: "/etc/groups.dbm"}, alice, 401, "q1", "AH01631", ""},
+		{"both, dbm first, not authoritative: the group file grants", cfg{chain: dbmFirst, requires: []string{"group staff"}, groups: true, dbm: "/etc/groups.dbm", dbmOff: true}, alice, 0, "q1", "", ""},
+		// mod_authnz_ldap: the fake directory grants "ldap-user <user>".
+		{"ldap grants", cfg{chain: debian, requires: []string{"ldap-user alice", "valid-user"}, ldap: "s"}, alice, 0, "q1", "", "authz22 s [alice] ldap-user alice|valid-user ()"},
+		{"ldap refuses before valid-user", cfg{chain: debian, requires: []string{"ldap-user alice", "valid-user"}, ldap: "s"}, bob, 401, "q1", "AH01631", "authz22 s [bob] ldap-user alice|valid-user ()"},
+		{"ldap not authoritative: valid-user grants", cfg{chain: debian, requires: []string{"ldap-user alice", "valid-user"}, ldap: "lax"}, bob, 0, "q2", "", "authz22 lax [bob] ldap-user alice|valid-user ()"},
+		{"ldap: the line that granted", cfg{chain: debian, requires: []string{"ldap-user alice", "ldap-user bob"}, ldap: "s"}, bob, 0, "q2", "", "authz22 s [bob] ldap-user alice|ldap-user bob ()"},
+		{"ldap: the first line granted", cfg{chain: debian, requires: []string{"ldap-user alice", "ldap-user bob"}, ldap: "s"}, alice, 0, "q1", "", "authz22 s [alice] ldap-user alice|ldap-user bob ()"},
+		{"ldap: an index past the lines names the last ldap-* line", cfg{chain: debian, requires: []string{"ldap-dn out-of-range", "ldap-user bob", "valid-user"}, ldap: "s"}, alice, 401, "q2", "AH01631", "authz22 s [alice] ldap-dn out-of-range|ldap-user bob|valid-user ()"},
+		{"ldap: no AuthLDAP* line, declined", cfg{chain: debian, requires: []string{"ldap-user alice"}}, alice, 401, "q1", "AH01631", ""},
+		{"ldap: no ldap-* line, declined", cfg{chain: debian, requires: []string{"valid-user"}, ldap: "s"}, bob, 0, "q1", "", ""},
+		{"ldap: keywords are case-sensitive", cfg{chain: debian, requires: []string{"LDAP-USER alice"}, ldap: "s"}, alice, 401, "q1", "AH01631", ""},
+		{"ldap: 2.2 has no ldap-search, yet it is an ldap-* line", cfg{chain: debian, requires: []string{"ldap-search (uid=alice)", "valid-user"}, ldap: "s"}, alice, 401, "q1", "AH01631", "authz22 s [alice] ldap-search (uid=alice)|valid-user ()"},
+		{"ldap: only the method's lines", cfg{chain: debian, requires: []string{"<POST> ldap-user alice", "ldap-user bob"}, ldap: "s"}, alice, 401, "q2", "AH01631", "authz22 s [alice] ldap-user bob ()"},
+		{"ldap: the error is logged", cfg{chain: debian, requires: []string{"ldap-user bob", "ldap-dn broken"}, ldap: "s"}, alice, 401, "q2", "authnz_ldap AH01631", "authz22 s [alice] ldap-user bob|ldap-dn broken ()"},
+		// mod_authnz_ldap and the group files: Debian loads it first,
+		// upstream after mod_authz_groupfile (bob is in "guests").
+		{"debian: ldap before the group file", cfg{chain: debian, requires: []string{"group guests", "ldap-user alice"}, groups: true, ldap: "s"}, bob, 401, "q2", "AH01631", "authz22 s [bob] group guests|ldap-user alice ()"},
+		{"upstream: the group file before ldap", cfg{chain: upstream, requires: []string{"group guests", "ldap-user alice"}, groups: true, ldap: "s"}, bob, 0, "q1", "", ""},
+		{"upstream: the group file refuses first", cfg{chain: upstream, requires: []string{"group admins", "ldap-user bob"}, groups: true, ldap: "s"}, bob, 401, "q1", "AH01631", ""},
+		// No module loaded but mod_authz_default.
+		{"no module: default", cfg{chain: []Authz22{}, requires: []string{"valid-user"}}, bob, 401, "q1", "AH01631", ""},
+	} {
+		var asked []string
+		id := chainIdentity{dbmIdentity: testDBMID, ldap: ldapIdentity{fakeIdentity: testID, asked: &asked}}
+		c := tc.cfg
+		l := &Layers{Compat: allowAll, AuthType: "Basic", AuthTypeRule: &Rule{ID: "authtype"}, AuthName: "R", HasAuthName: true,
+			Providers: []AuthnProvider{{Name: "file", Kind: ProviderFile, File: "/etc/users"}, {Name: "dbm", Kind: ProviderDBM, File: "/etc/users.dbm", DBMType: "default"},
+				{Name: "staff", Kind: ProviderDBM, File: "/etc/staff.dbm", DBMType: "SDBM"}},
+			Legacy: &Legacy22{Requires: requires22(c.requires...), Chain: c.chain,
+				UserAuthoritative: !c.userOff, GroupAuthoritative: !c.grpOff, DBMAuthoritative: !c.dbmOff}}
+		if c.groups {
+			l.GroupFile = "/etc/groups"
+		}
+		if c.dbm != "" {
+			l.DBMGroupFile, l.DBMGroupType = c.dbm, "SDBM"
+		}
+		if c.ldap != "" {
+			l.LDAP = &LDAPScope{Key: c.ldap}
+		}
+		for _, tr := range []Tracer{nil, &recorder{}} {
+			asked = nil
+			// Dry: the decision alone, without necessity's asks.
+			d := Decide(l, &Request{Addr: netip.MustParseAddr("10.1.2.3"), URI: "/u", Auth: tc.cred, Dry: true}, id, tr)
+			rule := "<nil>"
+			if d.Rule != nil {
+				rule = d.Rule.ID
+			}
+			var logs []string
+			for _, x := range d.Logs() {
+				if x.Code == "" {
+					logs = append(logs, x.Module)
+				} else {
+					logs = append(logs, x.Code)
+				}
+			}
+			if d.Status != tc.status || rule != tc.rule || strings.Join(logs, " ") != tc.logs {
+				t.Errorf("%s (tracer %v): %d %s logs %v; want %d %s %q", tc.name, tr != nil, d.Status, rule, logs, tc.status, tc.rule, tc.logs)
+			}
+			if got := strings.Join(asked, "|"); got != tc.asked {
+				t.Errorf("%s: asked %q, want %q", tc.name, got, tc.asked)
+			}
+		}
+	}
+}
+
+// TestDecide22HookErrors: a group file a module cannot open is its 500
+// (mod_authz_groupfile's and mod_authz_dbm's HTTP_INTERNAL_SERVER_ERROR),
+// whatever its authoritative flag and whatever a later module would
+// say; an Identity that cannot ask LDAP is a 500 too; the line an LDAP
+// check granted counts its match.
+func TestDecide22HookErrors(t *testing.T) {
+	allowAll := newCompat(t, AllowDeny, SatisfyAll, []string{"all"}, nil)
+	var asked []string
+	ldapID := chainIdentity{dbmIdentity: testDBMID, ldap: ldapIdentity{fakeIdentity: testID, asked: &asked}}
+	brokenGroups := testID
+	brokenGroups.groupErr = true
+	for _, tc := range []struct {
+		name   string
+		id     Identity
+		l      Layers
+		status int
+		log    string
+	}{
+		{"group file", brokenGroups, Layers{GroupFile: "/etc/groups"}, 500, "AH01665"},
+		{"DBM group file", ldapID, Layers{DBMGroupFile: "/etc/broken.dbm", DBMGroupType: "SDBM"}, 500, "AH01799"},
+		{"an Identity without DBM", testID, Layers{DBMGroupFile: "/etc/groups.dbm", DBMGroupType: "SDBM"}, 500, "AH01799"},
+		{"an Identity without LDAP", testID, Layers{LDAP: &LDAPScope{Key: "s"}}, 500, "authnz_ldap"},
+		{"LDAP grants", ldapID, Layers{LDAP: &LDAPScope{Key: "s"}}, 0, ""},
+	} {
+		l := tc.l
+		l.Compat, l.AuthType, l.AuthName, l.HasAuthName, l.UserFile = allowAll, "Basic", "R", true, "/etc/users"
+		l.Legacy = &Legacy22{Requires: requires22("group staff", "ldap-user alice", "valid-user"), Chain: DefaultChain22}
+		d := Decide(&l, &Request{Addr: netip.MustParseAddr("10.1.2.3"), URI: "/u", Auth: alice, Now: 1}, tc.id, nil)
+		last := ""
+		if logs := d.Logs(); len(logs) > 0 {
+			last = logs[len(logs)-1].Code
+			if last == "" {
+				last = logs[len(logs)-1].Module
+			}
+		}
+		if d.Status != tc.status || last != tc.log {
+			t.Errorf("%s: %d %q, want %d %q", tc.name, d.Status, last, tc.status, tc.log)
+		}
+		if tc.status == 0 {
+			if m, _, _ := l.Legacy.Requires[1].Rule.Stats(); d.Rule != l.Legacy.Requires[1].Rule || m != 1 {
+				t.Errorf("%s: decided by %v, %d matches of the ldap-user line", tc.name, d.Rule, m)
+			}
 		}
 	}
 }

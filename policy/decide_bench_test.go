@@ -78,7 +78,7 @@ func TestDecideDoesNotAllocate(t *testing.T) {
 		if n < 0 {
 			l.Authz = nil
 			l.Legacy = &Legacy22{Requires: []Require22{{Methods: AllMethods, Words: []string{"valid-user"}, Rule: &Rule{ID: "r"}}},
-				UserAuthoritative: true, GroupAuthoritative: true, GroupFirst: true}
+				UserAuthoritative: true, GroupAuthoritative: true}
 			l.Legacy.Satisfy[MethodGet] = SatisfyAny
 		}
 		r := Request{Method: MethodGet, Now: 1}

@@ -1,9 +1,10 @@
 package policy
 
-// LDAPScope is mod_authnz_ldap's per-directory configuration in force (2.4
-// semantics), as the walk compiled it: Config is proxy/ldapauth's Config,
-// which policy only passes on to the LDAPChecker. The module has no
-// merger: the innermost section with any AuthLDAP* line has them all.
+// LDAPScope is mod_authnz_ldap's per-directory configuration in force (of
+// Apache 2.4 or 2.2, as the semantics say), as the walk compiled it:
+// Config is proxy/ldapauth's Config, which policy only passes on to the
+// LDAPChecker. The module has no merger: the innermost section with any
+// AuthLDAP* line has them all.
 type LDAPScope struct {
 	Config any
 	// Key is the same for scopes compiled from the same lines.
@@ -41,6 +42,15 @@ type LDAPChecker interface {
 	// providers do: Granted, Denied or DeniedNoUser; err says why a
 	// check failed (the line then denies).
 	AuthorizeLDAP(s *LDAPScope, st *LDAPState, user, form, args string) (Result, error)
+	// AuthorizeLDAP22 is mod_authnz_ldap 2.2's auth_checker hook
+	// (authz_ldap_check_user_access) for user over lines, the Require
+	// lines of the request's method as core keeps them (Require22.Line),
+	// in order: OK22, Unauthorized22, or Declined22 (no AuthLDAPURL, no
+	// ldap-* line, or a refusal under AuthzLDAPAuthoritative Off). at is
+	// the index of the line that decided (-1 for none: a refusal after
+	// every line, or before any); err says why a check failed, for the
+	// log (it never makes a 500).
+	AuthorizeLDAP22(s *LDAPScope, st *LDAPState, user string, lines []string) (ans Answer22, at int, err error)
 }
 
 // checkLDAP is an ldap provider of AuthBasicProvider.

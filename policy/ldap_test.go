@@ -58,6 +58,31 @@ func (f ldapIdentity) AuthorizeLDAP(s *LDAPScope, st *LDAPState, user, form, arg
 	return Denied, nil
 }
 
+// AuthorizeLDAP22 answers as 2.2's hook over a directory where each user
+// is only themself: a line "ldap-user <user>" grants, "ldap-dn broken"
+// fails at once with an error (the DN not found), "ldap-dn out-of-range"
+// fails naming an index past the lines; a scope whose Key is "lax"
+// declines what it refuses (AuthzLDAPAuthoritative Off).
+func (f ldapIdentity) AuthorizeLDAP22(s *LDAPScope, st *LDAPState, user string, lines []string) (Answer22, int, error) {
+	state, _ := st.Authn.(string)
+	*f.asked = append(*f.asked, "authz22 "+s.Key+" ["+user+"] "+strings.Join(lines, "|")+" ("+state+")")
+	fail := Unauthorized22
+	if s.Key == "lax" {
+		fail = Declined22
+	}
+	for i, l := range lines {
+		switch l {
+		case "ldap-dn broken":
+			return fail, i, errors.New("auth_ldap authorise: require dn: user's DN has not been defined; failing authorisation")
+		case "ldap-dn out-of-range":
+			return fail, len(lines), nil // a checker that names no line of its lines
+		case "ldap-user " + user:
+			return OK22, i, nil
+		}
+	}
+	return fail, -1, nil
+}
+
 // TestLDAPProvider: AuthBasicProvider ldap as mod_auth_basic asks it:
 // granted (r->user the one LDAP made), denied, not found (the next
 // provider asked), an error (500, logged); an Identity without LDAP is

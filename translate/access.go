@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -535,15 +536,43 @@ func (b *builder) require22(d *apacheconf.Directive, ctx *dirCtx) {
 	if ctx.conf.Requires22 == nil {
 		ctx.conf.Requires22 = []policy.Require22{}
 	}
-	ctx.conf.Requires22 = append(ctx.conf.Requires22, policy.Require22{Methods: ctx.limited, Words: d.Args, Rule: b.rule(d, ctx.scope), Raw: providerLine(d.Raw, false)})
+	ctx.conf.Requires22 = append(ctx.conf.Requires22, policy.Require22{Methods: ctx.limited, Words: d.Args, Rule: b.rule(d, ctx.scope), Raw: providerLine(d.Raw, false), Line: d.Raw})
 }
 
-// groupFirst reports whether mod_authz_groupfile's auth_checker runs
-// before mod_authz_user's in 2.2: modules register their hooks in
-// LoadModule order, and mod_authz_groupfile must follow mod_authz_owner.
-// A configuration that loads neither (a fragment) has the stock order,
-// groupfile first.
-func groupFirst(ds []*apacheconf.Directive) bool {
+type authzHook22 struct {
+	module, file string
+	pred, succ   []string
+}
+
+// authz22Hooks are the modules of Apache 2.2 whose auth_checker hooks run
+// at APR_HOOK_MIDDLE and take part in the decision, with the name APR
+// knows each hook by (the module's source file) and the hooks it must
+// follow or precede (each module's register_hooks in 2.2.x:
+// mod_authz_groupfile and mod_authz_dbm name mod_authz_owner.c among
+// their predecessors, mod_authnz_ldap names mod_authz_user.c among its
+// successors). mod_ssl's hook (ssl_hook_Auth) is left out: it names none,
+// so it cannot move the others, and it declines by then (policy/ssl.go).
+var authz22Hooks = []authzHook22{
+	{"authnz_ldap_module", "mod_authnz_ldap.c", nil, []string{"mod_authz_user.c"}},
+	{"authz_dbm_module", "mod_authz_dbm.c", []string{"mod_authz_owner.c"}, nil},
+	{"authz_groupfile_module", "mod_authz_groupfile.c", []string{"mod_authz_owner.c"}, nil},
+	{"authz_owner_module", "mod_authz_owner.c", nil, nil},
+	{"authz_user_module", "mod_authz_user.c", nil, nil},
+}
+
+// authz22Chain lists the auth_checker hooks of the 2.2 authorization
+// modules loaded, by module identifier, in the order Apache 2.2 runs
+// them: those of APR_HOOK_MIDDLE in the order the modules registered
+// them, sorted as apr_hooks.c's sort_hook does, then mod_authz_default's
+// (APR_HOOK_LAST) when it is loaded.
+//
+// A module registers its hooks when it is added (ap_add_module calls
+// ap_register_hooks): modules built in first, then in LoadModule order,
+// the first LoadModule of a module counting. A module loaded without a
+// LoadModule line (a fragment's assumed modules, legacy.modules) is taken
+// to come first, in the order of the names, as Debian's Apache 2.2 loads
+// mods-enabled/*.load.
+func (b *builder) authz22Chain(ds []*apacheconf.Directive) []string {
 	pos := map[string]int{}
 	n := 0
 	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
@@ -555,15 +584,86 @@ func groupFirst(ds []*apacheconf.Directive) bool {
 		}
 		return nil
 	})
-	g, gok := pos["authz_groupfile_module"]
-	u, uok := pos["authz_user_module"]
-	if !gok || !uok {
-		return true
+	var reg, late []authzHook22
+	for _, h := range authz22Hooks { // in the order of the names
+		if !b.loaded(h.module) {
+			continue
+		}
+		if _, ok := pos[h.module]; ok {
+			late = append(late, h)
+		} else {
+			reg = append(reg, h)
+		}
 	}
-	if o, ok := pos["authz_owner_module"]; ok && o > g {
-		g = o
+	slices.SortStableFunc(late, func(x, y authzHook22) int { return pos[x.module] - pos[y.module] })
+	reg = append(reg, late...)
+	files := make([]string, len(reg))
+	preds := make([][]string, len(reg))
+	succs := make([][]string, len(reg))
+	for i, h := range reg {
+		files[i], preds[i], succs[i] = h.file, h.pred, h.succ
 	}
-	return g < u
+	var out []string
+	for _, i := range tsortHooks(files, preds, succs) {
+		out = append(out, reg[i].module)
+	}
+	if b.loaded("authz_default_module") {
+		out = append(out, "authz_default_module")
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// tsortHooks is apr_hooks.c's sort_hook over hooks of one priority, in
+// registration order, each with the names of the hooks it must follow
+// and of those it must precede (names not among them are ignored).
+// prepare makes one list of the hooks each must wait for: going through
+// the hooks in order, a hook's predecessors join its own list and the
+// hook joins the list of each of its successors. tsort then, until every
+// hook is placed, takes the first not yet placed; while it still waits
+// for a hook, takes the first of those instead; places it, and strikes it
+// from every list. It returns the indexes in the order the hooks run.
+// The names must not form a cycle (the stock modules' do not).
+func tsortHooks(names []string, preds, succs [][]string) []int {
+	wait := make([][]int, len(names))
+	add := func(i, k int) {
+		if !slices.Contains(wait[i], k) {
+			wait[i] = append(wait[i], k)
+		}
+	}
+	for i := range names {
+		for _, p := range preds[i] {
+			if k := slices.Index(names, p); k >= 0 {
+				add(i, k)
+			}
+		}
+		for _, s := range succs[i] {
+			if k := slices.Index(names, s); k >= 0 {
+				add(k, i)
+			}
+		}
+	}
+	placed := make([]bool, len(names))
+	var out []int
+	for len(out) < len(names) {
+		n := 0
+		for placed[n] {
+			n++
+		}
+		for len(wait[n]) > 0 {
+			n = wait[n][0]
+		}
+		placed[n] = true
+		out = append(out, n)
+		for i := range wait {
+			if k := slices.Index(wait[i], n); k >= 0 {
+				wait[i] = slices.Delete(wait[i], k, k+1)
+			}
+		}
+	}
+	return out
 }
 
 // requireExpr makes the argument line of Require user/group an expression

@@ -21,9 +21,9 @@ var authnProviders = map[string]string{
 }
 
 // evaluatedProvider reports whether orderly evaluates provider kind name
-// (ldap as Apache 2.4 decides it).
+// (ldap as the semantics' version decides it).
 func (b *builder) evaluatedProvider(name string) bool {
-	return name == "file" || name == "dbm" || name == "anon" || name == "ldap" && b.cfg.Semantics != Legacy22
+	return name == "file" || name == "dbm" || name == "anon" || name == "ldap"
 }
 
 // providerBase returns the base provider a name registered for
@@ -50,7 +50,7 @@ func (b *builder) basicProvider(d *apacheconf.Directive, conf *DirConf) {
 		}
 		if !b.evaluatedProvider(base) {
 			// translate writes it as it is: 2.4 reads it the same way.
-			b.cannotServe(d, "AuthBasicProvider %s cannot be evaluated by orderly (the %s provider; orderly evaluates file, dbm and anon, and aliases of them); refusing to load", a, base)
+			b.cannotServe(d, "AuthBasicProvider %s cannot be evaluated by orderly (the %s provider; orderly evaluates file, dbm, anon and ldap, and aliases of them); refusing to load", a, base)
 		}
 		list = append(list, a)
 	}
@@ -76,23 +76,35 @@ func (b *builder) authnDBM(d *apacheconf.Directive, name string, conf *DirConf) 
 	}
 }
 
-// authzDBM is AuthDBMGroupFile and AuthzDBMType (mod_authz_dbm, no
-// merger either).
+// authzDBM is AuthDBMGroupFile, AuthzDBMType and (2.2)
+// AuthzDBMAuthoritative: mod_authz_dbm has no merger either, so a
+// section that sets any of them starts from the module's defaults
+// (create_authz_dbm_dir_config: no file, type "default", authoritative).
 func (b *builder) authzDBM(d *apacheconf.Directive, name string, conf *DirConf) {
-	if len(d.Args) != 1 {
+	var flag bool
+	if name == "authzdbmauthoritative" {
+		v, ok := keyword(b, d, onOff, d.Name+" must be On or Off")
+		if !ok {
+			return
+		}
+		flag = v
+	} else if len(d.Args) != 1 {
 		b.errorf(d, "%s takes one argument", d.Name)
 		return
 	}
 	if conf.DBMGroupFile == nil {
-		none, def := "", "default"
-		conf.DBMGroupFile, conf.DBMGroupType = &none, &def
+		none, def, on := "", "default", true
+		conf.DBMGroupFile, conf.DBMGroupType, conf.DBMAuthoritative = &none, &def, &on
 	}
-	if name == "authdbmgroupfile" {
+	switch name {
+	case "authdbmgroupfile":
 		v := b.resolve(d.Args[0])
 		conf.DBMGroupFile, conf.DBMGroupPos = &v, d.Pos
-	} else {
+	case "authzdbmtype":
 		v := d.Args[0]
 		conf.DBMGroupType = &v
+	default:
+		conf.DBMAuthoritative = &flag
 	}
 }
 
@@ -177,7 +189,7 @@ func (b *builder) providerAlias(d *apacheconf.Directive) {
 		case "anonymous", "anonymous_nouserid", "anonymous_mustgiveemail", "anonymous_verifyemail", "anonymous_logemail":
 			b.anonymous(c, n, conf)
 		default:
-			if ldapDirectives[n] {
+			if ldapDirectives[n] || n == "authzldapauthoritative" {
 				b.ldapDirective(c, conf)
 			}
 		}
@@ -261,7 +273,7 @@ type LDAPDir struct {
 }
 
 // ldapDirectives are mod_authnz_ldap's per-directory directives of Apache
-// 2.4 that orderly evaluates (AuthzLDAPAuthoritative is 2.2's).
+// 2.4 (AuthzLDAPAuthoritative is 2.2's).
 var ldapDirectives = func() map[string]bool {
 	m := map[string]bool{}
 	for _, n := range ldapauth.Directives {
@@ -272,16 +284,22 @@ var ldapDirectives = func() map[string]bool {
 	return m
 }()
 
-// ldapDirective is one of mod_authnz_ldap's per-directory directives:
-// its value checked as Apache checks it (ldapauth.Config.Apply). An
-// exec: bind password is refused: orderly runs no program the
-// configuration names. Under 2.2 semantics LDAP is refused.
-func (b *builder) ldapDirective(d *apacheconf.Directive, conf *DirConf) bool {
+// ldapVersion is the mod_authnz_ldap whose directives and decisions
+// orderly follows under the builder's semantics.
+func (b *builder) ldapVersion() ldapauth.Version {
 	if b.cfg.Semantics == Legacy22 {
-		b.cannotServe(d, "%s: orderly decides LDAP authentication as Apache 2.4 does, not as 2.2 (AuthzLDAPAuthoritative, one authorization hook); with semantics %q it cannot; refusing to load", d.Name, Legacy22)
-		return false
+		return ldapauth.Apache22
 	}
-	scratch := ldapauth.NewConfig(ldapauth.Apache24)
+	return ldapauth.Apache24
+}
+
+// ldapDirective is one of mod_authnz_ldap's per-directory directives:
+// its value checked as Apache (2.4, or 2.2 under semantics "2.2") checks
+// it (ldapauth.Config.Apply), the other version's directives refused as
+// that version refuses an unknown one. An exec: bind password is
+// refused: orderly runs no program the configuration names.
+func (b *builder) ldapDirective(d *apacheconf.Directive, conf *DirConf) bool {
+	scratch := ldapauth.NewConfig(b.ldapVersion())
 	if err := scratch.Apply(d.Name, d.Args, ldapauth.DirectiveOptions{}); err != nil {
 		if errors.Is(err, ldapauth.ErrExecNotAllowed) {
 			b.cannotServe(d, "%s exec:...: orderly does not run programs named by the configuration; refusing to load", d.Name)

@@ -75,7 +75,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is unknown (use %q or %q)", opt.Semantics, Legacy22, Compat24)}}
 	}
 	b.cfg.Defaults.Options = defaultOptions(opt.Semantics)
-	b.cfg.GroupFirst = groupFirst(ds)
+	b.cfg.Authz22 = b.authz22Chain(ds)
 	b.serverRoot = opt.ServerRoot
 	b.cfg.ServerRoot = opt.ServerRoot
 	b.apartOK = hostsApart(ds, opt)

@@ -48,7 +48,10 @@ func ancestors(cfg *Config, s *Section) ([]*Section, string) {
 	needAuthz := own.Requires22 == nil && (own.Authz == nil || own.Authz.Root == nil || own.Authz.Merge == MergeAnd || own.Authz.Merge == MergeOr)
 	return ancestorsWith(cfg, s, func(c *DirConf) bool {
 		// 2.4: an AuthType with no Require in force answers 500 (AH01627).
-		return needCompat && c.Compat != nil || needSat22 && SatisfiesAny22(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil || cfg.Semantics == Compat24 && c.AuthType != nil)
+		// 2.2: the group files, LDAP configuration and authoritative
+		// flags in force say what the Require lines mean.
+		return needCompat && c.Compat != nil || needSat22 && SatisfiesAny22(c) || needAuthz && (c.Authz != nil || c.Requires22 != nil || cfg.Semantics == Compat24 && c.AuthType != nil) ||
+			cfg.Semantics == Legacy22 && c.SetsChain22()
 	})
 }
 

@@ -166,16 +166,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		conf.UserFile = &v
 		b.rule(d, ctx.scope)
 	case "authdbmgroupfile", "authzdbmtype":
-		if b.cfg.Semantics == Legacy22 {
-			// 2.2's mod_authz_dbm serves Require group and file-group,
-			// beside mod_authz_groupfile: not evaluated.
-			if name == "authdbmgroupfile" && len(d.Args) > 0 {
-				v := b.resolve(d.Args[0])
-				conf.DBMGroupFile = &v
-			}
-			b.unevaluated(d, info)
-			return
-		}
+		// 2.2's mod_authz_dbm serves Require group (policy's
+		// dbm_check_auth), 2.4's Require dbm-group.
 		b.authzDBM(d, name, conf)
 		b.rule(d, ctx.scope)
 	case "authdbmuserfile", "authdbmtype":
@@ -185,12 +177,18 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		b.anonymous(d, name, conf)
 		b.rule(d, ctx.scope)
 	case "authgroupfile":
-		if len(d.Args) != 1 {
+		switch {
+		case b.cfg.Semantics == Legacy22 && len(d.Args) == 2 && d.Args[1] != "standard":
+			// 2.2's set_authz_groupfile_slot takes an optional type.
+			b.errorf(d, "Invalid auth file type: %s", d.Args[1])
+			return
+		case len(d.Args) != 1 && (b.cfg.Semantics != Legacy22 || len(d.Args) != 2):
 			b.errorf(d, "AuthGroupFile takes one argument")
 			return
 		}
 		v := b.resolve(d.Args[0])
 		conf.GroupFile = &v
+		b.groupFile22(conf)
 		b.rule(d, ctx.scope)
 	case "authbasicauthoritative":
 		v, ok := keyword(b, d, onOff, "AuthBasicAuthoritative must be On or Off")
@@ -199,9 +197,11 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		}
 		b.rule(d, ctx.scope)
 		conf.BasicAuthoritative = &v
+		conf.Basic22 = b.cfg.Semantics == Legacy22
 	case "authbasicprovider":
 		b.basicProvider(d, conf)
 		b.rule(d, ctx.scope)
+		conf.Basic22 = b.cfg.Semantics == Legacy22
 	case "authdigestprovider", "authdigestqop", "authdigestnoncelifetime", "authdigestnccheck", "authdigestalgorithm", "authdigestdomain":
 		if b.digestDirective(d, name, conf) {
 			b.rule(d, ctx.scope)
@@ -231,6 +231,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			conf.UserAuthoritative = &v
 		} else {
 			conf.GroupAuthoritative = &v
+			b.groupFile22(conf)
 		}
 	case "authzdbmauthoritative", "authzownerauthoritative", "authzldapauthoritative", "authzdbdauthoritative", "authzdefaultauthoritative":
 		if b.cfg.Semantics != Legacy22 {
@@ -245,12 +246,18 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			}
 			b.rule(d, ctx.scope)
 			conf.DefaultAuthoritative = &v
-		case "authzdbmauthoritative", "authzownerauthoritative":
-			// mod_authz_dbm declines without AuthDBMGroupFile and
-			// mod_authz_owner without file-owner or file-group lines,
-			// whatever the flag: orderly refuses both where they would
-			// decide under 2.2 (require22, the unfaithful AuthDBMGroupFile),
-			// so the flag alone changes nothing.
+		case "authzdbmauthoritative":
+			b.authzDBM(d, name, conf)
+			b.rule(d, ctx.scope)
+		case "authzldapauthoritative":
+			if b.ldapDirective(d, conf) {
+				b.rule(d, ctx.scope)
+			}
+		case "authzownerauthoritative":
+			// mod_authz_owner declines without file-owner or file-group
+			// lines, whatever the flag, and orderly refuses those lines
+			// where the module is loaded (require22): the flag alone
+			// changes nothing.
 			if _, ok := keyword(b, d, onOff, d.Name+" must be On or Off"); ok {
 				b.rule(d, ctx.scope)
 			}
@@ -334,5 +341,25 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		if name == "userdir" {
 			b.userDir(d)
 		}
+	}
+}
+
+// groupFile22 completes 2.2's mod_authz_groupfile configuration of a
+// section that sets AuthGroupFile or AuthzGroupFileAuthoritative: the
+// module has no merger, so the other starts from its default
+// (create_authz_groupfile_dir_config: no file, authoritative) and the
+// two replace the enclosing section's together. 2.4's has only
+// AuthGroupFile.
+func (b *builder) groupFile22(conf *DirConf) {
+	if b.cfg.Semantics != Legacy22 {
+		return
+	}
+	if conf.GroupFile == nil {
+		none := ""
+		conf.GroupFile = &none
+	}
+	if conf.GroupAuthoritative == nil {
+		on := true
+		conf.GroupAuthoritative = &on
 	}
 }

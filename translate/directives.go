@@ -31,7 +31,6 @@ var unfaithful = map[string]string{
 	"checkspelling":         "mod_speling maps misspelled URLs to other files; orderly does not",
 	"proxypass":             "a proxied path maps to no file: Apache applies only <Location> sections there, and orderly does not model mod_proxy",
 	"proxypassmatch":        "a proxied path maps to no file: Apache applies only <Location> sections there, and orderly does not model mod_proxy",
-	"authdbmgroupfile":      "2.2's mod_authz_dbm serves Require group from DBM group files beside mod_authz_groupfile; orderly does not evaluate it",
 	"luahookaccesschecker":  "mod_lua access hooks are not evaluated by orderly",
 	"authbasicfake":         "AuthBasicFake replaces the Authorization header in fixups, and mod_dir's index subrequests then authenticate with the fake user; orderly does not evaluate it",
 	"luahookauthchecker":    "mod_lua access hooks are not evaluated by orderly",

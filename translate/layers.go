@@ -17,8 +17,15 @@ type Layers struct {
 	// 2.2's group files in force: Require group is mod_authz_groupfile's
 	// with AuthGroupFile, mod_authz_dbm's with AuthDBMGroupFile.
 	GroupFile, DBMGroups bool
-	Sat22                [policy.MaxMethods]policy.Satisfy
-	SatSet               policy.MethodMask // the methods Sat22 is set for
+	// 2.2's Authz*Authoritative Off in force: AuthzUserAuthoritative,
+	// AuthzGroupFileAuthoritative, AuthzDBMAuthoritative (each module's
+	// configuration replaced whole, as the walk merges it).
+	UserNotAuth, GroupNotAuth, DBMNotAuth bool
+	// LDAP is mod_authnz_ldap's configuration in force (nil: its
+	// defaults, no AuthLDAPURL).
+	LDAP   *LDAPDir
+	Sat22  [policy.MaxMethods]policy.Satisfy
+	SatSet policy.MethodMask // the methods Sat22 is set for
 }
 
 // Inherited returns the section's two Layers with what it inherits folded
@@ -71,8 +78,18 @@ func MergeLayers(chain []*Section) (*Layers, *Layers) {
 		if c.GroupFile != nil {
 			l.GroupFile = *c.GroupFile != ""
 		}
+		if c.GroupAuthoritative != nil {
+			l.GroupNotAuth = !*c.GroupAuthoritative
+		}
+		if c.UserAuthoritative != nil {
+			l.UserNotAuth = !*c.UserAuthoritative
+		}
 		if c.DBMGroupFile != nil {
 			l.DBMGroups = *c.DBMGroupFile != ""
+			l.DBMNotAuth = c.DBMAuthoritative != nil && !*c.DBMAuthoritative
+		}
+		if c.LDAP != nil {
+			l.LDAP = c.LDAP
 		}
 		for set := c.Satisfy22Set; set != 0; set &= set - 1 {
 			i := bits.TrailingZeros64(uint64(set))
@@ -209,4 +226,14 @@ func SatisfiesAny22(c *DirConf) bool {
 // (HasAccess counts them).
 func (c *DirConf) HasAccessRules() bool {
 	return c.Compat != nil || c.Authz != nil || c.Requires22 != nil || c.Satisfy22Set != 0
+}
+
+// SetsChain22 reports whether c sets what Apache 2.2's authorization
+// modules read beside the Require lines, and so what the lines mean
+// there (policy/decide22.go): AuthGroupFile, AuthDBMGroupFile (with
+// AuthzDBMType), mod_authnz_ldap's configuration, and the
+// AuthzUserAuthoritative, AuthzGroupFileAuthoritative and
+// AuthzDBMAuthoritative flags.
+func (c *DirConf) SetsChain22() bool {
+	return c.GroupFile != nil || c.GroupAuthoritative != nil || c.UserAuthoritative != nil || c.DBMGroupFile != nil || c.LDAP != nil
 }

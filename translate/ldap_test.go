@@ -72,10 +72,9 @@ Require ldap-search (uid=x)
 	}
 }
 
-// 2.2 semantics refuse LDAP (its decision is another, later step); an
-// exec: bind password is refused under either (orderly runs no program
-// of the configuration); a Require ldap-* with an expression is refused.
-// Each at the line, as orderly's own refusal.
+// An exec: bind password is refused under either semantics (orderly
+// runs no program of the configuration); a Require ldap-* with an
+// expression is refused. Each at the line, as orderly's own refusal.
 func TestLDAPRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		sem  Semantics
@@ -83,8 +82,7 @@ func TestLDAPRefusals(t *testing.T) {
 		line int
 		want string
 	}{
-		{Legacy22, "<Directory /srv/www>\nAuthType Basic\nAuthLDAPURL ldap://h/dc=x?uid\n</Directory>\n", 3, "with semantics \"2.2\" it cannot"},
-		{Legacy22, "<Directory /srv/www>\nAuthBasicProvider ldap\n</Directory>\n", 2, "AuthBasicProvider ldap cannot be evaluated"},
+		{Legacy22, "<Directory /srv/www>\nAuthLDAPBindPassword \"exec:/bin/echo pw\"\n</Directory>\n", 2, "orderly does not run programs"},
 		{Compat24, "<Directory /srv/www>\nAuthLDAPBindPassword \"exec:/bin/echo pw\"\n</Directory>\n", 2, "orderly does not run programs"},
 		{Compat24, "<AuthnProviderAlias ldap x>\nAuthLDAPBindPassword exec:/bin/pw\n</AuthnProviderAlias>\n", 2, "orderly does not run programs"},
 		{Compat24, "<Directory /srv/www>\nRequire ldap-user %{REMOTE_USER}\n</Directory>\n", 2, "Require ldap-user with an expression"},
@@ -111,5 +109,61 @@ func TestLDAPRefusals(t *testing.T) {
 	n := cfg.Dirs[0].Conf.Authz.Root.Children[0]
 	if n.Provider != policy.ProvOther || n.Args[0] != "ldap-user" || n.Args[1] != "%{REMOTE_USER}" || len(cfg.Unservable) != 1 {
 		t.Errorf("written out: %v %q, %d unservable", n.Provider, n.Args, len(cfg.Unservable))
+	}
+}
+
+// Under 2.2 semantics mod_authnz_ldap's lines are 2.2's: kept with
+// AuthzLDAPAuthoritative among them, checked as 2.2 checks them (a 2.4
+// directive is unknown), inside an alias too; AuthBasicProvider ldap is
+// evaluated; every Require ldap-* line is kept as core keeps it,
+// ldap-search included (an unknown word to 2.2).
+func TestLDAP22Model(t *testing.T) {
+	mods := []string{"ldap_module", "authnz_ldap_module", "auth_basic_module", "authn_file_module", "authn_alias_module", "authz_user_module", "authz_default_module"}
+	text := `<AuthnProviderAlias ldap people>
+AuthLDAPURL ldap://127.0.0.1/ou=people,dc=example,dc=org?uid
+AuthzLDAPAuthoritative off
+</AuthnProviderAlias>
+<Directory /srv/www/a>
+AuthType Basic
+AuthName A
+AuthBasicProvider ldap people
+AuthLDAPURL "ldap://127.0.0.1/dc=example,dc=org?uid"
+AuthzLDAPAuthoritative Off
+Require ldap-group "cn=A B,ou=groups,dc=example,dc=org"
+Require ldap-search (uid=x)
+Require valid-user
+</Directory>
+`
+	cfg, err := buildText(t, text, Options{Semantics: Legacy22, Modules: fragmentModules(mods...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Dirs[0].Conf
+	if c.LDAP == nil || len(c.LDAP.Lines) != 2 || c.LDAP.Lines[1].Name != "AuthzLDAPAuthoritative" || c.LDAP.Lines[1].Args[0] != "Off" {
+		t.Fatalf("LDAP lines %+v", c.LDAP)
+	}
+	if al := cfg.ProviderAliases["people"]; al == nil || al.Conf.LDAP == nil || len(al.Conf.LDAP.Lines) != 2 {
+		t.Fatalf("alias %+v", al)
+	}
+	want := []string{`ldap-group "cn=A B,ou=groups,dc=example,dc=org"`, "ldap-search (uid=x)", "valid-user"}
+	if len(c.Requires22) != len(want) {
+		t.Fatalf("Require lines %+v", c.Requires22)
+	}
+	for i, q := range c.Requires22 {
+		if q.Line != want[i] {
+			t.Errorf("line %d: %q, want %q", i, q.Line, want[i])
+		}
+	}
+	if len(cfg.Unfaithful) != 0 || len(cfg.Unservable) != 0 {
+		t.Errorf("unfaithful %v, unservable %v", cfg.Unfaithful, cfg.Unservable)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"AuthLDAPMaxSubGroupDepth 2", "Invalid command 'AuthLDAPMaxSubGroupDepth'"},
+		{"AuthzLDAPAuthoritative maybe", "AuthzLDAPAuthoritative must be On or Off"},
+	} {
+		_, err := buildText(t, "<Directory /srv/www>\n"+bad.text+"\n</Directory>\n", Options{Semantics: Legacy22, Modules: fragmentModules(mods...)})
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.text, err, bad.want)
+		}
 	}
 }

@@ -60,14 +60,6 @@ func mergeLDAPServer(main, own *LDAPServer) *LDAPServer {
 	return &LDAPServer{Lines: append(append([]LDAPServerLine(nil), main.Lines...), own.Lines...)}
 }
 
-// ldapVersion is mod_ldap's version under the semantics.
-func (b *builder) ldapVersion() ldapauth.Version {
-	if b.cfg.Semantics == Legacy22 {
-		return ldapauth.Apache22
-	}
-	return ldapauth.Apache24
-}
-
 // ldapValue reports the error of mod_ldap's handler for the directive d
 // (of ldap_module), "" when it takes the line: the values, and the
 // directives that may not appear in a <VirtualHost> (GLOBAL_ONLY).
@@ -97,10 +89,10 @@ func ldapDirDirective(name string) bool {
 }
 
 // ldapServerDirective records a server-level line of mod_ldap (its values
-// already checked: ldapValue). Under 2.4-compat semantics a certificate
-// orderly cannot use as Apache does is refused: a type OpenLDAP does not
-// take (Apache then uses it and every certificate line after it not at
-// all) or a client certificate (orderly presents none).
+// already checked: ldapValue). A certificate orderly cannot use as
+// Apache does is refused, under either semantics: a type OpenLDAP does
+// not take (Apache then uses it and every certificate line after it not
+// at all) or a client certificate (orderly presents none).
 func (b *builder) ldapServerDirective(d *apacheconf.Directive, name string) {
 	args := append([]string(nil), d.Args...)
 	switch name {
@@ -109,8 +101,8 @@ func (b *builder) ldapServerDirective(d *apacheconf.Directive, name string) {
 		if len(args) > 1 && c.NeedsFile() {
 			args[1] = b.resolve(args[1])
 		}
-		if b.cfg.Semantics != Legacy22 && name == "ldaptrustedglobalcert" {
-			scratch := ldapauth.NewServerConfig(ldapauth.Apache24)
+		if name == "ldaptrustedglobalcert" {
+			scratch := ldapauth.NewServerConfig(b.ldapVersion())
 			_ = scratch.Apply(d.Name, d.Args, ldapauth.ServerContext{})
 			if _, why, bad := scratch.Unsupported(); bad {
 				b.cannotServe(d, "LDAPTrustedGlobalCert %s cannot be evaluated by orderly: %s; refusing to load", c.Type, why)

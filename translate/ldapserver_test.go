@@ -54,9 +54,9 @@ func TestLDAPServerRefusals(t *testing.T) {
 		{text: "LDAPTrustedGlobalCert CA_CERT7_DB /etc/certs\n", want: "LDAPTrustedGlobalCert CA_CERT7_DB cannot be evaluated by orderly", own: true},
 		{text: "LDAPTrustedGlobalCert CERT_BASE64 /etc/c.pem\n", want: "LDAPTrustedGlobalCert CERT_BASE64 cannot be evaluated by orderly: a client certificate", own: true},
 		{text: "LDAPTrustedGlobalCert CERT_NICKNAME me\n", want: "LDAPTrustedGlobalCert CERT_NICKNAME cannot be evaluated by orderly", own: true},
-		// Under 2.2 semantics orderly evaluates no LDAP: the lines only
-		// load.
-		{text: "LDAPTrustedGlobalCert CA_DER /etc/ssl/ca.der\n", sem: Legacy22},
+		// Under 2.2 semantics, which evaluate LDAP too, the same refusals.
+		{text: "LDAPTrustedGlobalCert CA_DER /etc/ssl/ca.der\n", sem: Legacy22, want: "LDAPTrustedGlobalCert CA_DER cannot be evaluated by orderly", own: true},
+		{text: "LDAPTrustedGlobalCert CERT_NICKNAME me\n", sem: Legacy22, want: "LDAPTrustedGlobalCert CERT_NICKNAME cannot be evaluated by orderly", own: true},
 		{text: "<Directory /srv/www>\nLDAPTrustedClientCert CERT_BASE64 /etc/c.pem\n</Directory>\n", want: "2: LDAPTrustedClientCert cannot be evaluated by orderly", own: true},
 		{text: "<Directory /srv/www>\nLDAPTrustedClientCert CA_SECMOD /etc/c\n</Directory>\n", want: "2: The certificate type \"CA_SECMOD\" is only valid within a LDAPTrustedGlobalCert directive. Only CA_DER, CA_BASE64, CERT_DER, CERT_BASE64, CERT_NICKNAME, KEY_DER, and KEY_BASE64 may be used."},
 		{text: "<Directory /srv/www>\nLDAPTrustedClientCert PEM /etc/c\n</Directory>\n", want: "2: The certificate type \"PEM\" is not recognised. It should be one of CA_DER, CA_BASE64, CERT_DER, CERT_BASE64, CERT_NICKNAME, CERT_PFX, KEY_DER, KEY_BASE64, KEY_PFX"},

@@ -162,7 +162,13 @@ type DirConf struct {
 	UserFile     *string // mod_authn_file
 	// BasicAuthoritative is AuthBasicAuthoritative (nil inherits; On).
 	BasicAuthoritative *bool
-	GroupFile          *string // mod_authz_groupfile
+	// Basic22: under 2.2 semantics the section sets AuthBasicProvider or
+	// AuthBasicAuthoritative, and so holds mod_auth_basic's whole
+	// configuration: 2.2's module has no merger (2.4's merges each), so
+	// the other is at its default there (create_auth_basic_dir_config:
+	// the file provider, authoritative).
+	Basic22   bool
+	GroupFile *string // mod_authz_groupfile
 	// BasicProviders is mod_auth_basic's AuthBasicProvider list, names
 	// as written (nil inherits; a section's lines add up).
 	BasicProviders []string
@@ -179,8 +185,9 @@ type DirConf struct {
 	// LDAP is mod_authnz_ldap's configuration (nil inherits; replaced
 	// whole).
 	LDAP *LDAPDir
-	// DBMGroupType is mod_authz_dbm's AuthzDBMType (2.4): with
-	// DBMGroupFile, one configuration that replaces as AuthnDBM does.
+	// DBMGroupType is mod_authz_dbm's AuthzDBMType: with DBMGroupFile
+	// and DBMAuthoritative, one configuration that replaces as AuthnDBM
+	// does (all three set together, or none).
 	DBMGroupType *string
 	// DBMGroupFile is mod_authz_dbm's AuthDBMGroupFile
 	// (2.2's Require group it serves is 2.4's Require dbm-group).
@@ -188,6 +195,8 @@ type DirConf struct {
 	// DBMGroupPos is where the section sets AuthDBMGroupFile (2.4), for
 	// orderly serve's refusal of a file it cannot read.
 	DBMGroupPos apacheconf.Pos
+	// DBMAuthoritative is AuthzDBMAuthoritative (2.2; default On).
+	DBMAuthoritative *bool
 
 	SetEnv   []*EnvRule // mod_setenvif: concatenated, base first
 	DirIndex []string   // mod_dir DirectoryIndex: replaces; nil inherits
@@ -357,9 +366,14 @@ type Config struct {
 	// VHosts are the virtual hosts, in configuration order.
 	VHosts []*VHost
 
-	// GroupFirst (2.2): mod_authz_groupfile's check runs before
-	// mod_authz_user's, as in the stock LoadModule order.
-	GroupFirst bool
+	// Authz22 (2.2) lists the auth_checker hooks of the authorization
+	// modules loaded, by module identifier ("authz_user_module"), in the
+	// order Apache 2.2 runs them: mod_authz_groupfile's, mod_authz_user's,
+	// mod_authz_dbm's, mod_authz_owner's and mod_authnz_ldap's as the
+	// LoadModule order and APR's hook sort make it, then
+	// mod_authz_default's when it is loaded (authz22Chain). Never nil
+	// once built.
+	Authz22 []string
 	// Differences lists where the configuration means something else
 	// under 2.2 than under 2.4 with mod_access_compat.
 	Differences []Difference
@@ -482,6 +496,7 @@ var sectionAccess = map[string]bool{
 	"authtype": true, "authname": true, "authuserfile": true, "authgroupfile": true,
 	"authbasicauthoritative": true, "authbasicprovider": true,
 	"authzuserauthoritative": true, "authzgroupfileauthoritative": true, "authzdefaultauthoritative": true,
+	"authdbmgroupfile": true, "authzdbmtype": true, "authzdbmauthoritative": true, "authzldapauthoritative": true,
 	"authdbmuserfile": true, "authdbmtype": true, "anonymous": true, "anonymous_nouserid": true,
 	"anonymous_mustgiveemail": true, "anonymous_verifyemail": true, "anonymous_logemail": true,
 	"authdigestprovider": true, "authdigestqop": true, "authdigestnoncelifetime": true, "authdigestnccheck": true,
@@ -508,7 +523,8 @@ func IsSectionAccess(text string) bool {
 func (c *DirConf) HasAccess() bool {
 	return c.Compat != nil || c.Authz != nil || c.AuthType != nil || c.AuthName != nil || c.UserFile != nil ||
 		c.BasicAuthoritative != nil || c.GroupFile != nil || c.Satisfy22Set != 0 || c.Requires22 != nil ||
-		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.DefaultAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil || c.LDAP != nil
+		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.DefaultAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil || c.LDAP != nil ||
+		c.DBMGroupFile != nil
 }
 
 // WithoutAccess is the configuration with its access configuration taken
@@ -517,10 +533,11 @@ func (c *DirConf) HasAccess() bool {
 func (c *DirConf) WithoutAccess() *DirConf {
 	d := *c
 	d.Compat, d.Authz = nil, nil
-	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile = nil, nil, nil, nil, nil, nil
+	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile, d.Basic22 = nil, nil, nil, nil, nil, nil, false
 	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
 	d.UserAuthoritative, d.GroupAuthoritative, d.DefaultAuthoritative = nil, nil, nil
 	d.BasicProviders, d.AuthnDBM, d.Anon, d.Digest, d.LDAP = nil, nil, nil, nil, nil
+	d.DBMGroupFile, d.DBMGroupType, d.DBMAuthoritative = nil, nil, nil
 	return &d
 }
 

@@ -193,5 +193,33 @@ func (id *Identity) AuthorizeLDAP(s *policy.LDAPScope, st *policy.LDAPState, use
 	return policy.Denied, err
 }
 
+// AuthorizeLDAP22 implements policy.LDAPChecker: mod_authnz_ldap 2.2's
+// auth_checker hook, authz_ldap_check_user_access. The scope must hold
+// a 2.2 configuration (ldapauth.Apache22); another is an error, which
+// refuses (401).
+func (id *Identity) AuthorizeLDAP22(s *policy.LDAPScope, st *policy.LDAPState, user string, lines []string) (policy.Answer22, int, error) {
+	cfg := ldapConfig(s)
+	if cfg.Version != ldapauth.Apache22 {
+		return policy.Unauthorized22, -1, errors.New("auth_ldap authorise: not an Apache 2.2 configuration")
+	}
+	c, err := id.ldapClient(s)
+	if err != nil {
+		return policy.Unauthorized22, -1, err
+	}
+	req := &ldapauth.Request{User: user}
+	req.Authn, _ = st.Authn.(*ldapauth.Authn)
+	ans, at, err := c.Authorize22(ldapContext(), cfg, req, lines)
+	if req.Authn != nil {
+		st.Authn = req.Authn
+	}
+	switch ans {
+	case ldapauth.OK22:
+		return policy.OK22, at, err
+	case ldapauth.Unauthorized22:
+		return policy.Unauthorized22, at, err
+	}
+	return policy.Declined22, at, err
+}
+
 // Identity asks LDAP servers as policy asks.
 var _ policy.LDAPChecker = (*Identity)(nil)

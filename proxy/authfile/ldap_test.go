@@ -171,3 +171,51 @@ func TestLDAPServerSettings(t *testing.T) {
 	}
 	id.CloseLDAP()
 }
+
+// TestLDAPChecker22: the Identity asks 2.2's hook of a real slapd with a
+// 2.2 configuration: the line that granted, a refusal (AuthzLDAPAuthoritative
+// on) or a decline (off), the DN search for a user another module
+// authenticated kept in the state; a 2.4 configuration is refused.
+func TestLDAPChecker22(t *testing.T) {
+	srv := ldaptest.Start(t)
+	scope := func(lines ...[]string) *policy.LDAPScope {
+		cfg := ldapauth.NewConfig(ldapauth.Apache22)
+		for _, l := range lines {
+			if err := cfg.Apply(l[0], l[1:], ldapauth.DirectiveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return &policy.LDAPScope{Config: cfg}
+	}
+	url := []string{"AuthLDAPURL", srv.URL + "/" + ldaptest.PeopleDN + "?uid"}
+	bind := []string{"AuthLDAPBindDN", srv.BindDN}
+	pw := []string{"AuthLDAPBindPassword", srv.BindPassword}
+	on, off := scope(url, bind, pw), scope(url, bind, pw, []string{"AuthzLDAPAuthoritative", "off"})
+	id := NewIdentity()
+	for _, tc := range []struct {
+		s     *policy.LDAPScope
+		user  string
+		lines []string
+		want  policy.Answer22
+		at    int
+	}{
+		{on, "bob", []string{"valid-user", "ldap-group " + ldaptest.Staff}, policy.OK22, 1},
+		{on, "bob", []string{"valid-user", "ldap-group " + ldaptest.Admins}, policy.Unauthorized22, -1},
+		{off, "bob", []string{"valid-user", "ldap-group " + ldaptest.Admins}, policy.Declined22, -1},
+		{on, "bob", []string{"valid-user"}, policy.Declined22, -1},
+	} {
+		st := &policy.LDAPState{}
+		got, at, err := id.AuthorizeLDAP22(tc.s, st, tc.user, tc.lines)
+		if got != tc.want || at != tc.at {
+			t.Errorf("%s %q: %v at %d (%v), want %v at %d", tc.user, tc.lines, got, at, err, tc.want, tc.at)
+		}
+		if a, _ := st.Authn.(*ldapauth.Authn); tc.want != policy.Declined22 && (a == nil || a.DN != ldaptest.UserDN(tc.user)) {
+			t.Errorf("%s: state %+v", tc.user, st.Authn)
+		}
+	}
+	// A 2.4 configuration is not 2.2's hook's.
+	s24 := &policy.LDAPScope{Config: ldapauth.NewConfig(ldapauth.Apache24)}
+	if got, _, err := id.AuthorizeLDAP22(s24, &policy.LDAPState{}, "bob", []string{"ldap-user bob"}); got != policy.Unauthorized22 || err == nil {
+		t.Errorf("a 2.4 configuration: %v %v", got, err)
+	}
+}

@@ -284,9 +284,13 @@ func (s Status22) String() string {
 // The hook runs before mod_authz_user's, so with AuthzLDAPAuthoritative on
 // (the default) a Require valid-user beside an ldap-* line that does not
 // match still ends in 401. LDAP errors never make a 500 here either.
-func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lines []string) (Status22, error) {
+// at is the index of the line that decided: the one that granted, or
+// the one whose check needed the user's DN and found none; -1 when the
+// hook refused after every line, or before any (the user's DN not
+// found).
+func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lines []string) (s Status22, at int, err error) {
 	if cfg.URL == nil {
-		return Declined22, nil
+		return Declined22, -1, nil
 	}
 	ldapLine := false
 	for _, l := range lines {
@@ -296,17 +300,19 @@ func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lin
 		}
 	}
 	if !ldapLine {
-		return Declined22, nil
+		return Declined22, -1, nil
 	}
-	fail := func(err error) (Status22, error) {
+	at = -1
+	fail := func(err error) (Status22, int, error) {
 		if cfg.Authoritative {
-			return Unauthorized22, err
+			return Unauthorized22, at, err
 		}
-		return Declined22, err
+		return Declined22, at, err
 	}
-	s := c.session(cfg, cfg.BindDN, cfg.BindPassword)
-	defer s.close()
-	if err := c.fixup(ctx, cfg, req, s); err != nil {
+	ok := func() (Status22, int, error) { return OK22, at, nil }
+	sess := c.session(cfg, cfg.BindDN, cfg.BindPassword)
+	defer sess.close()
+	if err := c.fixup(ctx, cfg, req, sess); err != nil {
 		return fail(err)
 	}
 	a := req.Authn
@@ -317,23 +323,24 @@ func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lin
 			last = err
 		}
 	}
-	for _, line := range lines {
+	for i, line := range lines {
+		at = i
 		w, t := getwordWhite(line)
 		switch w {
 		case "ldap-user":
 			if a.DN == "" {
 				return fail(errNoDN)
 			}
-			code, err := c.compare(ctx, s, url, a.DN, cfg.URL.Attribute, t)
+			code, err := c.compare(ctx, sess, url, a.DN, cfg.URL.Attribute, t)
 			if code == resCompareTrue {
-				return OK22, nil
+				return ok()
 			}
 			note(err)
 			for t != "" {
 				w, t = getwordConf(t)
-				code, err := c.compare(ctx, s, url, a.DN, cfg.URL.Attribute, w)
+				code, err := c.compare(ctx, sess, url, a.DN, cfg.URL.Attribute, w)
 				if code == resCompareTrue {
-					return OK22, nil
+					return ok()
 				}
 				note(err)
 			}
@@ -341,9 +348,9 @@ func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lin
 			if a.DN == "" {
 				return fail(errNoDN)
 			}
-			code, err := c.compareDN(ctx, s, url, a.DN, t, cfg.CompareDNOnServer, cfg.Deref)
+			code, err := c.compareDN(ctx, sess, url, a.DN, t, cfg.CompareDNOnServer, cfg.Deref)
 			if code == resCompareTrue {
-				return OK22, nil
+				return ok()
 			}
 			note(err)
 		case "ldap-group":
@@ -359,9 +366,9 @@ func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lin
 				value = a.User
 			}
 			for _, attr := range cfg.groupAttributes() {
-				code, err := c.compare(ctx, s, url, t, attr, value)
+				code, err := c.compare(ctx, sess, url, t, attr, value)
 				if code == resCompareTrue {
-					return OK22, nil
+					return ok()
 				}
 				note(err)
 			}
@@ -373,9 +380,9 @@ func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lin
 				var name, value string
 				name, t = getword(t, '=')
 				value, t = getwordConf(t)
-				code, err := c.compare(ctx, s, url, a.DN, name, value)
+				code, err := c.compare(ctx, sess, url, a.DN, name, value)
 				if code == resCompareTrue {
-					return OK22, nil
+					return ok()
 				}
 				note(err)
 			}
@@ -385,18 +392,19 @@ func (c *Client) Authorize22(ctx context.Context, cfg *Config, req *Request, lin
 			}
 			if t != "" {
 				filter, _ := buildFilter(cfg, a.User, t)
-				dn, _, err := c.getUserDN(ctx, cfg, s, filter)
+				dn, _, err := c.getUserDN(ctx, cfg, sess, filter)
 				code := resNoSuchObject
 				if err == nil {
-					code, err = c.compareDN(ctx, s, url, a.DN, dn, cfg.CompareDNOnServer, cfg.Deref)
+					code, err = c.compareDN(ctx, sess, url, a.DN, dn, cfg.CompareDNOnServer, cfg.Deref)
 				}
 				if code == resCompareTrue {
-					return OK22, nil
+					return ok()
 				}
 				note(err)
 			}
 		}
 	}
+	at = -1
 	return fail(last)
 }
 

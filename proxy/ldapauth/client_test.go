@@ -77,24 +77,29 @@ func TestAuthorize22(t *testing.T) {
 		authn *Authn
 		lines []string
 		want  Status22
+		at    int // the line that decided
 	}{
-		{"alice", nil, []string{"ldap-group " + ldaptest.Admins}, OK22},
-		{"bob", nil, []string{"ldap-group " + ldaptest.Admins}, Unauthorized22},
-		{"bob", nil, []string{"valid-user", "ldap-group " + ldaptest.Admins}, Unauthorized22},
-		{"bob", nil, []string{"valid-user"}, Declined22},
-		{"dave", nil, []string{"ldap-group " + ldaptest.Top}, Unauthorized22}, // no nested groups in 2.2
-		{"bob", nil, []string{"ldap-user alice", `ldap-attribute departmentNumber="7"`}, OK22},
-		{"nobody", nil, []string{"ldap-user nobody"}, Unauthorized22},
-		// A failed LDAP attempt leaves no DN, and 2.2 does not search again.
-		{"alice", &Authn{User: "alice"}, []string{"ldap-group " + ldaptest.Admins}, Unauthorized22},
+		{"alice", nil, []string{"ldap-group " + ldaptest.Admins}, OK22, 0},
+		{"bob", nil, []string{"ldap-group " + ldaptest.Admins}, Unauthorized22, -1},
+		{"bob", nil, []string{"valid-user", "ldap-group " + ldaptest.Admins}, Unauthorized22, -1},
+		{"bob", nil, []string{"valid-user"}, Declined22, -1},
+		{"dave", nil, []string{"ldap-group " + ldaptest.Top}, Unauthorized22, -1}, // no nested groups in 2.2
+		{"bob", nil, []string{"ldap-user alice", `ldap-attribute departmentNumber="7"`}, OK22, 1},
+		{"nobody", nil, []string{"ldap-user nobody"}, Unauthorized22, -1},
+		// A failed LDAP attempt leaves no DN, and 2.2 does not search
+		// again: the first line that needs the DN refuses.
+		{"alice", &Authn{User: "alice"}, []string{"valid-user", "ldap-group " + ldaptest.Admins, "ldap-user alice"}, Unauthorized22, 1},
+		// 2.2 has no ldap-search: the line counts as an ldap-* line, and
+		// nothing grants it.
+		{"alice", nil, []string{"ldap-search (uid=alice)"}, Unauthorized22, -1},
 	} {
-		d, err := c.Authorize22(ctx, cfg, &Request{User: tc.user, Authn: tc.authn}, tc.lines)
-		if d != tc.want {
-			t.Errorf("%s %q: %v (%v), want %v", tc.user, tc.lines, d, err, tc.want)
+		d, at, err := c.Authorize22(ctx, cfg, &Request{User: tc.user, Authn: tc.authn}, tc.lines)
+		if d != tc.want || at != tc.at {
+			t.Errorf("%s %q: %v at %d (%v), want %v at %d", tc.user, tc.lines, d, at, err, tc.want, tc.at)
 		}
 	}
 	cfg.Authoritative = false
-	if d, _ := c.Authorize22(ctx, cfg, &Request{User: "bob"}, []string{"ldap-group " + ldaptest.Admins}); d != Declined22 {
+	if d, _, _ := c.Authorize22(ctx, cfg, &Request{User: "bob"}, []string{"ldap-group " + ldaptest.Admins}); d != Declined22 {
 		t.Errorf("not authoritative: %v, want DECLINED", d)
 	}
 	// 2.2 searches before it refuses an empty password.

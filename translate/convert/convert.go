@@ -60,6 +60,16 @@ type Options struct {
 	SectionsOnly bool
 }
 
+// converts reports whether the access translation writes s: a section
+// with access rules, or, under 2.2 semantics, one that sets what 2.2's
+// authorization modules read (translate.DirConf.SetsChain22): the Require
+// lines in force there mean what they do not mean above it, and 2.4
+// would inherit the Require written above (convertBlock writes it after
+// the section's settings where a Require line is in force).
+func converts(cfg *translate.Config, s *translate.Section) bool {
+	return s.Conf.HasAccessRules() || cfg.Semantics == translate.Legacy22 && s.Conf.SetsChain22()
+}
+
 // accessNames are the directives the access translation replaces.
 var accessNames = map[string]bool{
 	"order": true, "allow": true, "deny": true, "satisfy": true, "require": true,
@@ -149,7 +159,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	par.Do(len(all), func(i int) {
 		switch s := all[i].s; {
 		case s.Directive() == nil:
-		case s.Conf.HasAccessRules():
+		case converts(all[i].cfg, s):
 			results[i].es, results[i].review = convertSection(all[i].cfg, s)
 		case s.Conf.AuthType != nil:
 			results[i].es, results[i].review = authTypeOnly(all[i].cfg, s)
@@ -171,7 +181,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 			}
 			var es []edit
 			var review string
-			if sc.s.Conf.HasAccessRules() {
+			if converts(h.cfg, sc.s) {
 				es, review = convertSection(h.cfg, sc.s)
 			} else {
 				es, review = authTypeOnly(h.cfg, sc.s)
@@ -181,7 +191,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 				if review != "" {
 					why = "in the virtual host " + h.name + ": " + review
 				}
-				if sc.s.Conf.HasAccessRules() {
+				if converts(cfg, sc.s) {
 					r.es, r.review = convertSectionAs(cfg, sc.s, why)
 				} else {
 					r.es, r.review = authTypeOnlyAs(cfg, sc.s, why)
@@ -248,7 +258,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		}
 		var es []edit
 		for _, s := range append([]*translate.Section{h.sec}, h.sec.Conf.Files...) {
-			if !s.Conf.HasAccessRules() {
+			if !converts(h.cfg, s) {
 				continue
 			}
 			var e []edit

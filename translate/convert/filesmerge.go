@@ -340,5 +340,6 @@ func sameLayers(a, b *translate.Layers) bool {
 	sameSlot := a.Authz == b.Authz || a.Authz != nil && b.Authz != nil && *a.Authz == *b.Authz
 	return a.Compat == b.Compat && sameSlot &&
 		len(a.Req22) == len(b.Req22) && (len(a.Req22) == 0 || &a.Req22[0] == &b.Req22[0]) &&
-		a.GroupFile == b.GroupFile && a.DBMGroups == b.DBMGroups && a.Sat22 == b.Sat22 && a.SatSet == b.SatSet
+		a.GroupFile == b.GroupFile && a.DBMGroups == b.DBMGroups && a.Sat22 == b.Sat22 && a.SatSet == b.SatSet &&
+		a.UserNotAuth == b.UserNotAuth && a.GroupNotAuth == b.GroupNotAuth && a.DBMNotAuth == b.DBMNotAuth && a.LDAP == b.LDAP
 }

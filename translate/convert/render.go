@@ -228,60 +228,147 @@ func forMethod(n *policy.Node, m int) *policy.Node {
 	return &c
 }
 
-// require22Tree is 2.2's Require lines for method m as a 2.4 tree: the
-// group file module decides first where it has lines and is authoritative,
-// so user lines next to group lines never matter (they are dropped).
+// chain22Default is the order of 2.2's auth_checker hooks where the
+// configuration does not give one (policy.DefaultChain22).
+var chain22Default = []string{"authnz_ldap_module", "authz_dbm_module", "authz_groupfile_module", "authz_user_module"}
+
+// require22Tree is 2.2's Require lines for method m as a 2.4 tree, read as
+// 2.2's auth_checker hooks read them (policy/decide22.go), in the order
+// the configuration runs them (Config.Authz22): each module that is
+// configured and has lines of its own adds them as alternatives, and the
+// first authoritative one to have any ends the list, its refusal being
+// final. A line no module answers grants nobody (mod_authz_default): where
+// no module answers any, the tree asks for a user and grants none.
 func require22Tree(cfg *translate.Config, l *translate.Layers, m int) *policy.Node {
 	bit := policy.MethodMask(1) << uint(m)
-	var users, groups []*policy.Node
-	for _, q := range l.Req22 {
-		if q.Methods&bit == 0 {
-			continue
-		}
-		n := &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Args: q.Words[1:]}
-		switch strings.ToLower(q.Words[0]) {
-		case "valid-user":
-			n.Provider = policy.ProvValidUser
-			users = append(users, n)
-		case "user":
-			n.Provider = policy.ProvUser
-			users = append(users, n)
-		case "group":
-			n.Provider = policy.ProvGroup
-			if l.DBMGroups && cfg.Modules["authz_dbm_module"] {
-				// AUTH-05: mod_authz_dbm's groups are 2.4's Require dbm-group.
-				dbm := &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Provider: policy.ProvOther, Args: append([]string{"dbm-group"}, q.Words[1:]...)}
-				if !l.GroupFile {
-					n = dbm
-				} else {
-					n = &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{n, dbm}}
-				}
-			}
-			groups = append(groups, n)
-		case "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter":
-			if cfg.Modules["authnz_ldap_module"] {
-				// mod_authnz_ldap reads them the same way in 2.4.
-				n.Provider, n.Args = policy.ProvOther, []string{strings.ToLower(q.Words[0]), q.Raw}
-				users = append(users, n)
-				continue
-			}
-			fallthrough
-		default:
-			// authz_default refuses an unknown keyword with 401: a user
-			// must authenticate, then nobody is granted.
-			n.Provider = policy.ProvUser
-			n.Args = []string{"::no-such-user::"} // a user name cannot hold ":"
-			users = append(users, n)
+	var qs []*policy.Require22
+	for i := range l.Req22 {
+		if q := &l.Req22[i]; q.Methods&bit != 0 {
+			qs = append(qs, q)
 		}
 	}
-	pick := users
-	if len(groups) > 0 && (cfg.GroupFirst || len(users) == 0) {
-		pick = groups
-	}
-	if len(pick) == 0 {
+	if len(qs) == 0 {
 		return nil
 	}
-	return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: pick}
+	leaf := func(p policy.Provider, args ...string) *policy.Node {
+		return &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Provider: p, Args: args}
+	}
+	chain := cfg.Authz22
+	if chain == nil {
+		chain = chain22Default
+	}
+	var alts []*policy.Node
+	for _, mod := range chain {
+		var mine []*policy.Node
+		final := false
+		switch mod {
+		case "authz_user_module":
+			for _, q := range qs {
+				switch strings.ToLower(q.Words[0]) {
+				case "valid-user":
+					mine = append(mine, leaf(policy.ProvValidUser))
+				case "user":
+					mine = append(mine, leaf(policy.ProvUser, q.Words[1:]...))
+				}
+			}
+			final = !l.UserNotAuth
+		case "authz_groupfile_module":
+			if !l.GroupFile {
+				continue
+			}
+			for _, q := range qs {
+				if strings.EqualFold(q.Words[0], "group") {
+					mine = append(mine, leaf(policy.ProvGroup, q.Words[1:]...))
+				}
+			}
+			final = !l.GroupNotAuth
+		case "authz_dbm_module":
+			if !l.DBMGroups {
+				continue
+			}
+			for _, q := range qs {
+				if strings.EqualFold(q.Words[0], "group") {
+					// AUTH-05: mod_authz_dbm's groups are 2.4's Require dbm-group.
+					mine = append(mine, leaf(policy.ProvOther, append([]string{"dbm-group"}, q.Words[1:]...)...))
+				}
+			}
+			final = !l.DBMNotAuth
+		case "authnz_ldap_module":
+			url, authoritative := ldap22(l.LDAP)
+			if !url || !ldapLines22(qs) {
+				continue // declined
+			}
+			for _, q := range qs {
+				switch w := keyword22(q); w {
+				case "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter":
+					// mod_authnz_ldap 2.4 reads them the same way; 2.2 has
+					// no ldap-search, which grants nothing there.
+					mine = append(mine, leaf(policy.ProvOther, w, q.Raw))
+				}
+			}
+			// Authoritative, it refuses even with no line it can grant.
+			if authoritative {
+				alts = append(alts, mine...)
+				return any22(alts, leaf)
+			}
+		}
+		alts = append(alts, mine...)
+		if final && len(mine) > 0 {
+			break
+		}
+	}
+	return any22(alts, leaf)
+}
+
+// any22 is the alternatives as one RequireAny; with none, a line that
+// asks for a user and grants nobody (a user name cannot hold ":").
+func any22(alts []*policy.Node, leaf func(policy.Provider, ...string) *policy.Node) *policy.Node {
+	if len(alts) == 0 {
+		alts = []*policy.Node{leaf(policy.ProvUser, "::no-such-user::")}
+	}
+	return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: alts}
+}
+
+// keyword22 is a 2.2 Require line's keyword as mod_authnz_ldap reads it:
+// the requirement up to its first white space (ap_getword_white),
+// compared case-sensitively.
+func keyword22(q *policy.Require22) string {
+	if q.Line == "" {
+		return q.Words[0]
+	}
+	if i := strings.IndexAny(q.Line, " \t\n\v\f\r"); i >= 0 {
+		return q.Line[:i]
+	}
+	return q.Line
+}
+
+// ldapLines22 reports whether a line's keyword starts with "ldap-", which
+// makes 2.2's mod_authnz_ldap decide (its pre-scan, strncmp).
+func ldapLines22(qs []*policy.Require22) bool {
+	for _, q := range qs {
+		if strings.HasPrefix(keyword22(q), "ldap-") {
+			return true
+		}
+	}
+	return false
+}
+
+// ldap22 reads mod_authnz_ldap's configuration in force: whether it has
+// an AuthLDAPURL, and AuthzLDAPAuthoritative (default On).
+func ldap22(d *translate.LDAPDir) (url, authoritative bool) {
+	authoritative = true
+	if d == nil {
+		return false, true
+	}
+	for _, line := range d.Lines {
+		switch {
+		case strings.EqualFold(line.Name, "AuthLDAPURL"):
+			url = true
+		case strings.EqualFold(line.Name, "AuthzLDAPAuthoritative") && len(line.Args) == 1:
+			authoritative = !strings.EqualFold(line.Args[0], "off")
+		}
+	}
+	return url, authoritative
 }
 
 // sslSatisfyAny is why a section cannot be translated to 2.4 Require

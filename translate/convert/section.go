@@ -2,6 +2,7 @@ package convert
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -65,14 +66,29 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 			access = append(access, d)
 		}
 	}
+	// A 2.2 section with no access line but settings of the
+	// authorization modules (converts): the translation goes after them.
+	var after *apacheconf.Directive
 	if len(access) == 0 {
-		return nil, ""
+		if after = chain22Anchor(cfg, s, block); after == nil {
+			return nil, ""
+		}
 	}
-	indent := strings.Repeat(" ", max(access[0].Pos.Col-1, 0))
+	first := after
+	if first == nil {
+		first = access[0]
+	}
+	indent := strings.Repeat(" ", max(first.Pos.Col-1, 0))
 	var compat, authz *translate.Layers
 	why := forced
 	if why == "" {
 		compat, authz, why = translate.Inherited(cfg, s)
+	}
+	if !s.Conf.HasAccessRules() && why == "" && len(authz.Req22) == 0 {
+		return nil, "" // settings alone, no Require line in force: nothing they change
+	}
+	if why == "" {
+		why = ldapReset22(cfg, s)
 	}
 	if why == "" {
 		why = sslSatisfyAny(cfg, s, compat) // ssl.go
@@ -116,7 +132,11 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 		text = append(text, indent+"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require")
 		text = append(text, renderScope(cfg, compat, authz, indent)...)
 	}
-	es := make([]edit, 0, len(access)+len(extra))
+	es := make([]edit, 0, len(access)+len(extra)+1)
+	if after != nil {
+		end := max(after.EndLine, after.Pos.Line)
+		es = append(es, edit{from: end + 1, to: end, text: text})
+	}
 	for i, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
 		if i == 0 {
@@ -296,4 +316,52 @@ func authTypeOnlyAs(cfg *translate.Config, s *translate.Section, forced string) 
 	return []edit{{from: end + 1, to: end, text: []string{
 		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
 		indent + "Require all denied"}}}, why
+}
+
+// chain22Names are the directives whose lines make a 2.2 section one the
+// access translation writes with no access line of its own
+// (translate.DirConf.SetsChain22).
+var chain22Names = map[string]bool{
+	"authgroupfile": true, "authzgroupfileauthoritative": true, "authzuserauthoritative": true,
+	"authdbmgroupfile": true, "authzdbmtype": true, "authzdbmauthoritative": true, "authzldapauthoritative": true,
+}
+
+// chain22Anchor is the last line of block, in a 2.2 section that sets what
+// 2.2's authorization modules read, after which the translation of the
+// Require lines in force goes; nil for a section that sets none (or only
+// inside a container, where the section's review says so).
+func chain22Anchor(cfg *translate.Config, s *translate.Section, block []*apacheconf.Directive) *apacheconf.Directive {
+	if cfg.Semantics != translate.Legacy22 || !s.Conf.SetsChain22() {
+		return nil
+	}
+	var at *apacheconf.Directive
+	for _, d := range block {
+		if n := d.LowerName(); chain22Names[n] || strings.HasPrefix(n, "authldap") {
+			at = d
+		}
+	}
+	return at
+}
+
+// ldapReset22 is why a 2.2 section cannot be translated whose only
+// mod_authnz_ldap line is AuthzLDAPAuthoritative under a section with
+// mod_authnz_ldap lines: the module has no merger, so in 2.2 the line
+// gives the section a configuration without AuthLDAPURL (authentication
+// by LDAP fails there, with a 500, and the ldap-* lines are declined); in
+// 2.4, without the line, the section inherits the enclosing one's.
+func ldapReset22(cfg *translate.Config, s *translate.Section) string {
+	d := s.Conf.LDAP
+	if d == nil {
+		return ""
+	}
+	for _, l := range d.Lines {
+		if !strings.EqualFold(l.Name, "AuthzLDAPAuthoritative") {
+			return ""
+		}
+	}
+	chain, why := translate.InheritedChain(cfg, s)
+	if why == "" && !slices.ContainsFunc(chain, func(a *translate.Section) bool { return a.Conf.LDAP != nil }) {
+		return "" // the defaults above it too: 2.4 has them without the line
+	}
+	return "AuthzLDAPAuthoritative is this section's only mod_authnz_ldap line: in 2.2 it leaves the section without AuthLDAPURL (the module has no merger), in 2.4 without it the section inherits the enclosing configuration; write the LDAP configuration this section needs"
 }

@@ -11,13 +11,18 @@ import (
 
 // ldapScope is mod_authnz_ldap's configuration of a section's AuthLDAP*
 // lines over the module's defaults (it has no merger), compiled into
-// ldapauth's Config, with mod_ldap's server configuration of the
-// engine's server; nil when no section set any (the defaults).
+// ldapauth's Config of the semantics' version (2.2's for "2.2"), with
+// mod_ldap's server configuration of the engine's server; nil when no
+// section set any (the defaults).
 func (e *Engine) ldapScope(dir *translate.LDAPDir) *policy.LDAPScope {
 	if dir == nil {
 		return nil
 	}
-	cfg := ldapauth.NewConfig(ldapauth.Apache24)
+	v := ldapauth.Apache24
+	if e.cfg.Semantics == translate.Legacy22 {
+		v = ldapauth.Apache22
+	}
+	cfg := ldapauth.NewConfig(v)
 	key := ""
 	for _, line := range dir.Lines {
 		// The builder checked each line (translate: ldapDirective).
@@ -42,7 +47,11 @@ func newLDAPServerConf(cfg *translate.Config) ldapServerConf {
 	if cfg.LDAPServer == nil {
 		return ldapServerConf{}
 	}
-	return ldapServerConf{server: cfg.LDAPServer.Config(ldapauth.Apache24)}
+	v := ldapauth.Apache24
+	if cfg.Semantics == translate.Legacy22 {
+		v = ldapauth.Apache22
+	}
+	return ldapServerConf{server: cfg.LDAPServer.Config(v)}
 }
 
 // LDAPError reports the certificate files of mod_ldap's lines that do not
@@ -83,4 +92,33 @@ func (e *Engine) LDAPError() error {
 		return nil
 	}
 	return errs
+}
+
+// chain22 is the order of 2.2's auth_checker hooks policy runs, from the
+// modules translate found loaded in that order (Config.Authz22), and
+// whether mod_authz_default's runs after them. Without the list (a
+// configuration not built by translate) it is policy's default chain,
+// mod_authz_default's included.
+func chain22(mods []string) ([]policy.Authz22, bool) {
+	if mods == nil {
+		return nil, true
+	}
+	chain := []policy.Authz22{}
+	dflt := false
+	for _, m := range mods {
+		switch m {
+		case "authz_user_module":
+			chain = append(chain, policy.AuthzUser22)
+		case "authz_groupfile_module":
+			chain = append(chain, policy.AuthzGroupFile22)
+		case "authz_dbm_module":
+			chain = append(chain, policy.AuthzDBM22)
+		case "authnz_ldap_module":
+			chain = append(chain, policy.AuthzLDAP22)
+		case "authz_default_module":
+			dflt = true
+		}
+		// mod_authz_owner's hook declines (policy.Authz22).
+	}
+	return chain, dflt
 }

@@ -18,7 +18,7 @@ import (
 // compiled once; no lines, no scope (the defaults); the same lines, the
 // same key, other lines another.
 func TestLDAPScope(t *testing.T) {
-	ldapScope := (&Engine{}).ldapScope
+	ldapScope := (&Engine{cfg: &translate.Config{}}).ldapScope
 	if ldapScope(nil) != nil {
 		t.Error("no lines, yet a scope")
 	}
@@ -102,6 +102,14 @@ func (u ldapUsers) CheckLDAPPassword(s *policy.LDAPScope, st *policy.LDAPState, 
 	return policy.UserNotFound, "", nil
 }
 
+func (u ldapUsers) AuthorizeLDAP22(s *policy.LDAPScope, st *policy.LDAPState, user string, lines []string) (policy.Answer22, int, error) {
+	*u.asked = append(*u.asked, "authz22 "+s.Config.(*ldapauth.Config).BindDN+" "+user+" "+strings.Join(lines, "|"))
+	if user == "Alice A" {
+		return policy.OK22, 0, nil
+	}
+	return policy.Unauthorized22, -1, nil
+}
+
 func (u ldapUsers) AuthorizeLDAP(s *policy.LDAPScope, st *policy.LDAPState, user, form, args string) (policy.Result, error) {
 	*u.asked = append(*u.asked, "authz "+s.Config.(*ldapauth.Config).BindDN+" "+user+" "+form+" "+args)
 	if user == "Alice A" {
@@ -176,6 +184,11 @@ func (u ldapServers) AuthorizeLDAP(s *policy.LDAPScope, st *policy.LDAPState, us
 	return policy.Granted, nil
 }
 
+func (u ldapServers) AuthorizeLDAP22(s *policy.LDAPScope, st *policy.LDAPState, user string, lines []string) (policy.Answer22, int, error) {
+	u.record(s)
+	return policy.OK22, 0, nil
+}
+
 // TestLDAPServerScope: the ldap provider and the ldap-* lines get the
 // mod_ldap server configuration of the request's virtual host: the
 // main server's caches and mode, a host's own LDAPTrustedMode over them
@@ -224,7 +237,8 @@ func TestLDAPServerScope(t *testing.T) {
 // orderly reads it is Apache's refusal at the line ("Invalid global
 // certificate file path"; 2.2's LDAPTrustedClientCert "Invalid client
 // certificate file path"), and one that exists where legacy.path_map
-// maps it is not; a CERT_NICKNAME names no file.
+// maps it is not. (A CERT_NICKNAME, which names no file, is refused at
+// load under both semantics: translate's TestLDAPServerRefusals.)
 func TestLDAPError(t *testing.T) {
 	mods := append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules...)
 	e, _ := engineMods(t, translate.Compat24, mods, "LDAPTrustedGlobalCert CA_BASE64 /etc/orderly-test/ldap-ca.pem\n<VirtualHost *>\nServerName a.example\n</VirtualHost>\n")
@@ -242,8 +256,129 @@ func TestLDAPError(t *testing.T) {
 		t.Errorf("the CA file where legacy.path_map maps it: %v", err)
 	}
 	mods22 := append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules22...)
-	e22, _ := engineMods(t, translate.Legacy22, mods22, "LDAPTrustedClientCert CERT_BASE64 /etc/orderly-test/c.pem\nLDAPTrustedGlobalCert CERT_NICKNAME me\n")
+	e22, _ := engineMods(t, translate.Legacy22, mods22, "LDAPTrustedClientCert CERT_BASE64 /etc/orderly-test/c.pem\n")
 	if err := e22.LDAPError(); err == nil || !strings.Contains(err.Error(), "legacy.conf:1: Invalid client certificate file path") || strings.Contains(err.Error(), ":2:") {
 		t.Errorf("2.2: %v", err)
+	}
+}
+
+// TestChain22Merge: under semantics "2.2" the merged configuration holds
+// 2.2's auth_checker chain in the order translate found (a fragment: the
+// names' order), mod_authz_default's authority (none when it is not
+// loaded), mod_authz_dbm's flag, replaced with its file, and
+// mod_authnz_ldap's configuration as 2.2's, AuthzLDAPAuthoritative
+// among its lines; 2.2's hook is what the ldap-* lines ask.
+func TestChain22Merge(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "L"
+    AuthBasicProvider ldap
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    AuthLDAPBindDN cn=outer
+    AuthDBMGroupFile /etc/groups.dbm
+    AuthzDBMType SDBM
+    Require ldap-user alice
+    Require valid-user
+</Directory>
+<Directory "@DOCROOT@/off">
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    AuthLDAPBindDN cn=off
+    AuthzLDAPAuthoritative Off
+    AuthzDBMAuthoritative Off
+</Directory>
+`
+	for _, tc := range []struct {
+		mods  []string
+		chain string
+		dflt  bool
+	}{
+		{[]string{"authz_default_module"}, "[mod_authnz_ldap mod_authz_dbm mod_authz_groupfile mod_authz_user]", true},
+		{nil, "[mod_authnz_ldap mod_authz_dbm mod_authz_groupfile mod_authz_user]", false},
+	} {
+		mods := append([]string{"ldap_module", "authnz_ldap_module", "authz_dbm_module", "auth_basic_module", "authn_file_module", "authz_user_module", "authz_groupfile_module"}, tc.mods...)
+		e, _ := engineMods(t, translate.Legacy22, mods, conf, "off/x.html")
+		var asked []string
+		e.id = ldapUsers{asked: &asked}
+		for _, r := range []struct {
+			target    string
+			bind      string
+			ldapAuth  bool
+			dbm, dbmA bool
+			want      int
+		}{
+			{"/index.html", "cn=outer", true, true, true, 0},
+			{"/off/x.html", "cn=off", false, false, false, 0}, // the flag alone: no file (no merger)
+		} {
+			asked = nil
+			res := decide(e, req{target: r.target, ip: "10.0.0.1", user: "alice:ok"})
+			if res.Status != r.want || res.User != "Alice A" {
+				t.Errorf("%v %s: %d %q", tc.mods, r.target, res.Status, res.User)
+			}
+			l := e.merge(res.Sections).layers
+			lg := l.Legacy
+			if lg == nil || fmt.Sprint(lg.Chain) != tc.chain || lg.DefaultNotAuthoritative == tc.dflt {
+				t.Fatalf("%v %s: legacy %+v", tc.mods, r.target, lg)
+			}
+			if lg.DBMAuthoritative != r.dbmA || (l.DBMGroupFile != "") != r.dbm {
+				t.Errorf("%v %s: DBM file %q, authoritative %v", tc.mods, r.target, l.DBMGroupFile, lg.DBMAuthoritative)
+			}
+			cfg, _ := l.LDAP.Config.(*ldapauth.Config)
+			if cfg == nil || cfg.Version != ldapauth.Apache22 || cfg.BindDN != r.bind || cfg.Authoritative != r.ldapAuth {
+				t.Errorf("%v %s: LDAP %+v", tc.mods, r.target, l.LDAP.Config)
+			}
+			if want := "authn " + r.bind + "|authz22 " + r.bind + " Alice A ldap-user alice|valid-user"; !strings.HasPrefix(strings.Join(asked, "|"), want) {
+				t.Errorf("%v %s: asked %q, want %q first", tc.mods, r.target, asked, want)
+			}
+		}
+	}
+	// A configuration translate did not build: policy's default chain.
+	if c, d := chain22(nil); c != nil || !d {
+		t.Errorf("chain22(nil) = %v %v", c, d)
+	}
+}
+
+// TestBasicProvider22Merge: 2.2's mod_auth_basic has no merger, so a
+// section with AuthBasicAuthoritative alone authenticates with the
+// default file provider, not the enclosing AuthBasicProvider ldap; 2.4's
+// merges each setting, and the section keeps ldap.
+func TestBasicProvider22Merge(t *testing.T) {
+	conf := `<Directory "@DOCROOT@">
+    AuthType Basic
+    AuthName "L"
+    AuthBasicProvider ldap
+    AuthUserFile /etc/users
+    AuthLDAPURL ldap://127.0.0.1/dc=example,dc=org?uid
+    AuthLDAPBindDN cn=outer
+    Require valid-user
+</Directory>
+<Directory "@DOCROOT@/in">
+    AuthBasicAuthoritative Off
+</Directory>
+`
+	for _, tc := range []struct {
+		sem      translate.Semantics
+		out, in  string // r->user of alice at / and at /in
+		provider string
+	}{
+		{translate.Legacy22, "Alice A", "alice", "file"},
+		{translate.Compat24, "Alice A", "Alice A", "ldap"},
+	} {
+		mods := append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules...)
+		if tc.sem == translate.Legacy22 {
+			mods = append([]string{"ldap_module", "authnz_ldap_module"}, translate.FragmentModules22...)
+		}
+		e, _ := engineMods(t, tc.sem, mods, conf, "in/x.html")
+		var asked []string
+		e.id = ldapUsers{users: users{"alice": "ok"}, asked: &asked}
+		for _, r := range []struct{ target, user string }{{"/index.html", tc.out}, {"/in/x.html", tc.in}} {
+			res := decide(e, req{target: r.target, ip: "10.0.0.1", user: "alice:ok"})
+			if res.Status != 0 || res.User != r.user {
+				t.Errorf("%s %s: %d %q, want r->user %q", tc.sem, r.target, res.Status, res.User, r.user)
+			}
+		}
+		res := decide(e, req{target: "/in/x.html", ip: "10.0.0.1", user: "alice:ok"})
+		if ps := e.merge(res.Sections).layers.Providers; tc.provider == "file" && ps != nil || tc.provider == "ldap" && (len(ps) != 1 || ps[0].Kind != policy.ProviderLDAP) {
+			t.Errorf("%s: providers %+v, want %s", tc.sem, ps, tc.provider)
+		}
 	}
 }

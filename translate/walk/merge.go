@@ -147,11 +147,13 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 		}
 	}
 	if e.cfg.Semantics == translate.Legacy22 {
+		chain, dflt := chain22(e.cfg.Authz22)
 		lg := &policy.Legacy22{
 			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
 			UserAuthoritative: a.userAuth == nil || *a.userAuth, GroupAuthoritative: a.groupAuth == nil || *a.groupAuth,
-			DefaultNotAuthoritative: a.defaultAuth != nil && !*a.defaultAuth,
-			GroupFirst:              e.cfg.GroupFirst,
+			DBMAuthoritative:        a.dbmAuth == nil || *a.dbmAuth,
+			DefaultNotAuthoritative: a.defaultAuth != nil && !*a.defaultAuth || !dflt,
+			Chain:                   chain,
 		}
 		l.Legacy, l.Authz = lg, nil
 	}
@@ -232,12 +234,14 @@ type accum struct {
 	groupFile    *string
 	basicAuth    *bool
 	providers    []string             // mod_auth_basic: AuthBasicProvider
+	basic22      bool                 // 2.2: mod_auth_basic's configuration is whole (translate.DirConf.Basic22)
 	authnDBM     *translate.AuthnDBM  // mod_authn_dbm, replaced whole
 	anon         *policy.Anonymous    // mod_authn_anon, replaced whole
-	dbmGroupFile *string              // mod_authz_dbm, replaced whole
+	dbmGroupFile *string              // mod_authz_dbm, replaced whole (with dbmGroupType, dbmAuth)
 	digest       *translate.DigestDir // mod_auth_digest, replaced whole
 	ldap         *translate.LDAPDir   // mod_authnz_ldap, replaced whole
 	dbmGroupType *string
+	dbmAuth      *bool // 2.2: AuthzDBMAuthoritative
 	setEnv       []*translate.EnvRule
 	dirIndex     []string
 	handler      *string // core: SetHandler
@@ -262,11 +266,11 @@ type accum struct {
 func fromConf(c *translate.DirConf) accum {
 	a := accum{
 		compat: c.Compat, authz: c.Authz, authType: c.AuthType, authTypeRule: c.AuthTypeRule,
-		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative,
+		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative, basic22: c.Basic22,
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
 		groupAuth: c.GroupAuthoritative, defaultAuth: c.DefaultAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
-		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, digest: c.Digest, ldap: c.LDAP,
+		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, dbmAuth: c.DBMAuthoritative, digest: c.Digest, ldap: c.LDAP,
 	}
 	if c.Satisfy22Rule != nil {
 		a.satisfy22Rule = *c.Satisfy22Rule
@@ -294,11 +298,18 @@ func (m *accum) merge(o *accum) {
 	if o.groupFile != nil {
 		m.groupFile = o.groupFile
 	}
-	if o.basicAuth != nil {
-		m.basicAuth = o.basicAuth
-	}
-	if o.providers != nil {
-		m.providers = o.providers
+	switch {
+	case o.basic22:
+		// 2.2's mod_auth_basic has no merger: the section's
+		// configuration replaces the enclosing one whole.
+		m.basicAuth, m.providers, m.basic22 = o.basicAuth, o.providers, true
+	default:
+		if o.basicAuth != nil {
+			m.basicAuth = o.basicAuth
+		}
+		if o.providers != nil {
+			m.providers = o.providers
+		}
 	}
 	if o.authnDBM != nil {
 		m.authnDBM = o.authnDBM
@@ -307,7 +318,7 @@ func (m *accum) merge(o *accum) {
 		m.anon = o.anon
 	}
 	if o.dbmGroupFile != nil {
-		m.dbmGroupFile, m.dbmGroupType = o.dbmGroupFile, o.dbmGroupType
+		m.dbmGroupFile, m.dbmGroupType, m.dbmAuth = o.dbmGroupFile, o.dbmGroupType, o.dbmAuth
 	}
 	if o.digest != nil {
 		m.digest = o.digest
