@@ -24,14 +24,22 @@ func TestBatchHeap(t *testing.T) {
 		t.Skipf("transparent huge pages are not in madvise mode here (%q, %v): batchHeap does nothing", bytes.TrimSpace(mode), err)
 	}
 	if os.Getenv("ORDERLY_BATCHHEAP_CHILD") != "1" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestBatchHeap$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "ORDERLY_BATCHHEAP_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestBatchHeap")) {
-			t.Fatalf("the check in a fresh process failed (%v):\n%s", err, out)
+		// Where the runtime carves the next objects from is its choice:
+		// on a loaded machine a fresh process has, rarely, put them
+		// outside the advised memory. One process in three must find them
+		// inside; a batchHeap that advises nothing fails all three.
+		var failed []string
+		for range 3 {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBatchHeap$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), "ORDERLY_BATCHHEAP_CHILD=1")
+			out, err := cmd.CombinedOutput()
+			if err == nil && bytes.Contains(out, []byte("--- PASS: TestBatchHeap")) {
+				t.Logf("in a fresh process (after %d that failed):\n%s", len(failed), out)
+				return
+			}
+			failed = append(failed, fmt.Sprintf("(%v)\n%s", err, out))
 		}
-		t.Logf("in a fresh process:\n%s", out)
-		return
+		t.Fatalf("the check failed in three fresh processes:\n%s", strings.Join(failed, "\n"))
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	batchHeap(64 << 20)
