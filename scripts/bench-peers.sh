@@ -41,7 +41,9 @@
 # SERVER_CPU [1] BASE_PORT [22100] SEED [20] OUT [/tmp/orderly-bench-peers]
 # ORDERLY_BIN [bin/orderly, built by make build] ORDERLY_EXTRA ["name=path
 # ..."]: more orderly binaries measured beside it in the same rounds (an
-# earlier build, for before/after figures).
+# earlier build, for before/after figures). PROFILE_SECONDS [0]: after the
+# rounds, a CPU profile of each orderly binary at the largest N under the
+# same load, from its admin listener, in $OUT/<name>-<N>.cpu.pprof.
 #
 # Missing parts are installed from Debian; one that still cannot be had
 # fails the run when CI=true and is left out, said so, otherwise.
@@ -64,6 +66,7 @@ SEED=${SEED:-20}
 OUT=${OUT:-/tmp/orderly-bench-peers}
 ORDERLY_BIN=${ORDERLY_BIN:-}
 ORDERLY_EXTRA=${ORDERLY_EXTRA:-}
+PROFILE_SECONDS=${PROFILE_SECONDS:-0}
 BACKEND_KA=10 # the backend's KeepAliveTimeout, s
 
 say() { printf 'bench-peers: %s\n' "$*" >&2; }
@@ -272,6 +275,9 @@ legacy {
 mode      = "enforce"
 error_log = "$d/error.log"
 EOF
+    if [ "$PROFILE_SECONDS" -gt 0 ]; then # pprof on the admin listener (loopback: no token)
+      port; PORT[$t-admin]=$got_port; printf 'admin {\n  listen = "127.0.0.1:%s"\n}\n' "$got_port" >> "$d/orderly.hcl"
+    fi
     run_bg "$t" "$d/out.log" "${OBIN[$k]}" serve -config "$d/orderly.hcl" ;;
   esac
 }
@@ -334,6 +340,21 @@ start=$(date -u +%FT%TZ); load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$ROUNDS"); do
   for t in "${TARGETS[@]}" direct; do measure "$r" "$t"; done
 done
+
+# ---- profiles
+if [ "$PROFILE_SECONDS" -gt 0 ]; then
+  for k in "${FRONTS[@]}"; do
+    [ -n "${OBIN[$k]:-}" ] || continue
+    t=$k-$maxn
+    "${CPIN[@]}" wrk -t1 -c"$CONNS" -d"$((PROFILE_SECONDS + 2))s" "http://127.0.0.1:${PORT[$t]}/1k.txt" >/dev/null 2>&1 &
+    load=$!
+    sleep 1
+    curl -s -o "$OUT/$t.cpu.pprof" "http://127.0.0.1:${PORT[$t-admin]}/debug/pprof/profile?seconds=$PROFILE_SECONDS" || true
+    wait "$load" || true
+    go tool pprof -top -nodecount=60 "${OBIN[$k]}" "$OUT/$t.cpu.pprof" > "$OUT/$t.cpu.top.txt" 2>&1 || true
+    say "profile of $t: $OUT/$t.cpu.pprof ($OUT/$t.cpu.top.txt)"
+  done
+fi
 
 # ---- peak memory
 MEM=$OUT/memory.csv
