@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -412,5 +413,83 @@ func TestBackendInvalidUpgradeKeepsBackend(t *testing.T) {
 	}
 	if st, _ := fetch(t, front, "GET", "/x", ""); st != 200 {
 		t.Errorf("after an invalid upgrade: %d, want 200 (the backend left in)", st)
+	}
+}
+
+// The request the backend gets: the client's headers less the hop-by-hop
+// ones and those its Connection header names, the forwarding headers of
+// orderly's making (X-Forwarded-Proto https when the client came over
+// TLS), no User-Agent when the client sent none, and a request trailer
+// still announced.
+func TestForwardedRequestHeaders(t *testing.T) {
+	type seen struct {
+		header  http.Header
+		trailer []string
+	}
+	got := make(chan seen, 1)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		var tr []string
+		for k := range r.Trailer {
+			tr = append(tr, k)
+		}
+		got <- seen{r.Header.Clone(), tr}
+	}))
+	defer backend.Close()
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("<Directory "+dir+">\nOrder allow,deny\nAllow from all\n</Directory>\n"), 0o644)
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(backend.URL)
+	h := New(Config{Backend: u}, walk.New(cfg, walk.OS, nil))
+	plain, secure := httptest.NewServer(h), httptest.NewTLSServer(h)
+	defer plain.Close()
+	defer secure.Close()
+	tests := []struct {
+		name   string
+		front  *httptest.Server
+		req    string
+		want   map[string]string // "" : absent
+		trailr []string
+	}{
+		{"plain", plain, "GET /x HTTP/1.1\r\nHost: site.example\r\nX-Forwarded-For: 192.0.2.9\r\nX-Forwarded-Proto: https\r\nForwarded: for=192.0.2.9\r\nConnection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: 5\r\nTE: trailers\r\nX-Other: 2\r\n\r\n",
+			map[string]string{"X-Forwarded-For": "127.0.0.1", "X-Forwarded-Host": "site.example", "X-Forwarded-Proto": "http",
+				"Forwarded": "", "X-Secret": "", "Keep-Alive": "", "Connection": "", "Te": "trailers", "X-Other": "2", "User-Agent": ""}, nil},
+		{"over TLS", secure, "GET /x HTTP/1.1\r\nHost: site.example\r\nUser-Agent: ua/1\r\n\r\n",
+			map[string]string{"X-Forwarded-Proto": "https", "User-Agent": "ua/1", "Te": ""}, nil},
+		{"request trailer", plain, "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n2\r\nab\r\n0\r\nX-Sum: 7\r\n\r\n",
+			map[string]string{"Trailer": ""}, []string{"X-Sum"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c net.Conn
+			var err error
+			if tt.front == secure {
+				c, err = tls.Dial("tcp", secure.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true})
+			} else {
+				c, err = net.Dial("tcp", plain.Listener.Addr().String())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, tt.req)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("answer %v %v", resp, err)
+			}
+			s := <-got
+			for k, want := range tt.want {
+				if v := strings.Join(s.header[k], ","); v != want {
+					t.Errorf("%s: %q, want %q", k, v, want)
+				}
+			}
+			if fmt.Sprint(s.trailer) != fmt.Sprint(tt.trailr) {
+				t.Errorf("trailers announced %v, want %v", s.trailer, tt.trailr)
+			}
+		})
 	}
 }

@@ -197,8 +197,8 @@ func NewWith(cfg Config, p *Policies) *Handler {
 
 func (h *Handler) install(p *Policies, gen uint64) {
 	p.prepare(h.cfg.Mode)
+	h.cfg.Metrics.setPolicies(p) // before the requests see p: it resolves their counters
 	h.active.Store(&active{p: p, gen: gen})
-	h.cfg.Metrics.setPolicies(p)
 }
 
 // SetEngine swaps in e as the legacy policy, with no scopes (reload), and
@@ -377,7 +377,10 @@ func (h *Handler) target(x *exchange) {
 	// client's copy. SetEnvIf still sees it, as Apache did.
 	auth, hasAuth := r.Header.Get("Authorization"), len(r.Header.Values("Authorization")) > 0
 	local := netip.Addr{}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+	switch la := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.TCPAddr:
+		local = la.AddrPort().Addr().Unmap()
+	case net.Addr:
 		if ap, err := netip.ParseAddrPort(la.String()); err == nil {
 			local = ap.Addr().Unmap()
 		}
