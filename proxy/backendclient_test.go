@@ -493,3 +493,30 @@ func TestForwardedRequestHeaders(t *testing.T) {
 		})
 	}
 }
+
+type textAddr string
+
+func (a textAddr) Network() string { return "test" }
+func (a textAddr) String() string  { return string(a) }
+
+// localAddr reads a TCP address as it is, under rawhead's wrapper too,
+// and parses any other.
+func TestLocalAddr(t *testing.T) {
+	tcp := &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 80}
+	tests := []struct {
+		addr net.Addr
+		want string
+	}{
+		{tcp, "192.0.2.7"},
+		{&net.TCPAddr{IP: net.ParseIP("2001:db8::1"), Port: 443}, "2001:db8::1"},
+		{&headAddr{Addr: tcp}, "192.0.2.7"},
+		{textAddr("[::ffff:198.51.100.1]:8080"), "198.51.100.1"},
+		{textAddr("not an address"), "invalid IP"},
+		{&net.UnixAddr{Name: "/run/x.sock", Net: "unix"}, "invalid IP"},
+	}
+	for _, tt := range tests {
+		if got := localAddr(tt.addr).String(); got != tt.want {
+			t.Errorf("localAddr(%v) = %s, want %s", tt.addr, got, tt.want)
+		}
+	}
+}

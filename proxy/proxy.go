@@ -377,13 +377,8 @@ func (h *Handler) target(x *exchange) {
 	// client's copy. SetEnvIf still sees it, as Apache did.
 	auth, hasAuth := r.Header.Get("Authorization"), len(r.Header.Values("Authorization")) > 0
 	local := netip.Addr{}
-	switch la := r.Context().Value(http.LocalAddrContextKey).(type) {
-	case *net.TCPAddr:
-		local = la.AddrPort().Addr().Unmap()
-	case net.Addr:
-		if ap, err := netip.ParseAddrPort(la.String()); err == nil {
-			local = ap.Addr().Unmap()
-		}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		local = localAddr(la)
 	}
 	ti := h.tlsInfo(r) // tlsinfo.go
 	x.req = &walk.Request{
@@ -409,6 +404,22 @@ func (h *Handler) target(x *exchange) {
 	if p := x.pol.p; p.byPath {
 		x.path, x.pathOK = p.Legacy.Path(r.Host, r.RequestURI)
 	}
+}
+
+// localAddr is the address of the connection's own end: read from the
+// TCP address itself (under rawhead's wrapper) rather than formatted and
+// parsed for every request; any other kind of address is parsed.
+func localAddr(a net.Addr) netip.Addr {
+	if h, ok := a.(*headAddr); ok {
+		a = h.Addr
+	}
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort().Addr().Unmap()
+	}
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
 }
 
 // scope finds the request's scope and its cohort: which of the scope's
