@@ -30,6 +30,10 @@
 #              is saturated: its busy % is reported)
 #   p50, p99   wrk's latency distribution
 #   peak RSS   VmHWM summed over the front's processes, after the rounds
+#   CPU µs/req the CPU time the front's own processes and the backend's spent
+#              per request during the run, and the added CPU µs/req: the
+#              two less the backend's alone in the same round; unlike added
+#              µs, other work on the machine does not move it much
 #   other CPU  busy CPU time during the run that neither wrk nor any
 #              server of this bench used (other work on the machine), in %
 #              of one core: a run with much of it is noisy
@@ -301,28 +305,38 @@ done
 
 # ---- CPU accounting
 tree() { local k; echo "$1"; for k in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree "$k"; done; }
-SERVER_PIDS=$(for t in "${TARGETS[@]}"; do tree "${PID[$t]}"; done | tr '\n' ' ')
-ticks_servers() { # utime+stime of every server process, all threads (dead ones read as 0)
+declare -A TREE
+for t in "${TARGETS[@]}"; do TREE[$t]=$(tree "${PID[$t]}" | tr '\n' ' '); done
+SERVER_PIDS=${TREE[*]}
+ticks_of() { # utime+stime of the processes given, all threads (dead ones read as 0)
   local f=() p
-  for p in $SERVER_PIDS; do [ -r /proc/$p/stat ] && f+=(/proc/$p/stat); done
+  for p in "$@"; do [ -r /proc/$p/stat ] && f+=(/proc/$p/stat); done
+  [ ${#f[@]} -gt 0 ] || { echo 0; return; }
   awk '{ sub(/^.*\) /, ""); split($0, x, " "); s += x[12] + x[13] } END { print s + 0 }' "${f[@]}" 2>/dev/null || echo 0
 }
+# shellcheck disable=SC2086
+ticks_servers() { ticks_of $SERVER_PIDS; }
+HZ=$(getconf CLK_TCK)
 ticks_children() { awk '{ sub(/^.*\) /, ""); split($0, x, " "); print x[14] + x[15] }' /proc/$$/stat; } # reaped children: wrk
 ticks_machine() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 ticks_cpu() { awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 ms() { awk -v v="$1" 'BEGIN { u = v; sub(/[0-9.]+/, "", u); x = v + 0; print (u == "us" ? x / 1000 : u == "ms" ? x : u == "s" ? x * 1000 : x * 60000) }'; }
 
 CSV=$OUT/results.csv
-echo "round,target,rps,p50_ms,p99_ms,errors,server_busy_pct,other_cpu_pct" > "$CSV"
+echo "round,target,rps,p50_ms,p99_ms,errors,server_busy_pct,other_cpu_pct,front_cpu_us,backend_cpu_us" > "$CSV"
 ncpu=$(nproc)
 measure() { # round target
-  local r=$1 t=$2 f url s0 s1 c0 c1 m0 m1 v0 v1 rps p50 p99 errs busy other
+  local r=$1 t=$2 f url s0 s1 c0 c1 m0 m1 v0 v1 rps p50 p99 errs busy other f0 f1 b0 b1 nreq fcpu bcpu
   url="http://127.0.0.1:${PORT[$t]}/1k.txt"
   "${CPIN[@]}" wrk -t1 -c"$CONNS" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true
   f=$OUT/raw/r$r-$t.txt; [ -e "$f" ] && f=${f%.txt}-b.txt
+  # shellcheck disable=SC2086
+  f0=$(ticks_of ${TREE[$t]}); b0=$(ticks_of ${TREE[direct]})
   s0=$(ticks_servers); c0=$(ticks_children); m0=$(ticks_machine); v0=$(ticks_cpu "$SERVER_CPU")
   "${CPIN[@]}" wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency "$url" > "$f" 2>&1 || true
   s1=$(ticks_servers); c1=$(ticks_children); m1=$(ticks_machine); v1=$(ticks_cpu "$SERVER_CPU")
+  # shellcheck disable=SC2086
+  f1=$(ticks_of ${TREE[$t]}); b1=$(ticks_of ${TREE[direct]})
   rps=$(awk '/^Requests\/sec:/ { print $2 }' "$f")
   p50=$(ms "$(awk '$1 == "50%" { print $2 }' "$f")"); p99=$(ms "$(awk '$1 == "99%" { print $2 }' "$f")")
   errs=$(awk '/Non-2xx/ { n += $NF } /Socket errors/ { gsub(/,/, ""); n += $4 + $6 + $8 + $10 } END { print n + 0 }' "$f")
@@ -330,8 +344,13 @@ measure() { # round target
     split(m0, a, " "); split(m1, b, " "); split(v0, x, " "); split(v1, y, " ")
     core = (b[2] - a[2]) / n
     printf "%.0f %.0f\n", (y[2] > x[2] ? 100 * (y[1] - x[1]) / (y[2] - x[2]) : 0), (core > 0 ? 100 * ((b[1] - a[1]) - s - c) / core : 0) }')"
-  echo "$r,$t,${rps:-0},$p50,$p99,$errs,$busy,$other" >> "$CSV"
-  say "round $r $t: ${rps:-?} req/s p50 ${p50} ms p99 ${p99} ms errors $errs server cpu ${busy}% other cpu ${other}%"
+  # CPU time per request of the front's own processes and of the backend's
+  # (the same for direct): what each spent, whatever else ran beside them.
+  nreq=$(awk '/requests in/ { print $1 }' "$f")
+  read -r fcpu bcpu <<< "$(awk -v n="${nreq:-0}" -v hz="$HZ" -v f="$((f1 - f0))" -v b="$((b1 - b0))" -v d="$([ "$t" = direct ] && echo 1 || echo 0)" 'BEGIN {
+    if (n <= 0) { print "0 0"; exit } fu = 1e6 * f / hz / n; bu = 1e6 * b / hz / n; printf "%.1f %.1f\n", (d ? bu : fu), bu }')"
+  echo "$r,$t,${rps:-0},$p50,$p99,$errs,$busy,$other,$fcpu,$bcpu" >> "$CSV"
+  say "round $r $t: ${rps:-?} req/s p50 ${p50} ms p99 ${p99} ms errors $errs server cpu ${busy}% other cpu ${other}% cpu/req front ${fcpu} µs backend ${bcpu} µs"
 }
 
 "${CPIN[@]}" wrk -t1 -c"$CONNS" -d2s "http://127.0.0.1:$bport/1k.txt" >/dev/null 2>&1 || true # warm the backend
@@ -372,29 +391,32 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo
   echo "wrk -t1 -c$CONNS on cpu $CLIENT_CPU, every server on cpu $SERVER_CPU (PIN=$PIN); $ROUNDS interleaved rounds of ${DURATION} s (${WARMUP} s warm-up each); 1 KiB file; median [min-max] over rounds"
   echo
-  echo "| target | req/s | ratio to backend | added µs/req | p50 ms | p99 ms | peak RSS MiB | errors | server cpu % | other cpu % (max) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| target | req/s | ratio to backend | added µs/req | CPU µs/req: front, backend | added CPU µs/req | p50 ms | p99 ms | peak RSS MiB | errors | server cpu % | other cpu % (max) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   awk -F, -v mem="$MEM" -v medf="$OUT/medians.txt" '
     function sort(s, a,   n, i, j, x) { n = split(s, a, " "); for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] + 0 > x + 0; j--) a[j + 1] = a[j]; a[j + 1] = x } return n }
     function med(s,   a, n) { n = sort(s, a); lo = a[1]; hi = a[n]; return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
     BEGIN { while ((getline l < mem) > 0) { split(l, f, ","); rss[f[1]] = f[2] / 1024 } }
     NR == 1 { next }
     { row[NR] = $0; if (!($2 in seen)) { seen[$2] = 1; order[++no] = $2 }
-      if ($2 == "direct") { base[$1] += $3; nb[$1]++ } }
+      if ($2 == "direct") { base[$1] += $3; nb[$1]++; dc[$1] += $10; ndc[$1]++ } }
     END {
       for (i = 2; i <= NR; i++) { split(row[i], f, ","); t = f[2]; b = base[f[1]] / nb[f[1]]
         rps[t] = rps[t] " " f[3]; p50[t] = p50[t] " " f[4]; p99[t] = p99[t] " " f[5]; err[t] += f[6]; busy[t] = busy[t] " " f[7]
+        fc[t] = fc[t] " " f[9]; bc[t] = bc[t] " " f[10]; dcpu = dc[f[1]] / ndc[f[1]]
+        acpu[t] = acpu[t] " " (t == "direct" ? 0 : f[9] + f[10] - dcpu)
         if (!(t in oth) || f[8] + 0 > oth[t]) oth[t] = f[8] + 0
         if (f[3] > 0) { ratio[t] = ratio[t] " " f[3] / b; added[t] = added[t] " " (1e6 / f[3] - 1e6 / b) } }
       for (i = 1; i <= no; i++) { t = order[i]
         r = med(rps[t]); rl = lo; rh = hi; q = med(ratio[t]); ql = lo; qh = hi; a = med(added[t]); al = lo; ah = hi
+        fcm = med(fc[t]); bcm = med(bc[t]); ac = med(acpu[t]); acl = lo; ach = hi
         x = med(p50[t]); y = med(p99[t]); yl = lo; yh = hi; c = med(busy[t])
-        printf "| %s | %.0f [%.0f-%.0f] | %.2f [%.2f-%.2f] | %.1f [%.1f-%.1f] | %.2f | %.2f [%.2f-%.2f] | %.1f | %d | %.0f | %d |\n", t, r, rl, rh, q, ql, qh, a, al, ah, x, y, yl, yh, rss[t], err[t], c, oth[t]
-        print t, a, y, rss[t], q > medf } }' "$CSV"
+        printf "| %s | %.0f [%.0f-%.0f] | %.2f [%.2f-%.2f] | %.1f [%.1f-%.1f] | %.1f, %.1f | %.1f [%.1f-%.1f] | %.2f | %.2f [%.2f-%.2f] | %.1f | %d | %.0f | %d |\n", t, r, rl, rh, q, ql, qh, a, al, ah, fcm, bcm, ac, acl, ach, x, y, yl, yh, rss[t], err[t], c, oth[t]
+        print t, a, y, rss[t], q, ac > medf } }' "$CSV"
   echo
   # The issue 20 targets, on the medians of this run.
   awk -v ns="$NS" '
-    { added[$1] = $2; p99[$1] = $3; rss[$1] = $4; ratio[$1] = $5 }
+    { added[$1] = $2; p99[$1] = $3; rss[$1] = $4; ratio[$1] = $5; cpu[$1] = $6 }
     function check(what, ok) { printf "- %s: %s\n", what, (ok ? "met" : "**not met**") }
     END {
       n = split(ns, N, " "); lo = N[1]; hi = N[n]
@@ -403,9 +425,12 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
       if (("nginx-" hi) in added) {
         check(sprintf("added µs at %s rules at most 1.5x nginx (%.1f vs %.1f: %.2fx)", hi, added[o], added["nginx-" hi], added[o] / added["nginx-" hi]), added[o] <= 1.5 * added["nginx-" hi])
         check(sprintf("p99 at %s rules at most 1.5x nginx (%.2f vs %.2f ms)", hi, p99[o], p99["nginx-" hi]), p99[o] <= 1.5 * p99["nginx-" hi])
+        printf "- (the same, in CPU time: added CPU µs at %s rules %.1f vs nginx %.1f: %.2fx)\n", hi, cpu[o], cpu["nginx-" hi], cpu[o] / cpu["nginx-" hi]
       }
       if (("caddy-" lo) in added)
         check(sprintf("added µs at %s rules at most half of Caddy (%.1f vs %.1f)", lo, added[o0], added["caddy-" lo]), added[o0] <= 0.5 * added["caddy-" lo])
+      if (("caddy-" lo) in added)
+        printf "- (the same, in CPU time: %.1f vs %.1f)\n", cpu[o0], cpu["caddy-" lo]
       d = ratio[o] / ratio[o0]
       check(sprintf("flat from %s to %s rules within 10%% (req/s ratio %.3f)", lo, hi, d), d >= 0.9 && d <= 1.1)
       check(sprintf("peak RSS at %s rules at most 48 MiB (%.1f)", hi, rss[o]), rss[o] <= 48)
