@@ -293,15 +293,15 @@ func replayable(out *http.Request) bool {
 	return a || b
 }
 
-// do sends out to the backend of p and returns its final answer; on1xx is
+// do sends out to the backend of p, for as long as ctx lasts (out's own
+// context is not looked at), and returns its final answer; on1xx is
 // told of each interim answer (1xx but 101) first. The answer's Body
 // hands the connection back to p when read to its end, and closes it
 // otherwise; a 101's Body is the connection itself.
-func (c *backendClient) do(p *connPool, out *http.Request, on1xx func(int, http.Header)) (*http.Response, error) {
+func (c *backendClient) do(ctx context.Context, p *connPool, out *http.Request, on1xx func(int, http.Header)) (*http.Response, error) {
 	if err := validate(out); err != nil {
 		return nil, err
 	}
-	ctx := out.Context()
 	canRetry := replayable(out)
 	for {
 		bc := p.get(!canRetry)

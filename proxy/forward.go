@@ -141,16 +141,19 @@ func (h *Handler) outgoing(r *http.Request, info *passInfo) (*http.Request, erro
 			hdr["X-Forwarded-For"] = prior
 		}
 	}
-	// SetXForwarded's headers.
+	// SetXForwarded's headers (their values in one array).
+	xf := make([]string, 2)
 	if clientIP, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		if prior := hdr["X-Forwarded-For"]; len(prior) > 0 {
 			clientIP = strings.Join(prior, ", ") + ", " + clientIP
 		}
-		hdr["X-Forwarded-For"] = []string{clientIP}
+		xf[0] = clientIP
+		hdr["X-Forwarded-For"] = xf[0:1:1]
 	} else {
 		delete(hdr, "X-Forwarded-For")
 	}
-	hdr["X-Forwarded-Host"] = []string{r.Host}
+	xf[1] = r.Host
+	hdr["X-Forwarded-Host"] = xf[1:2:2]
 	if r.TLS == nil {
 		hdr["X-Forwarded-Proto"] = protoHTTP
 	} else {
@@ -198,7 +201,8 @@ func (h *Handler) outgoing(r *http.Request, info *passInfo) (*http.Request, erro
 	if r.ContentLength != 0 && r.Body != nil {
 		out.Body = r.Body
 	}
-	return out.WithContext(r.Context()), nil
+	// The context is the backend client's argument: no copy of out for it.
+	return out, nil
 }
 
 var (
@@ -271,9 +275,10 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, info *passInfo
 			on1xx(code, http.Header(header))
 			return nil
 		}}
-		resp, err = h.cfg.Transport.RoundTrip(out.WithContext(httptrace.WithClientTrace(out.Context(), trace)))
+		out = out.WithContext(httptrace.WithClientTrace(r.Context(), trace))
+		resp, err = h.cfg.Transport.RoundTrip(out)
 	} else {
-		resp, err = h.backend.do(info.target.conns, out, on1xx)
+		resp, err = h.backend.do(r.Context(), info.target.conns, out, on1xx)
 	}
 	mu.Lock()
 	done = true
