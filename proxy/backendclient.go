@@ -77,6 +77,10 @@ type backendClient struct {
 	responseHeaderTimeout time.Duration
 	expectContinueTimeout time.Duration
 	idleTimeout           time.Duration
+	// tlsConfig is the base of each https connection's (its ServerName
+	// set per backend); nil is the defaults, as http.Transport's
+	// (tests set their own roots).
+	tlsConfig *tls.Config
 }
 
 func newBackendClient(responseHeaderTimeout time.Duration) *backendClient {
@@ -235,7 +239,12 @@ func (c *backendClient) dial(ctx context.Context, p *connPool) (*backendConn, er
 	}
 	bc := &backendConn{conn: conn, tcp: conn, pool: p}
 	if p.tlsName != "" {
-		tc := tls.Client(conn, &tls.Config{ServerName: p.tlsName})
+		cfg := &tls.Config{}
+		if c.tlsConfig != nil {
+			cfg = c.tlsConfig.Clone()
+		}
+		cfg.ServerName = p.tlsName
+		tc := tls.Client(conn, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
 			return nil, err

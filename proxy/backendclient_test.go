@@ -520,3 +520,53 @@ func TestLocalAddr(t *testing.T) {
 		}
 	}
 }
+
+// An https backend: the server's certificate is checked against the name
+// in the backend URL, and the connection is kept for the next request.
+func TestBackendTLS(t *testing.T) {
+	var conns atomic.Int32
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tls:"+r.Host)
+	}))
+	backend.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	backend.StartTLS()
+	defer backend.Close()
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "legacy.conf")
+	os.WriteFile(cf, []byte("<Directory "+dir+">\nOrder allow,deny\nAllow from all\n</Directory>\n"), 0o644)
+	cfg, err := translate.Load([]string{cf}, translate.LoadOptions{Options: translate.Options{Semantics: translate.Compat24, DocumentRoot: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		host   string // the backend URL's host name (the certificate is for example.com and 127.0.0.1)
+		status int
+	}{
+		{"certificate for the name", "127.0.0.1", 200},
+		{"certificate for another name", "localhost", 502},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conns.Store(0)
+			u, _ := url.Parse("https://" + tt.host + ":" + backend.URL[strings.LastIndex(backend.URL, ":")+1:])
+			h := New(Config{Pool: NewPool([]*url.URL{u}, HealthCheck{NoPassive: true})}, walk.New(cfg, walk.OS, nil))
+			h.backend.tlsConfig = &tls.Config{RootCAs: backend.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+			front := httptest.NewServer(h)
+			defer front.Close()
+			for i := 0; i < 2; i++ {
+				st, body := fetch(t, front, "GET", "/x", "")
+				if st != tt.status || st == 200 && body != "tls:"+front.Listener.Addr().String() {
+					t.Errorf("request %d: %d %q, want %d", i, st, body, tt.status)
+				}
+			}
+			if tt.status == 200 && conns.Load() != 1 {
+				t.Errorf("%d connections for two requests, want 1", conns.Load())
+			}
+		})
+	}
+}
