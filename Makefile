@@ -12,7 +12,7 @@ FUZZTIME ?= 10s
 CI ?= true
 export CI
 
-.PHONY: all build release deps test fuzz demo demo-cutover bench bench-translate soak mutate clean
+.PHONY: all build release deps test fuzz demo demo-cutover bench bench-peers bench-translate soak mutate clean
 
 all: build
 
@@ -58,6 +58,15 @@ clean:
 bench:
 	$(GO) test -run '^$$' -bench BenchmarkDecide -benchmem -count 3 ./policy/
 	@scripts/bench.sh
+
+# bench-peers: orderly beside nginx, HAProxy and Caddy (Debian's), each in
+# front of the same Apache 2.4 backend with 0, 100 and 10,000 deny entries:
+# checked (allowed, denied, control) before timing, then interleaved wrk
+# rounds; ratios to the backend alone in the same round, added server-core
+# µs per request, p50/p99, peak RSS and the other CPU load during each run
+# (scripts/bench-peers.sh). Not part of make test.
+bench-peers: build
+	@scripts/bench-peers.sh
 
 # bench-translate: orderly lint + translate on a generated 2.2 configuration
 # (1,000 virtual hosts, 10,000 access directives) against apache2 -t on the

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -46,6 +47,8 @@ type Pool struct {
 
 type target struct {
 	url       *url.URL
+	basePath  string       // url's path without its final slash, put before every request's
+	conns     *connPool    // idle connections to it (backendclient.go)
 	checkUp   atomic.Bool  // the last active check's verdict
 	downUntil atomic.Int64 // unix nanoseconds: left out after a failure until then
 	answered  atomic.Int64 // unix nanoseconds: a request to it last got an answer below 500
@@ -65,7 +68,7 @@ func NewPool(urls []*url.URL, hc HealthCheck) *Pool {
 	}
 	p := &Pool{check: hc}
 	for _, u := range urls {
-		t := &target{url: u}
+		t := &target{url: u, basePath: strings.TrimSuffix(u.Path, "/"), conns: newConnPool(hostPort(u))}
 		t.checkUp.Store(true)
 		p.targets = append(p.targets, t)
 	}
@@ -201,19 +204,20 @@ func (p *Pool) report(t *target) {
 	}
 }
 
-// noteAnswer is the ReverseProxy's ModifyResponse: it notes that the
-// backend answered a request, for probe, and adds Digest's
-// Authentication-Info.
-func noteAnswer(resp *http.Response) error {
-	info, _ := resp.Request.Context().Value(ctxKey{}).(*passInfo)
-	if info != nil && info.target != nil && resp.StatusCode < 500 {
-		info.target.answered.Store(time.Now().UnixNano())
+// hostPort is the address to dial for u, with the scheme's port when u
+// has none, and the name TLS checks ("" for http).
+func hostPort(u *url.URL) (addr, tlsName string) {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
 	}
-	// mod_auth_digest's add_auth_info: on an answer that is not an error.
-	if info != nil && info.authInfo != "" && resp.StatusCode < 400 {
-		resp.Header.Set("Authentication-Info", info.authInfo)
+	if u.Scheme == "https" {
+		tlsName = u.Hostname()
 	}
-	return nil
+	return net.JoinHostPort(u.Hostname(), port), tlsName
 }
 
 // singleJoin joins a base path and a check path with one slash.

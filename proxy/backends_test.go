@@ -49,7 +49,7 @@ func TestSlowCheckWhileServing(t *testing.T) {
 	u, _ := url.Parse(backend.URL)
 	pool := NewPool([]*url.URL{u}, HealthCheck{Path: "/health", Interval: 20 * time.Millisecond, Timeout: 100 * time.Millisecond, FailTimeout: time.Second})
 	transport := NewTransport()
-	front := httptest.NewServer(New(Config{Backend: u, Pool: pool, Transport: transport}, walk.New(cfg, walk.OS, nil)))
+	front := httptest.NewServer(New(Config{Backend: u, Pool: pool}, walk.New(cfg, walk.OS, nil)))
 	defer front.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -38,6 +38,47 @@ type Metrics struct {
 	guardOK    prometheus.Gauge // guard.go
 	since      prometheus.Gauge // when the rule counters started
 	ldap       *ldapCollector   // ldapmetrics.go
+
+	// orderly_requests_total's children by decision, layer and mode,
+	// each looked up once (WithLabelValues hashes its labels under a
+	// lock shared by every request) and created on first use, as before.
+	reqChildren [4][8][3]atomic.Pointer[counterRef]
+}
+
+type counterRef struct{ prometheus.Counter }
+
+// scopeCounts are orderly_scope_requests_total's children for one scope,
+// resolved when its configuration is put in force.
+type scopeCounts struct {
+	m               *Metrics
+	enforce, shadow [4]prometheus.Counter // by decisionIndex
+}
+
+// decisionNames are decisionName's values, by decisionIndex.
+var decisionNames = [4]string{"allow", "deny", "challenge", "error"}
+
+func decisionIndex(d *policy.Decision) int {
+	switch {
+	case d.Status == 0:
+		return 0
+	case d.Status == http.StatusUnauthorized:
+		return 2
+	case d.Status == http.StatusForbidden:
+		return 1
+	}
+	return 3
+}
+
+func modeIndex(m Mode) int {
+	switch m {
+	case ModeEnforce:
+		return 0
+	case ModeShadow:
+		return 1
+	case ModeObserve:
+		return 2
+	}
+	return -1
 }
 
 // NewMetrics returns the metrics of one orderly process, with the Go and
@@ -165,8 +206,23 @@ func (m *Metrics) observe(d *policy.Decision, start time.Time, mode Mode) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(decisionName(d), d.Layer.String(), string(mode)).Inc()
+	m.requestCounter(d, mode).Inc()
 	m.latency.Observe(time.Since(start).Seconds())
+}
+
+// requestCounter is orderly_requests_total's child for d in mode.
+func (m *Metrics) requestCounter(d *policy.Decision, mode Mode) prometheus.Counter {
+	di, mi := decisionIndex(d), modeIndex(mode)
+	if mi < 0 || int(d.Layer) >= len(m.reqChildren[0]) {
+		return m.requests.WithLabelValues(decisionName(d), d.Layer.String(), string(mode))
+	}
+	slot := &m.reqChildren[di][d.Layer][mi]
+	if c := slot.Load(); c != nil {
+		return c.Counter
+	}
+	c := m.requests.WithLabelValues(decisionNames[di], d.Layer.String(), string(mode))
+	slot.Store(&counterRef{c})
+	return c
 }
 
 // setPolicies shows the scopes of a new configuration and its demoted
@@ -180,14 +236,21 @@ func (m *Metrics) setPolicies(p *Policies) {
 	for _, s := range p.scopes {
 		m.scopeInfo.WithLabelValues(s.Name, string(s.Mode), s.Enforce, s.Shadow).Set(1)
 		m.scopeShare.WithLabelValues(s.Name).Set(s.Percent / 100)
-		for _, pol := range []string{s.Enforce, s.Shadow} {
+		counts := &scopeCounts{m: m}
+		for i, pol := range []string{s.Enforce, s.Shadow} {
 			if pol == "" {
 				continue
 			}
-			for _, d := range []string{"allow", "deny", "challenge", "error"} {
-				m.scopeReqs.WithLabelValues(s.Name, pol, d)
+			for di, d := range decisionNames {
+				c := m.scopeReqs.WithLabelValues(s.Name, pol, d)
+				if i == 0 {
+					counts.enforce[di] = c
+				} else {
+					counts.shadow[di] = c
+				}
 			}
 		}
+		s.counts = counts
 		for _, a := range []string{AgainstBackend, AgainstPolicy, AgainstDemoted} {
 			for _, d := range []string{"would_newly_deny", "would_newly_allow"} {
 				m.disagree.WithLabelValues(s.Name, a, d, "-")
@@ -220,7 +283,19 @@ func (m *Metrics) observeScope(v *verdict) {
 	if m == nil {
 		return
 	}
-	m.scopeReqs.WithLabelValues(v.scope.Name, v.policy, decisionName(&v.res.Decision)).Inc()
+	sc := v.scope
+	if c := sc.counts; c != nil && c.m == m {
+		di := decisionIndex(&v.res.Decision)
+		switch {
+		case v.policy == sc.Enforce && c.enforce[di] != nil:
+			c.enforce[di].Inc()
+			return
+		case v.policy == sc.Shadow && c.shadow[di] != nil:
+			c.shadow[di].Inc()
+			return
+		}
+	}
+	m.scopeReqs.WithLabelValues(sc.Name, v.policy, decisionName(&v.res.Decision)).Inc()
 }
 
 // Compare counts a disagreement in scope between orderly's decision and

@@ -13,8 +13,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/netip"
+	"net/textproto"
 	"net/url"
 	"os"
 	"strings"
@@ -45,8 +45,12 @@ type Config struct {
 	// AH01630, AH01617, ...). Nil discards them.
 	ErrorLog io.Writer
 	Logger   *slog.Logger
-	// Transport overrides the backend transport (tests).
+	// Transport, when set, sends the requests to the backend in place of
+	// orderly's own backend client (tests).
 	Transport http.RoundTripper
+	// BackendTimeout bounds the wait for the backend's answer headers,
+	// from the end of the request's write (60 s when 0).
+	BackendTimeout time.Duration
 	// Metrics, when set, count decisions, latency and backend errors.
 	Metrics *Metrics
 	// Resolver verifies client host names for host rules; nil means no
@@ -107,11 +111,16 @@ type active struct {
 
 // Handler is the enforcing reverse proxy.
 type Handler struct {
-	cfg    Config
-	active atomic.Pointer[active]
-	rp     *httputil.ReverseProxy
-	shadow *shadowLog
-	limit  *clientLimiter
+	cfg     Config
+	active  atomic.Pointer[active]
+	backend *backendClient
+	shadow  *shadowLog
+	limit   *clientLimiter
+	// Fixed at New: the canonical user header, the guard header's value
+	// (nil without a token), the answers' copy buffers.
+	userKey string
+	guard   []string
+	buffers sync.Pool
 
 	noBackend    atomic.Int64 // 502s for want of a backend since the last log line
 	noBackendLog atomic.Int64 // when that line was last written (unix nanoseconds)
@@ -121,7 +130,9 @@ type Handler struct {
 }
 
 // NewTransport returns a transport tuned for one backend: no proxy from
-// the environment, enough idle connections for a busy front.
+// the environment, enough idle connections for a busy front. The health
+// checks and the guard probes use one; requests go through orderly's own
+// backend client (backendclient.go), which has the same settings.
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy: nil,
@@ -174,54 +185,20 @@ func NewWith(cfg Config, p *Policies) *Handler {
 			metrics.backendState(u, true)
 		}
 	}
-	h := &Handler{cfg: cfg, shadow: &shadowLog{w: cfg.ShadowLog}, limit: newClientLimiter(cfg.MaxPerClient)}
+	h := &Handler{cfg: cfg, shadow: &shadowLog{w: cfg.ShadowLog}, limit: newClientLimiter(cfg.MaxPerClient),
+		backend: newBackendClient(cfg.BackendTimeout), userKey: textproto.CanonicalMIMEHeaderKey(cfg.UserHeader)}
+	if cfg.GuardToken != "" {
+		h.guard = []string{cfg.GuardToken}
+	}
+	h.buffers.New = func() any { b := make([]byte, 32<<10); return &b }
 	h.install(p, 1)
-	tr := cfg.Transport
-	if tr == nil {
-		tr = NewTransport()
-	}
-	h.rp = &httputil.ReverseProxy{
-		Rewrite:        h.rewrite,
-		ModifyResponse: noteAnswer, // backends.go: health checks take it into account
-		Transport:      tr,
-		BufferPool:     newBufferPool(),
-		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			info, _ := r.Context().Value(ctxKey{}).(*passInfo)
-			if info.clientFault() {
-				st, lb := info.faultStatus()
-				if lb != nil {
-					h.writeLog(info.client, r, []policy.LogLine{{Module: "http", Level: "info", Code: "AH01591",
-						Subject: fmt.Sprintf("Read content length of %d is larger than the configured limit of %d", lb.n.Load(), lb.limit)}}, "")
-				} else {
-					cfg.Logger.Warn("client request body unreadable", "err", err, "uri", r.RequestURI)
-				}
-				w.WriteHeader(st)
-				return
-			}
-			backend := ""
-			if info != nil && info.target != nil {
-				backend = info.target.url.String()
-				// No answer, and not because the client went away: leave
-				// this backend out for a while (passive detection).
-				if r.Context().Err() == nil {
-					cfg.Pool.failed(info.target)
-				}
-			}
-			cfg.Logger.Error("backend request failed", "err", err, "uri", r.RequestURI, "backend", backend)
-			if cfg.Metrics != nil {
-				cfg.Metrics.backend.Inc()
-			}
-			w.WriteHeader(http.StatusBadGateway)
-		},
-	}
 	return h
 }
 
 func (h *Handler) install(p *Policies, gen uint64) {
 	p.prepare(h.cfg.Mode)
+	h.cfg.Metrics.setPolicies(p) // before the requests see p: it resolves their counters
 	h.active.Store(&active{p: p, gen: gen})
-	h.cfg.Metrics.setPolicies(p)
 }
 
 // SetEngine swaps in e as the legacy policy, with no scopes (reload), and
@@ -258,8 +235,6 @@ func (h *Handler) Policies() (*Policies, uint64) {
 	return a.p, a.gen
 }
 
-type ctxKey struct{}
-
 type passInfo struct {
 	target     *target    // the backend chosen
 	client     netip.Addr // the client address serve found
@@ -268,47 +243,6 @@ type passInfo struct {
 	fromHeader bool
 	path       string      // the path orderly decided on, encoded for the wire
 	body       *clientBody // the request body, when there is one
-}
-
-func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
-	in, out := pr.In, pr.Out
-	info, _ := in.Context().Value(ctxKey{}).(*passInfo)
-	backend := h.cfg.Backend
-	if info != nil && info.target != nil {
-		backend = info.target.url
-	}
-	pr.SetURL(backend)
-	out.Host = in.Host
-	// The backend gets the path orderly decided on, normalised as Apache
-	// normalised it, so that both decide on the same file: no encoding or
-	// dot-segment trick can mean one thing here and another there.
-	raw := in.URL.EscapedPath()
-	if info != nil && info.path != "" {
-		raw = info.path
-	}
-	if bp := strings.TrimSuffix(backend.Path, "/"); bp != "" {
-		raw = bp + raw
-	}
-	out.URL.Path, out.URL.RawPath, out.URL.RawQuery = pathUnescape(raw), raw, in.URL.RawQuery
-	if info != nil && info.fromHeader {
-		out.Header["X-Forwarded-For"] = in.Header["X-Forwarded-For"]
-	}
-	pr.SetXForwarded()
-	// Only WebSocket may turn the connection into a tunnel: any other
-	// protocol (h2c) would carry requests to the backend that orderly
-	// never decides. The request goes on as a plain one.
-	if up := out.Header.Get("Upgrade"); up != "" && !strings.EqualFold(up, "websocket") {
-		out.Header.Del("Upgrade")
-		out.Header.Del("Connection")
-	}
-	out.Header.Del(h.cfg.UserHeader)
-	if info != nil && info.user != "" {
-		out.Header.Set(h.cfg.UserHeader, info.user)
-	}
-	out.Header.Del(GuardHeader)
-	if h.cfg.GuardToken != "" {
-		out.Header.Set(GuardHeader, h.cfg.GuardToken)
-	}
 }
 
 // The request path. serve takes every request through these steps, in
@@ -366,6 +300,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, authOnly bool) {
 		return
 	}
 	defer h.limit.release(x.client)
+	if body := r.Body; r.ContentLength != 0 && body != nil {
+		// The steps wrap r.Body (LimitRequestBody, the client's faults);
+		// the server finds its own again when the handler returns, so that
+		// it knows a body held for 100 Continue was never asked for (it
+		// then closes the connection at once rather than wait for a body
+		// the client will not send).
+		defer func() { r.Body = body }()
+	}
 	h.target(x)
 	h.scope(x)
 	h.decide(x)
@@ -436,9 +378,7 @@ func (h *Handler) target(x *exchange) {
 	auth, hasAuth := r.Header.Get("Authorization"), len(r.Header.Values("Authorization")) > 0
 	local := netip.Addr{}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if ap, err := netip.ParseAddrPort(la.String()); err == nil {
-			local = ap.Addr().Unmap()
-		}
+		local = localAddr(la)
 	}
 	ti := h.tlsInfo(r) // tlsinfo.go
 	x.req = &walk.Request{
@@ -464,6 +404,22 @@ func (h *Handler) target(x *exchange) {
 	if p := x.pol.p; p.byPath {
 		x.path, x.pathOK = p.Legacy.Path(r.Host, r.RequestURI)
 	}
+}
+
+// localAddr is the address of the connection's own end: read from the
+// TCP address itself (under rawhead's wrapper) rather than formatted and
+// parsed for every request; any other kind of address is parsed.
+func localAddr(a net.Addr) netip.Addr {
+	if h, ok := a.(*headAddr); ok {
+		a = h.Addr
+	}
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort().Addr().Unmap()
+	}
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
 }
 
 // scope finds the request's scope and its cohort: which of the scope's
@@ -583,7 +539,7 @@ func (h *Handler) pass(w http.ResponseWriter, r *http.Request, res *walk.Result,
 		info.body = &clientBody{ReadCloser: r.Body}
 		r.Body = info.body
 	}
-	h.rp.ServeHTTP(w, r.WithContext(contextWith(r, info)))
+	h.forward(w, r, info) // forward.go
 }
 
 // refuse answers a refusal as Apache would and writes its error-log lines.

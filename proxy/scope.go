@@ -50,6 +50,8 @@ type Scope struct {
 	// ByUser picks the cohort by the Basic-auth user name when the
 	// request carries one, by client address otherwise.
 	ByUser bool
+
+	counts *scopeCounts // its request counters (metrics.go), set before it is in force
 }
 
 // Policies are what one generation of the configuration decides with.

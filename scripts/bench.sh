@@ -8,8 +8,12 @@
 #   nginx-10k    nginx with the same 10,000 entries
 # The client's own address is the last entry of each list, so a list that
 # is scanned is scanned whole. Prints requests per second (median of the
-# rounds), the ratios, and orderly's peak RSS. Everything listens on
-# 127.0.0.1 and is stopped by pid.
+# rounds), the ratios, and orderly's peak RSS; then, as an artifact, a CPU
+# profile of orderly-10k under the same load (PROFILE_SECONDS, 10 s):
+# $B/orderly-10k.cpu.pprof, with its top functions in
+# $B/orderly-10k.cpu.top.txt, taken from orderly's admin listener
+# (/debug/pprof/profile). Everything listens on 127.0.0.1 and is stopped
+# by pid.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/usr/local/go/bin"
@@ -17,6 +21,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
 CONNS=${CONNS:-64}
 ENTRIES=${ENTRIES:-10000}
+PROFILE_SECONDS=${PROFILE_SECONDS:-10}
 B=${BENCH_DIR:-/tmp/orderly-bench}
 
 need=()
@@ -32,7 +37,7 @@ rm -rf "$B"; mkdir -p "$B/docroot" "$B/run" "$B/nginx"
 chmod 755 "$B"
 head -c 1024 /dev/zero | tr '\0' 'x' > "$B/docroot/index.html"
 chmod -R a+rX "$B"
-P_BACK=127.0.0.1:18181 P_O0=127.0.0.1:18182 P_O10=127.0.0.1:18183 P_N0=127.0.0.1:18184 P_N10=127.0.0.1:18185
+P_BACK=127.0.0.1:18181 P_O0=127.0.0.1:18182 P_O10=127.0.0.1:18183 P_N0=127.0.0.1:18184 P_N10=127.0.0.1:18185 P_ADMIN=127.0.0.1:18186
 
 # The address lists: ENTRIES addresses in 10.0.0.0/8 that never match, then
 # the client, 127.0.0.1.
@@ -94,6 +99,8 @@ legacy {
 mode      = "enforce"
 error_log = "$B/orderly-$n-error.log"
 CONF
+  # orderly-10k's admin listener serves the CPU profile (loopback: no token).
+  if [ $n = 10k ]; then printf 'admin {\n  listen = "%s"\n}\n' "$P_ADMIN" >> "$B/orderly-$n.hcl"; fi
   nport=$P_N0; [ $n = 10k ] && nport=$P_N10
   cat > "$B/nginx/nginx-$n.conf" <<CONF
 user www-data;
@@ -171,4 +178,15 @@ echo
 echo "== peak RSS"
 echo "orderly-0    $(rss $O0) MiB"
 echo "orderly-10k  $(rss $O10) MiB   (target < 48)"
+
+# The CPU profile of orderly-10k under load: what a request costs.
+wrk -t2 -c"$CONNS" -d"$((PROFILE_SECONDS + 2))s" "http://$P_O10/" >/dev/null &
+load=$!
+sleep 1
+curl -s -o "$B/orderly-10k.cpu.pprof" "http://$P_ADMIN/debug/pprof/profile?seconds=$PROFILE_SECONDS"
+wait "$load" || true
+go tool pprof -top -nodecount=40 bin/orderly "$B/orderly-10k.cpu.pprof" > "$B/orderly-10k.cpu.top.txt" 2>/dev/null || true
+echo
+echo "== CPU profile of orderly-10k under load: $B/orderly-10k.cpu.pprof (top: $B/orderly-10k.cpu.top.txt)"
+head -n 16 "$B/orderly-10k.cpu.top.txt"
 echo "bench: done on $(nproc) cores, $(date -u +%F)"

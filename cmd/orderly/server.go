@@ -161,6 +161,8 @@ func (s *server) newHandler(errLog, accessLog, shadowLog io.Writer) {
 		st.Add(p.LDAPCacheEntries())
 		return st
 	})
+	// The health checks' transport; requests go through the handler's own
+	// backend client, with the same timeout.
 	s.transport = proxy.NewTransport()
 	s.transport.ResponseHeaderTimeout = rc.BackendTimeout
 	health := rc.Health
@@ -172,7 +174,7 @@ func (s *server) newHandler(errLog, accessLog, shadowLog io.Writer) {
 	s.h = proxy.NewWith(proxy.Config{
 		Backend:        rc.Backend,
 		Pool:           s.pool,
-		Transport:      s.transport,
+		BackendTimeout: rc.BackendTimeout,
 		MaxPerClient:   rc.Limits.MaxPerClient,
 		MaxRequestLine: rc.Limits.MaxRequestLine,
 		TrustedProxies: rc.TrustedProxies,

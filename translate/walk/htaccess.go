@@ -112,9 +112,11 @@ type htRead struct {
 // htaccessMemo is htaccess, read once per request: a subrequest given the
 // main request's memo (shareWalk) sees what the main request saw.
 func (e *Engine) htaccessMemo(res *Result, prefix string, allow translate.HtaccessAllow) (*translate.Section, int, *brokenFile) {
-	key := htKey(prefix, allow)
+	// The key is made only when there is a memo to look in or a file to
+	// keep: most directories have no .htaccess, and a request without
+	// one makes no key at all.
 	if res.ht != nil {
-		if r, ok := res.ht.files[key]; ok {
+		if r, ok := res.ht.files[htKey(prefix, allow)]; ok {
 			return r.sec, r.st, r.broken
 		}
 	}
@@ -125,7 +127,7 @@ func (e *Engine) htaccessMemo(res *Result, prefix string, allow translate.Htacce
 	if res.ht == nil {
 		res.ht = &htMemo{files: map[string]htRead{}}
 	}
-	res.ht.files[key] = htRead{sec, st, broken}
+	res.ht.files[htKey(prefix, allow)] = htRead{sec, st, broken}
 	return sec, st, broken
 }
 
