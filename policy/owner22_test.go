@@ -207,3 +207,46 @@ func TestDecide22OwnerNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestDecide22OwnerTrace: what explain shows of the 2.2 hooks: the line
+// that granted and why, mod_authz_owner declining only where it has a
+// line of its own, the refusals; and a requirement with neither line nor
+// words (which core never stores) is nobody's keyword.
+func TestDecide22OwnerTrace(t *testing.T) {
+	allowAll := newCompat(t, AllowDeny, SatisfyAll, []string{"all"}, nil)
+	bob := Credentials{Present: true, Basic: true, User: "bob", Password: "builder"}
+	for _, tc := range []struct {
+		requires []string
+		ownerOff bool
+		cred     Credentials
+		want     string // the chain's events (recorder.String, the LayerAuthz ones)
+	}{
+		{[]string{"valid-user"}, false, bob, "mod_authz_user[q1]=granted: bob valid-user; "},
+		{[]string{"file-owner", "valid-user"}, true, bob, "mod_authz_owner[q1]=declined; mod_authz_user[q2]=granted: bob valid-user; "},
+		{[]string{"file-owner"}, false, alice, "mod_authz_owner[q1]=granted: alice owns /www/a; "},
+		{[]string{"file-owner"}, false, bob, "mod_authz_owner[q1]=401: bob does not own the file; "},
+		{[]string{"file-group"}, false, alice, "mod_authz_owner[q1]=declined; mod_authz_groupfile[q1]=granted: alice in the file's group ops; "},
+		{[]string{"group guests"}, false, bob, "mod_authz_groupfile[q1]=granted: bob in guests; "},
+		{[]string{"group admins"}, false, bob, "mod_authz_groupfile[q1]=401: bob in none of the groups; "},
+		{[]string{"user alice"}, false, bob, "mod_authz_user[q1]=401: bob not listed; "},
+	} {
+		l := &Layers{Compat: allowAll, AuthType: "Basic", AuthName: "R", HasAuthName: true, UserFile: "/etc/users", GroupFile: "/etc/groups",
+			Legacy: &Legacy22{Requires: requires22(tc.requires...), Chain: DefaultChain22, UserAuthoritative: true, GroupAuthoritative: true, OwnerAuthoritative: !tc.ownerOff}}
+		var rec recorder
+		Decide(l, &Request{Addr: netip.MustParseAddr("10.1.2.3"), URI: "/u", Filename: "/www/a", Auth: tc.cred, Owners: owners22, Dry: true}, id22, &rec)
+		var chain recorder
+		for _, e := range rec.ev {
+			if e.Layer == LayerAuthz {
+				chain.ev = append(chain.ev, e)
+			}
+		}
+		if got := chain.String(); got != tc.want {
+			t.Errorf("%v as %s: %q, want %q", tc.requires, tc.cred.User, got, tc.want)
+		}
+	}
+	l := &Layers{Compat: allowAll, AuthType: "Basic", AuthName: "R", HasAuthName: true, UserFile: "/etc/users",
+		Legacy: &Legacy22{Requires: []Require22{{Methods: AllMethods, Rule: &Rule{ID: "q"}}}, Chain: DefaultChain22, UserAuthoritative: true, OwnerAuthoritative: true}}
+	if d := Decide(l, &Request{Addr: netip.MustParseAddr("10.1.2.3"), URI: "/u", Auth: bob, Dry: true}, id22, nil); d.Status != 401 {
+		t.Errorf("an empty requirement: %d, want mod_authz_default's 401", d.Status)
+	}
+}
