@@ -87,10 +87,17 @@ type LogLine struct {
 	// mod_authz_owner or the file-group providers names beside the user
 	// and the URI: the file's owner, the file, the group file.
 	Reason string
+	// Failed22, where set, makes the line 2.2's refusal by
+	// mod_authz_owner, mod_authz_groupfile or mod_authz_dbm, which has no
+	// code, with this reason (owner22.go).
+	Failed22 Failed22
 }
 
 // Message is the text Apache writes after the code.
 func (l LogLine) Message() string {
+	if l.Failed22 != notFailed22 {
+		return failed22Message(l)
+	}
 	switch l.Code {
 	case "AH01797", "AH01630":
 		if l.URIForm {

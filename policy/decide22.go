@@ -24,29 +24,27 @@ type Require22 struct {
 // per authorization module.
 type Authz22 uint8
 
-// The hooks orderly runs. mod_authz_owner's (check_file_owner) and
-// mod_ssl's (ssl_hook_Auth) are not among them: translate refuses
-// "Require file-owner" and "file-group" where mod_authz_owner is loaded,
-// and without such a line it declines; mod_ssl's refuses only what its
-// check_user_id hook refused first (ssl.go).
+// The hooks orderly runs. mod_ssl's (ssl_hook_Auth) is not among them:
+// it refuses only what its check_user_id hook refused first (ssl.go).
 const (
 	AuthzUser22      Authz22 = iota // mod_authz_user: check_user_access
 	AuthzGroupFile22                // mod_authz_groupfile: check_user_access
 	AuthzDBM22                      // mod_authz_dbm: dbm_check_auth
 	AuthzLDAP22                     // mod_authnz_ldap: authz_ldap_check_user_access
+	AuthzOwner22                    // mod_authz_owner: check_file_owner (owner22.go)
 )
 
-var authz22Names = [...]string{"mod_authz_user", "mod_authz_groupfile", "mod_authz_dbm", "mod_authnz_ldap"}
+var authz22Names = [...]string{"mod_authz_user", "mod_authz_groupfile", "mod_authz_dbm", "mod_authnz_ldap", "mod_authz_owner"}
 
 func (a Authz22) String() string { return authz22Names[a] }
 
 // DefaultChain22 is the order of the hooks where Legacy22.Chain is nil:
-// Debian's Apache 2.2 with all four modules enabled, which loads
+// Debian's Apache 2.2 with all five modules enabled, which loads
 // mods-enabled/*.load in the order of their names (authnz_ldap,
 // authz_dbm, authz_groupfile, authz_owner, authz_user), sorted as APR
 // sorts them (mod_authz_dbm and mod_authz_groupfile after
 // mod_authz_owner, mod_authnz_ldap before mod_authz_user).
-var DefaultChain22 = []Authz22{AuthzLDAP22, AuthzDBM22, AuthzGroupFile22, AuthzUser22}
+var DefaultChain22 = []Authz22{AuthzLDAP22, AuthzOwner22, AuthzDBM22, AuthzGroupFile22, AuthzUser22}
 
 // Answer22 is what one of 2.2's auth_checker hooks answers.
 type Answer22 uint8
@@ -70,6 +68,7 @@ type Legacy22 struct {
 	UserAuthoritative  bool // AuthzUserAuthoritative (default On)
 	GroupAuthoritative bool // AuthzGroupFileAuthoritative (default On)
 	DBMAuthoritative   bool // AuthzDBMAuthoritative (default On)
+	OwnerAuthoritative bool // AuthzOwnerAuthoritative (default On)
 	// AuthzLDAPAuthoritative is in the LDAP configuration
 	// (Layers.LDAP), which only the LDAPChecker reads.
 
@@ -193,6 +192,11 @@ type chain22 struct {
 	tr      Tracer
 	without *Rule // the Require line a counterfactual deletes
 	bit     MethodMask
+	// fileGroup is the AUTHZ_GROUP_NOTE mod_authz_owner leaves for
+	// mod_authz_groupfile and mod_authz_dbm: the name of the group of
+	// r->filename, where a "file-group" line found it (noted).
+	fileGroup string
+	noted     bool
 }
 
 // applies reports whether q is a Require line of the request's method
@@ -204,6 +208,10 @@ func (c *chain22) applies(q *Require22) bool {
 func (c *chain22) note(rule *Rule, module Authz22, res string) {
 	note22(c.tr, rule, module.String(), res)
 }
+
+// tracing reports whether a trace is kept: what a note says is built
+// only then, so that a decision allocates nothing.
+func (c *chain22) tracing() bool { return c.tr != nil && c.tr.Enabled() }
 
 // authorize22 runs 2.2's auth_checker hooks in Legacy22.Chain's order,
 // then mod_authz_default's. Each module reads only its own keywords; the
@@ -228,6 +236,8 @@ func authorize22(l *Layers, r *Request, id Identity, user string, tr Tracer, wit
 			st, why, decided = c.dbmCheck(d)
 		case AuthzLDAP22:
 			st, why, decided = c.ldapCheck(d)
+		case AuthzOwner22:
+			st, why, decided = c.ownerCheck(d)
 		default:
 			panic("policy: unknown 2.2 authorization hook")
 		}
@@ -256,20 +266,57 @@ func note22(tr Tracer, rule *Rule, module, res string) {
 	}
 }
 
-// granted counts the line that granted and says so.
-func (c *chain22) granted(q *Require22, module Authz22, res string) (int, *Rule, bool) {
+// granted counts the line that granted and says so: the user, what made
+// it, and the name that matched ("" none), the note built only when
+// traced.
+func (c *chain22) granted(q *Require22, module Authz22, what, name string) (int, *Rule, bool) {
 	q.Rule.hit(c.r)
-	c.note(q.Rule, module, "granted: "+res)
+	if c.tracing() {
+		res := "granted: " + c.user + " " + what
+		if name != "" {
+			res += " " + name
+		}
+		c.note(q.Rule, module, res)
+	}
 	return 0, q.Rule, true
 }
 
+// refused says why a module refused (401), when traced.
+func (c *chain22) refused(rule *Rule, module Authz22, why string) {
+	if c.tracing() {
+		c.note(rule, module, "401: "+c.user+" "+why)
+	}
+}
+
+// keyword is the line's keyword as 2.2's authorization modules read it:
+// the requirement up to its first white space (ap_getword_white), quotes
+// and all, and the rest of the line after the white space; Words[0]
+// where the line is not kept.
+func (q *Require22) keyword() (string, string) {
+	if q.Line == "" && len(q.Words) > 0 {
+		return q.Words[0], ""
+	}
+	return getwordWhite(q.Line)
+}
+
+// failed22 logs the refusal of mod_authz_owner, mod_authz_groupfile or
+// mod_authz_dbm as 2.2 does ("Authorization of user %s to access %s
+// failed, reason: %s"); arg is what the reason names.
+func (c *chain22) failed22(d *Decision, module string, why Failed22, arg string) {
+	d.log(LogLine{Module: module, User: c.user, Subject: c.r.URI, Reason: arg, Failed22: why})
+}
+
 // groupCheck is mod_authz_groupfile's check_user_access (2.2): declined
-// without AuthGroupFile; the user's groups read once, at the first
-// "group" line of the method (a file that cannot be opened is 500); any
-// group named, compared without regard to case (the group table's
-// apr_table_get), grants; a "group" line seen and none matched is 401
-// when AuthzGroupFileAuthoritative is on. "file-group" is read only
-// with mod_authz_owner's note, which orderly refuses at load.
+// without AuthGroupFile; the keyword is the line's first word
+// (ap_getword_white, compared without case, so a quoted "group" is no
+// group line); the user's groups read once, at the first line it reads
+// (a file that cannot be opened is 500; a user in no group ends the
+// scan); any group named, compared without regard to case (the group
+// table's apr_table_get), grants. A "file-group" line is read only where
+// mod_authz_owner left the file's group (AUTHZ_GROUP_NOTE, ownerCheck):
+// that group grants; another ends the scan when the module is
+// authoritative, and is forgotten when it is not. A line read and none
+// granted is 401, logged, when AuthzGroupFileAuthoritative is on.
 func (c *chain22) groupCheck(d *Decision) (int, *Rule, bool) {
 	l := c.l
 	if l.GroupFile == "" {
@@ -279,9 +326,19 @@ func (c *chain22) groupCheck(d *Decision) (int, *Rule, bool) {
 	var groups []string
 	var loaded bool
 	var seen *Rule
+	why, arg := notFailed22, ""
+scan:
 	for i := range lg.Requires {
 		q := &lg.Requires[i]
-		if !c.applies(q) || !strings.EqualFold(q.Words[0], "group") {
+		if !c.applies(q) {
+			continue
+		}
+		w, _ := q.keyword()
+		fileGroup := strings.EqualFold(w, "file-group")
+		switch {
+		case fileGroup && !c.noted:
+			continue // mod_authz_owner found no group, or is not loaded
+		case !fileGroup && !strings.EqualFold(w, "group"):
 			continue
 		}
 		seen = q.Rule
@@ -295,26 +352,47 @@ func (c *chain22) groupCheck(d *Decision) (int, *Rule, bool) {
 					return 500, q.Rule, true
 				}
 			}
+			if len(groups) == 0 {
+				why, arg = notInGroupFile22, l.GroupFile
+				break scan
+			}
+		}
+		if fileGroup {
+			for _, have := range groups {
+				if strings.EqualFold(have, c.fileGroup) {
+					return c.granted(q, AuthzGroupFile22, "in the file's group", have)
+				}
+			}
+			if lg.GroupAuthoritative {
+				why, arg = fileGroupMismatch22, c.fileGroup
+				break scan
+			}
+			continue
 		}
 		for _, g := range q.Words[1:] {
 			for _, have := range groups {
 				if strings.EqualFold(have, g) {
-					return c.granted(q, AuthzGroupFile22, c.user+" in "+g)
+					return c.granted(q, AuthzGroupFile22, "in", g)
 				}
 			}
 		}
 	}
-	if seen != nil && lg.GroupAuthoritative {
-		c.note(seen, AuthzGroupFile22, "401: "+c.user+" in none of the groups")
-		return 401, seen, true
+	if seen == nil || !lg.GroupAuthoritative {
+		return 0, nil, false
 	}
-	return 0, nil, false
+	if why == notFailed22 {
+		why = notInGroups22
+	}
+	c.failed22(d, "authz_groupfile", why, arg)
+	c.refused(seen, AuthzGroupFile22, "in none of the groups")
+	return 401, seen, true
 }
 
-// userCheck is mod_authz_user's check_user_access (2.2): "valid-user"
-// grants; a "user" line naming the user (case-sensitive) grants; a
-// "user" line seen and none matched is 401 when AuthzUserAuthoritative
-// is on.
+// userCheck is mod_authz_user's check_user_access (2.2): the keyword is
+// the line's first word (ap_getword_white), compared without case;
+// "valid-user" grants; a "user" line naming the user (case-sensitive)
+// grants; a "user" line seen and none matched is 401 when
+// AuthzUserAuthoritative is on.
 func (c *chain22) userCheck() (int, *Rule, bool) {
 	lg := c.l.Legacy
 	var seen *Rule
@@ -323,34 +401,36 @@ func (c *chain22) userCheck() (int, *Rule, bool) {
 		if !c.applies(q) {
 			continue
 		}
-		switch {
-		case strings.EqualFold(q.Words[0], "valid-user"):
-			return c.granted(q, AuthzUser22, "valid-user")
-		case strings.EqualFold(q.Words[0], "user"):
+		switch w, _ := q.keyword(); {
+		case strings.EqualFold(w, "valid-user"):
+			return c.granted(q, AuthzUser22, "valid-user", "")
+		case strings.EqualFold(w, "user"):
 			seen = q.Rule
 			for _, u := range q.Words[1:] {
 				if u == c.user {
-					return c.granted(q, AuthzUser22, c.user+" listed")
+					return c.granted(q, AuthzUser22, "listed", "")
 				}
 			}
 		}
 	}
 	if seen != nil && lg.UserAuthoritative {
-		c.note(seen, AuthzUser22, "401: "+c.user+" not listed")
+		c.refused(seen, AuthzUser22, "not listed")
 		return 401, seen, true
 	}
 	return 0, nil, false
 }
 
 // dbmCheck is mod_authz_dbm's dbm_check_auth (2.2): declined without
-// AuthDBMGroupFile; at the first "group" line of the method the user's
-// groups are read once from the file (get_dbm_grp: the key
-// "user:AuthName", else "user"; a file that cannot be opened is 500);
-// each word of a "group" line (ap_getword_white: quotes are not
-// special) is compared exactly with each group; a "group" line seen and
-// none matched is 401 when AuthzDBMAuthoritative is on. A user the file
-// does not have matches nothing. "file-group" is read only with
-// mod_authz_owner's note, which orderly refuses at load.
+// AuthDBMGroupFile; at the first line it reads the user's groups are
+// read once from the file (get_dbm_grp: the key "user:AuthName", else
+// "user"; a file that cannot be opened is 500; a user the file does not
+// have ends the scan); each word of a "group" line (ap_getword_white:
+// quotes are not special) is compared exactly with each group. A
+// "file-group" line is read only where mod_authz_owner left the file's
+// group (ownerCheck): that group, compared exactly, grants; another ends
+// the scan when the module is authoritative, and is forgotten when it
+// is not. A line read and none matched is 401, logged, when
+// AuthzDBMAuthoritative is on.
 func (c *chain22) dbmCheck(d *Decision) (int, *Rule, bool) {
 	l := c.l
 	if l.DBMGroupFile == "" {
@@ -360,13 +440,19 @@ func (c *chain22) dbmCheck(d *Decision) (int, *Rule, bool) {
 	var groups []string
 	var loaded bool
 	var seen *Rule
+	why, arg := notFailed22, ""
+scan:
 	for i := range lg.Requires {
 		q := &lg.Requires[i]
 		if !c.applies(q) {
 			continue
 		}
-		w, t := getwordWhite(q.Line)
-		if !strings.EqualFold(w, "group") {
+		w, t := q.keyword()
+		fileGroup := strings.EqualFold(w, "file-group")
+		switch {
+		case fileGroup && !c.noted:
+			continue // mod_authz_owner found no group, or is not loaded
+		case !fileGroup && !strings.EqualFold(w, "group"):
 			continue
 		}
 		seen = q.Rule
@@ -374,29 +460,50 @@ func (c *chain22) dbmCheck(d *Decision) (int, *Rule, bool) {
 			loaded = true
 			dbm, ok := c.id.(DBMIdentity)
 			var err error
+			var found bool
 			if ok {
-				groups, _, err = dbm.DBMGroupsRealm(l.DBMGroupFile, l.DBMGroupType, c.user, l.AuthName)
+				groups, found, err = dbm.DBMGroupsRealm(l.DBMGroupFile, l.DBMGroupType, c.user, l.AuthName)
 			}
 			if !ok || err != nil {
 				d.log(LogLine{Module: "authz_dbm", Code: "AH01799", User: l.DBMGroupType, Subject: l.DBMGroupFile})
 				c.note(q.Rule, AuthzDBM22, "500: could not open the DBM group file")
 				return 500, q.Rule, true
 			}
+			if !found {
+				why, arg = notInDBMGroupFile22, l.DBMGroupFile
+				break scan
+			}
+		}
+		if fileGroup {
+			for _, g := range groups {
+				if g == c.fileGroup {
+					return c.granted(q, AuthzDBM22, "in the file's group", g)
+				}
+			}
+			if lg.DBMAuthoritative {
+				why, arg = fileGroupMismatch22, c.fileGroup
+				break scan
+			}
+			continue
 		}
 		for t != "" {
 			w, t = getwordWhite(t)
 			for _, g := range groups {
 				if g == w {
-					return c.granted(q, AuthzDBM22, c.user+" in "+g)
+					return c.granted(q, AuthzDBM22, "in", g)
 				}
 			}
 		}
 	}
-	if seen != nil && lg.DBMAuthoritative {
-		c.note(seen, AuthzDBM22, "401: "+c.user+" in none of the groups")
-		return 401, seen, true
+	if seen == nil || !lg.DBMAuthoritative {
+		return 0, nil, false
 	}
-	return 0, nil, false
+	if why == notFailed22 {
+		why = notInGroups22
+	}
+	c.failed22(d, "authz_dbm", why, arg)
+	c.refused(seen, AuthzDBM22, "in none of the groups")
+	return 401, seen, true
 }
 
 // getwordWhite is ap_getword_white: the text up to the first white space

@@ -525,13 +525,6 @@ func (b *builder) require22(d *apacheconf.Directive, ctx *dirCtx) {
 	case "all", "ip", "host", "env", "method", "local", "expr", "not", "forward-dns":
 		b.errorf(d, "Require %s is an Apache 2.4 form, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\"", d.Args[0])
 		return
-	case "file-owner", "file-group":
-		// 2.2's mod_authz_owner answers them (file-group with
-		// mod_authz_groupfile) from the file's owner: not evaluated.
-		// Without the module, mod_authz_default refuses them (401).
-		if b.loaded("authz_owner_module") {
-			b.cannotServe(d, "Require %s cannot be evaluated by orderly (mod_authz_owner reads the file's owner); refusing to load", d.Args[0])
-		}
 	}
 	if ctx.conf.Requires22 == nil {
 		ctx.conf.Requires22 = []policy.Require22{}

@@ -254,13 +254,14 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 				b.rule(d, ctx.scope)
 			}
 		case "authzownerauthoritative":
-			// mod_authz_owner declines without file-owner or file-group
-			// lines, whatever the flag, and orderly refuses those lines
-			// where the module is loaded (require22): the flag alone
-			// changes nothing.
-			if _, ok := keyword(b, d, onOff, d.Name+" must be On or Off"); ok {
-				b.rule(d, ctx.scope)
+			// mod_authz_owner's only setting (no merger: the section's
+			// flag replaces the enclosing one, as a field would).
+			v, ok := keyword(b, d, onOff, d.Name+" must be On or Off")
+			if !ok {
+				return
 			}
+			b.rule(d, ctx.scope)
+			conf.OwnerAuthoritative = &v
 		default:
 			b.notFaithful(d, "this 2.2 authoritative flag belongs to a module orderly does not evaluate")
 		}

@@ -18,9 +18,10 @@ type Layers struct {
 	// with AuthGroupFile, mod_authz_dbm's with AuthDBMGroupFile.
 	GroupFile, DBMGroups bool
 	// 2.2's Authz*Authoritative Off in force: AuthzUserAuthoritative,
-	// AuthzGroupFileAuthoritative, AuthzDBMAuthoritative (each module's
-	// configuration replaced whole, as the walk merges it).
-	UserNotAuth, GroupNotAuth, DBMNotAuth bool
+	// AuthzGroupFileAuthoritative, AuthzDBMAuthoritative,
+	// AuthzOwnerAuthoritative (each module's configuration replaced
+	// whole, as the walk merges it).
+	UserNotAuth, GroupNotAuth, DBMNotAuth, OwnerNotAuth bool
 	// LDAP is mod_authnz_ldap's configuration in force (nil: its
 	// defaults, no AuthLDAPURL).
 	LDAP   *LDAPDir
@@ -83,6 +84,9 @@ func MergeLayers(chain []*Section) (*Layers, *Layers) {
 		}
 		if c.UserAuthoritative != nil {
 			l.UserNotAuth = !*c.UserAuthoritative
+		}
+		if c.OwnerAuthoritative != nil {
+			l.OwnerNotAuth = !*c.OwnerAuthoritative
 		}
 		if c.DBMGroupFile != nil {
 			l.DBMGroups = *c.DBMGroupFile != ""
@@ -232,8 +236,9 @@ func (c *DirConf) HasAccessRules() bool {
 // modules read beside the Require lines, and so what the lines mean
 // there (policy/decide22.go): AuthGroupFile, AuthDBMGroupFile (with
 // AuthzDBMType), mod_authnz_ldap's configuration, and the
-// AuthzUserAuthoritative, AuthzGroupFileAuthoritative and
-// AuthzDBMAuthoritative flags.
+// AuthzUserAuthoritative, AuthzGroupFileAuthoritative,
+// AuthzDBMAuthoritative and AuthzOwnerAuthoritative flags.
 func (c *DirConf) SetsChain22() bool {
-	return c.GroupFile != nil || c.GroupAuthoritative != nil || c.UserAuthoritative != nil || c.DBMGroupFile != nil || c.LDAP != nil
+	return c.GroupFile != nil || c.GroupAuthoritative != nil || c.UserAuthoritative != nil || c.DBMGroupFile != nil || c.LDAP != nil ||
+		c.OwnerAuthoritative != nil
 }

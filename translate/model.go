@@ -265,6 +265,9 @@ type DirConf struct {
 	// and AuthzGroupFileAuthoritative (nil inherits; default On).
 	UserAuthoritative  *bool
 	GroupAuthoritative *bool
+	// OwnerAuthoritative is AuthzOwnerAuthoritative (2.2's
+	// mod_authz_owner; nil inherits, default On).
+	OwnerAuthoritative *bool
 	// DefaultAuthoritative is AuthzDefaultAuthoritative (2.2's
 	// mod_authz_default; nil inherits, default On).
 	DefaultAuthoritative *bool
@@ -496,7 +499,7 @@ var sectionAccess = map[string]bool{
 	"authtype": true, "authname": true, "authuserfile": true, "authgroupfile": true,
 	"authbasicauthoritative": true, "authbasicprovider": true,
 	"authzuserauthoritative": true, "authzgroupfileauthoritative": true, "authzdefaultauthoritative": true,
-	"authdbmgroupfile": true, "authzdbmtype": true, "authzdbmauthoritative": true, "authzldapauthoritative": true,
+	"authzownerauthoritative": true, "authdbmgroupfile": true, "authzdbmtype": true, "authzdbmauthoritative": true, "authzldapauthoritative": true,
 	"authdbmuserfile": true, "authdbmtype": true, "anonymous": true, "anonymous_nouserid": true,
 	"anonymous_mustgiveemail": true, "anonymous_verifyemail": true, "anonymous_logemail": true,
 	"authdigestprovider": true, "authdigestqop": true, "authdigestnoncelifetime": true, "authdigestnccheck": true,
@@ -523,7 +526,7 @@ func IsSectionAccess(text string) bool {
 func (c *DirConf) HasAccess() bool {
 	return c.Compat != nil || c.Authz != nil || c.AuthType != nil || c.AuthName != nil || c.UserFile != nil ||
 		c.BasicAuthoritative != nil || c.GroupFile != nil || c.Satisfy22Set != 0 || c.Requires22 != nil ||
-		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.DefaultAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil || c.LDAP != nil ||
+		c.UserAuthoritative != nil || c.GroupAuthoritative != nil || c.OwnerAuthoritative != nil || c.DefaultAuthoritative != nil || c.BasicProviders != nil || c.AuthnDBM != nil || c.Anon != nil || c.Digest != nil || c.LDAP != nil ||
 		c.DBMGroupFile != nil
 }
 
@@ -535,7 +538,7 @@ func (c *DirConf) WithoutAccess() *DirConf {
 	d.Compat, d.Authz = nil, nil
 	d.AuthType, d.AuthTypeRule, d.AuthName, d.UserFile, d.BasicAuthoritative, d.GroupFile, d.Basic22 = nil, nil, nil, nil, nil, nil, false
 	d.Satisfy22, d.Satisfy22Rule, d.Satisfy22Set, d.Requires22 = [policy.MaxMethods]policy.Satisfy{}, nil, 0, nil
-	d.UserAuthoritative, d.GroupAuthoritative, d.DefaultAuthoritative = nil, nil, nil
+	d.UserAuthoritative, d.GroupAuthoritative, d.OwnerAuthoritative, d.DefaultAuthoritative = nil, nil, nil, nil
 	d.BasicProviders, d.AuthnDBM, d.Anon, d.Digest, d.LDAP = nil, nil, nil, nil, nil
 	d.DBMGroupFile, d.DBMGroupType, d.DBMAuthoritative = nil, nil, nil
 	return &d

@@ -132,3 +132,97 @@ func TestConvertChain22Sections(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertOwner22: 2.2's "file-owner" and "file-group" (mod_authz_owner,
+// then mod_authz_groupfile or mod_authz_dbm with the group it noted) are
+// written as 2.4's Require file-owner, file-group and dbm-file-group,
+// as the chain reads them (policy/owner22.go): authoritative,
+// mod_authz_owner's first line decides (a file-owner refusal is final);
+// AuthzOwnerAuthoritative Off makes them alternatives. Where a file whose
+// group has no name would be decided otherwise than 2.4's Require
+// file-group (false there) says, the section is left for review. The
+// hooks run as upstream's LoadModule order gives them: mod_authz_owner,
+// mod_authz_groupfile, mod_authnz_ldap, mod_authz_user, mod_authz_dbm.
+func TestConvertOwner22(t *testing.T) {
+	dir := t.TempDir()
+	var mods, noOwner string
+	for _, m := range strings.Fields("auth_basic authn_file authz_host authz_groupfile authz_user authz_dbm authz_owner ldap authnz_ldap authz_default") {
+		mods += "LoadModule " + m + "_module modules/mod_" + m + ".so\n"
+		if m != "authz_owner" {
+			noOwner += "LoadModule " + m + "_module modules/mod_" + m + ".so\n"
+		}
+	}
+	const auth = "AuthType Basic\nAuthName x\nAuthUserFile /x/users\n"
+	const review = "Require file-group: where mod_authz_owner finds no name"
+	for _, tt := range []struct {
+		name, mods, conf string
+		want, not        []string
+		review           string
+	}{
+		{"file-owner", mods, "<Directory /srv/x>\n" + auth + "Require file-owner\n</Directory>\n",
+			[]string{"Require file-owner\n</Directory>"}, nil, ""},
+		{"file-owner's refusal is final", mods, "<Directory /srv/x>\n" + auth + "Require file-owner\nRequire valid-user\n</Directory>\n",
+			[]string{"Require file-owner\n</Directory>"}, []string{"Require valid-user"}, ""},
+		{"not authoritative: either", mods, "<Directory /srv/x>\n" + auth + "AuthzOwnerAuthoritative Off\nRequire file-owner\nRequire valid-user\n</Directory>\n",
+			[]string{"DIR-11", "Require file-owner\n", "Require valid-user\n"}, []string{"\nAuthzOwnerAuthoritative"}, ""},
+		{"file-group, the group file", mods, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nRequire file-group\n</Directory>\n",
+			[]string{"Require file-group\n</Directory>"}, []string{"no-such-user"}, ""},
+		{"file-group, the DBM file", mods, "<Directory /srv/x>\n" + auth + "AuthDBMGroupFile /x/groups.dbm\nRequire file-group\n</Directory>\n",
+			[]string{"Require dbm-file-group\n</Directory>"}, []string{"Require file-group"}, ""},
+		{"file-group, no group file: nobody", mods, "<Directory /srv/x>\n" + auth + "Require file-group\n</Directory>\n",
+			[]string{"Require user ::no-such-user::\n</Directory>"}, []string{"Require file-group"}, ""},
+		{"file-group's refusal is final", mods, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nRequire file-group\nRequire valid-user\n</Directory>\n",
+			[]string{"Require file-group\n</Directory>"}, []string{"Require valid-user"}, ""},
+		{"either owner or group", mods, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nAuthzOwnerAuthoritative Off\nRequire file-owner\nRequire file-group\n</Directory>\n",
+			[]string{"Require file-owner\n", "Require file-group\n"}, nil, ""},
+		{"file-group first: file-owner not read", mods, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nRequire file-group\nRequire file-owner\n</Directory>\n",
+			[]string{"Require file-group\n</Directory>"}, []string{"Require file-owner"}, ""},
+		{"a group line before the file's group", mods, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nAuthzOwnerAuthoritative Off\nRequire group staff\nRequire file-group\n</Directory>\n",
+			[]string{"Require group staff\n", "Require file-group\n"}, nil, ""},
+		{"without mod_authz_owner: nobody's lines", noOwner, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nRequire file-owner\nRequire file-group\n</Directory>\n",
+			[]string{"Require user ::no-such-user::\n</Directory>"}, []string{"Require file-"}, ""},
+		{"a quoted valid-user is nobody's", mods, "<Directory /srv/x>\n" + auth + "Require \"valid-user\"\n</Directory>\n",
+			[]string{"Require user ::no-such-user::\n</Directory>"}, []string{"Require valid-user"}, ""},
+		// mod_authz_owner's refusal of a file without a group name is
+		// final; 2.4 would let valid-user grant.
+		{"review: the group file not authoritative", mods, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nAuthzGroupFileAuthoritative Off\nRequire file-group\nRequire valid-user\n</Directory>\n",
+			[]string{"NEEDS REVIEW", "Require all denied\n</Directory>"}, []string{"\nRequire file-group"}, review},
+		// Without the file's group mod_authz_groupfile reads the group
+		// line, which the file-group refusal otherwise ends.
+		{"review: a group line after it", mods, "<Directory /srv/x>\n" + auth + "AuthGroupFile /x/groups\nAuthzOwnerAuthoritative Off\nRequire file-group\nRequire group staff\n</Directory>\n",
+			[]string{"NEEDS REVIEW", "Require all denied\n</Directory>"}, nil, review},
+		{"AuthzOwnerAuthoritative alone below: written with the lines it inherits", mods,
+			"<Directory /srv/x>\n" + auth + "Require file-owner\nRequire valid-user\n</Directory>\n<Directory /srv/x/y>\nAuthzOwnerAuthoritative Off\n</Directory>\n",
+			[]string{"Require file-owner\n</Directory>", "<Directory /srv/x/y>", "# orderly DIR-10", "Require file-owner\nRequire valid-user\n", "</Directory>"}, nil, ""},
+	} {
+		conf := filepath.Join(dir, "httpd.conf")
+		os.WriteFile(conf, []byte(tt.mods+tt.conf), 0o644)
+		conv, err := Convert([]string{conf}, Options{LoadOptions: translate.LoadOptions{Options: translate.Options{Semantics: translate.Legacy22, DocumentRoot: dir}}})
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		out := string(conv.Files[conf])
+		rest := out
+		for _, w := range tt.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: lacks %q (in order):\n%s", tt.name, w, out)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+		for _, w := range tt.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: has %q:\n%s", tt.name, w, out)
+			}
+		}
+		reviews := ""
+		for _, r := range conv.Reviews {
+			reviews += r.Text + "\n"
+		}
+		if tt.review == "" && reviews != "" || !strings.Contains(reviews, tt.review) {
+			t.Errorf("%s: reviews %q, want %q", tt.name, reviews, tt.review)
+		}
+	}
+}

@@ -200,10 +200,34 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 			}
 		}
 	})
+	// 2.2's mod_auth_basic has no merger, 2.4's has (authbasic.go): its
+	// lines are written before the section's other edits, which may
+	// begin on the line after them.
+	secs := make([]*translate.Section, 0, len(all)+len(hts))
+	for _, sc := range all {
+		secs = append(secs, sc.s)
+	}
+	for _, h := range hts {
+		if h.sec != nil {
+			secs = append(append(secs, h.sec), h.sec.Conf.Files...)
+		}
+	}
+	basic := basic22Of(secs)
+	basicEs := make([][]edit, len(all))
+	for i, sc := range all {
+		if sc.s.Directive() == nil {
+			continue
+		}
+		var review string
+		basicEs[i], review = basic.edits(sc.cfg, sc.s, sc.s.Directive().Block)
+		if review != "" {
+			conv.Reviews = append(conv.Reviews, translate.Difference{Pos: sc.s.Pos, Text: review})
+		}
+	}
 	edits := map[string]int{} // each file's, to make its list once
 	sections := 0
 	for i, sc := range all {
-		edits[sc.s.Pos.File] += len(results[i].es)
+		edits[sc.s.Pos.File] += len(basicEs[i]) + len(results[i].es)
 		if results[i].es != nil || sc.s.Conf.HasAccessRules() {
 			sections++
 		}
@@ -214,6 +238,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	conv.Sections = make([]SectionText, 0, sections)
 	for i, sc := range all {
 		s := sc.s
+		byFile[s.Pos.File] = append(byFile[s.Pos.File], basicEs[i]...)
 		if !s.Conf.HasAccessRules() && results[i].es == nil || s.Directive() == nil {
 			continue
 		}
@@ -258,11 +283,21 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		}
 		var es []edit
 		for _, s := range append([]*translate.Section{h.sec}, h.sec.Conf.Files...) {
+			block := h.block
+			if s != h.sec && s.Directive() != nil {
+				block = s.Directive().Block
+			}
+			// mod_auth_basic's lines stay where they are, first
+			// (authbasic.go), even in an <IfVersion> section.
+			be, review := basic.edits(h.cfg, s, block)
+			if review != "" {
+				conv.Reviews = append(conv.Reviews, translate.Difference{Pos: s.Pos, Text: review})
+			}
 			if !converts(h.cfg, s) {
+				es = append(es, be...)
 				continue
 			}
 			var e []edit
-			var review string
 			if s == h.sec {
 				e, review = convertBlock(h.cfg, s, h.block, "")
 			} else {
@@ -275,7 +310,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 				e = ifVersionEdits(e, h.ifVersions)
 			}
 			conv.Sections = append(conv.Sections, sectionText(s, e, review))
-			es = append(es, e...)
+			es = append(append(es, be...), e...)
 		}
 		htTexts = append(htTexts, htEdits{h.sec.Path, es})
 		conv.Changes++

@@ -230,7 +230,7 @@ func forMethod(n *policy.Node, m int) *policy.Node {
 
 // chain22Default is the order of 2.2's auth_checker hooks where the
 // configuration does not give one (policy.DefaultChain22).
-var chain22Default = []string{"authnz_ldap_module", "authz_dbm_module", "authz_groupfile_module", "authz_user_module"}
+var chain22Default = []string{"authnz_ldap_module", "authz_owner_module", "authz_dbm_module", "authz_groupfile_module", "authz_user_module"}
 
 // require22Tree is 2.2's Require lines for method m as a 2.4 tree, read as
 // 2.2's auth_checker hooks read them (policy/decide22.go), in the order
@@ -239,7 +239,20 @@ var chain22Default = []string{"authnz_ldap_module", "authz_dbm_module", "authz_g
 // first authoritative one to have any ends the list, its refusal being
 // final. A line no module answers grants nobody (mod_authz_default): where
 // no module answers any, the tree asks for a user and grants none.
+//
+// It is the tree for a file whose group mod_authz_owner finds: where
+// that changes what the modules do beyond the "file-group" lines
+// themselves, the section is left for review (fileGroup22).
 func require22Tree(cfg *translate.Config, l *translate.Layers, m int) *policy.Node {
+	qs := requires22For(l, m)
+	if len(qs) == 0 {
+		return nil
+	}
+	return any22(alts22(cfg, l, qs, true))
+}
+
+// requires22For lists the Require lines in force for method m.
+func requires22For(l *translate.Layers, m int) []*policy.Require22 {
 	bit := policy.MethodMask(1) << uint(m)
 	var qs []*policy.Require22
 	for i := range l.Req22 {
@@ -247,16 +260,26 @@ func require22Tree(cfg *translate.Config, l *translate.Layers, m int) *policy.No
 			qs = append(qs, q)
 		}
 	}
-	if len(qs) == 0 {
-		return nil
-	}
-	leaf := func(p policy.Provider, args ...string) *policy.Node {
-		return &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Provider: p, Args: args}
-	}
+	return qs
+}
+
+func leaf22(p policy.Provider, args ...string) *policy.Node {
+	return &policy.Node{Kind: policy.Leaf, Methods: policy.AllMethods, Provider: p, Args: args}
+}
+
+// alts22 is the alternatives the hooks grant by, for the lines qs, up to
+// the first hook whose refusal is final. found says whether
+// mod_authz_owner finds the name of the file's group, which only a
+// "file-group" line asks: where it does, the module leaves it
+// (AUTHZ_GROUP_NOTE) for mod_authz_groupfile's and mod_authz_dbm's
+// "file-group", 2.4's Require file-group and dbm-file-group, which look
+// it up themselves and are false where it is not found.
+func alts22(cfg *translate.Config, l *translate.Layers, qs []*policy.Require22, found bool) []*policy.Node {
 	chain := cfg.Authz22
 	if chain == nil {
 		chain = chain22Default
 	}
+	noted := false // AUTHZ_GROUP_NOTE
 	var alts []*policy.Node
 	for _, mod := range chain {
 		var mine []*policy.Node
@@ -264,34 +287,61 @@ func require22Tree(cfg *translate.Config, l *translate.Layers, m int) *policy.No
 		switch mod {
 		case "authz_user_module":
 			for _, q := range qs {
-				switch strings.ToLower(q.Words[0]) {
-				case "valid-user":
-					mine = append(mine, leaf(policy.ProvValidUser))
-				case "user":
-					mine = append(mine, leaf(policy.ProvUser, q.Words[1:]...))
+				switch w := keyword22(q); {
+				case strings.EqualFold(w, "valid-user"):
+					mine = append(mine, leaf22(policy.ProvValidUser))
+				case strings.EqualFold(w, "user"):
+					mine = append(mine, leaf22(policy.ProvUser, q.Words[1:]...))
 				}
 			}
 			final = !l.UserNotAuth
+		case "authz_owner_module":
+			// check_file_owner: the first of its lines decides when it
+			// is authoritative; otherwise a matching owner grants and
+			// the rest declines.
+			var first string
+			owner, group := false, false
+			for _, q := range qs {
+				switch w := keyword22(q); w {
+				case "file-owner", "file-group":
+					if first == "" {
+						first = w
+					}
+					owner, group = owner || w == "file-owner", group || w == "file-group"
+				}
+			}
+			switch {
+			case first == "":
+				continue // none of its lines: DECLINED
+			case l.OwnerNotAuth:
+				if owner {
+					mine = append(mine, leaf22(policy.ProvFileOwner))
+				}
+				noted = group && found
+			case first == "file-owner":
+				mine, final = append(mine, leaf22(policy.ProvFileOwner)), true
+			case !found:
+				return alts // no group name: HTTP_UNAUTHORIZED
+			default:
+				noted = true // the group noted, the module declines
+			}
 		case "authz_groupfile_module":
 			if !l.GroupFile {
 				continue
 			}
-			for _, q := range qs {
-				if strings.EqualFold(q.Words[0], "group") {
-					mine = append(mine, leaf(policy.ProvGroup, q.Words[1:]...))
-				}
-			}
+			mine = groupLines22(qs, noted, !l.GroupNotAuth, leaf22(policy.ProvFileGroup), func(q *policy.Require22) *policy.Node {
+				return leaf22(policy.ProvGroup, q.Words[1:]...)
+			})
 			final = !l.GroupNotAuth
 		case "authz_dbm_module":
 			if !l.DBMGroups {
 				continue
 			}
-			for _, q := range qs {
-				if strings.EqualFold(q.Words[0], "group") {
-					// AUTH-05: mod_authz_dbm's groups are 2.4's Require dbm-group.
-					mine = append(mine, leaf(policy.ProvOther, append([]string{"dbm-group"}, q.Words[1:]...)...))
-				}
-			}
+			// AUTH-05: mod_authz_dbm's groups are 2.4's Require
+			// dbm-group, its file group dbm-file-group.
+			mine = groupLines22(qs, noted, !l.DBMNotAuth, leaf22(policy.ProvDBMFileGroup), func(q *policy.Require22) *policy.Node {
+				return leaf22(policy.ProvOther, append([]string{"dbm-group"}, q.Words[1:]...)...)
+			})
 			final = !l.DBMNotAuth
 		case "authnz_ldap_module":
 			url, authoritative := ldap22(l.LDAP)
@@ -303,13 +353,12 @@ func require22Tree(cfg *translate.Config, l *translate.Layers, m int) *policy.No
 				case "ldap-user", "ldap-group", "ldap-dn", "ldap-attribute", "ldap-filter":
 					// mod_authnz_ldap 2.4 reads them the same way; 2.2 has
 					// no ldap-search, which grants nothing there.
-					mine = append(mine, leaf(policy.ProvOther, w, q.Raw))
+					mine = append(mine, leaf22(policy.ProvOther, w, q.Raw))
 				}
 			}
 			// Authoritative, it refuses even with no line it can grant.
 			if authoritative {
-				alts = append(alts, mine...)
-				return any22(alts, leaf)
+				return append(alts, mine...)
 			}
 		}
 		alts = append(alts, mine...)
@@ -317,14 +366,79 @@ func require22Tree(cfg *translate.Config, l *translate.Layers, m int) *policy.No
 			break
 		}
 	}
-	return any22(alts, leaf)
+	return alts
+}
+
+// groupLines22 is what mod_authz_groupfile's check_user_access or
+// mod_authz_dbm's dbm_check_auth grants by (2.2): each "group" line
+// (group), and where mod_authz_owner noted the file's group each
+// "file-group" line (fileGroup: the first only when the module is
+// authoritative, whose refusal of it ends its scan); keywords compared
+// without case.
+func groupLines22(qs []*policy.Require22, noted, authoritative bool, fileGroup *policy.Node, group func(*policy.Require22) *policy.Node) []*policy.Node {
+	var mine []*policy.Node
+	for _, q := range qs {
+		switch w := keyword22(q); {
+		case strings.EqualFold(w, "file-group") && noted:
+			mine = append(mine, fileGroup)
+			if authoritative {
+				return mine
+			}
+		case strings.EqualFold(w, "group"):
+			mine = append(mine, group(q))
+		}
+	}
+	return mine
+}
+
+// fileGroup22 is why a 2.2 section whose Require lines ask mod_authz_owner
+// for the file's group cannot be written in 2.4, "" where it can: what
+// the hooks do where the group has no name (or the file no status)
+// differs from what the tree of require22Tree then does with its
+// Require file-group lines false. Authoritative, mod_authz_owner refuses
+// such a file outright, where other lines would grant; and
+// mod_authz_groupfile or mod_authz_dbm read their "group" lines
+// otherwise. 2.4 has no Require for "the file's group has a name".
+func fileGroup22(cfg *translate.Config, l *translate.Layers) string {
+	if l == nil || len(l.Req22) == 0 {
+		return ""
+	}
+	chain := cfg.Authz22
+	if chain == nil {
+		chain = chain22Default
+	}
+	if !slices.Contains(chain, "authz_owner_module") {
+		return "" // no note: "file-group" is nobody's line
+	}
+	for m := 0; m < policy.MaxMethods; m++ {
+		qs := requires22For(l, m)
+		if !slices.ContainsFunc(qs, func(q *policy.Require22) bool { return keyword22(q) == "file-group" }) {
+			continue
+		}
+		var with []string
+		for _, n := range alts22(cfg, l, qs, true) {
+			if n.Provider != policy.ProvFileGroup && n.Provider != policy.ProvDBMFileGroup {
+				with = append(with, strings.Join(policy.Render(n, ""), "\n"))
+			}
+		}
+		var without []string
+		for _, n := range alts22(cfg, l, qs, false) {
+			without = append(without, strings.Join(policy.Render(n, ""), "\n"))
+		}
+		slices.Sort(with)
+		slices.Sort(without)
+		if !slices.Equal(with, without) {
+			return "Require file-group: where mod_authz_owner finds no name for the file's group (or cannot stat it), 2.2's modules decide otherwise than 2.4's Require file-group can say (an authoritative mod_authz_owner refuses, a group module reads other lines); 2.4 has no Require for it. Write the Require by hand"
+		}
+	}
+	return ""
 }
 
 // any22 is the alternatives as one RequireAny; with none, a line that
 // asks for a user and grants nobody (a user name cannot hold ":").
-func any22(alts []*policy.Node, leaf func(policy.Provider, ...string) *policy.Node) *policy.Node {
+func any22(alts []*policy.Node) *policy.Node {
 	if len(alts) == 0 {
-		alts = []*policy.Node{leaf(policy.ProvUser, "::no-such-user::")}
+		alts = []*policy.Node{leaf22(policy.ProvUser, "::no-such-user::")}
 	}
 	return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: alts}
 }

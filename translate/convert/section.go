@@ -93,6 +93,9 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 	if why == "" {
 		why = sslSatisfyAny(cfg, s, compat) // ssl.go
 	}
+	if why == "" && cfg.Semantics == translate.Legacy22 {
+		why = fileGroup22(cfg, authz) // render.go
+	}
 	if why == "" && cfg.Semantics == translate.Compat24 && (authz.Authz == nil || authz.Authz.Root == nil) && authTypeSet(cfg, s) {
 		why = "AuthType with no Require in force: Apache 2.4 answers 500 (AH01627) here; decide what was meant"
 	}
@@ -324,6 +327,7 @@ func authTypeOnlyAs(cfg *translate.Config, s *translate.Section, forced string) 
 var chain22Names = map[string]bool{
 	"authgroupfile": true, "authzgroupfileauthoritative": true, "authzuserauthoritative": true,
 	"authdbmgroupfile": true, "authzdbmtype": true, "authzdbmauthoritative": true, "authzldapauthoritative": true,
+	"authzownerauthoritative": true,
 }
 
 // chain22Anchor is the last line of block, in a 2.2 section that sets what

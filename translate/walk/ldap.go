@@ -115,10 +115,11 @@ func chain22(mods []string) ([]policy.Authz22, bool) {
 			chain = append(chain, policy.AuthzDBM22)
 		case "authnz_ldap_module":
 			chain = append(chain, policy.AuthzLDAP22)
+		case "authz_owner_module":
+			chain = append(chain, policy.AuthzOwner22)
 		case "authz_default_module":
 			dflt = true
 		}
-		// mod_authz_owner's hook declines (policy.Authz22).
 	}
 	return chain, dflt
 }

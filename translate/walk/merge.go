@@ -152,6 +152,7 @@ func (e *Engine) mergeNow(sections []*translate.Section) *merged {
 			Satisfy: a.satisfy22, SatisfyRule: a.satisfy22Rule, Requires: a.requires22,
 			UserAuthoritative: a.userAuth == nil || *a.userAuth, GroupAuthoritative: a.groupAuth == nil || *a.groupAuth,
 			DBMAuthoritative:        a.dbmAuth == nil || *a.dbmAuth,
+			OwnerAuthoritative:      a.ownerAuth == nil || *a.ownerAuth,
 			DefaultNotAuthoritative: a.defaultAuth != nil && !*a.defaultAuth || !dflt,
 			Chain:                   chain,
 		}
@@ -260,6 +261,7 @@ type accum struct {
 	requires22    []policy.Require22
 	userAuth      *bool
 	groupAuth     *bool
+	ownerAuth     *bool // AuthzOwnerAuthoritative: mod_authz_owner's one setting
 	defaultAuth   *bool // 2.2: AuthzDefaultAuthoritative
 }
 
@@ -269,7 +271,7 @@ func fromConf(c *translate.DirConf) accum {
 		authName: c.AuthName, userFile: c.UserFile, groupFile: c.GroupFile, setEnv: c.SetEnv, basicAuth: c.BasicAuthoritative, basic22: c.Basic22,
 		dirIndex: c.DirIndex, handler: c.Handler, fallback: c.Fallback, pathInfo: c.AcceptPathInfo, pathInfoRule: c.AcceptPathInfoRule, dir: c.Dir, lookups: c.HostnameLookups, satisfy22: c.Satisfy22,
 		satisfy22Set: c.Satisfy22Set, requires22: c.Requires22, userAuth: c.UserAuthoritative,
-		groupAuth: c.GroupAuthoritative, defaultAuth: c.DefaultAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
+		groupAuth: c.GroupAuthoritative, ownerAuth: c.OwnerAuthoritative, defaultAuth: c.DefaultAuthoritative, providers: c.BasicProviders, authnDBM: c.AuthnDBM, anon: c.Anon,
 		dbmGroupFile: c.DBMGroupFile, dbmGroupType: c.DBMGroupType, dbmAuth: c.DBMAuthoritative, digest: c.Digest, ldap: c.LDAP,
 	}
 	if c.Satisfy22Rule != nil {
@@ -360,6 +362,9 @@ func (m *accum) merge(o *accum) {
 	}
 	if o.groupAuth != nil {
 		m.groupAuth = o.groupAuth
+	}
+	if o.ownerAuth != nil {
+		m.ownerAuth = o.ownerAuth
 	}
 	if o.defaultAuth != nil {
 		m.defaultAuth = o.defaultAuth

@@ -166,3 +166,115 @@ Require file-owner
 		}
 	}
 }
+
+// groups22 is users with each user's groups in the group file.
+type groups22 struct {
+	users
+	groups map[string][]string
+}
+
+func (g groups22) Groups(file, user string) ([]string, bool, error) {
+	gs, ok := g.groups[user]
+	return gs, ok, nil
+}
+
+// 2.2's mod_authz_owner in the auth_checker chain, through translate
+// and the walk (semantics "2.2", Debian 2.2's modules and mod_authz_owner,
+// loaded without LoadModule lines: mod_authz_owner, then
+// mod_authz_groupfile, then mod_authz_user): "file-owner" is the owner
+// of r->filename, "file-group" its group, which mod_authz_groupfile
+// looks for among the user's groups (without case);
+// AuthzOwnerAuthoritative Off makes the two lines either/or, and On
+// (the default, set again below) makes the first one final.
+// policy/owner22_test.go holds the hook to the 2.2.x sources line by
+// line.
+func TestWalkFileOwner22(t *testing.T) {
+	needRoot(t)
+	mods := append(slices.Clone(translate.FragmentModules22), "authz_owner_module")
+	conf := `<Directory @DOCROOT@/o>
+AuthType Basic
+AuthName o
+AuthUserFile /dev/null
+Require file-owner
+</Directory>
+<Directory @DOCROOT@/g>
+AuthType Basic
+AuthName g
+AuthUserFile /dev/null
+AuthGroupFile /dev/null
+Require file-group
+</Directory>
+<Directory @DOCROOT@/e>
+AuthType Basic
+AuthName e
+AuthUserFile /dev/null
+AuthGroupFile /dev/null
+AuthzOwnerAuthoritative Off
+Require file-owner
+Require file-group
+</Directory>
+<Directory @DOCROOT@/e/strict>
+AuthzOwnerAuthoritative On
+</Directory>
+`
+	e, root := engineMods(t, translate.Legacy22, mods, conf, "o/daemon.html", "o/root.html", "g/bin.html", "e/x.html", "e/strict/x.html")
+	id := func(name string, group bool) int {
+		var s string
+		if group {
+			g, err := user.LookupGroup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = g.Gid
+		} else {
+			u, err := user.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = u.Uid
+		}
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	chown := func(name, owner, group string) {
+		if err := os.Chown(filepath.Join(root, name), id(owner, false), id(group, true)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chown("o/daemon.html", "daemon", "daemon")
+	chown("g/bin.html", "root", "bin")
+	chown("e/x.html", "daemon", "bin")
+	chown("e/strict/x.html", "daemon", "bin")
+	e.id = groups22{users{"daemon": "ok", "root": "ok", "carol": "ok"}, map[string][]string{"carol": {"BIN"}, "root": {"other"}}}
+	for _, tt := range []struct {
+		target, user string
+		want         int
+		log          string // the 2.2 module's log line, if any
+	}{
+		{"/o/daemon.html", "daemon:ok", 0, ""},
+		{"/o/daemon.html", "root:ok", 401, "Authorization of user root to access /o/daemon.html failed, reason: file owner daemon does not match."},
+		{"/o/root.html", "root:ok", 0, ""},
+		{"/o/missing.html", "daemon:ok", 401, "Authorization of user daemon to access /o/missing.html failed, reason: could not stat file " + root + "/o/missing.html"},
+		{"/o/", "root:ok", 0, ""},
+		{"/g/bin.html", "carol:ok", 0, ""},
+		{"/g/bin.html", "root:ok", 401, "Authorization of user root to access /g/bin.html failed, reason: file group 'bin' does not match."},
+		{"/g/bin.html", "daemon:ok", 401, "Authorization of user daemon to access /g/bin.html failed, reason: user doesn't appear in group file (/dev/null)."},
+		{"/g/missing.html", "carol:ok", 401, "Authorization of user carol to access /g/missing.html failed, reason: could not stat file " + root + "/g/missing.html"},
+		{"/e/x.html", "daemon:ok", 0, ""},
+		{"/e/x.html", "carol:ok", 0, ""},
+		{"/e/x.html", "root:ok", 401, "Authorization of user root to access /e/x.html failed, reason: file group 'bin' does not match."},
+		{"/e/strict/x.html", "daemon:ok", 0, ""},
+		{"/e/strict/x.html", "carol:ok", 401, "Authorization of user carol to access /e/strict/x.html failed, reason: file owner daemon does not match."},
+	} {
+		res := decide(e, req{target: tt.target, ip: "8.8.8.8", user: tt.user})
+		log := ""
+		for _, l := range res.Logs() {
+			if l.Code == "" {
+				log = l.Message()
+			}
+		}
+		if res.Status != tt.want || log != tt.log {
+			t.Errorf("%s as %s: %d %q, want %d %q", tt.target, tt.user, res.Status, log, tt.want, tt.log)
+		}
+	}
+}
