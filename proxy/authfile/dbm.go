@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"strings"
 	"time"
@@ -185,23 +186,36 @@ func (s *Store) DBMHashes(path, dbmType string) (*DBMHashes, error) {
 	})
 }
 
-// hashesFromSDBM makes the DBMHashes of an AuthDBMUserFile. A key with a
-// NUL byte is left out: get_dbm_realm_hash makes its key with strlen, so
-// no lookup reaches it.
+// hashesFromSDBM makes the DBMHashes of an AuthDBMUserFile (for
+// get_dbm_realm_hash).
 func hashesFromSDBM(name string, db *SDBM) (*DBMHashes, []error) {
 	h := &DBMHashes{name: name, hashes: make(map[string]string, db.Len())}
 	var errs []error
-	for key, val := range db.All() {
-		if strings.IndexByte(key, 0) >= 0 {
-			errs = append(errs, &RecordError{File: name, Key: key, Err: errNULKey})
-			continue
-		}
-		// The value is copied into a C string (apr_pstrmemdup), then
-		// cut at its first ':'.
-		hash, _, _ := strings.Cut(cString(val), ":")
+	for key, val := range records(name, db, &errs) {
+		// The value is cut at its first ':'.
+		hash, _, _ := strings.Cut(val, ":")
 		h.hashes[key] = hash
 	}
 	return h, errs
+}
+
+// records yields the records of db that a lookup can reach, each value
+// as the C string the modules copy it into (apr_pstrmemdup: up to its
+// first NUL). A key with a NUL byte is left out, with an error appended
+// to errs: the modules make their keys with strlen, so no lookup reaches
+// it.
+func records(name string, db *SDBM, errs *[]error) iter.Seq2[string, string] {
+	return func(yield func(key, val string) bool) {
+		for key, val := range db.All() {
+			if strings.IndexByte(key, 0) >= 0 {
+				*errs = append(*errs, &RecordError{File: name, Key: key, Err: errNULKey})
+				continue
+			}
+			if !yield(key, cString(val)) {
+				return
+			}
+		}
+	}
 }
 
 // A RecordError describes a problem with one record of a DBM file. Its
@@ -235,13 +249,9 @@ func cString(b string) string {
 func usersFromSDBM(name string, db *SDBM) (*Users, []error) {
 	u := &Users{name: name, users: make(map[string]userEntry, db.Len())}
 	var errs []error
-	for key, val := range db.All() {
-		if strings.IndexByte(key, 0) >= 0 {
-			errs = append(errs, &RecordError{File: name, Key: key, Err: errNULKey})
-			continue
-		}
+	for key, val := range records(name, db, &errs) {
 		// check_dbm_pw: the hash ends at the first ':'.
-		hash, _, _ := strings.Cut(cString(val), ":")
+		hash, _, _ := strings.Cut(val, ":")
 		var e userEntry
 		m, err := parseHash(hash)
 		if err != nil {
@@ -260,15 +270,11 @@ func groupsFromSDBM(name string, db *SDBM) (*Groups, []error) {
 	g := &Groups{name: name, byUser: make(map[string][]int), exactCase: true, known: make(map[string]bool, db.Len())}
 	var errs []error
 	index := make(map[string]int) // group name → index in g.groups
-	for key, val := range db.All() {
-		if strings.IndexByte(key, 0) >= 0 {
-			errs = append(errs, &RecordError{File: name, Key: key, Err: errNULKey})
-			continue
-		}
+	for key, val := range records(name, db, &errs) {
 		g.known[key] = true
 		// get_dbm_grp: the groups are the second ':' field, or the whole
 		// value when there is no ':'.
-		list := cString(val)
+		list := val
 		if _, rest, ok := strings.Cut(list, ":"); ok {
 			list, _, _ = strings.Cut(rest, ":")
 		}
