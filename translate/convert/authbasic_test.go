@@ -86,26 +86,6 @@ func TestConvertBasic22(t *testing.T) {
 			out = string(conv.Files[ht])
 		}
 		out = strings.ReplaceAll(out, dir+"/srv/", "/srv/")
-		rest := out
-		for _, w := range tt.want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Errorf("%s: lacks %q (in order):\n%s", tt.name, w, out)
-				break
-			}
-			rest = rest[i+len(w):]
-		}
-		for _, w := range tt.not {
-			if strings.Contains(out, w) {
-				t.Errorf("%s: has %q:\n%s", tt.name, w, out)
-			}
-		}
-		reviews := ""
-		for _, r := range conv.Reviews {
-			reviews += r.Text + "\n"
-		}
-		if tt.review == "" && reviews != "" || !strings.Contains(reviews, tt.review) {
-			t.Errorf("%s: reviews %q, want %q", tt.name, reviews, tt.review)
-		}
+		checkWritten(t, tt.name, out, tt.want, tt.not, conv, tt.review)
 	}
 }

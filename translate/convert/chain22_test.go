@@ -114,22 +114,7 @@ func TestConvertChain22Sections(t *testing.T) {
 			continue
 		}
 		out := string(conv.Files[conf])
-		rest := out
-		for _, w := range tt.want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Errorf("%s: lacks %q (in order):\n%s", tt.name, w, out)
-				break
-			}
-			rest = rest[i+len(w):]
-		}
-		reviews := ""
-		for _, r := range conv.Reviews {
-			reviews += r.Text + "\n"
-		}
-		if tt.review == "" && reviews != "" || !strings.Contains(reviews, tt.review) {
-			t.Errorf("%s: reviews %q, want %q", tt.name, reviews, tt.review)
-		}
+		checkWritten(t, tt.name, out, tt.want, nil, conv, tt.review)
 	}
 }
 
@@ -203,26 +188,34 @@ func TestConvertOwner22(t *testing.T) {
 			continue
 		}
 		out := string(conv.Files[conf])
-		rest := out
-		for _, w := range tt.want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Errorf("%s: lacks %q (in order):\n%s", tt.name, w, out)
-				break
-			}
-			rest = rest[i+len(w):]
+		checkWritten(t, tt.name, out, tt.want, tt.not, conv, tt.review)
+	}
+}
+
+// checkWritten checks a conversion's text out: it has the strings of want
+// in that order and none of not, and its reviews mention review ("": it
+// has none).
+func checkWritten(t *testing.T, name, out string, want, not []string, conv *Conversion, review string) {
+	t.Helper()
+	rest := out
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Errorf("%s: lacks %q (in order):\n%s", name, w, out)
+			break
 		}
-		for _, w := range tt.not {
-			if strings.Contains(out, w) {
-				t.Errorf("%s: has %q:\n%s", tt.name, w, out)
-			}
+		rest = rest[i+len(w):]
+	}
+	for _, w := range not {
+		if strings.Contains(out, w) {
+			t.Errorf("%s: has %q:\n%s", name, w, out)
 		}
-		reviews := ""
-		for _, r := range conv.Reviews {
-			reviews += r.Text + "\n"
-		}
-		if tt.review == "" && reviews != "" || !strings.Contains(reviews, tt.review) {
-			t.Errorf("%s: reviews %q, want %q", tt.name, reviews, tt.review)
-		}
+	}
+	reviews := ""
+	for _, r := range conv.Reviews {
+		reviews += r.Text + "\n"
+	}
+	if review == "" && reviews != "" || !strings.Contains(reviews, review) {
+		t.Errorf("%s: reviews %q, want %q", name, reviews, review)
 	}
 }
