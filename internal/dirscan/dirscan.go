@@ -54,13 +54,51 @@ const workers = 8
 // limit). A directory that cannot be listed is skipped, as is a root that
 // is not a directory.
 func Find(roots []Root, maxDirs int) Result {
-	s := &scan{want: map[string]bool{}, seen: map[string]*listing{}, limit: maxDirs}
+	return (*Cache)(nil).Find(roots, maxDirs)
+}
+
+// A Cache holds the listings of the directories searched through it, for
+// searches of one tree that run at about the same time: orderly lint's own
+// and that of the translation it runs beside it, which look for the same
+// names under the same roots. Each directory is listed once for all of
+// them (a search that meets a directory another is listing waits for that
+// listing). Nothing is ever dropped or listed again: a Cache is for one
+// run over a tree that does not change meanwhile, not for a server that
+// must see new files. The zero Cache is ready to use; a nil *Cache
+// caches nothing.
+type Cache struct {
+	mu sync.Mutex
+	m  map[cacheKey]*cached
+}
+
+// cacheKey is a directory and the names looked for in it (sorted, joined
+// by NUL): a listing holds only the files of those names.
+type cacheKey struct{ dir, names string }
+
+// cached is a listing, made once; done is closed when l is set.
+type cached struct {
+	done chan struct{}
+	l    listing
+}
+
+// Find searches the roots as the function Find does, taking the listings
+// from c where another search made them already.
+func (c *Cache) Find(roots []Root, maxDirs int) Result {
+	s := &scan{want: map[string]bool{}, seen: map[string]*listing{}, limit: maxDirs, cache: c}
 	s.cond = sync.NewCond(&s.mu)
 	for _, r := range roots {
 		for _, n := range r.Names {
 			s.want[n] = true
 		}
 		s.push(filepath.Clean(r.Dir))
+	}
+	if c != nil {
+		names := make([]string, 0, len(s.want))
+		for n := range s.want {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		s.names = strings.Join(names, "\x00")
 	}
 	var done sync.WaitGroup
 	for range workers {
@@ -80,6 +118,8 @@ func Find(roots []Root, maxDirs int) Result {
 type scan struct {
 	want  map[string]bool // the names any root looks for
 	limit int
+	cache *Cache // nil: list every directory
+	names string // want's names, the cache's key with a directory
 
 	mu        sync.Mutex
 	cond      *sync.Cond          // signalled when todo grows or busy falls
@@ -140,10 +180,7 @@ func (s *scan) work() {
 		s.mu.Unlock()
 		results = results[:0]
 		for _, dir := range batch {
-			dirs, files, ok := readDir(dir, s.want, &kinds)
-			slices.Sort(dirs)
-			slices.Sort(files)
-			results = append(results, done{dir, listing{dirs: dirs, files: files, ok: ok}})
+			results = append(results, done{dir, s.list(dir, &kinds)})
 		}
 		s.mu.Lock()
 		pushed := len(s.todo)
@@ -159,6 +196,41 @@ func (s *scan) work() {
 			s.cond.Broadcast()
 		}
 	}
+}
+
+// list lists dir, or takes its listing from the cache.
+func (s *scan) list(dir string, kinds *fsKinds) listing {
+	if s.cache == nil {
+		return readListing(dir, s.want, kinds)
+	}
+	k := cacheKey{dir, s.names}
+	c := s.cache
+	c.mu.Lock()
+	e, ok := c.m[k]
+	if !ok {
+		e = &cached{done: make(chan struct{})}
+		if c.m == nil {
+			c.m = map[cacheKey]*cached{}
+		}
+		c.m[k] = e
+	}
+	c.mu.Unlock()
+	if ok {
+		<-e.done
+		return e.l
+	}
+	e.l = readListing(dir, s.want, kinds)
+	close(e.done)
+	return e.l
+}
+
+// readListing lists dir, its names sorted. The slices are never written
+// to once made: a cached listing is shared by the searches.
+func readListing(dir string, want map[string]bool, kinds *fsKinds) listing {
+	dirs, files, ok := readDir(dir, want, kinds)
+	slices.Sort(dirs)
+	slices.Sort(files)
+	return listing{dirs: dirs, files: files, ok: ok}
 }
 
 // collect appends the files under dir named one of names to out.

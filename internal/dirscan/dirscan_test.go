@@ -163,3 +163,58 @@ func BenchmarkFindRoots(b *testing.B) {
 		}
 	}
 }
+
+// TestCache: searches through one Cache find what searches without it
+// find, run at the same time or one after the other, and a directory is
+// listed once for all of them: a file made after the first search is
+// not seen by a later one through the same cache, but is without it.
+func TestCache(t *testing.T) {
+	root := tree(t,
+		".htaccess", "a/.htaccess", "a/b/c/.htaccess", "a/b/other.txt",
+		"v1/", "v2/.htaccess", "v3/sub/.htaccess", "w/.acl",
+	)
+	roots := []Root{
+		{Dir: root, Names: []string{".htaccess"}},
+		{Dir: filepath.Join(root, "a"), Names: []string{".htaccess"}},
+		{Dir: filepath.Join(root, "v3"), Names: []string{".htaccess"}},
+		{Dir: filepath.Join(root, "missing"), Names: []string{".htaccess"}},
+	}
+	want := Find(roots, 0)
+	c := new(Cache)
+	got := make([]Result, 4)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			got[i] = c.Find(roots, 0)
+			done <- i
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for i, g := range got {
+		if !slices.EqualFunc(g.Files, want.Files, slices.Equal) || !slices.Equal(g.Listed, want.Listed) || g.Dirs != want.Dirs {
+			t.Errorf("search %d through the cache: %+v, want %+v", i, g, want)
+		}
+	}
+	// Other names are another listing: w/.acl is found.
+	acl := c.Find([]Root{{Dir: root, Names: []string{".acl"}}}, 0)
+	if len(acl.Files) != 1 || !slices.Equal(acl.Files[0], []string{filepath.Join(root, "w", ".acl")}) {
+		t.Errorf("a search for .acl through the cache found %v", acl.Files)
+	}
+	if err := os.WriteFile(filepath.Join(root, "v1", ".htaccess"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again := c.Find(roots, 0); !slices.EqualFunc(again.Files, want.Files, slices.Equal) {
+		t.Errorf("the cache listed a directory again: %v, want %v", again.Files, want.Files)
+	}
+	fresh := Find(roots, 0)
+	if !slices.Contains(fresh.Files[0], filepath.Join(root, "v1", ".htaccess")) {
+		t.Errorf("Find without the cache missed the new file: %v", fresh.Files[0])
+	}
+	// The limit counts the directories a search reaches, listed by it or
+	// taken from the cache, as without one.
+	if lim, ref := c.Find(roots, 3), Find(roots[:3], 3); lim.Truncated != ref.Truncated || lim.Dirs != 3 {
+		t.Errorf("limit 3 through the cache: truncated %v after %d directories, without: truncated %v", lim.Truncated, lim.Dirs, ref.Truncated)
+	}
+}

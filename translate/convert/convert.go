@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -58,6 +59,10 @@ type Options struct {
 	// files (Conversion.Files has the .htaccess files only, Data is
 	// empty): what lint needs, the sections' texts, sooner.
 	SectionsOnly bool
+	// DirCache, when set, is shared with other searches of the same tree
+	// for .htaccess files running at the same time (orderly lint's own):
+	// each directory is listed once for all of them.
+	DirCache *dirscan.Cache
 }
 
 // converts reports whether the access translation writes s: a section
@@ -99,7 +104,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	partial := err // Partial: the model of what could be read, with its errors
 	// The search for .htaccess files is system calls: the configuration
 	// is read meanwhile.
-	search := startHtaccess(cfg)
+	search := startHtaccess(cfg, opt.DirCache)
 	conv := &Conversion{Files: map[string][]byte{}, Model: cfg}
 	byFile := map[string][]edit{}
 	// Every section once, with the configuration it is seen in: a virtual

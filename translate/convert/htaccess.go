@@ -199,8 +199,9 @@ type htRoot struct {
 }
 
 // startHtaccess starts the search for the .htaccess files under the
-// document roots, Alias targets and UserDir directories of cfg.
-func startHtaccess(cfg *translate.Config) *htSearch {
+// document roots, Alias targets and UserDir directories of cfg, through
+// cache (nil: none).
+func startHtaccess(cfg *translate.Config, cache *dirscan.Cache) *htSearch {
 	type root = htRoot
 	roots := []root{{cfg.DocumentRoot, cfg}}
 	// A regex alias's target only where it has no back-reference (walk's
@@ -239,7 +240,7 @@ func startHtaccess(cfg *translate.Config) *htSearch {
 			hs.search = append(hs.search, dirscan.Root{Dir: r.dir, Names: cfg.AccessFileNames})
 		}
 	}
-	go func() { hs.found <- dirscan.Find(hs.search, maxHtaccessDirs) }()
+	go func() { hs.found <- cache.Find(hs.search, maxHtaccessDirs) }()
 	return hs
 }
 

@@ -188,7 +188,10 @@ func Lint(files []string, opt Options) (*Report, error) {
 	if guess.Semantics == "" {
 		guess.Semantics = string(translate.Legacy22)
 	}
-	tl := startTranslated(files, guess)
+	// The translation and lint search the same trees for .htaccess files:
+	// each directory is listed once for both.
+	dirs := new(dirscan.Cache)
+	tl := startTranslated(files, guess, dirs)
 	l, err := read(files, opt)
 	if err != nil {
 		tl.wait() // nothing reads files once Lint returns
@@ -196,11 +199,11 @@ func Lint(files []string, opt Options) (*Report, error) {
 	}
 	if serveOpt := l.serveOptions(); loadOptions(serveOpt).Semantics != loadOptions(guess).Semantics {
 		tl.wait()
-		tl = startTranslated(files, serveOpt)
+		tl = startTranslated(files, serveOpt, dirs)
 	}
 	// The search for .htaccess files is system calls: the scopes of the
 	// configuration are made meanwhile, theirs once they are read.
-	search := l.startHtaccess()
+	search := l.startHtaccess(dirs)
 	config := len(l.nodes)
 	l.buildScopes(l.nodes[:config], false)
 	l.readHtaccess(search)
@@ -574,8 +577,9 @@ type htSearch struct {
 }
 
 // startHtaccess starts the search for the .htaccess files under every
-// document root and every <Directory> that exists on disk.
-func (l *linter) startHtaccess() *htSearch {
+// document root and every <Directory> that exists on disk, through
+// cache.
+func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 	type root = htRoot
 	var roots []root
 	if l.docRoot != "" {
@@ -628,7 +632,7 @@ func (l *linter) startHtaccess() *htSearch {
 		}
 		hs.at[i] = n
 	}
-	go func() { hs.found <- dirscan.Find(search, l.maxDirs) }()
+	go func() { hs.found <- cache.Find(search, l.maxDirs) }()
 	return hs
 }
 

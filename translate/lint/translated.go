@@ -3,6 +3,7 @@ package lint
 import (
 	"errors"
 	"fmt"
+	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -40,11 +41,12 @@ type translating struct {
 	refusals  chan apacheconf.ErrorList
 }
 
-// startTranslated starts translating files with opt.
-func startTranslated(files []string, opt Options) *translating {
+// startTranslated starts translating files with opt, its search for
+// .htaccess files through dirs.
+func startTranslated(files []string, opt Options, dirs *dirscan.Cache) *translating {
 	t := &translating{converted: make(chan *translated, 1), refusals: make(chan apacheconf.ErrorList, 1)}
 	go func() {
-		conv := translateFiles(files, opt)
+		conv := translateFiles(files, opt, dirs)
 		t.converted <- conv
 		t.refusals <- serveRefusals(files, opt, conv.conv)
 	}()
@@ -59,12 +61,12 @@ func (t *translating) wait() {
 
 // translateFiles runs convert.Convert with the options lint reads the
 // configuration with (loadOptions), unfaithful directives forwarded as
-// orderly translate does.
-func translateFiles(files []string, opt Options) *translated {
+// orderly translate does, its search for .htaccess files through dirs.
+func translateFiles(files []string, opt Options, dirs *dirscan.Cache) *translated {
 	lo := loadOptions(opt)
 	lo.ForwardUnfaithful = true // as orderly translate
 	lo.Partial = true
-	conv, err := convert.Convert(files, convert.Options{LoadOptions: lo, SectionsOnly: true})
+	conv, err := convert.Convert(files, convert.Options{LoadOptions: lo, SectionsOnly: true, DirCache: dirs})
 	if err != nil {
 		var el apacheconf.ErrorList
 		if errors.As(err, &el) && len(el) > 0 {
