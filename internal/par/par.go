@@ -16,17 +16,24 @@ func Do(n int, f func(i int)) {
 
 // DoWith is Do for iterations that need state of their own: worker is
 // called once on each goroutine, and the function it returns runs that
-// goroutine's iterations.
+// goroutine's iterations. The calling goroutine is one of them: it works
+// rather than wait for the others to be scheduled.
 func DoWith(n int, worker func() func(i int)) {
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			f := worker()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
-			}
-		})
+	run := func() {
+		f := worker()
+		for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+			f(i)
+		}
 	}
+	k := min(runtime.GOMAXPROCS(0), n)
+	if k <= 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	for range k - 1 {
+		wg.Go(run)
+	}
+	run()
 	wg.Wait()
 }
