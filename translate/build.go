@@ -1,10 +1,11 @@
 package translate
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -632,32 +633,106 @@ func (b *builder) differ(d *apacheconf.Directive, text string) {
 	b.cfg.Differences = append(b.cfg.Differences, Difference{Pos: d.Pos, Text: text})
 }
 
-// sectionHas reports whether the section that holds d (its block, nested
-// <Limit> sections included) has a directive whose name (or, for
-// Require, name and first argument: "require user") is one of names.
-func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
+// A nameSet is a set of the directive names sectionHas is asked about,
+// one bit each.
+type nameSet uint16
+
+// The names of a nameSet: lower-case directive names, and for Require
+// its first argument too.
+const (
+	hasOrder            nameSet = 1 << iota // Order
+	hasAllow                                // Allow
+	hasDeny                                 // Deny
+	hasRequire                              // Require, any argument
+	hasRequireAll                           // <RequireAll>
+	hasRequireAny                           // <RequireAny>
+	hasRequireNone                          // <RequireNone>
+	hasRequireUser                          // Require user
+	hasRequireValidUser                     // Require valid-user
+	hasRequireGroup                         // Require group
+)
+
+// namesOf is the nameSet of the directive d, whose lower-case name is n.
+func namesOf(n string, d *apacheconf.Directive) nameSet {
+	switch n {
+	case "order":
+		return hasOrder
+	case "allow":
+		return hasAllow
+	case "deny":
+		return hasDeny
+	case "requireall":
+		return hasRequireAll
+	case "requireany":
+		return hasRequireAny
+	case "requirenone":
+		return hasRequireNone
+	case "require":
+		if len(d.Args) == 0 {
+			return hasRequire
+		}
+		switch strings.ToLower(d.Args[0]) {
+		case "user":
+			return hasRequire | hasRequireUser
+		case "valid-user":
+			return hasRequire | hasRequireValidUser
+		case "group":
+			return hasRequire | hasRequireGroup
+		}
+		return hasRequire
+	}
+	return 0
+}
+
+// A blockIndex is what a section's block holds, worked out once for
+// the directives of the section that ask: the names of its directives,
+// nested sections included (sectionHas), and how many words its Allow
+// and Deny lines hold, in its <Limit> sections too (the length its
+// lists will have, to allocate them once).
+type blockIndex struct {
+	names         nameSet
+	built         bool
+	allows, denys int32
+}
+
+// add indexes the directives ds; own says whether their Allow and Deny
+// lines are the section's own (not those of a nested <Files>).
+func (x *blockIndex) add(ds []*apacheconf.Directive, own bool) {
+	for _, d := range ds {
+		n := d.LowerName()
+		x.names |= namesOf(n, d)
+		if own && len(d.Args) > 1 {
+			switch n {
+			case "allow":
+				x.allows += int32(len(d.Args) - 1)
+			case "deny":
+				x.denys += int32(len(d.Args) - 1)
+			}
+		}
+		if len(d.Block) > 0 {
+			x.add(d.Block, own && (n == "limit" || n == "limitexcept"))
+		}
+	}
+}
+
+// indexed returns the index of the section's block, built at the first
+// call.
+func (s *Section) indexed() *blockIndex {
+	if !s.index.built {
+		s.index.add(s.block, true)
+		s.index.built = true
+	}
+	return &s.index
+}
+
+// sectionHas reports whether the section (its block, nested sections
+// included) has a directive whose name (or, for Require, name and first
+// argument: "require user") is one of names.
+func sectionHas(sec *Section, names nameSet) bool {
 	if sec == nil || sec.block == nil {
 		return false
 	}
-	if sec.names == nil {
-		// Every directive name in the section, nested ones included, and
-		// "name arg0": built once, asked for many of its directives.
-		sec.names = map[string]bool{}
-		apacheconf.Walk(sec.block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			n := x.LowerName()
-			sec.names[n] = true
-			if n == "require" && len(x.Args) > 0 {
-				sec.names[n+" "+strings.ToLower(x.Args[0])] = true
-			}
-			return nil
-		})
-	}
-	for _, want := range names {
-		if sec.names[want] {
-			return true
-		}
-	}
-	return false
+	return sec.indexed().names&names != 0
 }
 
 // sortSections orders <Directory> sections as ap_core_reorder_directories
@@ -666,8 +741,8 @@ func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
 // are sorted the same way among themselves, by the "/" in their pattern
 // text (ap_count_dirs), and are merged after the plain ones.
 func sortSections(c *Config) {
-	sort.SliceStable(c.Dirs, func(i, j int) bool { return c.Dirs[i].Depth < c.Dirs[j].Depth })
-	sort.SliceStable(c.DirMatches, func(i, j int) bool {
-		return strings.Count(c.DirMatches[i].Pattern, "/") < strings.Count(c.DirMatches[j].Pattern, "/")
+	slices.SortStableFunc(c.Dirs, func(a, b *Section) int { return cmp.Compare(a.Depth, b.Depth) })
+	slices.SortStableFunc(c.DirMatches, func(a, b *Section) int {
+		return cmp.Compare(strings.Count(a.Pattern, "/"), strings.Count(b.Pattern, "/"))
 	})
 }
