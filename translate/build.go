@@ -64,7 +64,6 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 			Limits:            newServerLimits(),
 		},
 		ordinals: map[string]int{},
-		set:      map[string]bool{},
 		order:    new(int),
 	}
 	switch opt.Semantics {
@@ -204,6 +203,16 @@ type laterHost struct {
 	errsAt, rulesAt int
 }
 
+// setsOwn records that the server being built sets the server-wide
+// setting name (lower case) itself, for mergeServer: in set, made at
+// the first.
+func (b *builder) setsOwn(name string) {
+	if b.set == nil {
+		b.set = map[string]bool{}
+	}
+	b.set[name] = true
+}
+
 func (b *builder) markOverride() {
 	for x := b; x != nil; x = x.parent {
 		x.overrideSet = true
@@ -312,7 +321,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "accessfilename":
 		if len(d.Args) > 0 {
 			b.cfg.AccessFileNames = append([]string(nil), d.Args...)
-			b.set["accessfilename"] = true
+			b.setsOwn("accessfilename")
 		}
 	case "mergeslashes":
 		if b.cfg.Semantics == Legacy22 {
@@ -321,7 +330,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		}
 		if len(d.Args) == 1 {
 			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
-			b.set["mergeslashes"] = true
+			b.setsOwn("mergeslashes")
 		}
 	case "namevirtualhost":
 		if b.cfg.Semantics != Legacy22 {
@@ -355,7 +364,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "redirect", "redirectmatch", "redirecttemp", "redirectpermanent", "redirectrelative", "usecanonicalname", "errordocument":
 		b.redirects(d, nil)
 	case "allowencodedslashes":
-		b.set["allowencodedslashes"] = true
+		b.setsOwn("allowencodedslashes")
 		if len(d.Args) >= 1 {
 			switch strings.ToLower(d.Args[0]) {
 			case "on":
@@ -463,7 +472,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		b.errorf(d, "<%s> needs an argument", d.Name)
 		return nil
 	}
-	s := &Section{Pos: d.Pos, Order: b.nextOrder(), Conf: &DirConf{}}
+	s := b.newSection(d.Pos)
 	if b.apart {
 		b.made = append(b.made, s)
 	}
@@ -566,6 +575,20 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	}
 	s.Default = b.defaultRule(d, scope...)
 	return s
+}
+
+// sectionAlloc is a Section with its DirConf, allocated as one.
+type sectionAlloc struct {
+	sec  Section
+	conf DirConf
+}
+
+// newSection returns a new Section at pos, numbered, with an empty
+// DirConf: one allocation for the two.
+func (b *builder) newSection(pos apacheconf.Pos) *Section {
+	a := &sectionAlloc{}
+	a.sec = Section{Pos: pos, Order: b.nextOrder(), Conf: &a.conf}
+	return &a.sec
 }
 
 // dirCtx is the state of a walk inside one section: the <Limit> mask in

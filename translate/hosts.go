@@ -29,7 +29,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 		return
 	}
 	vb := &builder{
-		vhost: v, scope: b.within(nil, d), set: map[string]bool{},
+		vhost: v, scope: b.within(nil, d),
 		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
 		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes, Limits: b.cfg.Limits.forHost()},
@@ -181,17 +181,18 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	if o.DocumentRoot != "" {
 		c.DocumentRoot = o.DocumentRoot
 	}
-	c.Aliases = slices.Concat(o.Aliases, main.Aliases)
+	c.Aliases = joined(o.Aliases, main.Aliases)
 	// Where /~user may lead: the host's and the main server's, for
 	// translate's bounds.
-	c.UserDirs = slices.Concat(o.UserDirs, main.UserDirs)
+	c.UserDirs = joined(o.UserDirs, main.UserDirs)
 	c.UserDirHomes = main.UserDirHomes || o.UserDirHomes
+	// Sorted in place: new lists.
 	c.Dirs = slices.Concat(main.Dirs, o.Dirs)
 	c.DirMatches = slices.Concat(main.DirMatches, o.DirMatches)
 	sortSections(c)
-	c.Files = slices.Concat(main.Files, o.Files)
-	c.Locations = slices.Concat(main.Locations, o.Locations)
-	c.ServerEnv = slices.Concat(main.ServerEnv, o.ServerEnv)
+	c.Files = joined(main.Files, o.Files)
+	c.Locations = joined(main.Locations, o.Locations)
+	c.ServerEnv = joined(main.ServerEnv, o.ServerEnv)
 	if od.DirIndex != nil {
 		d.DirIndex = od.DirIndex
 	}
@@ -210,7 +211,7 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	c.LDAPServer = mergeLDAPServer(main.LDAPServer, o.LDAPServer)
 	c.Defaults = d
 	c.Limits = mergeServerLimits(main.Limits, o.Limits)
-	c.Redirects = slices.Concat(o.Redirects, main.Redirects)
+	c.Redirects = joined(o.Redirects, main.Redirects)
 	c.Rewrite = mergeServerRewrite(main.Rewrite, o.Rewrite)
 	if set["accessfilename"] {
 		c.AccessFileNames = o.AccessFileNames
@@ -227,6 +228,22 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 	// set or not: a virtual host does not inherit the main server's.
 	c.AllowEncodedSlashes = o.AllowEncodedSlashes
 	return c
+}
+
+// joined is a followed by b, as mergeServer's lists are: where one of
+// them is empty, the other itself, capped at its length so that an
+// append to it copies it (no one changes their elements in place);
+// else a new list; nil where both are empty.
+func joined[S ~[]E, E any](a, b S) S {
+	switch {
+	case len(a) == 0 && len(b) == 0:
+		return nil
+	case len(b) == 0:
+		return slices.Clip(a)
+	case len(a) == 0:
+		return slices.Clip(b)
+	}
+	return slices.Concat(a, b)
 }
 
 // Servers returns the main server's configuration and each virtual
