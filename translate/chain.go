@@ -221,7 +221,7 @@ func LocationsDisjoint(cfg *Config, a, b string) bool {
 // why the mapping cannot be known (an AliasMatch before the alias that
 // maps it, or over its URLs).
 func locationFile(cfg *Config, loc string) (file string, others []string, why string) {
-	file = filepath.Join(cfg.DocumentRoot, loc) + "/"
+	file = dirPath(cfg.DocumentRoot, loc)
 	mapped := false
 	for _, a := range cfg.Aliases {
 		switch {
@@ -256,6 +256,21 @@ func locationFile(cfg *Config, loc string) (file string, others []string, why st
 		}
 	}
 	return file, others, ""
+}
+
+// dirPath is filepath.Join(root, p) + "/", for a URL path p: made in
+// one piece where the path is clean, as it mostly is (a <Location> of
+// every virtual host is mapped this way for each question about it).
+func dirPath(root, p string) string {
+	if root == "" || !strings.HasPrefix(p, "/") {
+		return filepath.Join(root, p) + "/"
+	}
+	// root + "/" + p, as Join has it, cleans to what root + p does.
+	j := root + p + "/"
+	if c := filepath.Clean(j); c != j[:len(j)-1] {
+		return c + "/"
+	}
+	return j
 }
 
 // aliasTree returns the directory every file an Alias maps to is in: its
