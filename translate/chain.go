@@ -482,7 +482,18 @@ func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 // dirChain lists the plain <Directory> sections that apply to a directory
 // path, shallowest first (excluding self).
 func dirChain(cfg *Config, path string, self *Section) []*Section {
-	var out []*Section
+	// Allocated once, for the sections that may apply (a wildcard one
+	// may not).
+	n := 0
+	for _, d := range cfg.Dirs {
+		if d != self && (self == nil || d.Depth <= self.Depth) && (d.Depth == 0 || d.Fnmatch || strings.HasPrefix(path, d.Path)) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]*Section, 0, n)
 	for _, d := range cfg.Dirs {
 		if d == self || self != nil && d.Depth > self.Depth {
 			continue
@@ -497,6 +508,9 @@ func dirChain(cfg *Config, path string, self *Section) []*Section {
 				out = append(out, d)
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

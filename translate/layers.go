@@ -41,8 +41,8 @@ func Inherited(cfg *Config, s *Section) (*Layers, *Layers, string) {
 		}
 		return nil, nil, why
 	}
-	compat, authz := MergeLayers(append(chain, s))
-	return compat, authz, ""
+	l := mergeLayers(chain, s)
+	return l, l, ""
 }
 
 // InheritedChain lists the sections that merge before s for every
@@ -59,10 +59,25 @@ func InheritedChain(cfg *Config, s *Section) ([]*Section, string) {
 // are merged among themselves first and their result over what the walks
 // before gave: AuthMerging And/Or is not associative.
 func MergeLayers(chain []*Section) (*Layers, *Layers) {
+	l := mergeLayers(chain, nil)
+	return l, l
+}
+
+// mergeLayers is MergeLayers of chain followed by last, unless nil:
+// a section over what it inherits, without a list made for the two.
+func mergeLayers(chain []*Section, last *Section) *Layers {
 	var l Layers
 	var walked *AuthzSlot // this walk's sections so far
 	phase := -1
-	for _, a := range chain {
+	n := len(chain)
+	if last != nil {
+		n++
+	}
+	for i := range n {
+		a := last
+		if i < len(chain) {
+			a = chain[i]
+		}
 		if p := WalkPhase(a); p != phase {
 			l.Authz, walked, phase = mergeAuthzOver(l.Authz, walked), nil, p
 		}
@@ -102,7 +117,7 @@ func MergeLayers(chain []*Section) (*Layers, *Layers) {
 		l.SatSet |= c.Satisfy22Set
 	}
 	l.Authz = mergeAuthzOver(l.Authz, walked)
-	return &l, &l
+	return &l
 }
 
 // mergeAuthzOver is MergeAuthz where either side may be missing.
