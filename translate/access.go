@@ -87,11 +87,20 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 			a.Part = r.NewPart(w)
 		}
 		if allow {
-			c.Allows = append(c.Allows, a)
+			c.Allows = appendAccess(c.Allows, a, ctx.sec.indexed().allows)
 		} else {
-			c.Denys = append(c.Denys, a)
+			c.Denys = appendAccess(c.Denys, a, ctx.sec.indexed().denys)
 		}
 	}
+}
+
+// appendAccess appends a to list, which it allocates at first with room
+// for all words of the section's lines: n, as its index counted them.
+func appendAccess(list []policy.AccessRule, a policy.AccessRule, n int32) []policy.AccessRule {
+	if cap(list) == 0 {
+		list = make([]policy.AccessRule, 0, max(int(n), 1))
+	}
+	return append(list, a)
 }
 
 // accessWord reads the word w of an Allow or Deny line (after "from"):

@@ -1,10 +1,11 @@
 package translate
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/orderly-proxy/orderly/policy"
@@ -63,7 +64,6 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 			Limits:            newServerLimits(),
 		},
 		ordinals: map[string]int{},
-		set:      map[string]bool{},
 		order:    new(int),
 	}
 	switch opt.Semantics {
@@ -203,6 +203,16 @@ type laterHost struct {
 	errsAt, rulesAt int
 }
 
+// setsOwn records that the server being built sets the server-wide
+// setting name (lower case) itself, for mergeServer: in set, made at
+// the first.
+func (b *builder) setsOwn(name string) {
+	if b.set == nil {
+		b.set = map[string]bool{}
+	}
+	b.set[name] = true
+}
+
 func (b *builder) markOverride() {
 	for x := b; x != nil; x = x.parent {
 		x.overrideSet = true
@@ -311,7 +321,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "accessfilename":
 		if len(d.Args) > 0 {
 			b.cfg.AccessFileNames = append([]string(nil), d.Args...)
-			b.set["accessfilename"] = true
+			b.setsOwn("accessfilename")
 		}
 	case "mergeslashes":
 		if b.cfg.Semantics == Legacy22 {
@@ -320,7 +330,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 		}
 		if len(d.Args) == 1 {
 			b.cfg.MergeSlashes = !strings.EqualFold(d.Args[0], "off")
-			b.set["mergeslashes"] = true
+			b.setsOwn("mergeslashes")
 		}
 	case "namevirtualhost":
 		if b.cfg.Semantics != Legacy22 {
@@ -354,7 +364,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 	case "redirect", "redirectmatch", "redirecttemp", "redirectpermanent", "redirectrelative", "usecanonicalname", "errordocument":
 		b.redirects(d, nil)
 	case "allowencodedslashes":
-		b.set["allowencodedslashes"] = true
+		b.setsOwn("allowencodedslashes")
 		if len(d.Args) >= 1 {
 			switch strings.ToLower(d.Args[0]) {
 			case "on":
@@ -462,7 +472,7 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 		b.errorf(d, "<%s> needs an argument", d.Name)
 		return nil
 	}
-	s := &Section{Pos: d.Pos, Order: b.nextOrder(), Conf: &DirConf{}}
+	s := b.newSection(d.Pos)
 	if b.apart {
 		b.made = append(b.made, s)
 	}
@@ -567,6 +577,20 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 	return s
 }
 
+// sectionAlloc is a Section with its DirConf, allocated as one.
+type sectionAlloc struct {
+	sec  Section
+	conf DirConf
+}
+
+// newSection returns a new Section at pos, numbered, with an empty
+// DirConf: one allocation for the two.
+func (b *builder) newSection(pos apacheconf.Pos) *Section {
+	a := &sectionAlloc{}
+	a.sec = Section{Pos: pos, Order: b.nextOrder(), Conf: &a.conf}
+	return &a.sec
+}
+
 // dirCtx is the state of a walk inside one section: the <Limit> mask in
 // force and the Require container being filled.
 type dirCtx struct {
@@ -632,32 +656,106 @@ func (b *builder) differ(d *apacheconf.Directive, text string) {
 	b.cfg.Differences = append(b.cfg.Differences, Difference{Pos: d.Pos, Text: text})
 }
 
-// sectionHas reports whether the section that holds d (its block, nested
-// <Limit> sections included) has a directive whose name (or, for
-// Require, name and first argument: "require user") is one of names.
-func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
+// A nameSet is a set of the directive names sectionHas is asked about,
+// one bit each.
+type nameSet uint16
+
+// The names of a nameSet: lower-case directive names, and for Require
+// its first argument too.
+const (
+	hasOrder            nameSet = 1 << iota // Order
+	hasAllow                                // Allow
+	hasDeny                                 // Deny
+	hasRequire                              // Require, any argument
+	hasRequireAll                           // <RequireAll>
+	hasRequireAny                           // <RequireAny>
+	hasRequireNone                          // <RequireNone>
+	hasRequireUser                          // Require user
+	hasRequireValidUser                     // Require valid-user
+	hasRequireGroup                         // Require group
+)
+
+// namesOf is the nameSet of the directive d, whose lower-case name is n.
+func namesOf(n string, d *apacheconf.Directive) nameSet {
+	switch n {
+	case "order":
+		return hasOrder
+	case "allow":
+		return hasAllow
+	case "deny":
+		return hasDeny
+	case "requireall":
+		return hasRequireAll
+	case "requireany":
+		return hasRequireAny
+	case "requirenone":
+		return hasRequireNone
+	case "require":
+		if len(d.Args) == 0 {
+			return hasRequire
+		}
+		switch strings.ToLower(d.Args[0]) {
+		case "user":
+			return hasRequire | hasRequireUser
+		case "valid-user":
+			return hasRequire | hasRequireValidUser
+		case "group":
+			return hasRequire | hasRequireGroup
+		}
+		return hasRequire
+	}
+	return 0
+}
+
+// A blockIndex is what a section's block holds, worked out once for
+// the directives of the section that ask: the names of its directives,
+// nested sections included (sectionHas), and how many words its Allow
+// and Deny lines hold, in its <Limit> sections too (the length its
+// lists will have, to allocate them once).
+type blockIndex struct {
+	names         nameSet
+	built         bool
+	allows, denys int32
+}
+
+// add indexes the directives ds; own says whether their Allow and Deny
+// lines are the section's own (not those of a nested <Files>).
+func (x *blockIndex) add(ds []*apacheconf.Directive, own bool) {
+	for _, d := range ds {
+		n := d.LowerName()
+		x.names |= namesOf(n, d)
+		if own && len(d.Args) > 1 {
+			switch n {
+			case "allow":
+				x.allows += int32(len(d.Args) - 1)
+			case "deny":
+				x.denys += int32(len(d.Args) - 1)
+			}
+		}
+		if len(d.Block) > 0 {
+			x.add(d.Block, own && (n == "limit" || n == "limitexcept"))
+		}
+	}
+}
+
+// indexed returns the index of the section's block, built at the first
+// call.
+func (s *Section) indexed() *blockIndex {
+	if !s.index.built {
+		s.index.add(s.block, true)
+		s.index.built = true
+	}
+	return &s.index
+}
+
+// sectionHas reports whether the section (its block, nested sections
+// included) has a directive whose name (or, for Require, name and first
+// argument: "require user") is one of names.
+func sectionHas(sec *Section, names nameSet) bool {
 	if sec == nil || sec.block == nil {
 		return false
 	}
-	if sec.names == nil {
-		// Every directive name in the section, nested ones included, and
-		// "name arg0": built once, asked for many of its directives.
-		sec.names = map[string]bool{}
-		apacheconf.Walk(sec.block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			n := x.LowerName()
-			sec.names[n] = true
-			if n == "require" && len(x.Args) > 0 {
-				sec.names[n+" "+strings.ToLower(x.Args[0])] = true
-			}
-			return nil
-		})
-	}
-	for _, want := range names {
-		if sec.names[want] {
-			return true
-		}
-	}
-	return false
+	return sec.indexed().names&names != 0
 }
 
 // sortSections orders <Directory> sections as ap_core_reorder_directories
@@ -666,8 +764,8 @@ func sectionHas(sec *Section, d *apacheconf.Directive, names ...string) bool {
 // are sorted the same way among themselves, by the "/" in their pattern
 // text (ap_count_dirs), and are merged after the plain ones.
 func sortSections(c *Config) {
-	sort.SliceStable(c.Dirs, func(i, j int) bool { return c.Dirs[i].Depth < c.Dirs[j].Depth })
-	sort.SliceStable(c.DirMatches, func(i, j int) bool {
-		return strings.Count(c.DirMatches[i].Pattern, "/") < strings.Count(c.DirMatches[j].Pattern, "/")
+	slices.SortStableFunc(c.Dirs, func(a, b *Section) int { return cmp.Compare(a.Depth, b.Depth) })
+	slices.SortStableFunc(c.DirMatches, func(a, b *Section) int {
+		return cmp.Compare(strings.Count(a.Pattern, "/"), strings.Count(b.Pattern, "/"))
 	})
 }

@@ -221,7 +221,7 @@ func LocationsDisjoint(cfg *Config, a, b string) bool {
 // why the mapping cannot be known (an AliasMatch before the alias that
 // maps it, or over its URLs).
 func locationFile(cfg *Config, loc string) (file string, others []string, why string) {
-	file = filepath.Join(cfg.DocumentRoot, loc) + "/"
+	file = dirPath(cfg.DocumentRoot, loc)
 	mapped := false
 	for _, a := range cfg.Aliases {
 		switch {
@@ -256,6 +256,21 @@ func locationFile(cfg *Config, loc string) (file string, others []string, why st
 		}
 	}
 	return file, others, ""
+}
+
+// dirPath is filepath.Join(root, p) + "/", for a URL path p: made in
+// one piece where the path is clean, as it mostly is (a <Location> of
+// every virtual host is mapped this way for each question about it).
+func dirPath(root, p string) string {
+	if root == "" || !strings.HasPrefix(p, "/") {
+		return filepath.Join(root, p) + "/"
+	}
+	// root + "/" + p, as Join has it, cleans to what root + p does.
+	j := root + p + "/"
+	if c := filepath.Clean(j); c != j[:len(j)-1] {
+		return c + "/"
+	}
+	return j
 }
 
 // aliasTree returns the directory every file an Alias maps to is in: its
@@ -467,7 +482,18 @@ func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 // dirChain lists the plain <Directory> sections that apply to a directory
 // path, shallowest first (excluding self).
 func dirChain(cfg *Config, path string, self *Section) []*Section {
-	var out []*Section
+	// Allocated once, for the sections that may apply (a wildcard one
+	// may not).
+	n := 0
+	for _, d := range cfg.Dirs {
+		if d != self && (self == nil || d.Depth <= self.Depth) && (d.Depth == 0 || d.Fnmatch || strings.HasPrefix(path, d.Path)) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]*Section, 0, n)
 	for _, d := range cfg.Dirs {
 		if d == self || self != nil && d.Depth > self.Depth {
 			continue
@@ -482,6 +508,9 @@ func dirChain(cfg *Config, path string, self *Section) []*Section {
 				out = append(out, d)
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -70,3 +70,16 @@ func TestOwnLevelVaries(t *testing.T) {
 		}
 	}
 }
+
+// dirPath is filepath.Join(root, p) + "/", whatever needs cleaning.
+func TestDirPath(t *testing.T) {
+	roots := []string{"", "/", "/a", "/a/", "a", "a/b", "/a/../b", "//x", ".", "/a/./b/"}
+	paths := []string{"", "/", "/x", "//x", "/x/", "/x/../y", "x", "/./", "/..", "/x//y/", "/~u"}
+	for _, r := range roots {
+		for _, p := range paths {
+			if got, want := dirPath(r, p), filepath.Join(r, p)+"/"; got != want {
+				t.Errorf("dirPath(%q, %q) = %q, want %q", r, p, got, want)
+			}
+		}
+	}
+}

@@ -88,10 +88,10 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 			return
 		}
 		r := b.rule(d, ctx.scope)
-		if !sectionHas(ctx.sec, d, "order", "allow", "deny") {
+		if !sectionHas(ctx.sec, hasOrder|hasAllow|hasDeny) {
 			b.differ(d, "a Satisfy without Order/Allow/Deny in its section: Apache 2.4 starts a new, allowing host-access configuration here (dropping an inherited Deny); 2.2 keeps the inherited one")
 		}
-		if v == policy.SatisfyAny && !sectionHas(ctx.sec, d, "require") {
+		if v == policy.SatisfyAny && !sectionHas(ctx.sec, hasRequire) {
 			b.differ(d, "Satisfy Any with no Require in its section: where no Require applies and Order/Allow/Deny refuse, Apache 2.4 grants and 2.2 answers 403")
 		}
 		if b.cfg.Semantics == Legacy22 {
@@ -111,8 +111,8 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 	case "allow", "deny":
 		b.allowDeny(d, ctx, name == "allow")
 	case "require":
-		if len(d.Args) > 0 && strings.EqualFold(d.Args[0], "group") && sectionHas(ctx.sec, d, "require user", "require valid-user") ||
-			len(d.Args) > 0 && (strings.EqualFold(d.Args[0], "user") || strings.EqualFold(d.Args[0], "valid-user")) && sectionHas(ctx.sec, d, "require group") {
+		if len(d.Args) > 0 && strings.EqualFold(d.Args[0], "group") && sectionHas(ctx.sec, hasRequireUser|hasRequireValidUser) ||
+			len(d.Args) > 0 && (strings.EqualFold(d.Args[0], "user") || strings.EqualFold(d.Args[0], "valid-user")) && sectionHas(ctx.sec, hasRequireGroup) {
 			b.differ(d, "Require lines for users and for groups in one section: Apache 2.4 grants if any line does; in 2.2 the group file module decides first, refusing users outside the groups")
 		}
 		if b.cfg.Semantics == Legacy22 {
@@ -131,7 +131,7 @@ func (b *builder) dirDirective(d *apacheconf.Directive, ctx *dirCtx) {
 		}
 		b.requireSection(d, ctx, name)
 	case "authtype":
-		if len(d.Args) == 1 && !strings.EqualFold(d.Args[0], "none") && !sectionHas(ctx.sec, d, "require", "requireall", "requireany", "requirenone") {
+		if len(d.Args) == 1 && !strings.EqualFold(d.Args[0], "none") && !sectionHas(ctx.sec, hasRequire|hasRequireAll|hasRequireAny|hasRequireNone) {
 			b.differ(d, "AuthType with no Require in its section: where no Require applies, Apache 2.4 answers 500 (AH01627) and 2.2 serves the request")
 		}
 		if len(d.Args) != 1 {

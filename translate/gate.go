@@ -54,12 +54,19 @@ func (b *builder) loaded(m string) bool {
 // AllowOverride says Nonfatal, after skipping the directive as Apache
 // does with a warning).
 func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent string) *directive.Info {
-	name := d.Name
+	// The table is looked up by the lower-case name, which the parser
+	// has worked out: many names are not written as their module spells
+	// them ("Allow" for "allow").
+	key := d.LowerName()
 	if d.IsSection() {
-		name = "<" + d.Name
+		key = "<" + key
 	}
-	info, known := directive.Find(name, b.tableVersion(), b.loaded)
+	info, known := directive.Find(key, b.tableVersion(), b.loaded)
 	if info == nil {
+		name := d.Name
+		if d.IsSection() {
+			name = "<" + d.Name
+		}
 		if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 && where != directive.Authz {
 			return nil // AH02296: Unknown directive ... (a warning)
 		}

@@ -3,6 +3,7 @@ package translate
 import (
 	"net/netip"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 		return
 	}
 	vb := &builder{
-		vhost: v, scope: b.within(nil, d), set: map[string]bool{},
+		vhost: v, scope: b.within(nil, d),
 		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
 		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
 			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes, Limits: b.cfg.Limits.forHost()},
@@ -168,58 +169,81 @@ func parseVHostAddr(a string) (VHostAddr, string) {
 // server merges): the main server's <Directory> and <Location> sections
 // apply inside every virtual host, before the host's own; the host's own
 // aliases come first; unset settings are inherited.
+//
+// The merge is written over own and its Defaults, which it returns: a
+// host's own configuration is not needed once merged, and a thousand
+// hosts then do not each allocate another.
 func mergeServer(main, own *Config, set map[string]bool) *Config {
-	c := *main
+	o, od := *own, *own.Defaults // what the host set
+	c, d := own, own.Defaults
+	*c, *d = *main, *main.Defaults
 	c.VHosts = nil
-	if own.DocumentRoot != "" {
-		c.DocumentRoot = own.DocumentRoot
+	if o.DocumentRoot != "" {
+		c.DocumentRoot = o.DocumentRoot
 	}
-	c.Aliases = append(append([]Alias(nil), own.Aliases...), main.Aliases...)
+	c.Aliases = joined(o.Aliases, main.Aliases)
 	// Where /~user may lead: the host's and the main server's, for
 	// translate's bounds.
-	c.UserDirs = append(append([]string(nil), own.UserDirs...), main.UserDirs...)
-	c.UserDirHomes = main.UserDirHomes || own.UserDirHomes
-	c.Dirs = append(append([]*Section(nil), main.Dirs...), own.Dirs...)
-	c.DirMatches = append(append([]*Section(nil), main.DirMatches...), own.DirMatches...)
-	sortSections(&c)
-	c.Files = append(append([]*Section(nil), main.Files...), own.Files...)
-	c.Locations = append(append([]*Section(nil), main.Locations...), own.Locations...)
-	c.ServerEnv = append(append([]*EnvRule(nil), main.ServerEnv...), own.ServerEnv...)
-	d := *main.Defaults
-	if own.Defaults.DirIndex != nil {
-		d.DirIndex = own.Defaults.DirIndex
+	c.UserDirs = joined(o.UserDirs, main.UserDirs)
+	c.UserDirHomes = main.UserDirHomes || o.UserDirHomes
+	// Sorted in place: new lists.
+	c.Dirs = slices.Concat(main.Dirs, o.Dirs)
+	c.DirMatches = slices.Concat(main.DirMatches, o.DirMatches)
+	sortSections(c)
+	c.Files = joined(main.Files, o.Files)
+	c.Locations = joined(main.Locations, o.Locations)
+	c.ServerEnv = joined(main.ServerEnv, o.ServerEnv)
+	if od.DirIndex != nil {
+		d.DirIndex = od.DirIndex
 	}
-	d.Limits = MergeDirLimits(main.Defaults.Limits, own.Defaults.Limits)
-	d.Redirects = MergeDirRedirects(main.Defaults.Redirects, own.Defaults.Redirects)
-	d.Rewrite = MergeRewrite(main.Defaults.Rewrite, own.Defaults.Rewrite)
-	if own.Defaults.HostnameLookups != LookupsUnset {
-		d.HostnameLookups = own.Defaults.HostnameLookups
+	d.Limits = MergeDirLimits(main.Defaults.Limits, od.Limits)
+	d.Redirects = MergeDirRedirects(main.Defaults.Redirects, od.Redirects)
+	d.Rewrite = MergeRewrite(main.Defaults.Rewrite, od.Rewrite)
+	if od.HostnameLookups != LookupsUnset {
+		d.HostnameLookups = od.HostnameLookups
 	}
-	if main.Defaults.Options != nil && own.Defaults.Options != nil {
-		o := main.Defaults.Options.Merge(*own.Defaults.Options)
-		d.Options = &o
+	if main.Defaults.Options != nil && od.Options != nil {
+		opts := main.Defaults.Options.Merge(*od.Options)
+		d.Options = &opts
 	}
-	mergeSSL(&c, &d, main, own) // ssl.go
-	c.LDAPServer = mergeLDAPServer(main.LDAPServer, own.LDAPServer)
-	c.Defaults = &d
-	c.Limits = mergeServerLimits(main.Limits, own.Limits)
-	c.Redirects = append(append([]*Redirect(nil), own.Redirects...), main.Redirects...)
-	c.Rewrite = mergeServerRewrite(main.Rewrite, own.Rewrite)
+	c.SSL = mergeSSL(main.SSL, o.SSL) // ssl.go
+	d.SSL = MergeSSLDir(main.Defaults.SSL, od.SSL)
+	c.LDAPServer = mergeLDAPServer(main.LDAPServer, o.LDAPServer)
+	c.Defaults = d
+	c.Limits = mergeServerLimits(main.Limits, o.Limits)
+	c.Redirects = joined(o.Redirects, main.Redirects)
+	c.Rewrite = mergeServerRewrite(main.Rewrite, o.Rewrite)
 	if set["accessfilename"] {
-		c.AccessFileNames = own.AccessFileNames
+		c.AccessFileNames = o.AccessFileNames
 	}
 	if set["mergeslashes"] {
-		c.MergeSlashes = own.MergeSlashes
+		c.MergeSlashes = o.MergeSlashes
 	}
 	// merge_core_server_configs: a host's own TraceEnable, else the main
 	// server's.
-	if own.TraceEnable != "" {
-		c.TraceEnable, c.TraceRule = own.TraceEnable, own.TraceRule
+	if o.TraceEnable != "" {
+		c.TraceEnable, c.TraceRule = o.TraceEnable, o.TraceRule
 	}
 	// merge_core_dir_configs copies the host's own AllowEncodedSlashes,
 	// set or not: a virtual host does not inherit the main server's.
-	c.AllowEncodedSlashes = own.AllowEncodedSlashes
-	return &c
+	c.AllowEncodedSlashes = o.AllowEncodedSlashes
+	return c
+}
+
+// joined is a followed by b, as mergeServer's lists are: where one of
+// them is empty, the other itself, capped at its length so that an
+// append to it copies it (no one changes their elements in place);
+// else a new list; nil where both are empty.
+func joined[S ~[]E, E any](a, b S) S {
+	switch {
+	case len(a) == 0 && len(b) == 0:
+		return nil
+	case len(b) == 0:
+		return slices.Clip(a)
+	case len(a) == 0:
+		return slices.Clip(b)
+	}
+	return slices.Concat(a, b)
 }
 
 // Servers returns the main server's configuration and each virtual

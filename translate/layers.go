@@ -41,8 +41,8 @@ func Inherited(cfg *Config, s *Section) (*Layers, *Layers, string) {
 		}
 		return nil, nil, why
 	}
-	compat, authz := MergeLayers(append(chain, s))
-	return compat, authz, ""
+	l := mergeLayers(chain, s)
+	return l, l, ""
 }
 
 // InheritedChain lists the sections that merge before s for every
@@ -59,10 +59,25 @@ func InheritedChain(cfg *Config, s *Section) ([]*Section, string) {
 // are merged among themselves first and their result over what the walks
 // before gave: AuthMerging And/Or is not associative.
 func MergeLayers(chain []*Section) (*Layers, *Layers) {
+	l := mergeLayers(chain, nil)
+	return l, l
+}
+
+// mergeLayers is MergeLayers of chain followed by last, unless nil:
+// a section over what it inherits, without a list made for the two.
+func mergeLayers(chain []*Section, last *Section) *Layers {
 	var l Layers
 	var walked *AuthzSlot // this walk's sections so far
 	phase := -1
-	for _, a := range chain {
+	n := len(chain)
+	if last != nil {
+		n++
+	}
+	for i := range n {
+		a := last
+		if i < len(chain) {
+			a = chain[i]
+		}
 		if p := WalkPhase(a); p != phase {
 			l.Authz, walked, phase = mergeAuthzOver(l.Authz, walked), nil, p
 		}
@@ -102,7 +117,7 @@ func MergeLayers(chain []*Section) (*Layers, *Layers) {
 		l.SatSet |= c.Satisfy22Set
 	}
 	l.Authz = mergeAuthzOver(l.Authz, walked)
-	return &l, &l
+	return &l
 }
 
 // mergeAuthzOver is MergeAuthz where either side may be missing.
@@ -115,76 +130,103 @@ func mergeAuthzOver(base, add *AuthzSlot) *AuthzSlot {
 
 // CompatTree is Order/Allow/Deny for method m as a Require tree.
 func CompatTree(c *policy.Compat, m int) *policy.Node {
-	all := func(p policy.Provider) *policy.Node {
-		return &policy.Node{Kind: policy.Leaf, Provider: p, Methods: policy.AllMethods}
-	}
 	if c == nil {
-		return all(policy.ProvAllGranted)
+		return allLeaf(policy.ProvAllGranted)
 	}
 	bit := policy.MethodMask(1) << uint(m)
-	match := func(list []policy.AccessRule) (*policy.Node, bool, bool) {
-		any := &policy.Node{Kind: policy.Any, Methods: policy.AllMethods}
-		hasAll, empty := false, true
-		for _, a := range list {
-			if a.Methods&bit == 0 {
-				continue
-			}
-			empty = false
-			var leaf *policy.Node
-			switch a.Kind {
-			case policy.AccessAll:
-				hasAll = true
-				continue
-			case policy.AccessIP:
-				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvIP, Subnets: []policy.Subnet{a.Subnet}}
-			case policy.AccessHost:
-				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvHost, Args: []string{a.Name}}
-			case policy.AccessEnv:
-				leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}}
-			case policy.AccessNotEnv:
-				leaf = &policy.Node{Kind: policy.All, Children: []*policy.Node{all(policy.ProvAllGranted),
-					{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}, Negate: true, Methods: policy.AllMethods}}}
-			}
-			leaf.Methods = policy.AllMethods
-			any.Children = append(any.Children, leaf)
-		}
-		return any, hasAll, empty
-	}
-	allow, allowAll, allowEmpty := match(c.Allows)
-	deny, denyAll, denyEmpty := match(c.Denys)
-	none := func() *policy.Node { // not matched by the deny list
-		n := *deny
+	allowAll, allowEmpty := listFor(c.Allows, bit)
+	denyAll, denyEmpty := listFor(c.Denys, bit)
+	// The trees of the lists are made only where the answer holds them.
+	allow := func() *policy.Node { return listTree(c.Allows, bit) }
+	notDenied := func() *policy.Node {
+		n := listTree(c.Denys, bit)
 		n.Negate = true
-		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{all(policy.ProvAllGranted), &n}}
+		return n
+	}
+	none := func() *policy.Node { // not matched by the deny list
+		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{allLeaf(policy.ProvAllGranted), notDenied()}}
 	}
 	switch c.Order[m] {
 	case policy.DenyAllow:
 		switch {
 		case allowAll || denyEmpty:
-			return all(policy.ProvAllGranted)
+			return allLeaf(policy.ProvAllGranted)
 		case denyAll && allowEmpty:
-			return all(policy.ProvAllDenied)
+			return allLeaf(policy.ProvAllDenied)
 		case denyAll:
-			return allow
+			return allow()
 		case allowEmpty:
 			return none()
 		}
-		return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{allow, none()}}
+		return &policy.Node{Kind: policy.Any, Methods: policy.AllMethods, Children: []*policy.Node{allow(), none()}}
 	default: // allow,deny and mutual-failure
 		switch {
 		case denyAll || allowEmpty:
-			return all(policy.ProvAllDenied)
+			return allLeaf(policy.ProvAllDenied)
 		case allowAll && denyEmpty:
-			return all(policy.ProvAllGranted)
+			return allLeaf(policy.ProvAllGranted)
 		case allowAll:
 			return none()
 		case denyEmpty:
-			return allow
+			return allow()
 		}
-		n := *deny
-		n.Negate = true
-		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{allow, &n}}
+		return &policy.Node{Kind: policy.All, Methods: policy.AllMethods, Children: []*policy.Node{allow(), notDenied()}}
 	}
+}
+
+// allLeaf is a leaf of the provider p for every method.
+func allLeaf(p policy.Provider) *policy.Node {
+	return &policy.Node{Kind: policy.Leaf, Provider: p, Methods: policy.AllMethods}
+}
+
+// listFor reports whether the Allow or Deny list has "all" for the
+// method bit, and whether it has nothing for it.
+func listFor(list []policy.AccessRule, bit policy.MethodMask) (hasAll, empty bool) {
+	empty = true
+	for _, a := range list {
+		if a.Methods&bit != 0 {
+			empty = false
+			hasAll = hasAll || a.Kind == policy.AccessAll
+		}
+	}
+	return hasAll, empty
+}
+
+// listTree is the RequireAny of the Allow or Deny list's words for the
+// method bit, "all" left out.
+func listTree(list []policy.AccessRule, bit policy.MethodMask) *policy.Node {
+	any := &policy.Node{Kind: policy.Any, Methods: policy.AllMethods}
+	n := 0
+	for _, a := range list {
+		if a.Methods&bit != 0 && a.Kind != policy.AccessAll {
+			n++
+		}
+	}
+	if n > 0 {
+		any.Children = make([]*policy.Node, 0, n)
+	}
+	for _, a := range list {
+		if a.Methods&bit == 0 {
+			continue
+		}
+		var leaf *policy.Node
+		switch a.Kind {
+		case policy.AccessAll:
+			continue
+		case policy.AccessIP:
+			leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvIP, Subnets: []policy.Subnet{a.Subnet}}
+		case policy.AccessHost:
+			leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvHost, Args: []string{a.Name}}
+		case policy.AccessEnv:
+			leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}}
+		case policy.AccessNotEnv:
+			leaf = &policy.Node{Kind: policy.All, Children: []*policy.Node{allLeaf(policy.ProvAllGranted),
+				{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}, Negate: true, Methods: policy.AllMethods}}}
+		}
+		leaf.Methods = policy.AllMethods
+		any.Children = append(any.Children, leaf)
+	}
+	return any
 }
 
 // SelfDenies reports whether a section's own host-access rules refuse

@@ -226,14 +226,12 @@ func TestMergeSSL(t *testing.T) {
 			mainDir, ownDir := &SSLDir{UserName: "SSL_CLIENT_S_DN_CN", Depth: -1}, &SSLDir{Verify: VerifyRequire, Depth: -1}
 			main := &Config{SSL: tt.main, Defaults: &DirConf{SSL: mainDir}}
 			own := &Config{SSL: tt.own, Defaults: &DirConf{SSL: ownDir}}
-			var c Config
-			var d DirConf
-			mergeSSL(&c, &d, main, own)
+			c := mergeServer(main, own, nil)
 			if !reflect.DeepEqual(c.SSL, tt.want) {
 				t.Errorf("server: got %+v, want %+v", c.SSL, tt.want)
 			}
-			if want := (&SSLDir{UserName: "SSL_CLIENT_S_DN_CN", Verify: VerifyRequire, Depth: -1}); !reflect.DeepEqual(d.SSL, want) {
-				t.Errorf("defaults: got %+v, want %+v", d.SSL, want)
+			if want := (&SSLDir{UserName: "SSL_CLIENT_S_DN_CN", Verify: VerifyRequire, Depth: -1}); !reflect.DeepEqual(c.Defaults.SSL, want) {
+				t.Errorf("defaults: got %+v, want %+v", c.Defaults.SSL, want)
 			}
 		})
 	}

@@ -80,7 +80,7 @@ type Section struct {
 	Lines []*policy.Rule
 
 	block     []*apacheconf.Directive // while building: the section's directives
-	names     map[string]bool         // while building: sectionHas's index of block
+	index     blockIndex              // while building: what block holds (Section.indexed)
 	directive *apacheconf.Directive   // the section as parsed (Directive)
 	htChain   []*Section              // an .htaccess file's: what it inherits (AddHtaccess)
 }

@@ -85,7 +85,7 @@ func (base CoreOptions) Merge(add CoreOptions) CoreOptions {
 // (ap_cstr_casecmp: ASCII letters in either case).
 func optionWord(w string) (OptionBits, bool) {
 	for _, o := range optionWords {
-		if len(o.name) == len(w) && foldASCII(o.name) == foldASCII(w) {
+		if equalFoldASCII(o.name, w) {
 			return o.bits, true
 		}
 	}
@@ -201,15 +201,15 @@ func options24(args []string) (int, string) {
 		} else if !first && merge {
 			return i, mix
 		}
-		switch foldASCII(w) {
-		case "none":
+		switch {
+		case equalFoldASCII(w, "none"):
 			if !first {
 				return i, "'Options None' must be the first Option given."
 			} else if merge {
 				return i, "You may not use 'Options +None' or 'Options -None'."
 			}
 			allNone = true
-		case "all":
+		case equalFoldASCII(w, "all"):
 			if !first {
 				return i, "'Options All' must be the first option given."
 			} else if merge {

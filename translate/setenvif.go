@@ -117,7 +117,11 @@ func (b *builder) setEnvIf(d *apacheconf.Directive, scope []string, list []*EnvR
 // Variables (%{...}) and regex back-references need a request, which
 // orderly does not evaluate: they are refused.
 func exprString(s string) (string, error) {
+	if !strings.ContainsAny(s, `%$\`) {
+		return s, nil // every byte stands for itself
+	}
 	var b strings.Builder
+	b.Grow(len(s)) // an escape is longer than its byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {

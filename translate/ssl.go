@@ -457,39 +457,37 @@ func ParseSSLVar(name string, sem Semantics) (SSLVar, string) {
 	return SSLVar{}, unknown
 }
 
-// mergeSSL gives a virtual host's configuration (c, its per-directory
-// defaults d) mod_ssl's server configuration merged over the main
-// server's (ssl_config_server_merge), and its SSLOptions and SSLUserName
-// merged over the main server's defaults.
-func mergeSSL(c *Config, d *DirConf, main, own *Config) {
-	d.SSL = MergeSSLDir(main.Defaults.SSL, own.Defaults.SSL)
+// mergeSSL is a virtual host's mod_ssl server configuration: its own
+// merged over the main server's (ssl_config_server_merge). Its
+// per-directory defaults (SSLOptions, SSLUserName) merge over the main
+// server's as any section's do (MergeSSLDir).
+func mergeSSL(main, own *SSLServer) *SSLServer {
 	switch {
-	case own.SSL == nil:
-		c.SSL = main.SSL
-	case main.SSL == nil:
-		c.SSL = own.SSL
-	default:
-		s := *own.SSL
-		if s.Engine == SSLEngineUnset {
-			s.Engine = main.SSL.Engine
-		}
-		if s.Verify == VerifyUnset {
-			s.Verify, s.VerifyRule = main.SSL.Verify, main.SSL.VerifyRule
-		}
-		if s.Depth < 0 {
-			s.Depth = main.SSL.Depth
-		}
-		if s.CAFile == "" {
-			s.CAFile = main.SSL.CAFile
-		}
-		if s.CAPath == "" {
-			s.CAPath = main.SSL.CAPath
-		}
-		if s.CARule == nil {
-			s.CARule = main.SSL.CARule
-		}
-		c.SSL = &s
+	case own == nil:
+		return main
+	case main == nil:
+		return own
 	}
+	s := *own
+	if s.Engine == SSLEngineUnset {
+		s.Engine = main.Engine
+	}
+	if s.Verify == VerifyUnset {
+		s.Verify, s.VerifyRule = main.Verify, main.VerifyRule
+	}
+	if s.Depth < 0 {
+		s.Depth = main.Depth
+	}
+	if s.CAFile == "" {
+		s.CAFile = main.CAFile
+	}
+	if s.CAPath == "" {
+		s.CAPath = main.CAPath
+	}
+	if s.CARule == nil {
+		s.CARule = main.CARule
+	}
+	return &s
 }
 
 // SSLLoaded reports whether mod_ssl is loaded, so that its hooks run: in

@@ -324,8 +324,15 @@ type frame struct {
 // directives of one file read in frame f, and returns the result. In
 // Load, ds is the loader's to change; in Conditionals, it is not changed.
 func (l *loader) expand(ds []*Directive, f frame) []*Directive {
-	out := make([]*Directive, 0, len(ds))
-	for _, d := range ds {
+	// In Load the result is written over ds for as long as no directive
+	// gives more than one (an Include, a conditional section, a Use do):
+	// out is capped where the next directive to read is, so that such a
+	// directive moves it to an array of its own.
+	out, shared := ds[:0], !l.htaccess
+	if !shared {
+		out = make([]*Directive, 0, len(ds))
+	}
+	for i, d := range ds {
 		if l.abort {
 			break
 		}
@@ -333,7 +340,11 @@ func (l *loader) expand(ds []*Directive, f frame) []*Directive {
 			d.Trail = f.trail
 		}
 		if d = l.expandVars(d); d != nil {
+			if shared {
+				out = ds[: len(out) : i+1]
+			}
 			out = l.directive(d, f, out)
+			shared = shared && len(out) <= i+1
 		}
 	}
 	return out

@@ -195,8 +195,15 @@ type parser struct {
 	file string
 	top  []*Directive
 	open []*Directive // open sections, outermost first
-	errs ErrorList
-	slab []Directive // directives are allocated from it, many at a time
+	// kids are the directives of the open sections, in order: those of
+	// open[i] from kidsAt[i] on. A section's move to its Block when it
+	// closes, a slice of blockSlab of their number: a section's Block
+	// is allocated once, at its length.
+	kids      []*Directive
+	kidsAt    []int
+	blockSlab []*Directive
+	errs      ErrorList
+	slab      []Directive // directives are allocated from it, many at a time
 	// lower maps each spelling of a name met to its lower case; the last
 	// one looked up is kept apart (a block often repeats a name).
 	lower               map[string]string
@@ -207,10 +214,15 @@ type parser struct {
 	closes []closeTag
 }
 
+// directiveSlab is how many directives the parser allocates at a time:
+// as many as fit in 32 KiB, the largest size class of small objects,
+// which a slab then fills but for a few bytes.
+const directiveSlab = 32 << 10 / int(unsafe.Sizeof(Directive{}))
+
 // directive returns a new Directive set to d.
 func (p *parser) directive(d Directive) *Directive {
 	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]Directive, 0, 128)
+		p.slab = make([]Directive, 0, directiveSlab)
 	}
 	if d.Name != p.lastName {
 		l, ok := p.lower[d.Name]
@@ -250,12 +262,46 @@ func (p *parser) errorf(pos Pos, msg string) {
 	p.errs = append(p.errs, &Error{Pos: pos, Msg: msg})
 }
 
+// add puts d in the innermost open section, or at the top.
 func (p *parser) add(d *Directive) {
-	if n := len(p.open); n > 0 {
-		p.open[n-1].Block = append(p.open[n-1].Block, d)
+	if len(p.open) > 0 {
+		p.kids = append(p.kids, d)
 	} else {
 		p.top = append(p.top, d)
 	}
+}
+
+// push opens the section d, which add has put in place: the directives
+// added next are its own until it closes (pop).
+func (p *parser) push(d *Directive) {
+	p.open = append(p.open, d)
+	p.kidsAt = append(p.kidsAt, len(p.kids))
+}
+
+// pop closes the open sections but the n outermost ones, innermost
+// first, giving each its directives as its Block.
+func (p *parser) pop(n int) {
+	for i := len(p.open) - 1; i >= n; i-- {
+		at := p.kidsAt[i]
+		p.open[i].Block = p.block(p.kids[at:])
+		p.kids = p.kids[:at]
+	}
+	p.open, p.kidsAt = p.open[:n], p.kidsAt[:n]
+}
+
+// block returns a copy of ds, a section's directives, in the parser's
+// slab of them, capped at its length so that appending to it copies it;
+// an empty one is not nil (a section's Block never is).
+func (p *parser) block(ds []*Directive) []*Directive {
+	if len(ds) == 0 {
+		return []*Directive{}
+	}
+	if cap(p.blockSlab)-len(p.blockSlab) < len(ds) {
+		p.blockSlab = make([]*Directive, 0, max(1024, len(ds)))
+	}
+	start := len(p.blockSlab)
+	p.blockSlab = append(p.blockSlab, ds...)
+	return p.blockSlab[start:len(p.blockSlab):len(p.blockSlab)]
 }
 
 // parallelParse is the size from which a file is split and its parts
@@ -301,7 +347,7 @@ func (p *parser) parseParts(text string, n int) {
 				}
 				p.add(e.d)
 				if e.d.Block != nil {
-					p.open = append(p.open, e.d)
+					p.push(e.d)
 				}
 			}
 		}
@@ -310,6 +356,7 @@ func (p *parser) parseParts(text string, n int) {
 		d := p.open[i]
 		p.errorf(d.Pos, "<"+d.Name+"> was not closed.")
 	}
+	p.pop(0) // an unclosed section ends at the end of the file
 }
 
 // splitLines returns where n parts of text of about the same size start,
@@ -390,7 +437,7 @@ func (p *parser) lex(r *lineReader, tree *parser) {
 			d.line = text
 			if tree != nil {
 				tree.add(d)
-				tree.open = append(tree.open, d)
+				tree.push(d)
 			} else {
 				p.events = append(p.events, event{d: d})
 			}
@@ -463,7 +510,7 @@ func (p *parser) closeSection(pos Pos, tag, text string, endLine int) {
 			strings.IndexByte(text, '$') >= 0 { // the name may be made by a ${} reference
 			inner.line += "\n" + text
 		}
-		p.open = p.open[:len(p.open)-1]
+		p.pop(len(p.open) - 1)
 		return
 	}
 	if closed {
@@ -473,7 +520,7 @@ func (p *parser) closeSection(pos Pos, tag, text string, endLine int) {
 	// otherwise drop the tag.
 	for i := len(p.open) - 2; i >= 0; i-- {
 		if p.open[i].Is(name) {
-			p.open = p.open[:i]
+			p.pop(i)
 			return
 		}
 	}
