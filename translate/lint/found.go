@@ -3,44 +3,71 @@ package lint
 import (
 	"cmp"
 	"math/bits"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/orderly-proxy/orderly/internal/par"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
-// A findingList collects findings in blocks that are never moved: a big
+// A record is a finding as a check reports it: its rule by index in the
+// catalogue, which gives the ID and the severity, and its texts. It is
+// smaller than a [Finding] (88 bytes rather than 128): a big report holds
+// tens of thousands of them until [findingList.sorted] makes the Findings,
+// once, in order.
+type record struct {
+	pos                    apacheconf.Pos
+	rule                   int
+	directive, change, fix string
+}
+
+// finding returns the Finding that r is.
+func (r *record) finding() Finding {
+	rule := &rules[r.rule]
+	return Finding{ID: rule.ID, Severity: rule.Severity, Pos: r.pos, Directive: r.directive, Change: r.change, Fix: r.fix}
+}
+
+// A findingList collects records in blocks that are never moved: a big
 // report (tens of thousands of findings) is not copied into an ever larger
 // slice as it grows, and is put in order once, by [findingList.sorted].
 type findingList struct {
-	blocks [][]Finding
+	blocks [][]record
 	n      int
 }
 
 // Block sizes: small for the usual configuration, larger for a big one.
-const firstBlock, maxBlock = 64, 4096
+// A record's sequence number is its block's index in the list followed by
+// its index in the block, in blockBits bits: it orders the records as
+// they were reported and says where each is.
+const firstBlock, blockBits = 64, 12
 
-func (fl *findingList) add(f Finding) {
+// maxBlock is the capacity of the largest blocks.
+const maxBlock = 1 << blockBits
+
+func (fl *findingList) add(r record) {
 	last := len(fl.blocks) - 1
 	if last < 0 || len(fl.blocks[last]) == cap(fl.blocks[last]) {
 		size := firstBlock
 		if last >= 0 {
 			size = min(2*cap(fl.blocks[last]), maxBlock)
 		}
-		fl.blocks = append(fl.blocks, make([]Finding, 0, size))
+		fl.blocks = append(fl.blocks, make([]record, 0, size))
 		last++
 	}
-	fl.blocks[last] = append(fl.blocks[last], f)
+	fl.blocks[last] = append(fl.blocks[last], r)
 	fl.n++
+}
+
+// at returns the record with sequence number seq.
+func (fl *findingList) at(seq int) *record {
+	return &fl.blocks[seq>>blockBits][seq&(maxBlock-1)]
 }
 
 // findingKey is what findings are ordered by, computed once per finding
 // rather than in every comparison: the file's index in the files read
 // (from 1; 0 for a file not read), the position, the rule's index in the
-// catalogue, and seq, the order in which the finding was reported, which
-// breaks ties and so makes the sort stable.
+// catalogue, and seq, the record's sequence number, which breaks ties and
+// so makes the sort stable.
 type findingKey struct {
 	file, line, col, rule, seq int
 }
@@ -56,89 +83,97 @@ func (fl *findingList) sorted(files []string) []Finding {
 	for i, f := range files {
 		fileIndex[f] = i + 1
 	}
-	all := make([]*Finding, 0, fl.n)
-	for _, b := range fl.blocks {
-		for i := range b {
-			all = append(all, &b[i])
-		}
-	}
-	// Findings come in runs from one file and one rule: look each up
-	// once per run.
-	var lastFile, lastID string
-	var file, rule int
+	// Findings come in runs from one file: look each up once per run.
+	lastFile, file := "", -1
 	key := func(seq int) findingKey {
-		f := all[seq]
-		if seq == 0 || f.Pos.File != lastFile {
-			lastFile, file = f.Pos.File, fileIndex[f.Pos.File]
+		r := fl.at(seq)
+		if file < 0 || r.pos.File != lastFile {
+			lastFile, file = r.pos.File, fileIndex[r.pos.File]
 		}
-		if seq == 0 || f.ID != lastID {
-			lastID, rule = f.ID, ruleIndex[f.ID]
-		}
-		return findingKey{file, f.Pos.Line, f.Pos.Col, rule, seq}
+		return findingKey{file, r.pos.Line, r.pos.Col, r.rule, seq}
 	}
-	out := make([]Finding, len(all))
-	if p, ok := packing(len(all), key); ok {
+	out := make([]Finding, fl.n)
+	if p, ok := fl.packing(key); ok {
 		// One integer per finding sorts several times faster than
 		// keys compared field by field.
-		packed := make([]uint64, len(all))
-		for i := range all {
-			packed[i] = p.pack(key(i))
-		}
-		sortKeys(packed, bits.Len(uint(runtime.GOMAXPROCS(0)-1)))
-		// A big report is megabytes of findings: copied on every core.
+		packed := make([]uint64, 0, fl.n)
+		fl.each(func(seq int) { packed = append(packed, p.pack(key(seq))) })
+		packed = radixSort(packed, p.shift[3], p.width)
+		// A big report is megabytes of findings: made on every core.
 		const part = 4096
 		par.Do((len(packed)+part-1)/part, func(c int) {
 			for i := c * part; i < min((c+1)*part, len(packed)); i++ {
-				out[i] = *all[packed[i]&p.seqMask]
+				out[i] = fl.at(int(packed[i] & p.seqMask)).finding()
 			}
 		})
 		return out
 	}
-	keys := make([]findingKey, len(all))
-	for i := range all {
-		keys[i] = key(i)
-	}
+	keys := make([]findingKey, 0, fl.n)
+	fl.each(func(seq int) { keys = append(keys, key(seq)) })
 	slices.SortFunc(keys, func(a, b findingKey) int {
 		if c := cmp.Compare(a.file, b.file); c != 0 {
 			return c
 		}
 		if a.file == 0 { // files not read (none in practice): by name
-			if c := strings.Compare(all[a.seq].Pos.File, all[b.seq].Pos.File); c != 0 {
+			if c := strings.Compare(fl.at(a.seq).pos.File, fl.at(b.seq).pos.File); c != 0 {
 				return c
 			}
 		}
 		return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.col, b.col), cmp.Compare(a.rule, b.rule), cmp.Compare(a.seq, b.seq))
 	})
 	for i, k := range keys {
-		out[i] = *all[k.seq]
+		out[i] = fl.at(k.seq).finding()
 	}
 	return out
 }
 
-// sortKeys sorts keys, its halves apart on two cores, theirs on two more,
-// and so on down levels deep, for a report of tens of thousands of
-// findings; then merges them.
-func sortKeys(keys []uint64, levels int) {
-	if levels <= 0 || len(keys) < 1<<13 {
-		slices.Sort(keys)
-		return
-	}
-	half := len(keys) / 2
-	var wg sync.WaitGroup
-	wg.Go(func() { sortKeys(keys[:half], levels-1) })
-	sortKeys(keys[half:], levels-1)
-	wg.Wait()
-	merged := make([]uint64, 0, len(keys))
-	a, b := keys[:half], keys[half:]
-	for len(a) > 0 && len(b) > 0 {
-		if a[0] <= b[0] {
-			merged, a = append(merged, a[0]), a[1:]
-		} else {
-			merged, b = append(merged, b[0]), b[1:]
+// each calls fn with the sequence number of every record, in the order
+// they were reported.
+func (fl *findingList) each(fn func(seq int)) {
+	for b, block := range fl.blocks {
+		for i := range block {
+			fn(b<<blockBits | i)
 		}
 	}
-	merged = append(append(merged, a...), b...)
-	copy(keys, merged)
+}
+
+// radixBits is how many bits of the keys radixSort orders in one pass.
+const radixBits = 8
+
+// radixSort sorts keys by their bits from bit from (counted from the
+// lowest) up to bit to, eight at a time, lowest first; keys equal in
+// those bits keep their order. It returns the sorted keys: keys, or a
+// slice of the same length it made. Keys whose lowest bits say where
+// they came from, in order, are sorted without sorting those bits.
+func radixSort(keys []uint64, from, to uint) []uint64 {
+	if len(keys) == 0 {
+		return keys
+	}
+	var tmp []uint64
+	for shift := from; shift < to; shift += radixBits {
+		var count [1 << radixBits]int
+		for _, k := range keys {
+			count[k>>shift&(1<<radixBits-1)]++
+		}
+		if count[keys[0]>>shift&(1<<radixBits-1)] == len(keys) {
+			continue // every key has the same digit: nothing moves
+		}
+		at := 0
+		for d, c := range count {
+			count[d] = at
+			at += c
+		}
+		if tmp == nil {
+			tmp = make([]uint64, len(keys))
+		}
+		for _, k := range keys {
+			d := k >> shift & (1<<radixBits - 1)
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys
 }
 
 // A keyPacking lays the fields of a findingKey out in one integer, most
@@ -146,21 +181,26 @@ func sortKeys(keys []uint64, levels int) {
 // that the integers order as the keys do.
 type keyPacking struct {
 	shift   [4]uint // of file, line, col, rule; seq is in the lowest bits
+	width   uint    // of all the fields
 	seqMask uint64
 }
 
-// packing returns the packing for the n keys key(0) ... key(n-1), if there
-// is one: no field is negative, no file is unknown (its findings are
-// ordered by file name) and the fields fit in 64 bits together (they do
-// but for absurd positions).
-func packing(n int, key func(seq int) findingKey) (keyPacking, bool) {
+// packing returns the packing for the keys of the records, if there is
+// one: no field is negative, no file is unknown (its findings are ordered
+// by file name) and the fields fit in 64 bits together (they do but for
+// absurd positions).
+func (fl *findingList) packing(key func(seq int) findingKey) (keyPacking, bool) {
 	var top findingKey
-	for i := range n {
-		k := key(i)
+	ok := true
+	fl.each(func(seq int) {
+		k := key(seq)
 		if k.file <= 0 || k.line < 0 || k.col < 0 {
-			return keyPacking{}, false
+			ok = false
 		}
 		top = findingKey{max(top.file, k.file), max(top.line, k.line), max(top.col, k.col), max(top.rule, k.rule), max(top.seq, k.seq)}
+	})
+	if !ok {
+		return keyPacking{}, false
 	}
 	widths := [5]uint{}
 	total := uint(0)
@@ -171,7 +211,7 @@ func packing(n int, key func(seq int) findingKey) (keyPacking, bool) {
 	if total > 64 {
 		return keyPacking{}, false
 	}
-	p := keyPacking{seqMask: 1<<widths[4] - 1}
+	p := keyPacking{width: total, seqMask: 1<<widths[4] - 1}
 	at := widths[4]
 	for i := 3; i >= 0; i-- {
 		p.shift[i] = at

@@ -40,7 +40,7 @@ func TestFindingListSorted(t *testing.T) {
 				r, _ := RuleByID(id)
 				f := Finding{ID: id, Severity: r.Severity, Directive: fmt.Sprint(i),
 					Pos: apacheconf.Pos{File: tc.files[rng.IntN(len(tc.files))], Line: rng.IntN(tc.maxLine), Col: rng.IntN(3)}}
-				fl.add(f)
+				fl.add(record{pos: f.Pos, rule: ruleIndex[id], directive: f.Directive})
 				want = append(want, f)
 			}
 			index := map[string]int{}
@@ -62,20 +62,24 @@ func TestFindingListSorted(t *testing.T) {
 	}
 }
 
-// TestSortKeys holds sortKeys, on any number of levels of cores, to
-// slices.Sort, on keys with many ties.
-func TestSortKeys(t *testing.T) {
+// TestRadixSort holds radixSort to a stable sort by the bits it sorts,
+// on keys with many ties, whose lowest bits it leaves in the order given,
+// and on all the bits of keys as large as they come.
+func TestRadixSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{0, 1, 8191, 8192, 8193, 40000} {
-		for levels := range 4 {
+	for _, n := range []int{0, 1, 2, 1000, 40000} {
+		for _, tc := range []struct{ from, to uint }{{0, 64}, {12, 40}, {17, 18}, {20, 20}} {
 			keys := make([]uint64, n)
 			for i := range keys {
-				keys[i] = rng.Uint64N(uint64(n/3 + 1))
+				keys[i] = rng.Uint64()>>(64-tc.to)&^(1<<tc.from-1) | uint64(i)&(1<<tc.from-1)
+				if i%3 > 0 {
+					keys[i] = keys[i-1]&^(1<<tc.from-1) | uint64(i)&(1<<tc.from-1) // a tie
+				}
 			}
-			want := slices.Sorted(slices.Values(keys))
-			sortKeys(keys, levels)
-			if !slices.Equal(keys, want) {
-				t.Fatalf("%d keys on %d levels: not sorted", n, levels)
+			want := slices.Clone(keys)
+			slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>tc.from, b>>tc.from) })
+			if got := radixSort(keys, tc.from, tc.to); !slices.Equal(got, want) {
+				t.Fatalf("%d keys, bits %d to %d: not sorted", n, tc.from, tc.to)
 			}
 		}
 	}

@@ -107,7 +107,7 @@ type htFile struct {
 type linter struct {
 	opt       Options
 	root      string          // server root
-	lastRule  *Rule           // of the last finding reported
+	lastRule  int             // the index in rules of the last finding's rule
 	secScope  map[*dir]*scope // each section's scope (buildScopes)
 	order     int             // scopes of sections made so far (buildScopes)
 	tree      []*dir
@@ -747,22 +747,22 @@ func (l *linter) flatten(ds []*dir) []*dir {
 // report adds a finding of rule id. Empty change or fix texts take the
 // rule's.
 func (l *linter) report(id string, pos apacheconf.Pos, directive, change, fix string) {
-	r := l.lastRule
-	if r == nil || r.ID != id {
-		i, ok := ruleIndex[id]
-		if !ok {
+	i := l.lastRule
+	if rules[i].ID != id {
+		var ok bool
+		if i, ok = ruleIndex[id]; !ok {
 			panic("lint: unknown rule " + id)
 		}
-		r = &rules[i]
-		l.lastRule = r // findings come in runs of one rule
+		l.lastRule = i // findings come in runs of one rule
 	}
+	r := &rules[i]
 	if change == "" {
 		change = r.Change
 	}
 	if fix == "" {
 		fix = r.Fix
 	}
-	l.found.add(Finding{ID: id, Severity: r.Severity, Pos: pos, Directive: directive, Change: change, Fix: fix})
+	l.found.add(record{pos: pos, rule: i, directive: directive, change: change, fix: fix})
 }
 
 // at adds a finding about directive d.
