@@ -362,27 +362,54 @@ func (l *linter) checkOldOnly() {
 	}
 }
 
-// checkScopeCompat: DIR-10 (checkCompatFix), AUTH-01, ERR-05,
-// AUTH-03, ORD-01.
+// checkScopeCompat: DIR-10, AUTH-01, ERR-05 on the scope's
+// Order/Allow/Deny/Satisfy lines (each written out once for its
+// findings), AUTH-03, ORD-01.
+//
+// DIR-10 is on every such line of scope s, <Limit> included. Its fix is
+// what orderly translate writes for the section (translated.go): on the
+// Order line (the first line where there is none), and each other line
+// points there.
 func (l *linter) checkScopeCompat(s *scope) {
 	if !s.compat.set {
 		return
 	}
-	ws := where(s)
-	l.checkCompatFix(s, ws)
-	err05 := "" // the change of ERR-05, the same for every Deny of the scope
+	var head *dir
 	for _, n := range s.own {
+		if isCompatName(n.name) && (head == nil || n.name == "order" && !head.Is("Order")) {
+			head = n.d
+		}
+	}
+	ws := where(s)
+	x := l.tr.text(s)
+	fix, part := l.tr.dir10Fixes(s, ws, head, x)
+	// The fix of AUTH-01 and the change of ERR-05 are the same for
+	// every line of the scope: each is made for its first.
+	var auth01, err05 string
+	auth01Made := false
+	for _, n := range s.own {
+		if !isCompatName(n.name) {
+			continue
+		}
 		d := n.d
+		pos, text := posOf(d), written(d)
+		if d == head {
+			l.report("DIR-10", pos, text, "", fix)
+		} else {
+			l.report("DIR-10", pos, text, "", part)
+		}
 		deny := n.name == "deny"
 		if !deny && n.name != "allow" {
 			continue
 		}
 		if l.hostWords(d) {
-			fix := "" // the rule's, where translate writes no Require for the scope
-			if text, ok := l.tr.requireText(s); ok {
-				fix = "In 2.4 this line is part of the Require lines orderly translate writes for " + ws + ": " + text + "."
+			if !auth01Made {
+				auth01Made = true // "": the rule's, where translate writes no Require for the scope
+				if req, ok := x.requireText(); ok {
+					auth01 = "In 2.4 this line is part of the Require lines orderly translate writes for " + ws + ": " + req + "."
+				}
 			}
-			l.at("AUTH-01", d, "", fix)
+			l.report("AUTH-01", pos, text, "", auth01)
 		}
 		if deny {
 			if err05 == "" {
@@ -392,7 +419,7 @@ func (l *linter) checkScopeCompat(s *scope) {
 				}
 				err05 = "a client this line refuses gets 403, and the error log '[access_compat:error] [pid ...] [client ip:port] AH01797: client denied by server configuration: " + p + "' (2.2: '[error] [client ip] client denied by server configuration: " + p + "')."
 			}
-			l.at("ERR-05", d, err05, "")
+			l.report("ERR-05", pos, text, err05, "")
 		}
 	}
 	if !s.req.newForm {
@@ -422,33 +449,6 @@ func (l *linter) checkScopeCompat(s *scope) {
 		l.at("ORD-01", c.satD, "Satisfy Any with an Order/Allow/Deny that admits every client: mod_access_compat grants first and the Require lines of "+ws+" are never evaluated.", "Remove Satisfy Any and the Order/Allow/Deny lines, and keep the Require lines.")
 	case c.satisfy != "any" && c.rules && translate.RefusesAll(m.Conf.Compat) && s.req.onlyAll != "denied":
 		l.at("ORD-01", s.req.first, "the Order/Allow/Deny of "+ws+" refuses every client (403 AH01797) before Require is evaluated: this Require grants nothing.", "Remove the Order/Allow/Deny lines (their 2.4 form is 'Require all denied'), or let them admit the clients the Require lines are for.")
-	}
-}
-
-// checkCompatFix: DIR-10 on every Order/Allow/Deny/Satisfy line of
-// scope s (ws names it), <Limit> included. Its fix is what orderly
-// translate writes for the section (translated.go): on the Order line
-// (the first line where there is none), and each other line points
-// there.
-func (l *linter) checkCompatFix(s *scope, ws string) {
-	var head *dir
-	for _, n := range s.own {
-		if isCompatName(n.name) && (head == nil || n.name == "order" && !head.Is("Order")) {
-			head = n.d
-		}
-	}
-	if head == nil {
-		return
-	}
-	fix, part := l.tr.dir10Fixes(s, ws, head)
-	for _, n := range s.own {
-		switch {
-		case !isCompatName(n.name):
-		case n.d == head:
-			l.at("DIR-10", n.d, "", fix)
-		default:
-			l.at("DIR-10", n.d, "", part)
-		}
 	}
 }
 
@@ -554,9 +554,19 @@ func (l *linter) checkScopeMerge(s *scope) {
 	if m == nil {
 		return
 	}
+	// ORD-10: Satisfy Any, a refusing compat layer, no Require.
+	if c.satisfy == "any" && c.rules && !s.req.set && !translate.AdmitsAll(m.Conf.Compat) {
+		if in, ok := inForce(s); ok && !in.Require {
+			change := "Satisfy Any with an Order/Allow/Deny that refuses some clients and no Require in force: 2.2 answered 403 to them; 2.4 answers 200 (mod_authz_core grants when it has no directives)."
+			if s.auth != nil {
+				change = "Satisfy Any with an Order/Allow/Deny that refuses some clients and no Require in force: 2.2 answered 403 to them; 2.4 answers 500 (AuthType with no Require, AH01627)."
+			}
+			l.at("ORD-10", c.satD, change, "")
+		}
+	}
 	ord09 := c.satD != nil && !c.rules
 	auth06 := s.req.newForm && !c.set || c.rules && !s.req.set
-	if !ord09 && !auth06 && c.satisfy != "any" {
+	if !ord09 && !auth06 {
 		return // nothing below applies: the chain is not worked out
 	}
 	chain := mergedBefore(s)
@@ -566,16 +576,6 @@ func (l *linter) checkScopeMerge(s *scope) {
 		if a := compatIn; a != nil && translate.HasOrderRules(a.Conf.Compat) && !translate.AdmitsAll(a.Conf.Compat) {
 			wa := l.whereSection(a)
 			l.at("ORD-09", c.satD, "this section has Satisfy but no Order/Allow/Deny: in 2.4 it starts a new mod_access_compat configuration that admits everybody, dropping the Order/Allow/Deny of "+wa+"; in 2.2 they still applied.", "Repeat the Order/Allow/Deny of "+wa+" here, or migrate both to Require.")
-		}
-	}
-	// ORD-10: Satisfy Any, a refusing compat layer, no Require.
-	if c.satisfy == "any" && c.rules && !translate.AdmitsAll(m.Conf.Compat) && !s.req.set {
-		if in, ok := inForce(s); ok && !in.Require {
-			change := "Satisfy Any with an Order/Allow/Deny that refuses some clients and no Require in force: 2.2 answered 403 to them; 2.4 answers 200 (mod_authz_core grants when it has no directives)."
-			if s.auth != nil {
-				change = "Satisfy Any with an Order/Allow/Deny that refuses some clients and no Require in force: 2.2 answered 403 to them; 2.4 answers 500 (AuthType with no Require, AH01627)."
-			}
-			l.at("ORD-10", c.satD, change, "")
 		}
 	}
 	// AUTH-06: one layer here, the other inherited.
@@ -601,7 +601,7 @@ func (l *linter) checkScopeMerge(s *scope) {
 // migrated returns " (TEXT)", TEXT the Require lines orderly translate
 // writes for scope s, or "" where it writes none.
 func (l *linter) migrated(s *scope) string {
-	if text, ok := l.tr.requireText(s); ok {
+	if text, ok := l.tr.text(s).requireText(); ok {
 		return " (" + text + ")"
 	}
 	return ""

@@ -92,9 +92,21 @@ func translateFiles(files []string, opt Options, dirs *dirscan.Cache) *translate
 	return t
 }
 
-// section returns what translate wrote for scope s (nil if nothing).
-func (t *translated) section(s *scope) *convert.SectionText {
-	return t.sections[scopeKey(s)]
+// A sectionText is what orderly translate wrote for one scope, as the
+// scope's findings quote it: worked out once per scope, not for each of
+// its lines.
+type sectionText struct {
+	st     *convert.SectionText // nil where translate wrote nothing for the scope
+	writes string               // the directives of st.Lines on one line (joinLines)
+}
+
+// text returns what translate wrote for scope s.
+func (t *translated) text(s *scope) sectionText {
+	st := t.sections[scopeKey(s)]
+	if st == nil {
+		return sectionText{}
+	}
+	return sectionText{st, joinLines(convert.Directives(st.Lines))}
 }
 
 func scopeKey(s *scope) secKey {
@@ -104,40 +116,37 @@ func scopeKey(s *scope) secKey {
 	return secKey{s.pos.File, s.pos.Line}
 }
 
-// requireText returns the Require lines translate wrote for scope s on
-// one line, and whether it translated s (not refused for review, not left
-// as it is).
-func (t *translated) requireText(s *scope) (string, bool) {
-	st := t.section(s)
-	if st == nil || st.Review != "" {
+// requireText returns the Require lines translate wrote for the scope on
+// one line, and whether it translated the scope (not refused for review,
+// not left as it is).
+func (x sectionText) requireText() (string, bool) {
+	if x.st == nil || x.st.Review != "" {
 		return "", false
 	}
-	text := joinLines(convert.Directives(st.Lines))
-	return text, text != ""
+	return x.writes, x.writes != ""
 }
 
 // dir10Fixes returns the fix of DIR-10 for the Order/Allow/Deny/Satisfy
-// line head of scope s (ws names it), and the fix of the scope's other
-// such lines: what orderly translate writes for the section.
-func (t *translated) dir10Fixes(s *scope, ws string, head *dir) (fix, part string) {
+// line head of scope s (ws names it, x is what translate wrote for it),
+// and the fix of the scope's other such lines: what orderly translate
+// writes for the section.
+func (t *translated) dir10Fixes(s *scope, ws string, head *dir, x sectionText) (fix, part string) {
 	at := head.Pos.String()
-	st := t.section(s)
+	st := x.st
 	switch {
 	case t.refused != "":
 		return "orderly translate writes the Require lines of " + ws + " once it can read the configuration, which it refuses now (" + t.refused + "; see ORD-14): fix that first.",
 			"Part of " + ws + ", whose fix is at " + at + ": orderly translate refuses the configuration now (see ORD-14)."
 	case st != nil && st.Review != "":
-		writes := joinLines(convert.Directives(st.Lines))
-		fix = "orderly translate leaves " + ws + " for review (" + st.Review + "): it writes " + writes + ", refusing every request until the section is translated by hand."
-		return fix, "Part of " + ws + ", left for review at " + at + " (" + st.Review + "): it writes " + writes + ", refusing every request until the section is translated by hand."
-	case st != nil && len(convert.Directives(st.Lines)) > 0:
-		writes := joinLines(convert.Directives(st.Lines))
+		fix = "orderly translate leaves " + ws + " for review (" + st.Review + "): it writes " + x.writes + ", refusing every request until the section is translated by hand."
+		return fix, "Part of " + ws + ", left for review at " + at + " (" + st.Review + "): it writes " + x.writes + ", refusing every request until the section is translated by hand."
+	case x.writes != "":
 		after := ""
 		if len(st.After) > 0 {
 			after = ", and after the section: " + joinLines(convert.Directives(st.After))
 		}
-		return "Replace the access directives of " + ws + " with: " + writes + after + " (and drop mod_access_compat once every scope is migrated).",
-			"Part of " + ws + ", translated at " + at + ": " + writes + "."
+		return "Replace the access directives of " + ws + " with: " + x.writes + after + " (and drop mod_access_compat once every scope is migrated).",
+			"Part of " + ws + ", translated at " + at + ": " + x.writes + "."
 	}
 	why, ok := t.left[scopeKey(s)]
 	if !ok {
