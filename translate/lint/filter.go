@@ -1,9 +1,10 @@
 package lint
 
 import (
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -74,29 +75,44 @@ func (f Filter) Apply(r *Report) {
 // findings by severity, then by rule ID (most frequent first), and the
 // number of files read.
 func WriteSummary(w io.Writer, r *Report) error {
-	bySev := map[Severity]int{}
-	byID := map[string]int{}
-	for _, f := range r.Findings {
-		bySev[f.Severity]++
-		byID[f.ID]++
-	}
-	ids := make([]string, 0, len(byID))
-	for id := range byID {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		if byID[ids[i]] != byID[ids[j]] {
-			return byID[ids[i]] > byID[ids[j]]
+	// A big report has tens of thousands of findings of a few rules:
+	// they are counted by the rule's index in the catalogue.
+	var bySev [4]int // by Severity.Rank
+	byRule := make([]int, len(rules))
+	var other map[string]int // IDs the catalogue does not have
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		bySev[f.Severity.Rank()]++
+		if k, ok := ruleIndex[f.ID]; ok {
+			byRule[k]++
+			continue
 		}
-		return ids[i] < ids[j]
-	})
+		if other == nil {
+			other = map[string]int{}
+		}
+		other[f.ID]++
+	}
+	type count struct {
+		id string
+		n  int
+	}
+	var ids []count
+	for k, n := range byRule {
+		if n > 0 {
+			ids = append(ids, count{rules[k].ID, n})
+		}
+	}
+	for id, n := range other {
+		ids = append(ids, count{id, n})
+	}
+	slices.SortFunc(ids, func(a, b count) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.id, b.id)) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "lint: %d findings (%d errors, %d warnings, %d infos) in %d files read\n",
-		len(r.Findings), bySev[Error], bySev[Warning], bySev[Info], len(r.Files))
+		len(r.Findings), bySev[Error.Rank()], bySev[Warning.Rank()], bySev[Info.Rank()], len(r.Files))
 	if len(ids) > 0 {
 		b.WriteString("lint: by rule:")
-		for _, id := range ids {
-			fmt.Fprintf(&b, " %s %d", id, byID[id])
+		for _, c := range ids {
+			fmt.Fprintf(&b, " %s %d", c.id, c.n)
 		}
 		b.WriteByte('\n')
 	}

@@ -51,12 +51,13 @@ func TestParseIDs(t *testing.T) {
 func TestWriteSummary(t *testing.T) {
 	r := &Report{Files: []string{"a", "b"}, Findings: []Finding{
 		{ID: "DIR-10", Severity: Error}, {ID: "AUTH-01", Severity: Warning}, {ID: "DIR-10", Severity: Error}, {ID: "AUTH-05", Severity: Info},
+		{ID: "XYZ-01", Severity: "other"}, // not in the catalogue: counted all the same
 	}}
 	var b bytes.Buffer
 	if err := WriteSummary(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	want := "lint: 4 findings (2 errors, 1 warnings, 1 infos) in 2 files read\nlint: by rule: DIR-10 2 AUTH-01 1 AUTH-05 1\n"
+	want := "lint: 5 findings (2 errors, 1 warnings, 1 infos) in 2 files read\nlint: by rule: DIR-10 2 AUTH-01 1 AUTH-05 1 XYZ-01 1\n"
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
