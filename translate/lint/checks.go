@@ -576,7 +576,7 @@ func (l *linter) checkSSL() {
 				}
 				continue
 			}
-			if dnRe().MatchString(n.d.Raw) {
+			if strings.Contains(n.d.Raw, "SSL_") && dnRe().MatchString(n.d.Raw) { // the regexp on the few lines that may match
 				l.at("DIR-22", n.d, "", "")
 			}
 		}
@@ -638,7 +638,7 @@ func (l *linter) checkBehaviour() {
 		l.any("setenvif", func(n *node) bool { return strings.Contains(strings.ToLower(n.d.Raw), "proxy-scgi-pathinfo") })
 	if !pathinfo {
 		for _, n := range l.nodes {
-			if strings.Contains(strings.ToLower(n.d.Raw), "scgi://") {
+			if raw := n.d.Raw; strings.Contains(raw, "://") && strings.Contains(strings.ToLower(raw), "scgi://") { // the lines with a URL made lower case
 				l.at("BEH-01", n.d, "", "")
 			}
 		}
@@ -691,24 +691,19 @@ func (l *linter) checkBehaviour() {
 			l.at("BEH-07", n.d, "the command '"+cmd+"' uses shell syntax, which 2.4 no longer interprets: it is run directly, not through /bin/sh -c.", "Write '"+n.d.Name+" \"|$"+cmd+"\""+rest+"' to keep the shell, or remove the shell syntax.")
 		})
 	}
-	type counted struct {
-		des, total int
-		err        error
-	}
-	files := map[string]counted{} // a file many sections name is read once
+	changes := map[string]string{} // by password file: a file many sections name is read once
 	l.each("authuserfile", func(n *node) {
 		change := ""
 		if len(n.d.Args) > 0 {
 			p := l.abs(n.d.Args[0])
-			c, ok := files[p]
-			if !ok {
-				c.des, c.total, c.err = countCrypt(p)
-				files[p] = c
-			}
-			if des, total, err := c.des, c.total, c.err; err == nil {
-				change = fmt.Sprintf("2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). %s: %d entries, of which crypt(3) (DES, which only uses 8 characters of a password): %d; they keep working.", p, total, des)
-			} else {
-				change = "2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). Existing entries keep working. The tool could not read " + p + " to count crypt entries."
+			var ok bool
+			if change, ok = changes[p]; !ok {
+				if des, total, err := countCrypt(p); err == nil {
+					change = fmt.Sprintf("2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). %s: %d entries, of which crypt(3) (DES, which only uses 8 characters of a password): %d; they keep working.", p, total, des)
+				} else {
+					change = "2.4's htpasswd writes MD5 ($apr1$) hashes by default; 2.2 on Unix wrote crypt(3). Existing entries keep working. The tool could not read " + p + " to count crypt entries."
+				}
+				changes[p] = change
 			}
 		}
 		l.at("BEH-08", n.d, change, "")

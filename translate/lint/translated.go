@@ -160,7 +160,12 @@ func (t *translated) dir10Fixes(s *scope, ws string, head *dir, x sectionText) (
 // container between its opening and closing tags, the others separated
 // by " / ".
 func joinLines(lines []string) string {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + len(" / ")
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for i, l := range lines {
 		if i > 0 {
 			if prev := lines[i-1]; strings.HasPrefix(prev, "<") && !strings.HasPrefix(prev, "</") || strings.HasPrefix(l, "</") {
