@@ -168,6 +168,7 @@ func (l *linter) summarise(s *scope) {
 		d := n.d
 		switch n.name {
 		case "order", "allow", "deny", "satisfy":
+			n.text = written(d)
 			c.set = true
 			if c.first == nil {
 				c.first = d
@@ -180,6 +181,7 @@ func (l *linter) summarise(s *scope) {
 				c.satisfy, c.satD = strings.ToLower(strings.Join(d.Args, "")), d
 			}
 		case "require":
+			n.text = written(d)
 			r.set = true
 			if r.first == nil {
 				r.first = d
@@ -392,7 +394,7 @@ func (l *linter) checkScopeCompat(s *scope) {
 			continue
 		}
 		d := n.d
-		pos, text := posOf(d), written(d)
+		pos, text := posOf(d), n.written()
 		if d == head {
 			l.report("DIR-10", pos, text, "", fix)
 		} else {

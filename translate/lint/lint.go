@@ -75,6 +75,19 @@ type node struct {
 	ht      *htFile
 	vh      *vhost
 	scope   *scope // the access scope it belongs to; nil at server level
+	// text is d as written (see written) for the Order, Allow, Deny,
+	// Satisfy and Require lines of a scope, each the subject of findings
+	// of several checks (ERR-02 and the scope's own): made once, when
+	// the scope is summarised. "" for the other nodes.
+	text string
+}
+
+// written returns n's directive as written.
+func (n *node) written() string {
+	if n.text != "" {
+		return n.text
+	}
+	return written(n.d)
 }
 
 // topLevel reports whether n is at server or virtual-host level (outside

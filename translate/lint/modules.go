@@ -144,7 +144,7 @@ func (l *linter) checkModules() {
 				"Load " + what + " ('LoadModule " + mod + " modules/mod_" + strings.TrimSuffix(mod, "_module") + ".so'), or migrate to the 2.4 directives."}
 			err02[written] = t
 		}
-		l.at("ERR-02", n.d, t.change, t.fix)
+		l.report("ERR-02", posOf(n.d), n.written(), t.change, t.fix)
 	}
 	// ERR-03: AddOutputFilterByType without mod_filter.
 	if !l.has("filter_module") {
