@@ -484,6 +484,9 @@ func isCompatName(name string) bool {
 func (l *linter) checkScopeRequire(s *scope) {
 	var user, group *dir
 	for _, n := range s.own {
+		if !strings.HasPrefix(n.name, "require") {
+			continue // no Require line or container: d.Is holds below only where the lower-case name has the prefix
+		}
 		d := n.d
 		if (d.Is("RequireAll") || d.Is("RequireAny") || d.Is("RequireNone")) && d.IsSection() {
 			l.at("AUTH-04", d, "", "")

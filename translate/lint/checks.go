@@ -131,8 +131,8 @@ func (l *linter) checkBuildSplit() {
 		return strings.ToLower(name)
 	}
 	for _, n := range l.nodes {
-		if n.ht != nil {
-			continue
+		if n.ht != nil || !strings.HasPrefix(n.name, "proxy") {
+			continue // n.d.Is holds below only where the lower-case name has the prefix
 		}
 		name := ""
 		switch {
