@@ -83,21 +83,30 @@ func (fl *findingList) sorted(files []string) []Finding {
 	for i, f := range files {
 		fileIndex[f] = i + 1
 	}
-	// Findings come in runs from one file: look each up once per run.
+	// One pass over the records: each one's file (findings come in runs
+	// from one file: looked up once per run), kept in packed until the
+	// keys are packed there, and the largest field of any key.
+	packed := make([]uint64, 0, fl.n)
+	var top findingKey
+	packable := true
 	lastFile, file := "", -1
-	key := func(seq int) findingKey {
-		r := fl.at(seq)
+	fl.each(func(seq int, r *record) {
 		if file < 0 || r.pos.File != lastFile {
 			lastFile, file = r.pos.File, fileIndex[r.pos.File]
 		}
-		return findingKey{file, r.pos.Line, r.pos.Col, r.rule, seq}
-	}
+		packed = append(packed, uint64(file))
+		packable = packable && file > 0 && r.pos.Line >= 0 && r.pos.Col >= 0
+		top = findingKey{max(top.file, file), max(top.line, r.pos.Line), max(top.col, r.pos.Col), max(top.rule, r.rule), seq}
+	})
 	out := make([]Finding, fl.n)
-	if p, ok := fl.packing(key); ok {
+	if p, ok := packing(top); ok && packable {
 		// One integer per finding sorts several times faster than
 		// keys compared field by field.
-		packed := make([]uint64, 0, fl.n)
-		fl.each(func(seq int) { packed = append(packed, p.pack(key(seq))) })
+		i := 0
+		fl.each(func(seq int, r *record) {
+			packed[i] = p.pack(findingKey{int(packed[i]), r.pos.Line, r.pos.Col, r.rule, seq})
+			i++
+		})
 		packed = radixSort(packed, p.shift[3], p.width)
 		// A big report is megabytes of findings: made on every core.
 		const part = 4096
@@ -109,7 +118,9 @@ func (fl *findingList) sorted(files []string) []Finding {
 		return out
 	}
 	keys := make([]findingKey, 0, fl.n)
-	fl.each(func(seq int) { keys = append(keys, key(seq)) })
+	fl.each(func(seq int, r *record) {
+		keys = append(keys, findingKey{int(packed[len(keys)]), r.pos.Line, r.pos.Col, r.rule, seq})
+	})
 	slices.SortFunc(keys, func(a, b findingKey) int {
 		if c := cmp.Compare(a.file, b.file); c != 0 {
 			return c
@@ -127,12 +138,12 @@ func (fl *findingList) sorted(files []string) []Finding {
 	return out
 }
 
-// each calls fn with the sequence number of every record, in the order
+// each calls fn with every record and its sequence number, in the order
 // they were reported.
-func (fl *findingList) each(fn func(seq int)) {
+func (fl *findingList) each(fn func(seq int, r *record)) {
 	for b, block := range fl.blocks {
 		for i := range block {
-			fn(b<<blockBits | i)
+			fn(b<<blockBits|i, &block[i])
 		}
 	}
 }
@@ -185,23 +196,9 @@ type keyPacking struct {
 	seqMask uint64
 }
 
-// packing returns the packing for the keys of the records, if there is
-// one: no field is negative, no file is unknown (its findings are ordered
-// by file name) and the fields fit in 64 bits together (they do but for
-// absurd positions).
-func (fl *findingList) packing(key func(seq int) findingKey) (keyPacking, bool) {
-	var top findingKey
-	ok := true
-	fl.each(func(seq int) {
-		k := key(seq)
-		if k.file <= 0 || k.line < 0 || k.col < 0 {
-			ok = false
-		}
-		top = findingKey{max(top.file, k.file), max(top.line, k.line), max(top.col, k.col), max(top.rule, k.rule), max(top.seq, k.seq)}
-	})
-	if !ok {
-		return keyPacking{}, false
-	}
+// packing returns the packing for keys whose fields are at most top's,
+// if they fit in 64 bits together (they do but for absurd positions).
+func packing(top findingKey) (keyPacking, bool) {
 	widths := [5]uint{}
 	total := uint(0)
 	for i, v := range [5]int{top.file, top.line, top.col, top.rule, top.seq} {
