@@ -79,15 +79,17 @@ func loadOptions(opt Options) translate.LoadOptions {
 // directive Apache 2.2 does not know, or a Require of a provider 2.2 does
 // not have) and has nothing only 2.2 knows, "2.2" otherwise.
 func (l *linter) semantics() string {
-	only24, only22 := false, false
+	only24 := false
 	for _, n := range l.nodes {
 		name := n.d.Name
 		if n.d.IsSection() {
 			name = "<" + name
 		}
 		in22, in24 := directive.Known(name, directive.V22), directive.Known(name, directive.V24)
+		if in22 && !in24 {
+			return string(translate.Legacy22) // whatever the rest holds
+		}
 		only24 = only24 || in24 && !in22
-		only22 = only22 || in22 && !in24
 		if n.name == "require" && len(n.d.Args) > 0 {
 			p := n.d.Args[0]
 			if strings.EqualFold(p, "not") && len(n.d.Args) > 1 {
@@ -99,7 +101,7 @@ func (l *linter) semantics() string {
 			}
 		}
 	}
-	if only24 && !only22 {
+	if only24 {
 		return string(translate.Compat24)
 	}
 	return string(translate.Legacy22)

@@ -80,3 +80,27 @@ func TestLintAgreesWithServe(t *testing.T) {
 		}
 	}
 }
+
+// TestSemantics holds what lint takes the configuration to be written for,
+// given no semantics: 2.4 where something only 2.4 knows is in it and
+// nothing only 2.2 knows, wherever either is.
+func TestSemantics(t *testing.T) {
+	for _, tt := range []struct{ conf, want string }{
+		{"<Directory /d>\nOrder deny,allow\n</Directory>\n", "2.2"},
+		{"<Directory /d>\nRequire all granted\n</Directory>\n", "2.4-compat"},
+		{"<Directory /d>\nRequire not host example.com\n</Directory>\n", "2.4-compat"},
+		{"<Directory /d>\n<RequireAll>\nRequire valid-user\n</RequireAll>\n</Directory>\n", "2.4-compat"},
+		{"LockFile /x\n<Directory /d>\nRequire all granted\n</Directory>\n", "2.2"},
+		{"<Directory /d>\nRequire all granted\n</Directory>\nLockFile /x\n", "2.2"},
+	} {
+		conf := filepath.Join(t.TempDir(), "httpd.conf")
+		os.WriteFile(conf, []byte(tt.conf), 0o644)
+		l, err := read([]string{conf}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.semantics(); got != tt.want {
+			t.Errorf("%q: %s, want %s", tt.conf, got, tt.want)
+		}
+	}
+}
