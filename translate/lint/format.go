@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/orderly-proxy/orderly/internal/swar"
@@ -21,7 +22,7 @@ import (
 //	file:line:col: ID severity: directive: change; fix
 func WriteText(w io.Writer, r *Report) error {
 	return writeChunked(w, len(r.Findings), func() func([]byte, int) []byte {
-		var seen oneLineMemo
+		var seen textMemo
 		return func(b []byte, i int) []byte {
 			f := &r.Findings[i]
 			b = append(b, f.Pos.File...)
@@ -34,11 +35,11 @@ func WriteText(w io.Writer, r *Report) error {
 			b = append(b, ' ')
 			b = append(b, f.Severity...)
 			b = append(b, ": "...)
-			b = seen.append(b, f.Directive)
+			b = seen.appendOneLine(b, f.Directive)
 			b = append(b, ": "...)
-			b = seen.append(b, f.Change)
+			b = seen.appendOneLine(b, f.Change)
 			b = append(b, "; "...)
-			b = seen.append(b, f.Fix)
+			b = seen.appendOneLine(b, f.Fix)
 			return append(b, '\n')
 		}
 	})
@@ -117,28 +118,33 @@ func writeChunked(w io.Writer, n int, newAdd func() func(b []byte, i int) []byte
 	return err
 }
 
-// A oneLineMemo remembers which of the long texts of a report are on one
-// line already. Most are shared by many findings (a rule's fix, a
-// scope's translation): it knows them by where they are in memory, which
-// for texts that all stay alive (those of one report) says which they are.
-type oneLineMemo [256]struct {
+// A textMemo remembers a property of the long texts of a report. Most
+// are shared by many findings (a rule's fix, a scope's translation): it
+// knows them by where they are in memory, which for texts that all stay
+// alive (those of one report) says which they are.
+type textMemo [256]struct {
 	p  *byte
 	n  int
 	ok bool
 }
 
-// append is appendOneLine, with isOneLine's answer for a text seen before
-// taken from the memo.
-func (m *oneLineMemo) append(b []byte, s string) []byte {
+// holds returns has(s), worked out once for a long text seen before.
+func (m *textMemo) holds(s string, has func(string) bool) bool {
 	if len(s) < 64 {
-		return appendOneLine(b, s)
+		return has(s)
 	}
 	p := unsafe.StringData(s)
 	e := &m[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(s)))%uintptr(len(m))]
 	if e.p != p || e.n != len(s) {
-		e.p, e.n, e.ok = p, len(s), isOneLine(s)
+		e.p, e.n, e.ok = p, len(s), has(s)
 	}
-	if e.ok {
+	return e.ok
+}
+
+// appendOneLine is appendOneLine, with isOneLine's answer for a text seen
+// before taken from the memo.
+func (m *textMemo) appendOneLine(b []byte, s string) []byte {
+	if m.holds(s, isOneLine) {
 		return append(b, s...)
 	}
 	return appendOneLine(b, s)
@@ -210,7 +216,8 @@ func isOneLine(s string) bool {
 
 func oneLine(s string) string { return string(appendOneLine(nil, s)) }
 
-// JSONFinding is the JSON form of a finding. Its field names are stable.
+// JSONFinding is the JSON form of a finding, as WriteJSON writes it (a
+// report decodes into a []JSONFinding). Its field names are stable.
 type JSONFinding struct {
 	ID        string `json:"id"`
 	Severity  string `json:"severity"`
@@ -223,15 +230,136 @@ type JSONFinding struct {
 }
 
 // WriteJSON writes the findings as a JSON array of [JSONFinding] ([] when
-// there are none).
+// there are none), each field on a line of its own: what encoding/json's
+// Encoder writes with SetIndent("", "  "). It is written here, a chunk of
+// findings at a time (writeChunked), rather than by the Encoder, which
+// would marshal the whole array and then indent it in memory: a big
+// report is tens of megabytes of JSON.
 func WriteJSON(w io.Writer, r *Report) error {
-	out := make([]JSONFinding, 0, len(r.Findings))
-	for _, f := range r.Findings {
-		out = append(out, JSONFinding{ID: f.ID, Severity: string(f.Severity), File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Col, Directive: f.Directive, Change: f.Change, Fix: f.Fix})
+	n := len(r.Findings)
+	if n == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeChunked(w, n, func() func([]byte, int) []byte {
+		var plain textMemo
+		str := func(b []byte, s string) []byte {
+			if plain.holds(s, isJSONPlain) {
+				b = append(b, '"')
+				b = append(b, s...)
+				return append(b, '"')
+			}
+			return appendJSONString(b, s)
+		}
+		return func(b []byte, i int) []byte {
+			f := &r.Findings[i]
+			if i == 0 {
+				b = append(b, "[\n"...)
+			} else {
+				b = append(b, ",\n"...)
+			}
+			b = append(b, "  {\n    \"id\": "...)
+			b = str(b, f.ID)
+			b = append(b, ",\n    \"severity\": "...)
+			b = str(b, string(f.Severity))
+			b = append(b, ",\n    \"file\": "...)
+			b = str(b, f.Pos.File)
+			b = append(b, ",\n    \"line\": "...)
+			b = strconv.AppendInt(b, int64(f.Pos.Line), 10)
+			b = append(b, ",\n    \"column\": "...)
+			b = strconv.AppendInt(b, int64(f.Pos.Col), 10)
+			b = append(b, ",\n    \"directive\": "...)
+			b = str(b, f.Directive)
+			b = append(b, ",\n    \"change\": "...)
+			b = str(b, f.Change)
+			b = append(b, ",\n    \"fix\": "...)
+			b = str(b, f.Fix)
+			b = append(b, "\n  }"...)
+			if i == n-1 {
+				b = append(b, "\n]\n"...)
+			}
+			return b
+		}
+	})
+}
+
+// isJSONPlain reports whether s is printable ASCII (or DEL) without
+// " \\ < > & (the last three encoding/json escapes for HTML): a text that
+// encoding/json writes as it is between quotes, as it does most of lint's.
+func isJSONPlain(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !jsonPlainWord(swar.Load(s, i)) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if !jsonPlainByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonPlainWord reports whether the eight bytes of x are each plain
+// (jsonPlainByte): a report's texts are hundreds of bytes, read eight
+// bytes at a time.
+func jsonPlainWord(x uint64) bool {
+	return x&(0x80*swar.Ones) == 0 && !swar.HasLess(x, ' ') &&
+		swar.Zero(x^'"'*swar.Ones)|swar.Zero(x^'\\'*swar.Ones)|swar.Zero(x^'<'*swar.Ones)|swar.Zero(x^'>'*swar.Ones)|swar.Zero(x^'&'*swar.Ones) == 0
+}
+
+// jsonPlainByte reports whether encoding/json writes the byte c of a
+// string as it is.
+func jsonPlainByte(c byte) bool {
+	return c >= ' ' && c < utf8.RuneSelf && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it
+// (HTML characters escaped): an ASCII text here, byte by byte as
+// encoding/json's appendString does, and one with other bytes (which
+// encoding/json checks for UTF-8 and U+2028, U+2029) by encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	mark := len(b)
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && jsonPlainWord(swar.Load(s, i)) {
+			i += 8
+			continue
+		}
+		c := s[i]
+		switch {
+		case jsonPlainByte(c):
+			i++
+			continue
+		case c >= utf8.RuneSelf:
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b[:mark], q...)
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default: // other control characters, and < > & (for HTML)
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // SARIFOptions say how to write SARIF.

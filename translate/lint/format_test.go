@@ -2,6 +2,7 @@ package lint
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -188,3 +189,109 @@ func TestWriteTextShared(t *testing.T) {
 		t.Errorf("WriteText differs from each text made one line on its own")
 	}
 }
+
+// TestIsJSONPlain checks the eight-bytes-at-a-time isJSONPlain against
+// encoding/json, for every byte value at every position of texts of every
+// length up to 24, over a background of plain and other bytes: a text it
+// calls plain is written as it is, and so is none of the other ASCII
+// texts (those with other bytes go to encoding/json, right or not).
+func TestIsJSONPlain(t *testing.T) {
+	for _, bg := range []byte{'a', ' ', 0x7f, '"', 0x80} {
+		for n := 1; n <= 24; n++ {
+			for at := range n {
+				for c := range 256 {
+					b := bytes.Repeat([]byte{bg}, n)
+					b[at] = byte(c)
+					q, err := json.Marshal(string(b))
+					if err != nil {
+						t.Fatal(err)
+					}
+					asIs := string(q) == `"`+string(b)+`"`
+					if got := isJSONPlain(string(b)); got && !asIs || !got && asIs && bg < 0x80 && c < 0x80 {
+						t.Fatalf("isJSONPlain(%q) = %v", b, got)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAppendJSONString holds appendJSONString to encoding/json: for every
+// text of one or two bytes, and for every byte value at every position
+// of texts up to 24 bytes long over a plain background.
+func TestAppendJSONString(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got[1:], want)
+		}
+	}
+	check("")
+	for c := range 1 << 16 {
+		check(string([]byte{byte(c)}))
+		check(string([]byte{byte(c >> 8), byte(c)}))
+	}
+	for n := 1; n <= 24; n++ {
+		for at := range n {
+			for c := range 256 {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[at] = byte(c)
+				check(string(b))
+			}
+		}
+	}
+}
+
+// TestWriteJSONMatchesEncoder holds WriteJSON to what encoding/json's
+// Encoder writes for the findings as JSONFinding values, indented by two
+// spaces: for no finding, one, and more than a chunk's worth, with texts
+// that need escaping (quotes, HTML, control characters, U+2028, bytes
+// that are not UTF-8) and long texts shared by many findings.
+func TestWriteJSONMatchesEncoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a", "Allow from 10.0.0.0/8", " ", "  ", "\t", "\n", "\r", "\b", "\f", "\x00", "\x1f", "\x7f", `"`, `\`, "<", ">", "&",
+		"é", "\u2028", "\u2029", "😀", "\xff", "\xe2\x80", "/", "'"}
+	text := func() string {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	shared := []string{strings.Repeat("a plain text shared by many findings. ", 4), strings.Repeat("a shared <text> & \"quotes\" ", 4), text()}
+	for _, n := range []int{0, 1, 7, 1500} {
+		r := &Report{Findings: []Finding{}}
+		for i := range n {
+			f := Finding{ID: "DIR-10", Severity: Warning, Pos: apacheconf.Pos{File: "/etc/apache2/httpd.conf", Line: i + 1, Col: rng.IntN(3)},
+				Directive: text(), Change: shared[i%len(shared)], Fix: text()}
+			if i%5 == 0 {
+				f.ID, f.Severity, f.Pos.File, f.Fix = "AUTH-01", Info, text(), shared[(i/5)%len(shared)]
+			}
+			r.Findings = append(r.Findings, f)
+		}
+		out := make([]JSONFinding, 0, n)
+		for _, f := range r.Findings {
+			out = append(out, JSONFinding{ID: f.ID, Severity: string(f.Severity), File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Col, Directive: f.Directive, Change: f.Change, Fix: f.Fix})
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d findings: WriteJSON differs from encoding/json:\n%s\nwant:\n%s", n, head(got.String()), head(want.String()))
+		}
+	}
+}
+
+// head returns the start of a long text, for a test's message.
+func head(s string) string { return s[:min(len(s), 2000)] }
