@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -319,7 +320,7 @@ func jsonPlainByte(c byte) bool {
 // (HTML characters escaped): an ASCII text here, byte by byte as
 // encoding/json's appendString does, and one with other bytes (which
 // encoding/json checks for UTF-8 and U+2028, U+2029) by encoding/json.
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[T string | []byte](b []byte, s T) []byte {
 	const hex = "0123456789abcdef"
 	mark := len(b)
 	b = append(b, '"')
@@ -335,7 +336,7 @@ func appendJSONString(b []byte, s string) []byte {
 			i++
 			continue
 		case c >= utf8.RuneSelf:
-			q, _ := json.Marshal(s) // a string always marshals
+			q, _ := json.Marshal(string(s)) // a string always marshals
 			return append(b[:mark], q...)
 		}
 		b = append(b, s[start:i]...)
@@ -499,37 +500,116 @@ func WriteSARIF(w io.Writer, r *Report, opt SARIFOptions) error {
 			Properties:           sarifRuleProps{Tags: []string{"apache-httpd", "upgrade-2.2-2.4", category(rule.ID)}, Severity: string(rule.Severity), Source: rule.Source},
 		})
 	}
-	ordinal := map[string]int{}
-	for _, f := range r.Findings {
-		loc := artifact(base, f.Pos.File)
-		// The base directory is left out of the hash, so that a checkout
-		// elsewhere (a CI workspace) keeps the fingerprints.
-		norm := normDirective(strings.ReplaceAll(f.Directive, base, "%SRCROOT%"))
-		key := f.ID + "\x00" + loc.URI + "\x00" + norm
-		n := ordinal[key]
-		ordinal[key] = n + 1
-		sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
-		line := max(f.Pos.Line, 1)
-		run.Results = append(run.Results, sarifResult{
-			RuleID:    f.ID,
-			RuleIndex: ruleIndex[f.ID],
-			Level:     SARIFLevel(f.Severity),
-			Message:   sarifText{oneLine(f.Directive) + ": " + oneLine(f.Change) + " Fix: " + oneLine(f.Fix)},
-			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
-				ArtifactLocation: loc,
-				Region:           sarifRegion{StartLine: line, StartColumn: max(f.Pos.Col, 1)},
-			}}},
-			PartialFingerprints: map[string]string{FingerprintKey: hex.EncodeToString(sum[:16])},
-		})
-	}
 	log := sarifLog{
 		Schema:  "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
 		Version: "2.1.0",
 		Runs:    []sarifRun{run},
 	}
-	enc := json.NewEncoder(w)
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
-	return enc.Encode(log)
+	if err := enc.Encode(log); err != nil {
+		return err
+	}
+	if len(r.Findings) == 0 {
+		_, err := w.Write(head.Bytes())
+		return err
+	}
+	// The results are written in the place of the run's empty array (its
+	// last field), a chunk at a time on every core, laid out as the
+	// Encoder lays them out: a big report is tens of megabytes of SARIF,
+	// which the Encoder would marshal and then indent in memory.
+	const empty = `"results": []`
+	at := bytes.LastIndex(head.Bytes(), []byte(empty)) + len(empty) - 1
+	if _, err := w.Write(head.Bytes()[:at]); err != nil {
+		return err
+	}
+	sums := sarifFingerprints(r.Findings, base)
+	n := len(r.Findings)
+	err = writeChunked(w, n, func() func([]byte, int) []byte {
+		var seen textMemo
+		var msg []byte
+		// Findings come in runs from one file: its location is
+		// worked out once per run.
+		var file string
+		var loc sarifArtifactLoc
+		located := false
+		return func(b []byte, i int) []byte {
+			f := &r.Findings[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n        {\n          \"ruleId\": "...)
+			b = appendJSONString(b, f.ID)
+			b = append(b, ",\n          \"ruleIndex\": "...)
+			b = strconv.AppendInt(b, int64(ruleIndex[f.ID]), 10)
+			b = append(b, ",\n          \"level\": "...)
+			b = appendJSONString(b, SARIFLevel(f.Severity))
+			b = append(b, ",\n          \"message\": {\n            \"text\": "...)
+			msg = seen.appendOneLine(msg[:0], f.Directive)
+			msg = append(msg, ": "...)
+			msg = seen.appendOneLine(msg, f.Change)
+			msg = append(msg, " Fix: "...)
+			msg = seen.appendOneLine(msg, f.Fix)
+			b = appendJSONString(b, msg)
+			b = append(b, "\n          },\n          \"locations\": [\n            {\n              \"physicalLocation\": {\n                \"artifactLocation\": {\n                  \"uri\": "...)
+			if !located || f.Pos.File != file {
+				file, loc, located = f.Pos.File, artifact(base, f.Pos.File), true
+			}
+			b = appendJSONString(b, loc.URI)
+			if loc.URIBaseID != "" {
+				b = append(b, ",\n                  \"uriBaseId\": "...)
+				b = appendJSONString(b, loc.URIBaseID)
+			}
+			b = append(b, "\n                },\n                \"region\": {\n                  \"startLine\": "...)
+			b = strconv.AppendInt(b, int64(max(f.Pos.Line, 1)), 10)
+			b = append(b, ",\n                  \"startColumn\": "...)
+			b = strconv.AppendInt(b, int64(max(f.Pos.Col, 1)), 10)
+			b = append(b, "\n                }\n              }\n            }\n          ],\n          \"partialFingerprints\": {\n            "...)
+			b = appendJSONString(b, FingerprintKey)
+			b = append(b, ": \""...)
+			b = hex.AppendEncode(b, sums[i][:])
+			b = append(b, "\"\n          }\n        }"...)
+			if i == n-1 {
+				b = append(b, "\n      "...)
+			}
+			return b
+		}
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(head.Bytes()[at:])
+	return err
+}
+
+// sarifFingerprints returns the fingerprint of each finding: the first
+// half of a SHA-256 of the rule, the file relative to base, the
+// normalised directive with base left out (a checkout elsewhere, a CI
+// workspace, keeps the fingerprints) and its ordinal among identical
+// ones.
+func sarifFingerprints(findings []Finding, base string) [][16]byte {
+	sums := make([][16]byte, len(findings))
+	ordinal := make(map[string]int, len(findings))
+	var key []byte
+	// Findings come in runs from one file, and those on one line share
+	// the directive's text: each is worked out once per run.
+	var file, uri, directive, norm string
+	for i := range findings {
+		f := &findings[i]
+		if i == 0 || f.Pos.File != file {
+			file, uri = f.Pos.File, artifact(base, f.Pos.File).URI
+		}
+		if i == 0 || f.Directive != directive {
+			directive, norm = f.Directive, normDirective(strings.ReplaceAll(f.Directive, base, "%SRCROOT%"))
+		}
+		key = append(append(append(append(append(key[:0], f.ID...), 0), uri...), 0), norm...)
+		n := ordinal[string(key)]
+		ordinal[string(key)] = n + 1
+		sum := sha256.Sum256(strconv.AppendInt(append(key, 0), int64(n), 10))
+		sums[i] = [16]byte(sum[:16])
+	}
+	return sums
 }
 
 func category(id string) string {

@@ -2,14 +2,20 @@ package lint
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // sarifOf lints the legacy22 golden configuration, extracted in dir (a
@@ -296,5 +302,85 @@ sys.exit(1 if errors else 0)
 	cmd.Stdin = strings.NewReader(`{"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": [{"level": "fatal"}]}]}`)
 	if err := cmd.Run(); err == nil {
 		t.Error("the schema check accepted an invalid log")
+	}
+}
+
+// sarifByEncoder is WriteSARIF as encoding/json's Encoder writes the whole
+// log, every result a sarifResult: what WriteSARIF writes, results and
+// all, as TestWriteSARIFMatchesEncoder holds it to.
+func sarifByEncoder(t *testing.T, r *Report, opt SARIFOptions) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteSARIF(&buf, &Report{}, opt); err != nil { // the log without results
+		t.Fatal(err)
+	}
+	var log sarifLog
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	base, err := filepath.Abs(opt.BaseDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ordinal := map[string]int{}
+	for _, f := range r.Findings {
+		loc := artifact(base, f.Pos.File)
+		key := f.ID + "\x00" + loc.URI + "\x00" + normDirective(strings.ReplaceAll(f.Directive, base, "%SRCROOT%"))
+		n := ordinal[key]
+		ordinal[key] = n + 1
+		sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(n)))
+		log.Runs[0].Results = append(log.Runs[0].Results, sarifResult{
+			RuleID:    f.ID,
+			RuleIndex: ruleIndex[f.ID],
+			Level:     SARIFLevel(f.Severity),
+			Message:   sarifText{oneLine(f.Directive) + ": " + oneLine(f.Change) + " Fix: " + oneLine(f.Fix)},
+			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+				ArtifactLocation: loc,
+				Region:           sarifRegion{StartLine: max(f.Pos.Line, 1), StartColumn: max(f.Pos.Col, 1)},
+			}}},
+			PartialFingerprints: map[string]string{FingerprintKey: hex.EncodeToString(sum[:16])},
+		})
+	}
+	buf.Reset()
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(log); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestWriteSARIFMatchesEncoder holds WriteSARIF, which writes the results
+// itself, to the Encoder writing the whole log: for no finding, one, and
+// more than a chunk's worth, in files under the base directory, outside
+// it (with characters URIs escape) and in none, with directives that
+// name the base directory or repeat (ordinals), texts on several lines
+// and texts JSON escapes.
+func TestWriteSARIFMatchesEncoder(t *testing.T) {
+	base := t.TempDir()
+	files := []string{filepath.Join(base, "httpd.conf"), filepath.Join(base, "sites", "a b%.conf"), "/etc/apache2/é.conf", filepath.Join(base, "www", ".htaccess")}
+	texts := []string{"Order deny,allow", "Allow from 10.0.0.0/8", "Deny  from\tall", "<Directory \"" + base + "/www\">",
+		"Require valid-user", "a \"quoted\" & <html> text\nover two lines", "\u2028 \xff"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 9, 1300} {
+		r := &Report{}
+		for i := range n {
+			rule := rules[rng.IntN(len(rules))]
+			f := Finding{ID: rule.ID, Severity: rule.Severity,
+				Pos:       apacheconf.Pos{File: files[(i/50)%len(files)], Line: i/3 + rng.IntN(2), Col: rng.IntN(3)},
+				Directive: texts[rng.IntN(len(texts))], Change: texts[rng.IntN(len(texts))] + " " + rule.Change, Fix: rule.Fix}
+			if i%512 == 0 {
+				f.Pos.File = "" // no file, at the start of a chunk
+			}
+			r.Findings = append(r.Findings, f)
+		}
+		opt := SARIFOptions{BaseDir: base, Version: "test"}
+		var got bytes.Buffer
+		if err := WriteSARIF(&got, r, opt); err != nil {
+			t.Fatal(err)
+		}
+		if want := sarifByEncoder(t, r, opt); !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%d findings: WriteSARIF differs from the Encoder:\n%s\nwant:\n%s", n, head(got.String()), head(string(want)))
+		}
 	}
 }
