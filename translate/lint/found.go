@@ -44,6 +44,7 @@ const firstBlock, blockBits = 64, 12
 // maxBlock is the capacity of the largest blocks.
 const maxBlock = 1 << blockBits
 
+// add appends r to the list, in a new block when the last is full.
 func (fl *findingList) add(r record) {
 	last := len(fl.blocks) - 1
 	if last < 0 || len(fl.blocks[last]) == cap(fl.blocks[last]) {
@@ -217,6 +218,7 @@ func packing(top findingKey) (keyPacking, bool) {
 	return p, true
 }
 
+// pack returns k laid out in one integer.
 func (p keyPacking) pack(k findingKey) uint64 {
 	return uint64(k.file)<<p.shift[0] | uint64(k.line)<<p.shift[1] | uint64(k.col)<<p.shift[2] | uint64(k.rule)<<p.shift[3] | uint64(k.seq)
 }
