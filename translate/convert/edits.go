@@ -209,19 +209,21 @@ func anyFold(texts []string, substr string) bool {
 
 // containsFold reports whether s contains substr, a lower-case ASCII
 // word, in any case. It looks at a whole file, often for a word that is
-// not there: seven places at a time are tested for the word's first two
-// letters, and only where both are found is the rest compared.
+// not there: eight places at a time are tested for the word's first and
+// last letters (the pair, apart, is much rarer than two letters side by
+// side), and only where both are found is the rest compared.
 func containsFold[T string | []byte](s T, substr string) bool {
 	n, i := len(substr), 0
-	if n >= 2 {
-		c0, c1 := uint64(substr[0])*swar.Ones, uint64(substr[1])*swar.Ones
-		for ; i+8 <= len(s); i += 7 {
-			x := swar.Load(s, i) | 0x20*swar.Ones // letters in lower case
-			// The high bit of each byte equal to the first letter, and
-			// of each equal to the second.
-			m0, m1 := swar.Zero(x^c0), swar.Zero(x^c1)
-			// Places 0 to 6 of the word where both letters follow on.
-			for m := m0 & (m1 >> 8) & ((0x80 * swar.Ones) >> 8); m != 0; m &= m - 1 {
+	// A byte b equal to c in any case has b|0x20 == c when c is a
+	// lower-case letter or any byte with that bit set.
+	if n >= 2 && substr[0]&0x20 != 0 && substr[n-1]&0x20 != 0 {
+		c0, c1 := uint64(substr[0])*swar.Ones, uint64(substr[n-1])*swar.Ones
+		for ; i+n-1+8 <= len(s); i += 8 {
+			// The high bit of each of the eight places whose first
+			// letter, and whose last, is the word's, in any case.
+			x0 := swar.Load(s[i:i+8], 0) | 0x20*swar.Ones
+			x1 := swar.Load(s[i+n-1:i+n-1+8], 0) | 0x20*swar.Ones
+			for m := swar.Zero(x0^c0) & swar.Zero(x1^c1); m != 0; m &= m - 1 {
 				if foldAt(s, i+bits.TrailingZeros64(m)/8, substr) {
 					return true
 				}

@@ -85,13 +85,15 @@ func TestApplyEdits(t *testing.T) {
 }
 
 // TestContainsFold plants words in texts of every length up to 40, at
-// every place and in mixed case, among letters that start them and bytes
-// that fold onto letters only with 0x20 set; containsFold must find them
+// every place and in mixed case, among letters that start and end them,
+// bytes that fold onto letters only with 0x20 set, and '_' (which has it
+// clear: a word that starts or ends with it is compared a byte at a
+// time); containsFold must find them
 // exactly where strings.Contains finds them in the text in lower case.
 func TestContainsFold(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	fill := []byte("sShHaA@`\x80\xe0 \nz")
-	for _, w := range []string{"shmcb", "fileetag", "addoutputfilterbytype", "sh", "x"} {
+	fill := []byte("sShHaAtT_\x7f@`\x80\xe0 \nz")
+	for _, w := range []string{"shmcb", "fileetag", "addoutputfilterbytype", "sh", "x", "access_compat", "hats", "a_t", "_sh", "sa_"} {
 		for n := 0; n <= 40; n++ {
 			for range 200 {
 				b := make([]byte, n)
