@@ -369,13 +369,12 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		if err != nil {
 			return nil, err
 		}
-		text, _ := applyEdits(src, h.es, keepCompat, false)
-		conv.Files[h.path] = []byte(text)
+		conv.Files[h.path], _ = applyEdits(src, h.es, keepCompat, false)
 	}
 	if opt.SectionsOnly {
 		return conv, partial
 	}
-	texts := make([]string, len(loaded))
+	texts := make([][]byte, len(loaded))
 	have := map[string]bool{}
 	lastLoader := -1
 	var lastLoads moduleLines
@@ -391,7 +390,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		if i == lastLoader {
 			conv.Files[f] = addModules(texts[i], lastLoads, have, texts, len(conv.CompatKept) > 0)
 		} else {
-			conv.Files[f] = []byte(texts[i])
+			conv.Files[f] = texts[i]
 		}
 	}
 	conv.Data = dataFiles(raw, cfg.ServerRoot, conv.Files)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math/bits"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -19,76 +18,119 @@ const atEnd = 1 << 30
 // applyEdits rewrites a file's text: the edits es made, the LoadModule
 // line of mod_access_compat commented out unless keepCompat, and with
 // rename the catalogue's renames and removals (renameLine) made in the
-// same pass, whose number it returns.
-func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
-	// starts[k] is where line k+1 begins; the text after the last
-	// newline, even empty, is a line too.
-	starts := make([]int, 1, bytes.Count(src, []byte("\n"))+2)
-	for i, c := range src {
-		if c == '\n' {
-			starts = append(starts, i+1)
-		}
+// same pass, whose number it returns. A configuration file's text
+// (rename) gets room for the lines addModules may add to it.
+func applyEdits(src []byte, es []edit, keepCompat, rename bool) ([]byte, int) {
+	// The text after the last newline, even empty, is a line too.
+	lines := bytes.Count(src, []byte("\n")) + 1
+	if !slices.IsSortedFunc(es, byFrom) {
+		slices.SortStableFunc(es, byFrom)
 	}
-	lines := len(starts)
-	starts = append(starts, len(src))
-	sort.SliceStable(es, func(i, j int) bool { return es[i].from < es[j].from })
 	size := len(src)
 	for _, e := range es {
 		for _, t := range e.text {
 			size += len(t) + 1
 		}
+		if keepCompat {
+			for _, t := range e.withCompat {
+				size += len(t) + 1
+			}
+		}
+	}
+	if rename {
+		size += moduleRoom
 	}
 	// The source is looked at and copied, never kept: a string over it,
 	// not a copy of it.
 	text := unsafe.String(unsafe.SliceData(src), len(src))
-	var b strings.Builder
-	b.Grow(size + 1024)
+	b := make([]byte, 0, size)
+	// start is where line k begins (len(src) past the last line), found
+	// from the line last asked for on: the edits ask in order.
+	at, atLine := 0, 1
+	start := func(k int) int {
+		if k > lines {
+			return len(src)
+		}
+		if k < atLine {
+			at, atLine = 0, 1
+		}
+		for ; atLine < k; atLine++ {
+			at += bytes.IndexByte(src[at:], '\n') + 1
+		}
+		return at
+	}
 	// Every line is written through line, unless nothing is to be done to
 	// any: then the file is copied a stretch at a time.
-	renamed := 0
+	renamedLines := 0
 	perLine := rename || !keepCompat
 	line := func(l string) {
 		if !keepCompat && loadsAccessCompat(l) {
-			b.WriteString("# orderly DIR-10: mod_access_compat no longer needed: ")
-			b.WriteString(l)
+			b = append(b, "# orderly DIR-10: mod_access_compat no longer needed: "...)
+			b = append(b, l...)
 			return
 		}
 		if !keepCompat {
 			if rest, ok := logLevelWithoutCompat(l); ok {
 				// A LogLevel for a module not loaded stops Apache.
-				b.WriteString("# orderly DIR-10: mod_access_compat no longer loaded: ")
-				b.WriteString(strings.TrimLeft(l, " \t"))
+				b = append(b, "# orderly DIR-10: mod_access_compat no longer loaded: "...)
+				b = append(b, strings.TrimLeft(l, " \t")...)
 				if !strings.HasSuffix(l, "\n") {
-					b.WriteByte('\n')
+					b = append(b, '\n')
 				}
-				if rest != "" {
-					b.WriteString(rest)
-				}
+				b = append(b, rest...)
 				return
 			}
 		}
-		if rename && renameLine(&b, l) {
-			renamed++
-		} else if !rename {
-			b.WriteString(l)
+		if !rename {
+			b = append(b, l...)
+			return
 		}
+		var changed bool
+		if b, changed = renameLine(b, l); changed {
+			renamedLines++
+		}
+	}
+	// asIs reports whether line writes l as it is, as it does a line
+	// whose first word is none it looks at (most lines): those are copied
+	// a stretch at a time.
+	asIs := func(l string) bool {
+		w, ok := firstWord(l)
+		return ok && !renamed(w) && (keepCompat || len(w) != len("LogLevel") || !strings.EqualFold(w, "LogLevel"))
 	}
 	copyLines := func(text string) {
 		if !perLine {
-			b.WriteString(text)
+			b = append(b, text...)
 			return
 		}
-		for l := range strings.Lines(text) {
-			line(l)
+		kept := 0 // text[kept:i] is lines written as they are, not yet copied
+		for i := 0; i < len(text); {
+			end := len(text)
+			if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+				end = i + j + 1
+			}
+			if l := text[i:end]; !asIs(l) {
+				b = append(b, text[kept:i]...)
+				line(l)
+				kept = end
+			}
+			i = end
 		}
+		b = append(b, text[kept:]...)
 	}
 	writeText := func(t string) {
-		if perLine {
+		// A line of one line, whose first word (as that of t and its
+		// newline) says it is written as it is, is written so.
+		if perLine && (strings.IndexByte(t, '\n') >= 0 || !asIs(t)) {
 			copyLines(t + "\n")
 			return
 		}
-		b.WriteString(t)
-		b.WriteByte('\n')
+		b = append(b, t...)
+		b = append(b, '\n')
+	}
+	endLine := func() {
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			b = append(b, '\n')
+		}
 	}
 	next := 1 // the first line not yet copied
 	for _, e := range es {
@@ -98,9 +140,9 @@ func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
 		if e.from < next || e.to > lines {
 			continue // overlaps an edit already made, or past the end
 		}
-		copyLines(text[starts[next-1]:starts[e.from-1]])
-		if e.from > lines && b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n') // inserted after a last line with no newline
+		copyLines(text[start(next):start(e.from)])
+		if e.from > lines {
+			endLine() // inserted after a last line with no newline
 		}
 		for _, t := range e.text {
 			writeText(t)
@@ -113,21 +155,26 @@ func applyEdits(src []byte, es []edit, keepCompat, rename bool) (string, int) {
 		next = e.to + 1
 	}
 	if next <= lines {
-		copyLines(text[starts[next-1]:])
+		copyLines(text[start(next):])
 	}
 	for _, e := range es {
 		if e.from != atEnd {
 			continue
 		}
-		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n')
-		}
+		endLine()
 		for _, t := range e.text {
 			writeText(t)
 		}
 	}
-	return b.String(), renamed
+	return b, renamedLines
 }
+
+// moduleRoom is the room a configuration file's text is given for the
+// lines addModules may add (it copies the text where they do not fit).
+const moduleRoom = 4096
+
+// byFrom orders edits by their first line.
+func byFrom(a, b edit) int { return a.from - b.from }
 
 // logLevelWithoutCompat reports whether l is a LogLevel line with a level
 // for mod_access_compat, and returns it without that word ("" where
@@ -203,8 +250,14 @@ func asciiSpace(c byte) bool {
 }
 
 // anyFold reports whether one of texts contains substr (containsFold).
-func anyFold(texts []string, substr string) bool {
-	return slices.ContainsFunc(texts, func(t string) bool { return containsFold(t, substr) })
+func anyFold(texts [][]byte, substr string) bool {
+	return slices.ContainsFunc(texts, func(t []byte) bool { return containsFold(t, substr) })
+}
+
+// view is b as a string, not a copy: for looking at, while b stays as
+// it is.
+func view(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // containsFold reports whether s contains substr, a lower-case ASCII
@@ -294,19 +347,17 @@ func modulePath(file string) string {
 	return ""
 }
 
-// renameLine writes the line l (with its newline) to b, renamed or
+// renameLine appends the line l (with its newline) to b, renamed or
 // removed if the catalogue says so, and reports whether it was.
-func renameLine(b *strings.Builder, l string) bool {
+func renameLine(b []byte, l string) ([]byte, bool) {
 	// Most lines are none of those changed, as their first word says.
 	if w, ok := firstWord(l); ok && !renamed(w) {
-		b.WriteString(l)
-		return false
+		return append(b, l...), false
 	}
 	var buf [4]string
 	f := fields(l, &buf)
 	if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-		b.WriteString(l)
-		return false
+		return append(b, l...), false
 	}
 	indent := leadingBlanks(l)
 	// The name in lower case, in a buffer: looked up and compared, never
@@ -315,37 +366,37 @@ func renameLine(b *strings.Builder, l string) bool {
 	lower := appendLower(lb[:0], f[0])
 	if r, ok := renames[string(lower)]; ok {
 		if r.to != "" {
-			b.WriteString(indent + "# orderly " + r.id + ": " + f[0] + " renamed " + r.to + "\n")
-			b.WriteString(indent + r.to + strings.TrimPrefix(strings.TrimLeft(l, " \t"), f[0]))
-			return true
+			b = append(b, indent+"# orderly "+r.id+": "+f[0]+" renamed "+r.to+"\n"...)
+			b = append(b, indent+r.to+strings.TrimPrefix(strings.TrimLeft(l, " \t"), f[0])...)
+			return b, true
 		}
-		b.WriteString(indent + "# orderly " + r.id + ": " + r.why + ": " + strings.TrimLeft(l, " \t"))
-		return true
+		b = append(b, indent+"# orderly "+r.id+": "+r.why+": "+strings.TrimLeft(l, " \t")...)
+		return b, true
 	}
 	if string(lower) == "keepalive" && len(f) == 2 && !strings.EqualFold(f[1], "on") && !strings.EqualFold(f[1], "off") {
 		v := "On"
 		if f[1] == "0" {
 			v = "Off"
 		}
-		b.WriteString(indent + "# orderly DIR-07: KeepAlive takes only On or Off (2.2 read " + f[1] + " as " + v + ")\n")
-		b.WriteString(indent + "KeepAlive " + v + "\n")
-		return true
+		b = append(b, indent+"# orderly DIR-07: KeepAlive takes only On or Off (2.2 read "+f[1]+" as "+v+")\n"...)
+		b = append(b, indent+"KeepAlive "+v+"\n"...)
+		return b, true
 	}
 	if string(lower) == "loadmodule" && len(f) >= 2 {
 		if to, ok := goneModules[f[1]]; ok {
-			b.WriteString(indent + "# orderly BLD-02: " + f[1] + " is not part of 2.4: " + strings.TrimLeft(l, " \t"))
+			b = append(b, indent+"# orderly BLD-02: "+f[1]+" is not part of 2.4: "+strings.TrimLeft(l, " \t")...)
 			if to != "" {
 				if !strings.HasSuffix(l, "\n") {
-					b.WriteByte('\n') // the last line, with none at its end
+					b = append(b, '\n') // the last line, with none at its end
 				}
 				id, file, _ := strings.Cut(to, " ")
 				dir := ""
 				if len(f) >= 3 {
 					dir = modulePath(f[2])
 				}
-				b.WriteString(indent + "LoadModule " + id + " " + dir + file + "\n")
+				b = append(b, indent+"LoadModule "+id+" "+dir+file+"\n"...)
 			}
-			return true
+			return b, true
 		}
 		if translate.IsBuiltinModule(f[1]) {
 			// Compiled into some 2.4 builds (Debian's): loading it there
@@ -354,15 +405,14 @@ func renameLine(b *strings.Builder, l string) bool {
 			if !strings.HasSuffix(l, "\n") {
 				nl = "\n"
 			}
-			b.WriteString(indent + "# orderly ORD-06: " + f[1] + " is built into some 2.4 servers, which refuse to load it again\n")
-			b.WriteString(indent + "<IfModule !" + f[1] + ">\n")
-			b.WriteString("    " + l + nl)
-			b.WriteString(indent + "</IfModule>\n")
-			return true
+			b = append(b, indent+"# orderly ORD-06: "+f[1]+" is built into some 2.4 servers, which refuse to load it again\n"...)
+			b = append(b, indent+"<IfModule !"+f[1]+">\n"...)
+			b = append(b, "    "+l+nl...)
+			b = append(b, indent+"</IfModule>\n"...)
+			return b, true
 		}
 	}
-	b.WriteString(l)
-	return false
+	return append(b, l...), false
 }
 
 // firstWord returns the first word of l, as fields would, when l's blanks
@@ -445,10 +495,13 @@ func userOrGroup(text string) bool {
 // compiled in), and mod_access_compat where compat: lines left as they
 // are still use it, which a 2.2 tree never loads (its Order/Allow/Deny
 // were mod_authz_host's). They go after the last LoadModule line of text
-// (ml, from loadsModules), with the path of the lines before them.
-func addModules(text string, ml moduleLines, have map[string]bool, all []string, compat bool) []byte {
+// (ml, from loadsModules), with the path of the lines before them. all
+// are the texts of every file, text among them. The lines are inserted
+// in text's own buffer where it has room (applyEdits gives it some):
+// text is not to be used afterwards, only what addModules returns.
+func addModules(text []byte, ml moduleLines, have map[string]bool, all [][]byte, compat bool) []byte {
 	if ml.end == 0 {
-		return []byte(text)
+		return text
 	}
 	dir := ml.dir
 	var add []string
@@ -478,7 +531,7 @@ func addModules(text string, ml moduleLines, have map[string]bool, all []string,
 			add = append(add, "# orderly "+m.why+"\n", "LoadModule "+m.id+" "+dir+m.file+"\n")
 		}
 	}
-	if !have["unixd_module"] && slices.ContainsFunc(all, userOrGroup) {
+	if !have["unixd_module"] && slices.ContainsFunc(all, func(t []byte) bool { return userOrGroup(view(t)) }) {
 		// Built into Debian's Apache (where loading it again is an
 		// error), a module of its own in a default build: load it where
 		// it is not there yet.
@@ -486,22 +539,32 @@ func addModules(text string, ml moduleLines, have map[string]bool, all []string,
 			"<IfModule !unixd_module>\n", "    LoadModule unixd_module "+dir+"mod_unixd.so\n", "</IfModule>\n")
 	}
 	if len(add) == 0 {
-		return []byte(text)
+		return text
 	}
-	// The file's text is copied once, with the lines added.
-	size := len(text) + 1
-	for _, a := range add {
-		size += len(a)
-	}
-	out := make([]byte, 0, size)
-	out = append(out, text[:ml.end]...)
-	if !strings.HasSuffix(text[:ml.end], "\n") {
-		out = append(out, '\n') // the last line of a file without a newline at its end
+	n := 0
+	if text[ml.end-1] != '\n' {
+		n++ // the last line of a file without a newline at its end
 	}
 	for _, a := range add {
-		out = append(out, a...)
+		n += len(a)
 	}
-	return append(out, text[ml.end:]...)
+	var out []byte
+	if cap(text) >= len(text)+n {
+		out = text[:len(text)+n]
+	} else {
+		out = make([]byte, len(text)+n)
+		copy(out, text[:ml.end])
+	}
+	copy(out[ml.end+n:], text[ml.end:])
+	at := ml.end
+	if text[ml.end-1] != '\n' {
+		out[at] = '\n'
+		at++
+	}
+	for _, a := range add {
+		at += copy(out[at:], a)
+	}
+	return out
 }
 
 // moduleLines is where a text loads modules: end is the offset just past
@@ -512,19 +575,22 @@ type moduleLines struct {
 	dir string
 }
 
-// loadsModules adds the modules text loads to have and reports where.
-func loadsModules(text string, have map[string]bool) moduleLines {
+// loadsModules adds the modules text loads to have and reports where. It
+// keeps no part of text, which addModules may write over.
+func loadsModules(text []byte, have map[string]bool) moduleLines {
 	ml := moduleLines{dir: "modules/"}
 	var buf [4]string
 	at := 0
 	// The modules added go after the last LoadModule line, or after the
 	// end of the <IfModule> section it is in.
 	depth, inSection := 0, false
-	for l := range strings.Lines(text) {
+	for l := range strings.Lines(view(text)) {
 		at += len(l)
 		w, ok := firstWord(l)
 		switch {
-		case ok && strings.EqualFold(w, "<IfModule") || strings.HasPrefix(strings.ToLower(w), "<ifmodule"):
+		case ok && (w == "" || w[0] != '<' && w[0]|0x20 != 'l'):
+			continue // most lines: none of those below
+		case ok && len(w) >= len("<IfModule") && strings.EqualFold(w[:len("<IfModule")], "<IfModule"):
 			depth++
 			continue
 		case ok && strings.EqualFold(w, "</IfModule>"):
@@ -540,7 +606,9 @@ func loadsModules(text string, have map[string]bool) moduleLines {
 		}
 		f := fields(l, &buf)
 		if len(f) >= 3 && strings.EqualFold(f[0], "LoadModule") {
-			have[f[1]] = true
+			if !have[f[1]] {
+				have[strings.Clone(f[1])] = true
+			}
 			if depth == 0 {
 				ml.end = at
 			} else {
@@ -551,5 +619,6 @@ func loadsModules(text string, have map[string]bool) moduleLines {
 			}
 		}
 	}
+	ml.dir = strings.Clone(ml.dir)
 	return ml
 }

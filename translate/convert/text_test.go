@@ -75,11 +75,11 @@ func TestApplyEdits(t *testing.T) {
 		{"compat module", "LoadModule access_compat_module m.so\nx\n", nil, "# orderly DIR-10: mod_access_compat no longer needed: LoadModule access_compat_module m.so\nx\n"},
 	}
 	for _, tt := range tests {
-		if got, _ := applyEdits([]byte(tt.src), tt.es, false, false); got != tt.want {
+		if got, _ := applyEdits([]byte(tt.src), tt.es, false, false); string(got) != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	if got, _ := applyEdits([]byte("LoadModule access_compat_module m.so\n"), nil, true, false); got != "LoadModule access_compat_module m.so\n" {
+	if got, _ := applyEdits([]byte("LoadModule access_compat_module m.so\n"), nil, true, false); string(got) != "LoadModule access_compat_module m.so\n" {
 		t.Errorf("keepCompat: %q", got)
 	}
 }
@@ -153,8 +153,13 @@ func TestAddModules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			have := map[string]bool{}
-			ml := loadsModules(tt.text, have)
-			if got := string(addModules(tt.text, ml, have, append([]string{tt.text}, tt.others...), tt.compat)); got != tt.want {
+			text := []byte(tt.text)
+			all := [][]byte{text}
+			for _, o := range tt.others {
+				all = append(all, []byte(o))
+			}
+			ml := loadsModules(text, have)
+			if got := string(addModules(text, ml, have, all, tt.compat)); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
 		})
@@ -205,7 +210,7 @@ func TestApplyEditsRename(t *testing.T) {
 		"LoadModule authn_core_module m/mod_authn_core.so\n" +
 		"EnableSendfile On\n"
 	got, n := applyEdits([]byte(src), es, false, true)
-	if got != want || n != 3 {
+	if string(got) != want || n != 3 {
 		t.Errorf("got %d renames and\n%s\nwant 3 and\n%s", n, got, want)
 	}
 }
