@@ -1,8 +1,6 @@
 package convert
 
 import (
-	"strings"
-
 	"github.com/orderly-proxy/orderly/translate"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
@@ -75,7 +73,7 @@ func (b basic22) edits(cfg *translate.Config, s *translate.Section, block []*apa
 	if at == nil {
 		return nil, "" // not written in the block (cannot be)
 	}
-	indent := strings.Repeat(" ", max(at.Pos.Col-1, 0))
+	indent := indentAt(at.Pos.Col)
 	end := max(at.EndLine, at.Pos.Line)
 	return []edit{{from: end + 1, to: end, text: []string{
 		indent + "# orderly: 2.2's mod_auth_basic has no merger: this section's " + at.Name + " leaves the other setting at its default, which 2.4 would take from the enclosing section",

@@ -75,11 +75,17 @@ func converts(cfg *translate.Config, s *translate.Section) bool {
 	return s.Conf.HasAccessRules() || cfg.Semantics == translate.Legacy22 && s.Conf.SetsChain22()
 }
 
-// accessNames are the directives the access translation replaces.
-var accessNames = map[string]bool{
-	"order": true, "allow": true, "deny": true, "satisfy": true, "require": true,
-	"requireall": true, "requireany": true, "requirenone": true, "authmerging": true,
-	"authzuserauthoritative": true, "authzgroupfileauthoritative": true,
+// accessName reports whether n (in lower case) is a directive the access
+// translation replaces. A switch, not a map: it is asked of every line
+// of every section.
+func accessName(n string) bool {
+	switch n {
+	case "order", "allow", "deny", "satisfy", "require",
+		"requireall", "requireany", "requirenone", "authmerging",
+		"authzuserauthoritative", "authzgroupfileauthoritative":
+		return true
+	}
+	return false
 }
 
 // Convert translates the legacy files to Apache 2.4 (catalogue DIR-10 and

@@ -78,7 +78,7 @@ func filesCombos(cfg *translate.Config, s *translate.Section) ([]edit, string) {
 			before = append(before, o)
 		}
 	}
-	indent := strings.Repeat(" ", max(s.Directive().Pos.Col-1, 0))
+	indent := indentAt(s.Directive().Pos.Col)
 	var text []string
 	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
 		pattern, ok := comboPattern(s, in, out)
@@ -119,7 +119,7 @@ func locationCombos(cfg *translate.Config, s *translate.Section) ([]edit, string
 			before = append(before, o)
 		}
 	}
-	indent := strings.Repeat(" ", max(s.Directive().Pos.Col-1, 0)) + "    "
+	indent := indentAt(s.Directive().Pos.Col) + "    "
 	var text []string
 	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
 		pattern, ok := comboPattern(nil, in, out)

@@ -86,7 +86,7 @@ func authConfigOverrides(cfg *translate.Config, hts []htFile, paths []string, wr
 			if line == nil {
 				continue
 			}
-			indent := strings.Repeat(" ", max(line.Pos.Col-1, 0))
+			indent := indentAt(line.Pos.Col)
 			comment := indent + "# orderly DIR-10: .htaccess access rules are Require rules in 2.4, which need AuthConfig"
 			// The file's own lines are the ones translate rewrote.
 			rest := slices.DeleteFunc(slices.Clone(others[g]), func(o string) bool { return o == p })
@@ -98,7 +98,7 @@ func authConfigOverrides(cfg *translate.Config, hts []htFile, paths []string, wr
 				continue
 			}
 			// A section of its own, after the governing one.
-			at := strings.Repeat(" ", max(g.Directive().Pos.Col-1, 0))
+			at := indentAt(g.Directive().Pos.Col)
 			end := max(g.Directive().EndLine, g.Directive().Pos.Line)
 			// Two insertions at one place, so that what is written where
 			// mod_access_compat stays loaded goes inside.

@@ -86,7 +86,7 @@ func ifVersionEdits(es []edit, blocks []*apacheconf.Directive) []edit {
 			if covered[d.Pos.Line] {
 				continue
 			}
-			indent := strings.Repeat(" ", max(d.Pos.Col-1, 0))
+			indent := indentAt(d.Pos.Col)
 			end := max(d.EndLine, d.Pos.Line)
 			lines := "line " + strconv.Itoa(d.Pos.Line)
 			if end > d.Pos.Line {
@@ -104,7 +104,7 @@ func ifVersionEdits(es []edit, blocks []*apacheconf.Directive) []edit {
 // those.
 func isAccessLine(d *apacheconf.Directive) bool {
 	n := d.LowerName()
-	return accessNames[n] || (n == "limit" || n == "limitexcept") && onlyAccess(d)
+	return accessName(n) || (n == "limit" || n == "limitexcept") && onlyAccess(d)
 }
 
 // accessLines are the access lines of ds (isAccessLine), looking into

@@ -34,18 +34,19 @@ func renderScope(cfg *translate.Config, compat, authz *translate.Layers, indent 
 
 type methodClass struct {
 	rep    int      // a method number of the class
-	names  []string // its named methods
+	names  []string // its named methods (none where one class has them all: no <Limit> is written)
 	rest   bool     // the class of unknown methods: written as LimitExcept
 	except []string
 }
 
 // methodClasses groups the methods that the translate.Layers treat alike.
 func methodClasses(cfg *translate.Config, compat, authz *translate.Layers) []methodClass {
-	names := methodNames(cfg.Methods)
 	if uniformMethods(compat, authz) {
-		// No <Limit> anywhere in the translate.Layers: one class, every method.
-		return []methodClass{{rep: policy.MethodInvalid, rest: true, names: names}}
+		// No <Limit> anywhere in the translate.Layers: one class, every
+		// method, which is written without naming any.
+		return []methodClass{{rep: policy.MethodInvalid, rest: true}}
 	}
+	names := methodNames(cfg.Methods)
 	key := func(m int) string { return methodKey(compat, authz, m) }
 	restKey := key(policy.MethodInvalid)
 	var classes []methodClass
@@ -90,11 +91,10 @@ func methodNames(ms *policy.Methods) []string {
 // no line of them is limited to some methods, so methodKey would give
 // every method the same key.
 func uniformMethods(compat, authz *translate.Layers) bool {
+	// Every method has the same value where each has the next one's.
 	if c := compat.Compat; c != nil {
-		for m := 1; m < policy.MaxMethods; m++ {
-			if c.Order[m] != c.Order[0] || c.Satisfy[m] != c.Satisfy[0] {
-				return false
-			}
+		if !alike(&c.Order) || !alike(&c.Satisfy) {
+			return false
 		}
 		for _, a := range c.Allows {
 			if a.Methods != policy.AllMethods {
@@ -107,10 +107,8 @@ func uniformMethods(compat, authz *translate.Layers) bool {
 			}
 		}
 	}
-	for m := 1; m < policy.MaxMethods && compat.SatSet != 0; m++ { // unset: all alike
-		if compat.Sat22[m] != compat.Sat22[0] {
-			return false
-		}
+	if compat.SatSet != 0 && !alike(&compat.Sat22) { // unset: all alike
+		return false
 	}
 	for _, q := range authz.Req22 {
 		if q.Methods != policy.AllMethods {
@@ -121,6 +119,12 @@ func uniformMethods(compat, authz *translate.Layers) bool {
 		return uniformTree(authz.Authz.Root)
 	}
 	return true
+}
+
+// alike reports whether every method has the same value in v: each has
+// the next one's (the arrays compared at once).
+func alike[T policy.Order | policy.Satisfy](v *[policy.MaxMethods]T) bool {
+	return *(*[policy.MaxMethods - 1]T)(v[1:]) == *(*[policy.MaxMethods - 1]T)(v[:policy.MaxMethods-1])
 }
 
 func uniformTree(n *policy.Node) bool {
@@ -174,7 +178,6 @@ func keyTree(b *strings.Builder, n *policy.Node, bit policy.MethodMask) {
 
 // scopeTree is the Require tree deciding as the two translate.Layers do for method m.
 func scopeTree(cfg *translate.Config, compat, authz *translate.Layers, m int) *policy.Node {
-	granted := &policy.Node{Kind: policy.Leaf, Provider: policy.ProvAllGranted, Methods: policy.AllMethods}
 	c := translate.CompatTree(compat.Compat, m)
 	var sat policy.Satisfy
 	var r *policy.Node
@@ -192,7 +195,7 @@ func scopeTree(cfg *translate.Config, compat, authz *translate.Layers, m int) *p
 	switch {
 	case r == nil && sat == policy.SatisfyAny && cfg.Semantics != translate.Legacy22:
 		// 2.4: compat fails, then no Require: granted.
-		return granted
+		return &policy.Node{Kind: policy.Leaf, Provider: policy.ProvAllGranted, Methods: policy.AllMethods}
 	case r == nil:
 		return c
 	case sat == policy.SatisfyAny:
@@ -493,24 +496,19 @@ func ldap22(d *translate.LDAPDir) (url, authoritative bool) {
 // "Require ssl" inside the Require tree instead: "" where it does not
 // apply.
 func sslSatisfyAny(cfg *translate.Config, s *translate.Section, compat *translate.Layers) string {
-	if compat == nil {
-		return ""
-	}
-	anyMethod := false
-	for i, v := range compat.Sat22 {
-		anyMethod = anyMethod || v == policy.SatisfyAny || compat.Compat != nil && compat.Compat.Satisfy[i] == policy.SatisfyAny
-	}
-	if !anyMethod {
-		return ""
-	}
 	// Only where the section sets SSLRequireSSL itself: left for review,
 	// its access lines are commented out, which fails open wherever
 	// else SSLRequireSSL comes from (a <Directory> under a <Location>
 	// with Satisfy Any). There the translation stands: stricter than
 	// 2.2 over plain HTTP (mod_ssl's refusal is final without
 	// mod_access_compat), never more permissive.
-	if s.Conf.SSL != nil && s.Conf.SSL.Required {
-		return "SSLRequireSSL under Satisfy Any: with mod_access_compat its refusal is the access checkers', which a Require can overcome; without it the refusal is final. Write mod_ssl's Require ssl into the Require tree by hand"
+	if compat == nil || s.Conf.SSL == nil || !s.Conf.SSL.Required {
+		return ""
+	}
+	for i, v := range compat.Sat22 {
+		if v == policy.SatisfyAny || compat.Compat != nil && compat.Compat.Satisfy[i] == policy.SatisfyAny {
+			return "SSLRequireSSL under Satisfy Any: with mod_access_compat its refusal is the access checkers', which a Require can overcome; without it the refusal is final. Write mod_ssl's Require ssl into the Require tree by hand"
+		}
 	}
 	return ""
 }

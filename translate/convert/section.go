@@ -34,12 +34,56 @@ type edit struct {
 // configuration that loads no mod_access_compat of its own (2.2 had
 // mod_authz_host) keeps none, and Satisfy would then stop Apache.
 func compatReset(indent string) []string {
-	return []string{
-		indent + "# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here",
-		indent + "<IfModule mod_access_compat.c>",
-		indent + "    Satisfy All",
-		indent + "</IfModule>",
+	return indented(&compatResets, compatResetLines, indent)
+}
+
+var (
+	compatResetLines = []string{
+		"# orderly DIR-10: mod_access_compat stays loaded: what this section inherits from it must not decide here",
+		"<IfModule mod_access_compat.c>",
+		"    Satisfy All",
+		"</IfModule>",
 	}
+	compatResets = indentations(compatResetLines)
+	// translatedLine heads a section's translation (convertBlock).
+	translatedLine = []string{"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require"}
+	translateds    = indentations(translatedLine)
+)
+
+// spaces are the indentations of up to len(spaces) columns, sliced
+// rather than made for each line.
+const spaces = "                                "
+
+// indentAt is the indentation of a line whose text starts at column col.
+func indentAt(col int) string {
+	n := max(col-1, 0)
+	if n <= len(spaces) {
+		return spaces[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
+// indentations are lines indented by each number of spaces up to
+// len(spaces), for indented.
+func indentations(lines []string) (at [len(spaces) + 1][]string) {
+	for n := range at {
+		at[n] = indented(nil, lines, spaces[:n])
+	}
+	return at
+}
+
+// indented returns lines, each prefixed with indent: from at (made by
+// indentations, shared by every section so indented, never written to)
+// where indent is spaces alone, made anew otherwise.
+func indented(at *[len(spaces) + 1][]string, lines []string, indent string) []string {
+	if at != nil && len(indent) <= len(spaces) && indent == spaces[:len(indent)] {
+		return at[len(indent)]
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = indent + l
+	}
+	return out
 }
 
 // convertSection writes the translation of one section.
@@ -60,7 +104,8 @@ func convertSectionAs(cfg *translate.Config, s *translate.Section, forced string
 // convertBlock is convertSectionAs for the section s written as block (an
 // .htaccess file's directives, which no directive holds).
 func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheconf.Directive, forced string) ([]edit, string) {
-	var access []*apacheconf.Directive
+	var buf [8]*apacheconf.Directive // most sections have fewer access lines
+	access := buf[:0]
 	for _, d := range block {
 		if isAccessLine(d) {
 			access = append(access, d)
@@ -78,7 +123,7 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 	if first == nil {
 		first = access[0]
 	}
-	indent := strings.Repeat(" ", max(first.Pos.Col-1, 0))
+	indent := indentAt(first.Pos.Col)
 	var compat, authz *translate.Layers
 	why := forced
 	if why == "" {
@@ -132,7 +177,7 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 				text = append(text, indent+h.Name+" "+h.Raw)
 			}
 		}
-		text = append(text, indent+"# orderly DIR-10: Order/Allow/Deny/Satisfy/Require translated to 2.4 Require")
+		text = append(text, indented(&translateds, translatedLine, indent)...)
 		text = append(text, renderScope(cfg, compat, authz, indent)...)
 	}
 	es := make([]edit, 0, len(access)+len(extra)+1)
@@ -245,7 +290,7 @@ func inContainers(d *apacheconf.Directive) []*apacheconf.Directive {
 		switch n := c.LowerName(); {
 		case n == "requireall" || n == "requireany" || n == "requirenone" || n == "limit" || n == "limitexcept":
 			out = append(out, inContainers(c)...)
-		case !accessNames[n]:
+		case !accessName(n):
 			out = append(out, c)
 		}
 	}
@@ -254,7 +299,7 @@ func inContainers(d *apacheconf.Directive) []*apacheconf.Directive {
 
 func onlyAccess(d *apacheconf.Directive) bool {
 	for _, c := range d.Block {
-		if !accessNames[c.LowerName()] {
+		if !accessName(c.LowerName()) {
 			return false
 		}
 	}
@@ -314,7 +359,7 @@ func authTypeOnlyAs(cfg *translate.Config, s *translate.Section, forced string) 
 	if at == nil {
 		return nil, why // inside a container: the section's review says so
 	}
-	indent := strings.Repeat(" ", max(at.Pos.Col-1, 0))
+	indent := indentAt(at.Pos.Col)
 	end := max(at.EndLine, at.Pos.Line)
 	return []edit{{from: end + 1, to: end, text: []string{
 		indent + "# orderly DIR-10: NEEDS REVIEW, refused until translated by hand: " + why,
