@@ -109,41 +109,15 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	}
 	partial := err // Partial: the model of what could be read, with its errors
 	// The search for .htaccess files is system calls: the configuration
-	// is read meanwhile.
+	// is read meanwhile. What the files hold besides their sections
+	// depends on neither: worked out meanwhile too, on another core.
 	search := startHtaccess(cfg, opt.DirCache)
+	filesDone := make(chan *filesRead, 1)
+	go func() { filesDone <- readFiles(cfg, files, plain, srcs[0], read, opt) }()
+	hostsDone := make(chan []hostView, 1)
+	go func() { hostsDone <- hostViews(cfg) }()
 	conv := &Conversion{Files: map[string][]byte{}, Model: cfg}
-	byFile := map[string][]edit{}
-	// Every section once, with the configuration it is seen in: a virtual
-	// host's own sections in the host's (merged) view.
-	type scoped struct {
-		s   *translate.Section
-		cfg *translate.Config
-	}
-	var all []scoped
-	seen := map[*translate.Section]bool{}
-	add := func(c *translate.Config) {
-		var list []*translate.Section
-		list = append(list, c.Dirs...)
-		list = append(list, c.DirMatches...)
-		list = append(list, c.Files...)
-		for _, s := range c.Dirs {
-			list = append(list, s.Conf.Files...)
-		}
-		for _, s := range c.DirMatches {
-			list = append(list, s.Conf.Files...)
-		}
-		list = append(list, c.Locations...)
-		for _, s := range list {
-			if !seen[s] {
-				seen[s] = true
-				all = append(all, scoped{s, c})
-			}
-		}
-	}
-	add(cfg)
-	for _, v := range cfg.VHosts {
-		add(v.Config)
-	}
+	all := scopedSections(cfg)
 	// The .htaccess files merge before <Location> and <Files> sections and
 	// before the <Directory> sections below them: found first.
 	hts, htReviews, htPaths := findHtaccess(search)
@@ -160,57 +134,6 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 			conv.Scopes[s.Key()] = translate.Scope{Section: s, Config: h.cfg}
 		}
 	}
-	// Sections translate independently of each other: on every core,
-	// gathered in order.
-	type converted struct {
-		es     []edit
-		review string
-	}
-	results := make([]converted, len(all))
-	par.Do(len(all), func(i int) {
-		switch s := all[i].s; {
-		case s.Directive() == nil:
-		case converts(all[i].cfg, s):
-			results[i].es, results[i].review = convertSection(all[i].cfg, s)
-		case s.Conf.AuthType != nil:
-			results[i].es, results[i].review = authTypeOnly(all[i].cfg, s)
-		}
-	})
-	// A section of the main server applies in every virtual host too,
-	// where what it inherits may differ (the host's DocumentRoot, aliases
-	// and sections of its own): written once, its text must be the one
-	// each host's view gives, or it is left for review.
-	hosts := hostViews(cfg)
-	par.Do(len(all), func(i int) {
-		sc, r := all[i], &results[i]
-		if sc.cfg != cfg || r.es == nil || r.review != "" || inheritsNothing(cfg, sc.s) {
-			return
-		}
-		for _, h := range hosts {
-			if !h.affects(cfg, sc.s) {
-				continue
-			}
-			var es []edit
-			var review string
-			if converts(h.cfg, sc.s) {
-				es, review = convertSection(h.cfg, sc.s)
-			} else {
-				es, review = authTypeOnly(h.cfg, sc.s)
-			}
-			if review != "" || !sameEdits(es, r.es) {
-				why := "a virtual host (" + h.name + ") inherits otherwise above this section of the main server"
-				if review != "" {
-					why = "in the virtual host " + h.name + ": " + review
-				}
-				if converts(cfg, sc.s) {
-					r.es, r.review = convertSectionAs(cfg, sc.s, why)
-				} else {
-					r.es, r.review = authTypeOnlyAs(cfg, sc.s, why)
-				}
-				return
-			}
-		}
-	})
 	// 2.2's mod_auth_basic has no merger, 2.4's has (authbasic.go): its
 	// lines are written before the section's other edits, which may
 	// begin on the line after them.
@@ -224,47 +147,78 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		}
 	}
 	basic := basic22Of(secs)
-	basicEs := make([][]edit, len(all))
-	for i, sc := range all {
-		if sc.s.Directive() == nil {
-			continue
+	// Sections translate independently of each other: on every core,
+	// gathered in order.
+	type converted struct {
+		es, basic           []edit
+		review, basicReview string
+		text                SectionText // where the section is recorded (Conversion.Sections)
+	}
+	results := make([]converted, len(all))
+	hosts := <-hostsDone
+	par.Do(len(all), func(i int) {
+		sc, r := all[i], &results[i]
+		s := sc.s
+		if s.Directive() == nil {
+			return
 		}
-		var review string
-		basicEs[i], review = basic.edits(sc.cfg, sc.s, sc.s.Directive().Block)
-		if review != "" {
-			conv.Reviews = append(conv.Reviews, translate.Difference{Pos: sc.s.Pos, Text: review})
+		switch {
+		case converts(sc.cfg, s):
+			r.es, r.review = convertSection(sc.cfg, s)
+		case s.Conf.AuthType != nil:
+			r.es, r.review = authTypeOnly(sc.cfg, s)
+		}
+		if sc.cfg == cfg && r.es != nil && r.review == "" && !inheritsNothing(cfg, s) {
+			r.es, r.review = inHosts(cfg, s, hosts, r.es)
+		}
+		r.basic, r.basicReview = basic.edits(sc.cfg, s, s.Directive().Block)
+		if s.Conf.HasAccessRules() || r.es != nil {
+			r.text = sectionText(s, r.es, r.review)
+		}
+	})
+	for i, sc := range all {
+		if r := &results[i]; r.basicReview != "" {
+			conv.Reviews = append(conv.Reviews, translate.Difference{Pos: sc.s.Pos, Text: r.basicReview})
 		}
 	}
-	edits := map[string]int{} // each file's, to make its list once
+	// Each file's edits, in one list made once (SectionsOnly: none).
+	var byFile map[string][]edit
 	sections := 0
+	if !opt.SectionsOnly {
+		edits := map[string]int{}
+		for i, sc := range all {
+			edits[sc.s.Pos.File] += len(results[i].basic) + len(results[i].es)
+		}
+		byFile = make(map[string][]edit, len(edits))
+		for f, n := range edits {
+			byFile[f] = make([]edit, 0, n+1) // and the main file's defaultsEdit
+		}
+	}
 	for i, sc := range all {
-		edits[sc.s.Pos.File] += len(basicEs[i]) + len(results[i].es)
 		if results[i].es != nil || sc.s.Conf.HasAccessRules() {
 			sections++
 		}
 	}
-	for f, n := range edits {
-		byFile[f] = make([]edit, 0, n+1) // and the main file's defaultsEdit
-	}
 	conv.Sections = make([]SectionText, 0, sections)
 	for i, sc := range all {
-		s := sc.s
-		byFile[s.Pos.File] = append(byFile[s.Pos.File], basicEs[i]...)
-		if !s.Conf.HasAccessRules() && results[i].es == nil || s.Directive() == nil {
+		s, r := sc.s, &results[i]
+		if byFile != nil {
+			byFile[s.Pos.File] = append(byFile[s.Pos.File], r.basic...)
+		}
+		if !s.Conf.HasAccessRules() && r.es == nil || s.Directive() == nil {
 			continue
 		}
-		if review := results[i].review; review != "" {
-			conv.Reviews = append(conv.Reviews, translate.Difference{Pos: s.Pos, Text: review})
+		if r.review != "" {
+			conv.Reviews = append(conv.Reviews, translate.Difference{Pos: s.Pos, Text: r.review})
 		}
-		byFile[s.Pos.File] = append(byFile[s.Pos.File], results[i].es...)
-		conv.Sections = append(conv.Sections, sectionText(s, results[i].es, results[i].review))
+		if byFile != nil {
+			byFile[s.Pos.File] = append(byFile[s.Pos.File], r.es...)
+		}
+		conv.Sections = append(conv.Sections, r.text)
 		conv.Changes++
 	}
-	// Neither needs the .htaccess files: worked out while they are sought.
-	loaded, raw := loadedFiles(files, opt.LoadOptions, plain)
-	loaded = withRead(loaded, read)
-	pe, pr, ps := convertProxies(cfg, raw)
-	conv.Sections = append(conv.Sections, ps...)
+	fr := <-filesDone
+	conv.Sections = append(conv.Sections, fr.proxyTexts...)
 	// .htaccess files: each is a section merged after its directory's
 	// <Directory> sections, below those of the directories above it.
 	conv.Reviews = append(conv.Reviews, htReviews...)
@@ -326,47 +280,35 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		htTexts = append(htTexts, htEdits{h.sec.Path, es})
 		conv.Changes++
 	}
-	for f, es := range authCfg {
-		byFile[f] = append(byFile[f], es...)
+	if byFile != nil {
+		for f, es := range authCfg {
+			byFile[f] = append(byFile[f], es...)
+		}
+		if fr.defaults != nil {
+			byFile[files[0]] = append(byFile[files[0]], defaultsEdit(*fr.defaults, len(hts) > 0))
+		}
 	}
-	top := srcs[0] // as read by load
-	if cfg.Semantics == translate.Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
-		byFile[files[0]] = append(byFile[files[0]], defaultsEdit(top, len(hts) > 0))
-	}
-	for f, es := range pe {
-		byFile[f] = append(byFile[f], es...)
+	for f, es := range fr.proxyEdits {
+		if byFile != nil {
+			byFile[f] = append(byFile[f], es...)
+		}
 		conv.Changes += len(es)
 	}
-	conv.Reviews = append(conv.Reviews, pr...)
-	conv.Changes += len(pr)
+	conv.Reviews = append(conv.Reviews, fr.proxyReviews...)
+	conv.Changes += len(fr.proxyReviews)
 	// What is left as it is still needs mod_access_compat: the output
 	// keeps it loaded rather than answer 500 for it.
-	for _, r := range append(append([]translate.Difference(nil), htReviews...), pr...) {
+	for _, r := range append(append([]translate.Difference(nil), htReviews...), fr.proxyReviews...) {
 		if !r.Moot && !slices.Contains(conv.CompatKept, r.Pos.File) {
 			conv.CompatKept = append(conv.CompatKept, r.Pos.File)
 		}
 	}
-	sources := make([][]byte, len(loaded))
-	for i, f := range loaded {
-		src := top
-		if f != files[0] || src == nil {
-			if src, err = os.ReadFile(f); err != nil {
-				return nil, err
-			}
-		}
-		sources[i] = src
-		// A section that tests for mod_access_compat, found in the text as
-		// written: the plain reading (raw) evaluated it without the modules
-		// a fragment is read with, and dropped it where its test failed
-		// there; and what translate writes inside it is read only while
-		// the module is loaded.
-		if !containsFold(src, "access_compat") && !containsFold(src, "ifdirective") {
-			continue
-		}
-		if ds, err := apacheconf.Parse(f, src); err == nil {
-			if d := compatConditional(ds); d != nil && !slices.Contains(conv.CompatKept, f) {
-				conv.CompatKept = append(conv.CompatKept, f)
-			}
+	if fr.err != nil {
+		return nil, fr.err
+	}
+	for i, f := range fr.loaded {
+		if fr.compat[i] && !slices.Contains(conv.CompatKept, f) {
+			conv.CompatKept = append(conv.CompatKept, f)
 		}
 	}
 	keepCompat := opt.KeepCompat || len(conv.CompatKept) > 0
@@ -380,26 +322,33 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	if opt.SectionsOnly {
 		return conv, partial
 	}
-	texts := make([][]byte, len(loaded))
+	texts := make([][]byte, len(fr.loaded))
 	have := map[string]bool{}
 	lastLoader := -1
 	var lastLoads moduleLines
-	for i, f := range loaded {
-		text, n := applyEdits(sources[i], byFile[f], keepCompat, true)
+	for i, f := range fr.loaded {
+		text, n := applyEdits(fr.sources[i], byFile[f], keepCompat, true)
 		conv.Renamed += n
 		texts[i] = text
 		if ml := loadsModules(text, have); ml.end > 0 {
 			lastLoader, lastLoads = i, ml
 		}
 	}
-	for i, f := range loaded {
+	for i, f := range fr.loaded {
 		if i == lastLoader {
 			conv.Files[f] = addModules(texts[i], lastLoads, have, texts, len(conv.CompatKept) > 0)
 		} else {
 			conv.Files[f] = texts[i]
 		}
 	}
-	conv.Data = dataFiles(raw, cfg.ServerRoot, conv.Files)
+	// The data files readFiles read, but for the .htaccess files (among
+	// the configuration files now).
+	conv.Data = fr.data
+	for p := range conv.Data {
+		if _, ok := conv.Files[p]; ok {
+			delete(conv.Data, p)
+		}
+	}
 	for _, p := range htPaths {
 		// The .htaccess files translate leaves as they are go with the
 		// tree too.
@@ -410,6 +359,78 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		}
 	}
 	return conv, partial
+}
+
+// scoped is a section with the configuration it is seen in: a virtual
+// host's own sections in the host's (merged) view.
+type scoped struct {
+	s   *translate.Section
+	cfg *translate.Config
+}
+
+// scopedSections lists every section of cfg once, the main server's
+// first, then each virtual host's own; in each, the <Directory>,
+// <DirectoryMatch> and <Files> sections, the <Files> sections inside
+// those, then the <Location> sections.
+func scopedSections(cfg *translate.Config) []scoped {
+	n := 0
+	for _, c := range cfg.Servers() {
+		n += len(c.Dirs) + len(c.DirMatches) + len(c.Files) + len(c.Locations)
+	}
+	all := make([]scoped, 0, n)
+	seen := make(map[*translate.Section]bool, n)
+	add := func(ss []*translate.Section, c *translate.Config) {
+		for _, s := range ss {
+			if !seen[s] {
+				seen[s] = true
+				all = append(all, scoped{s, c})
+			}
+		}
+	}
+	for _, c := range cfg.Servers() {
+		add(c.Dirs, c)
+		add(c.DirMatches, c)
+		add(c.Files, c)
+		for _, s := range c.Dirs {
+			add(s.Conf.Files, c)
+		}
+		for _, s := range c.DirMatches {
+			add(s.Conf.Files, c)
+		}
+		add(c.Locations, c)
+	}
+	return all
+}
+
+// inHosts is what the main server's section s, translated to es, is
+// written as: a section of the main server applies in every virtual host
+// too, where what it inherits may differ (the host's DocumentRoot,
+// aliases and sections of its own); written once, its text must be the
+// one each host's view gives, or it is left for review.
+func inHosts(cfg *translate.Config, s *translate.Section, hosts []hostView, es []edit) ([]edit, string) {
+	for _, h := range hosts {
+		if !h.affects(cfg, s) {
+			continue
+		}
+		var hes []edit
+		var review string
+		if converts(h.cfg, s) {
+			hes, review = convertSection(h.cfg, s)
+		} else {
+			hes, review = authTypeOnly(h.cfg, s)
+		}
+		if review != "" || !sameEdits(hes, es) {
+			why := "a virtual host (" + h.name + ") inherits otherwise above this section of the main server"
+			if review != "" {
+				why = "in the virtual host " + h.name + ": " + review
+			}
+			if converts(cfg, s) {
+				return convertSectionAs(cfg, s, why)
+			}
+			return authTypeOnlyAs(cfg, s, why)
+		}
+	}
+	return es, ""
 }
 
 // withRead adds to loaded (sorted) the files the reader read that hold
@@ -425,21 +446,91 @@ func withRead(loaded []string, read map[string]bool) []string {
 	return loaded
 }
 
-// dataDirectives name the files a configuration reads at request time,
-// which a translated tree carries along: the first argument, relative to
-// ServerRoot.
-var dataDirectives = map[string]bool{
-	"authuserfile": true, "authgroupfile": true, "authdbmuserfile": true, "authdbmgroupfile": true,
-	"authdigestfile": true, "authdigestgroupfile": true,
+// dataDirective reports whether n (in lower case) names a file the
+// configuration reads at request time, which a translated tree carries
+// along: the first argument, relative to ServerRoot.
+func dataDirective(n string) bool {
+	switch n {
+	case "authuserfile", "authgroupfile", "authdbmuserfile", "authdbmgroupfile",
+		"authdigestfile", "authdigestgroupfile":
+		return true
+	}
+	return false
 }
 
-// dataFiles reads the files the directives of raw name (and a DBM file's
-// .pag/.dir/.db companions), those that exist and are not configuration
-// files already.
-func dataFiles(raw [][]*apacheconf.Directive, serverRoot string, conf map[string][]byte) map[string][]byte {
+// filesRead is what Convert needs of the configuration's files besides
+// their sections: nothing in it depends on how those translate or on the
+// .htaccess files, and readFiles works it out meanwhile.
+type filesRead struct {
+	// loaded are the files the configuration reads (loadedFiles,
+	// withRead), sources their texts, and compat whether each tests for
+	// mod_access_compat (compatConditional); err is why one of them could
+	// not be read.
+	loaded  []string
+	sources [][]byte
+	compat  []bool
+	err     error
+	// The translation of the <Proxy> sections (convertProxies).
+	proxyEdits   map[string][]edit
+	proxyReviews []translate.Difference
+	proxyTexts   []SectionText
+	// defaults is what the main file sets of the defaults defaultsEdit
+	// writes, where it writes them (nil: not); data are the data files
+	// (dataFiles) that are not configuration files. Neither is made for
+	// Options.SectionsOnly.
+	defaults *mainDefaults
+	data     map[string][]byte
+}
+
+// readFiles reads what Convert needs of the files (filesRead): top is the
+// main file's text as load read it, read the files the reader read.
+func readFiles(cfg *translate.Config, files []string, plain [][]*apacheconf.Directive, top []byte, read map[string]bool, opt Options) *filesRead {
+	fr := &filesRead{}
+	raw := loadedFiles(files, opt.LoadOptions, plain)
+	fr.loaded = withRead(raw.files, read)
+	fr.proxyEdits, fr.proxyReviews, fr.proxyTexts = convertProxies(cfg, raw.proxies)
+	fr.sources = make([][]byte, len(fr.loaded))
+	fr.compat = make([]bool, len(fr.loaded))
+	for i, f := range fr.loaded {
+		src := top
+		if f != files[0] || src == nil {
+			var err error
+			if src, err = os.ReadFile(f); err != nil {
+				fr.err = err
+				return fr
+			}
+		}
+		fr.sources[i] = src
+		// A section that tests for mod_access_compat, found in the text as
+		// written: the plain reading (raw) evaluated it without the modules
+		// a fragment is read with, and dropped it where its test failed
+		// there; and what translate writes inside it is read only while
+		// the module is loaded.
+		if !containsFold(src, "access_compat") && !containsFold(src, "ifdirective") {
+			continue
+		}
+		if ds, err := apacheconf.Parse(f, src); err == nil {
+			fr.compat[i] = compatConditional(ds) != nil
+		}
+	}
+	if opt.SectionsOnly {
+		return fr
+	}
+	if cfg.Semantics == translate.Legacy22 && len(cfg.Modules) > 0 && containsFold(top, "loadmodule") {
+		d := mainDefaultsOf(top)
+		fr.defaults = &d
+	}
+	fr.data = dataFiles(raw.data, cfg.ServerRoot, fr.loaded)
+	return fr
+}
+
+// dataFiles reads the files the directives ds name (and a DBM file's
+// .pag/.dir/.db companions), those that exist and are not among the
+// configuration files conf.
+func dataFiles(ds []*apacheconf.Directive, serverRoot string, conf []string) map[string][]byte {
 	out := map[string][]byte{}
 	add := func(p string) {
-		if _, ok := conf[p]; ok {
+		if slices.Contains(conf, p) {
 			return
 		}
 		if _, ok := out[p]; ok {
@@ -449,75 +540,108 @@ func dataFiles(raw [][]*apacheconf.Directive, serverRoot string, conf map[string
 			out[p] = b
 		}
 	}
-	for _, ds := range raw {
-		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if !dataDirectives[d.LowerName()] || len(d.Args) == 0 {
-				return nil
+	for _, d := range ds {
+		p := d.Args[0]
+		if !filepath.IsAbs(p) && serverRoot != "" {
+			p = filepath.Join(serverRoot, p)
+		}
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		add(p)
+		if strings.Contains(d.LowerName(), "dbm") {
+			for _, ext := range []string{".pag", ".dir", ".db"} {
+				add(p + ext)
 			}
-			p := d.Args[0]
-			if !filepath.IsAbs(p) && serverRoot != "" {
-				p = filepath.Join(serverRoot, p)
-			}
-			if !filepath.IsAbs(p) {
-				return nil
-			}
-			add(p)
-			if strings.Contains(d.LowerName(), "dbm") {
-				for _, ext := range []string{".pag", ".dir", ".db"} {
-					add(p + ext)
-				}
-			}
-			return nil
-		})
+		}
 	}
 	return out
 }
 
+// rawFiles is what loadedFiles finds in the files as read with no modules
+// assumed loaded.
+type rawFiles struct {
+	files   []string                // every file that holds a directive, and the top files, sorted
+	proxies []proxySection          // the <Proxy> and <ProxyMatch> sections with access rules
+	data    []*apacheconf.Directive // the lines that name a data file (dataDirective), with an argument
+}
+
 // loadedFiles lists every file the configuration reads (Includes too),
-// and returns each top file's directives as read with no modules assumed
-// loaded: plain[i] when load read them so already, or read again.
-func loadedFiles(files []string, opt translate.LoadOptions, plain [][]*apacheconf.Directive) ([]string, [][]*apacheconf.Directive) {
+// in its directives as read with no modules assumed loaded: plain[i] when
+// load read the top file i so already, or read again. The same pass
+// finds the <Proxy> sections and the data files' lines.
+func loadedFiles(files []string, opt translate.LoadOptions, plain [][]*apacheconf.Directive) rawFiles {
 	seen := map[string]bool{}
-	var out []string
-	var raw [][]*apacheconf.Directive
+	var out rawFiles
+	last := ""
+	// vhost is the innermost <VirtualHost> around ds (nil: the main
+	// server's).
+	var walk func(ds []*apacheconf.Directive, vhost *apacheconf.Directive)
+	walk = func(ds []*apacheconf.Directive, vhost *apacheconf.Directive) {
+		for _, d := range ds {
+			if f := d.Pos.File; f != last { // a file's directives come in runs
+				last = f
+				if !seen[f] {
+					seen[f] = true
+					out.files = append(out.files, f)
+				}
+			}
+			switch n := d.LowerName(); {
+			case (n == "proxy" || n == "proxymatch") && d.IsSection() && anyAccess(d.Block):
+				out.proxies = append(out.proxies, proxySection{d: d, vhost: vhost})
+			case dataDirective(n) && len(d.Args) > 0:
+				out.data = append(out.data, d)
+			}
+			if len(d.Block) > 0 {
+				in := vhost
+				if d.Is("VirtualHost") {
+					in = d
+				}
+				walk(d.Block, in)
+			}
+		}
+	}
 	for i, f := range files {
 		ds := plain[i]
 		if ds == nil {
 			ds, _ = apacheconf.Load(f, apacheconf.Options{ServerRoot: opt.ServerRoot, Defines: opt.Defines})
 		}
-		raw = append(raw, ds)
-		last := ""
-		apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if f := d.Pos.File; f != last { // a file's directives come in runs
-				last = f
-				if !seen[f] {
-					seen[f] = true
-					out = append(out, f)
-				}
-			}
-			return nil
-		})
+		last = ""
+		walk(ds, nil)
 		if !seen[f] {
 			seen[f] = true
-			out = append(out, f)
+			out.files = append(out.files, f)
 		}
 	}
-	sort.Strings(out)
-	return out, raw
+	sort.Strings(out.files)
+	return out
+}
+
+// mainDefaults is what the main file sets of the 2.2 defaults that 2.4
+// changed (defaultsEdit): its text names EnableSendfile, FileETag,
+// AllowOverride.
+type mainDefaults struct {
+	sendfile, etag, override bool
+}
+
+// mainDefaultsOf reads what the main file's text conf sets of them.
+func mainDefaultsOf(conf []byte) mainDefaults {
+	return mainDefaults{containsFold(conf, "enablesendfile"), containsFold(conf, "fileetag"), containsFold(conf, "allowoverride")}
 }
 
 // defaultsEdit writes explicitly, at the end of the main file, the 2.2
 // defaults that 2.4 changed and the configuration relied on (DIR-04,
-// DIR-05, DIR-06), so that behaviour does not change silently.
-func defaultsEdit(conf []byte, htaccess bool) edit {
+// DIR-05, DIR-06; set: those it sets itself), so that behaviour does not
+// change silently.
+func defaultsEdit(set mainDefaults, htaccess bool) edit {
 	var text []string
-	if !containsFold(conf, "enablesendfile") {
+	if !set.sendfile {
 		text = append(text, "# orderly DIR-05: 2.2 sent files with sendfile by default; 2.4 does not", "EnableSendfile On")
 	}
-	if !containsFold(conf, "fileetag") {
+	if !set.etag {
 		text = append(text, "# orderly DIR-06: 2.2's ETags included the inode; 2.4's default is MTime Size", "FileETag INode MTime Size")
 	}
-	if htaccess && !containsFold(conf, "allowoverride") {
+	if htaccess && !set.override {
 		text = append(text, "# orderly DIR-04: 2.2 read .htaccess files with every category by default; 2.4's default is None",
 			"<Directory />", "    AllowOverride All", "</Directory>")
 	}

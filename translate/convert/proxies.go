@@ -5,34 +5,21 @@ import (
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
-// convertProxies translates the access rules of <Proxy> and <ProxyMatch>
-// sections. For a proxied request Apache merges, over the server's
+// proxySection is a <Proxy> or <ProxyMatch> section with access rules,
+// and the <VirtualHost> it is in (nil: the main server's).
+type proxySection struct {
+	d, vhost *apacheconf.Directive
+}
+
+// convertProxies translates the access rules of the <Proxy> and
+// <ProxyMatch> sections all (as loadedFiles finds them). For a proxied request Apache merges, over the server's
 // defaults, the <Proxy> sections that match it (mod_proxy's proxy_walk:
 // the main server's, then the virtual host's), not the file-system walk.
 // Where one such section with access rules is all a server has, it
 // inherits nothing else and is translated on its own; where a server has
 // several, which merge depends on the request, and they are left as
 // written, for review.
-func convertProxies(cfg *translate.Config, raw [][]*apacheconf.Directive) (map[string][]edit, []translate.Difference, []SectionText) {
-	type proxy struct {
-		d     *apacheconf.Directive
-		vhost *apacheconf.Directive // nil: the main server's
-	}
-	var all []proxy
-	for _, ds := range raw {
-		apacheconf.Walk(ds, func(d *apacheconf.Directive, parents []*apacheconf.Directive) error {
-			if n := d.LowerName(); (n == "proxy" || n == "proxymatch") && d.IsSection() && anyAccess(d.Block) {
-				p := proxy{d: d}
-				for _, x := range parents {
-					if x.Is("VirtualHost") {
-						p.vhost = x
-					}
-				}
-				all = append(all, p)
-			}
-			return nil
-		})
-	}
+func convertProxies(cfg *translate.Config, all []proxySection) (map[string][]edit, []translate.Difference, []SectionText) {
 	mainCount, hostCount, most := 0, map[*apacheconf.Directive]int{}, 0
 	for _, p := range all {
 		if p.vhost == nil {
