@@ -63,7 +63,8 @@ func filesBefore(cfg *translate.Config, s *translate.Section, chain []*translate
 // filesCombos returns the <FilesMatch> sections to write after s for the
 // names it shares with earlier <Files> sections, where Apache's merge
 // gives them another answer than s alone; or why that cannot be written.
-func filesCombos(cfg *translate.Config, s *translate.Section) ([]edit, string) {
+// compat and authz are what s inherits (translate.Inherited).
+func filesCombos(cfg *translate.Config, s *translate.Section, compat, authz *translate.Layers) ([]edit, string) {
 	if translate.SelfDenies(cfg, s) {
 		return nil, "" // refuses everyone, whatever merged before
 	}
@@ -80,7 +81,7 @@ func filesCombos(cfg *translate.Config, s *translate.Section) ([]edit, string) {
 	}
 	indent := indentAt(s.Directive().Pos.Col)
 	var text []string
-	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
+	why = nameCombos(cfg, s, chain, before, compat, authz, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
 		pattern, ok := comboPattern(s, in, out)
 		if !ok {
 			return "a <Files> section that may match the same names merges before this one, and the names of both cannot be written as one pattern"
@@ -105,7 +106,8 @@ func filesCombos(cfg *translate.Config, s *translate.Section) ([]edit, string) {
 // everything, and test the name of the file a request maps to as <Files>
 // does, the last component of REQUEST_FILENAME (not for a proxied
 // request: mod_proxy maps it to no file, and no <Files> section applies).
-func locationCombos(cfg *translate.Config, s *translate.Section) ([]edit, string) {
+// compat and authz are what s inherits (translate.Inherited).
+func locationCombos(cfg *translate.Config, s *translate.Section, compat, authz *translate.Layers) ([]edit, string) {
 	if translate.SelfDenies(cfg, s) {
 		return nil, ""
 	}
@@ -121,7 +123,7 @@ func locationCombos(cfg *translate.Config, s *translate.Section) ([]edit, string
 	}
 	indent := indentAt(s.Directive().Pos.Col) + "    "
 	var text []string
-	why = nameCombos(cfg, s, chain, before, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
+	why = nameCombos(cfg, s, chain, before, compat, authz, indent+"    ", func(in, out []*translate.Section, with string, tree []string) string {
 		pattern, ok := comboPattern(nil, in, out)
 		delim := strings.IndexFunc("#!|%,;:_", func(r rune) bool { return !strings.ContainsRune(pattern, r) })
 		if !ok || delim < 0 || strings.Contains(pattern, `"`) {
@@ -180,9 +182,11 @@ func laterLocation(cfg *translate.Config, s *translate.Section) bool {
 // nameCombos merges s over chain with each combination of the sections of
 // before that one name may match (in, with the others out), and calls
 // write for each whose answer differs from s's alone, with the sections
-// named (with) and the Require lines (indented by indent). It returns
-// why the combinations cannot be written.
-func nameCombos(cfg *translate.Config, s *translate.Section, chain, before []*translate.Section, indent string, write func(in, out []*translate.Section, with string, tree []string) string) string {
+// named (with) and the Require lines (indented by indent). compat0 and
+// authz0 are s merged over chain alone (translate.Inherited's, which
+// merges the same sections). It returns why the combinations cannot be
+// written.
+func nameCombos(cfg *translate.Config, s *translate.Section, chain, before []*translate.Section, compat0, authz0 *translate.Layers, indent string, write func(in, out []*translate.Section, with string, tree []string) string) string {
 	if len(before) == 0 {
 		return ""
 	}
@@ -193,7 +197,7 @@ func nameCombos(cfg *translate.Config, s *translate.Section, chain, before []*tr
 		// The file walk's sections go after the directory walk's, before
 		// the location walk's.
 		n := translate.WalkEnd(chain, 1)
-		return append(append(append(append([]*translate.Section(nil), chain[:n]...), in...), chain[n:]...), s)
+		return append(append(append(append(make([]*translate.Section, 0, len(chain)+len(in)+1), chain[:n]...), in...), chain[n:]...), s)
 	}
 	merge := func(in []*translate.Section) (*translate.Layers, *translate.Layers) {
 		return translate.MergeLayers(secs(in))
@@ -203,7 +207,6 @@ func nameCombos(cfg *translate.Config, s *translate.Section, chain, before []*tr
 	noRequire := func(in []*translate.Section, authz *translate.Layers) bool {
 		return cfg.Semantics == translate.Compat24 && (authz.Authz == nil || authz.Authz.Root == nil) && authTypeIn(secs(in))
 	}
-	compat0, authz0 := merge(nil)
 	refused0 := noRequire(nil, authz0)
 	var alone []string // rendered when a combination needs comparing
 	rendered := false

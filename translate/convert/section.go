@@ -148,9 +148,9 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 	switch {
 	case why != "":
 	case translate.IsFiles(s):
-		extra, why = filesCombos(cfg, s)
+		extra, why = filesCombos(cfg, s, compat, authz)
 	case s.Kind == translate.KindLocation && !s.Fnmatch, s.Kind == translate.KindLocationMatch:
-		extra, why = locationCombos(cfg, s)
+		extra, why = locationCombos(cfg, s, compat, authz)
 	}
 	var text []string
 	if why != "" && forced == "" && locationMergesAnd(cfg, s) {

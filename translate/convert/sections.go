@@ -68,6 +68,14 @@ func editedText(st SectionText, es []edit) SectionText {
 	if len(es[0].text) > 0 {
 		first := es[0].text[0]
 		indent = first[:len(first)-len(strings.TrimLeft(first, " \t"))]
+		st.Lines = make([]string, 0, len(es[0].text))
+	}
+	after := 0
+	for _, e := range es[1:] {
+		after += len(e.text)
+	}
+	if after > 0 {
+		st.After = make([]string, 0, after)
 	}
 	for i, e := range es {
 		for _, t := range e.text {
