@@ -16,19 +16,16 @@ func Render(root *Node, indent string) []string {
 	if root == nil {
 		return nil
 	}
-	var out []string
 	if root.Kind == Any && !root.Negate {
-		for _, c := range packIP(root.Children) {
-			out = append(out, renderNode(c, indent)...)
-		}
-		return out
+		return appendChildren(nil, root.Children, true, indent)
 	}
-	return renderNode(root, indent)
+	return appendNode(nil, root, indent)
 }
 
-func renderNode(n *Node, indent string) []string {
+// appendNode appends the lines of n to out, each prefixed with indent.
+func appendNode(out []string, n *Node, indent string) []string {
 	if n.Kind == Leaf {
-		return []string{leafText(indent, n)}
+		return append(out, leafText(indent, n))
 	}
 	name := "RequireAny"
 	switch {
@@ -37,16 +34,49 @@ func renderNode(n *Node, indent string) []string {
 	case n.Negate:
 		name = "RequireNone"
 	}
-	out := []string{indent + "<" + name + ">"}
-	children := n.Children
-	if n.Kind == Any {
-		// Only alternatives may share a line: "Require ip a b" is a or b.
-		children = packIP(children)
-	}
-	for _, c := range children {
-		out = append(out, renderNode(c, indent+"    ")...)
-	}
+	out = append(out, indent+"<"+name+">")
+	// Only alternatives may share a line: "Require ip a b" is a or b.
+	out = appendChildren(out, n.Children, n.Kind == Any, indent+"    ")
 	return append(out, indent+"</"+name+">")
+}
+
+// appendChildren appends the lines of the nodes ns to out; with pack,
+// consecutive non-negated "Require ip" leaves share a line of at most 64
+// addresses (one with more has a line of its own).
+func appendChildren(out []string, ns []*Node, pack bool, indent string) []string {
+	for i := 0; i < len(ns); {
+		if !pack || !plainIP(ns[i]) {
+			out = appendNode(out, ns[i], indent)
+			i++
+			continue
+		}
+		j, addrs := i+1, len(ns[i].Subnets)
+		for j < len(ns) && plainIP(ns[j]) && addrs+len(ns[j].Subnets) <= 64 {
+			addrs += len(ns[j].Subnets)
+			j++
+		}
+		b := append(make([]byte, 0, 64), indent...)
+		out = append(out, string(appendSubnets(append(b, "Require ip"...), ns[i:j])))
+		i = j
+	}
+	return out
+}
+
+// plainIP reports whether n is a "Require ip" leaf, not negated: one
+// that may share its line.
+func plainIP(n *Node) bool {
+	return n.Kind == Leaf && n.Provider == ProvIP && !n.Negate
+}
+
+// appendSubnets appends the addresses of the "Require ip" leaves ns, each
+// after a space.
+func appendSubnets(b []byte, ns []*Node) []byte {
+	for _, n := range ns {
+		for _, s := range n.Subnets {
+			b = s.AppendTo(append(b, ' '))
+		}
+	}
+	return b
 }
 
 // appendWord appends w as one word of a directive: in double quotes
@@ -86,10 +116,7 @@ func leafText(indent string, n *Node) string {
 	case ProvAllDenied:
 		b = append(b, "all denied"...)
 	case ProvIP:
-		b = append(b, "ip"...)
-		for _, s := range n.Subnets {
-			b = s.AppendTo(append(b, ' '))
-		}
+		b = appendSubnets(append(b, "ip"...), []*Node{n})
 	case ProvHost:
 		words("host", n.Args)
 	case ProvEnv:
@@ -131,23 +158,6 @@ func leafText(indent string, n *Node) string {
 		words("method", names)
 	}
 	return string(b)
-}
-
-// packIP merges consecutive non-negated Require ip leaves into one line of
-// at most 64 addresses.
-func packIP(ns []*Node) []*Node {
-	var out []*Node
-	for _, n := range ns {
-		if last := len(out) - 1; last >= 0 && n.Kind == Leaf && n.Provider == ProvIP && !n.Negate &&
-			out[last].Kind == Leaf && out[last].Provider == ProvIP && !out[last].Negate && len(out[last].Subnets)+len(n.Subnets) <= 64 {
-			m := *out[last]
-			m.Subnets = append(append([]Subnet(nil), m.Subnets...), n.Subnets...)
-			out[last] = &m
-			continue
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // simplify flattens containers of one child and same-kind nesting, and

@@ -87,6 +87,8 @@ func TestRenderPacksIP(t *testing.T) {
 		{"negated", anyOf(ip(1, 1), negated, ip(4, 1)), []string{addrs(1, 1), "Require not ip 10.0.0.3/32", addrs(4, 1)}},
 		{"64 a line", anyOf(ip(0, 32), ip(32, 32)), []string{addrs(0, 64)}},
 		{"65 are two lines", anyOf(ip(0, 32), ip(32, 33)), []string{addrs(0, 32), addrs(32, 33)}},
+		{"a line counts every leaf on it", anyOf(ip(0, 30), ip(30, 30), ip(60, 10)), []string{addrs(0, 60), addrs(60, 10)}},
+		{"more than 64 alone", anyOf(ip(0, 65), ip(65, 1), ip(66, 1)), []string{addrs(0, 65), addrs(65, 2)}},
 		{"RequireAll", anyOf(allOf(ip(1, 1), ip(2, 1)), host), []string{"<RequireAll>", "    " + addrs(1, 1), "    " + addrs(2, 1), "</RequireAll>", "Require host a"}},
 		{"RequireNone", anyOf(not(anyOf(ip(1, 1), ip(2, 1))), host), []string{"<RequireNone>", "    " + addrs(1, 2), "</RequireNone>", "Require host a"}},
 		{"RequireAny in RequireAll", allOf(anyOf(ip(1, 1), ip(2, 1)), host), []string{"<RequireAll>", "    <RequireAny>", "        " + addrs(1, 2), "    </RequireAny>", "    Require host a", "</RequireAll>"}},
