@@ -187,6 +187,12 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 	}
 	for i, d := range access {
 		e := edit{from: d.Pos.Line, to: max(d.EndLine, d.Pos.Line)}
+		if i > 0 && e.from == es[len(es)-1].to+1 {
+			// Right after the access line before it: the two go in one
+			// edit (no other edit can fall between them).
+			es[len(es)-1].to = e.to
+			continue
+		}
 		if i == 0 {
 			e.text = text
 			if s.Conf.Compat != nil {
