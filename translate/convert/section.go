@@ -106,8 +106,12 @@ func convertSectionAs(cfg *translate.Config, s *translate.Section, forced string
 func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheconf.Directive, forced string) ([]edit, string) {
 	var buf [8]*apacheconf.Directive // most sections have fewer access lines
 	access := buf[:0]
+	runs := 0 // of access lines that follow each other: an edit each
 	for _, d := range block {
 		if isAccessLine(d) {
+			if len(access) == 0 || d.Pos.Line != max(access[len(access)-1].EndLine, access[len(access)-1].Pos.Line)+1 {
+				runs++
+			}
 			access = append(access, d)
 		}
 	}
@@ -180,7 +184,7 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 		text = append(text, indented(&translateds, translatedLine, indent)...)
 		text = append(text, renderScope(cfg, compat, authz, indent)...)
 	}
-	es := make([]edit, 0, len(access)+len(extra)+1)
+	es := make([]edit, 0, runs+len(extra)+1)
 	if after != nil {
 		end := max(after.EndLine, after.Pos.Line)
 		es = append(es, edit{from: end + 1, to: end, text: text})
