@@ -152,9 +152,11 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	type converted struct {
 		es, basic           []edit
 		review, basicReview string
-		text                SectionText // where the section is recorded (Conversion.Sections)
 	}
 	results := make([]converted, len(all))
+	// The sections' texts, each at its section's place, those recorded
+	// (Conversion.Sections) moved up to the front afterwards.
+	texts := make([]SectionText, len(all))
 	hosts := <-hostsDone
 	par.Do(len(all), func(i int) {
 		sc, r := all[i], &results[i]
@@ -173,7 +175,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		}
 		r.basic, r.basicReview = basic.edits(sc.cfg, s, s.Directive().Block)
 		if s.Conf.HasAccessRules() || r.es != nil {
-			r.text = sectionText(s, r.es, r.review)
+			texts[i] = sectionText(s, r.es, r.review)
 		}
 	})
 	for i, sc := range all {
@@ -183,7 +185,6 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	}
 	// Each file's edits, in one list made once (SectionsOnly: none).
 	var byFile map[string][]edit
-	sections := 0
 	if !opt.SectionsOnly {
 		edits := map[string]int{}
 		for i, sc := range all {
@@ -194,12 +195,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 			byFile[f] = make([]edit, 0, n+1) // and the main file's defaultsEdit
 		}
 	}
-	for i, sc := range all {
-		if results[i].es != nil || sc.s.Conf.HasAccessRules() {
-			sections++
-		}
-	}
-	conv.Sections = make([]SectionText, 0, sections)
+	conv.Sections = texts[:0]
 	for i, sc := range all {
 		s, r := sc.s, &results[i]
 		if byFile != nil {
@@ -214,7 +210,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 		if byFile != nil {
 			byFile[s.Pos.File] = append(byFile[s.Pos.File], r.es...)
 		}
-		conv.Sections = append(conv.Sections, r.text)
+		conv.Sections = append(conv.Sections, texts[i]) // to a place already read: not past i
 		conv.Changes++
 	}
 	fr := <-filesDone
@@ -322,23 +318,23 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	if opt.SectionsOnly {
 		return conv, partial
 	}
-	texts := make([][]byte, len(fr.loaded))
+	fileTexts := make([][]byte, len(fr.loaded))
 	have := map[string]bool{}
 	lastLoader := -1
 	var lastLoads moduleLines
 	for i, f := range fr.loaded {
 		text, n := applyEdits(fr.sources[i], byFile[f], keepCompat, true)
 		conv.Renamed += n
-		texts[i] = text
+		fileTexts[i] = text
 		if ml := loadsModules(text, have); ml.end > 0 {
 			lastLoader, lastLoads = i, ml
 		}
 	}
 	for i, f := range fr.loaded {
 		if i == lastLoader {
-			conv.Files[f] = addModules(texts[i], lastLoads, have, texts, len(conv.CompatKept) > 0)
+			conv.Files[f] = addModules(fileTexts[i], lastLoads, have, fileTexts, len(conv.CompatKept) > 0)
 		} else {
-			conv.Files[f] = texts[i]
+			conv.Files[f] = fileTexts[i]
 		}
 	}
 	// The data files readFiles read, but for the .htaccess files (among

@@ -39,12 +39,15 @@ type methodClass struct {
 	except []string
 }
 
+// everyMethod is the class of every method, where no <Limit> is anywhere
+// in the translate.Layers: written without naming any (shared, never
+// written to).
+var everyMethod = []methodClass{{rep: policy.MethodInvalid, rest: true}}
+
 // methodClasses groups the methods that the translate.Layers treat alike.
 func methodClasses(cfg *translate.Config, compat, authz *translate.Layers) []methodClass {
 	if uniformMethods(compat, authz) {
-		// No <Limit> anywhere in the translate.Layers: one class, every
-		// method, which is written without naming any.
-		return []methodClass{{rep: policy.MethodInvalid, rest: true}}
+		return everyMethod
 	}
 	names := methodNames(cfg.Methods)
 	key := func(m int) string { return methodKey(compat, authz, m) }
