@@ -99,13 +99,13 @@ func uniformMethods(compat, authz *translate.Layers) bool {
 		if !alike(&c.Order) || !alike(&c.Satisfy) {
 			return false
 		}
-		for _, a := range c.Allows {
-			if a.Methods != policy.AllMethods {
+		for i := range c.Allows { // by index: a rule is large to copy
+			if c.Allows[i].Methods != policy.AllMethods {
 				return false
 			}
 		}
-		for _, a := range c.Denys {
-			if a.Methods != policy.AllMethods {
+		for i := range c.Denys {
+			if c.Denys[i].Methods != policy.AllMethods {
 				return false
 			}
 		}
@@ -113,8 +113,8 @@ func uniformMethods(compat, authz *translate.Layers) bool {
 	if compat.SatSet != 0 && !alike(&compat.Sat22) { // unset: all alike
 		return false
 	}
-	for _, q := range authz.Req22 {
-		if q.Methods != policy.AllMethods {
+	for i := range authz.Req22 {
+		if authz.Req22[i].Methods != policy.AllMethods {
 			return false
 		}
 	}

@@ -96,10 +96,13 @@ func editedText(st SectionText, es []edit) SectionText {
 // comments out, and without indentation.
 func Directives(lines []string) []string {
 	var out []string
-	for _, l := range lines {
+	for i, l := range lines {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
+		}
+		if out == nil {
+			out = make([]string, 0, len(lines)-i) // at most the lines left
 		}
 		out = append(out, l)
 	}
