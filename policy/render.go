@@ -162,27 +162,35 @@ func leafText(indent string, n *Node) string {
 
 // simplify flattens containers of one child and same-kind nesting, and
 // drops "Require all granted" from a RequireAll that has another child.
+// A container already so is returned as it is, not copied.
 func simplify(n *Node) *Node {
 	if n == nil || n.Kind == Leaf {
 		return n
 	}
-	c := *n
-	c.Children = nil
-	for _, ch := range n.Children {
-		ch = simplify(ch)
-		if ch == nil {
+	// kids are the children simplified: n's own while each is as it was
+	// (own), made anew from the first that is not.
+	kids, own := n.Children, true
+	for i, ch := range n.Children {
+		s := simplify(ch)
+		flat := s != nil && s.Kind == n.Kind && !s.Negate && s.Kind != Leaf // its children are n's
+		if own && s == ch && s != nil && !flat {
 			continue
 		}
-		if ch.Kind == c.Kind && !ch.Negate && ch.Kind != Leaf {
-			c.Children = append(c.Children, ch.Children...)
-			continue
+		if own {
+			kids, own = append(make([]*Node, 0, len(n.Children)), n.Children[:i]...), false
 		}
-		c.Children = append(c.Children, ch)
+		switch {
+		case s == nil:
+		case flat:
+			kids = append(kids, s.Children...)
+		default:
+			kids = append(kids, s)
+		}
 	}
-	if c.Kind == All && len(c.Children) > 1 {
+	if n.Kind == All && len(kids) > 1 {
 		var kept []*Node
 		hasPositive := false
-		for _, ch := range c.Children {
+		for _, ch := range kids {
 			if !(ch.Kind == Leaf && ch.Provider == ProvAllGranted && !ch.Negate) {
 				kept = append(kept, ch)
 				if !ch.Negate {
@@ -190,12 +198,17 @@ func simplify(n *Node) *Node {
 				}
 			}
 		}
-		if hasPositive {
-			c.Children = kept
+		if hasPositive && len(kept) != len(kids) {
+			kids, own = kept, false
 		}
 	}
-	if len(c.Children) == 1 && !c.Negate {
-		return c.Children[0]
+	if len(kids) == 1 && !n.Negate {
+		return kids[0]
 	}
+	if own {
+		return n
+	}
+	c := *n
+	c.Children = kids
 	return &c
 }
