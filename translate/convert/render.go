@@ -456,8 +456,10 @@ func keyword22(q *policy.Require22) string {
 	if q.Line == "" {
 		return q.Words[0]
 	}
-	if i := strings.IndexAny(q.Line, " \t\n\v\f\r"); i >= 0 {
-		return q.Line[:i]
+	for i := 0; i < len(q.Line); i++ {
+		if asciiSpace(q.Line[i]) { // apr_isspace: " \t\n\v\f\r"
+			return q.Line[:i]
+		}
 	}
 	return q.Line
 }
