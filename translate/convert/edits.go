@@ -262,11 +262,28 @@ func view(b []byte) string {
 
 // containsFold reports whether s contains substr, a lower-case ASCII
 // word, in any case. It looks at a whole file, often for a word that is
-// not there: eight places at a time are tested for the word's first and
-// last letters (the pair, apart, is much rarer than two letters side by
-// side), and only where both are found is the rest compared.
+// not there: where the word has a byte other than a letter, at the
+// places that byte stands; otherwise eight places at a time are tested
+// for the word's first and last letters (the pair, apart, is much rarer
+// than two letters side by side), and only where both are found is the
+// rest compared.
 func containsFold[T string | []byte](s T, substr string) bool {
 	n, i := len(substr), 0
+	// A byte of the word that is not a letter matches only itself: the
+	// places it stands at are found a vector at a time (IndexByte).
+	if k := strings.IndexFunc(substr, func(r rune) bool { return r < 'a' || r > 'z' }); k >= 0 {
+		c := substr[k]
+		for at := k; at < len(s); at++ {
+			j := indexByte(s[at:], c)
+			if j < 0 {
+				return false
+			}
+			if at += j; foldAt(s, at-k, substr) {
+				return true
+			}
+		}
+		return false
+	}
 	// A byte b equal to c in any case has b|0x20 == c when c is a
 	// lower-case letter or any byte with that bit set.
 	if n >= 2 && substr[0]&0x20 != 0 && substr[n-1]&0x20 != 0 {
@@ -289,6 +306,17 @@ func containsFold[T string | []byte](s T, substr string) bool {
 		}
 	}
 	return false
+}
+
+// indexByte is strings.IndexByte or bytes.IndexByte, as s is.
+func indexByte[T string | []byte](s T, c byte) int {
+	switch s := any(s).(type) {
+	case string:
+		return strings.IndexByte(s, c)
+	case []byte:
+		return bytes.IndexByte(s, c)
+	}
+	panic("unreachable")
 }
 
 // foldAt reports whether s holds substr at i, in any ASCII case.
