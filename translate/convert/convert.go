@@ -318,14 +318,17 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	if opt.SectionsOnly {
 		return conv, partial
 	}
+	// Each file's text is written apart from the others': on every core.
 	fileTexts := make([][]byte, len(fr.loaded))
+	renamed := make([]int, len(fr.loaded))
+	par.Do(len(fr.loaded), func(i int) {
+		fileTexts[i], renamed[i] = applyEdits(fr.sources[i], byFile[fr.loaded[i]], keepCompat, true)
+	})
 	have := map[string]bool{}
 	lastLoader := -1
 	var lastLoads moduleLines
-	for i, f := range fr.loaded {
-		text, n := applyEdits(fr.sources[i], byFile[f], keepCompat, true)
-		conv.Renamed += n
-		fileTexts[i] = text
+	for i, text := range fileTexts {
+		conv.Renamed += renamed[i]
 		if ml := loadsModules(text, have); ml.end > 0 {
 			lastLoader, lastLoads = i, ml
 		}

@@ -614,10 +614,21 @@ func loadsModules(text []byte, have map[string]bool) moduleLines {
 	depth, inSection := 0, false
 	for l := range strings.Lines(view(text)) {
 		at += len(l)
+		// Most lines are none of those below, as the first byte after
+		// their blanks says: ASCII, and neither '<' nor 'L' in any case,
+		// it starts their first word as firstWord and fields read it.
+		first := 0
+		for first < len(l) && asciiSpace(l[first]) {
+			first++
+		}
+		if first == len(l) {
+			continue
+		}
+		if c := l[first]; c < utf8.RuneSelf && c != '<' && c|0x20 != 'l' {
+			continue
+		}
 		w, ok := firstWord(l)
 		switch {
-		case ok && (w == "" || w[0] != '<' && w[0]|0x20 != 'l'):
-			continue // most lines: none of those below
 		case ok && len(w) >= len("<IfModule") && strings.EqualFold(w[:len("<IfModule")], "<IfModule"):
 			depth++
 			continue
