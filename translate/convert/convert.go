@@ -118,14 +118,14 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	go func() { hostsDone <- hostViews(cfg) }()
 	conv := &Conversion{Files: map[string][]byte{}, Model: cfg}
 	all := scopedSections(cfg)
+	conv.Scopes = make(map[translate.ScopeKey]translate.Scope, len(all))
+	for _, sc := range all {
+		conv.Scopes[sc.s.Key()] = translate.Scope{Section: sc.s, Config: sc.cfg}
+	}
 	// The .htaccess files merge before <Location> and <Files> sections and
 	// before the <Directory> sections below them: found first.
 	hts, htReviews, htPaths := findHtaccess(search)
 	conv.Htaccess, conv.HtaccessAll = htPaths, !search.truncated
-	conv.Scopes = make(map[translate.ScopeKey]translate.Scope, len(all)+len(hts))
-	for _, sc := range all {
-		conv.Scopes[sc.s.Key()] = translate.Scope{Section: sc.s, Config: sc.cfg}
-	}
 	for _, h := range hts {
 		if h.sec == nil {
 			continue
