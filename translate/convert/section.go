@@ -181,8 +181,14 @@ func convertBlock(cfg *translate.Config, s *translate.Section, block []*apacheco
 				text = append(text, indent+h.Name+" "+h.Raw)
 			}
 		}
-		text = append(text, indented(&translateds, translatedLine, indent)...)
-		text = append(text, renderScope(cfg, compat, authz, indent)...)
+		rendered := renderScope(cfg, compat, authz, indent)
+		if len(text) == 0 {
+			// The heading goes before the lines rendered, in their list
+			// where it has room.
+			text = slices.Insert(rendered, 0, indented(&translateds, translatedLine, indent)...)
+		} else {
+			text = append(append(text, indented(&translateds, translatedLine, indent)...), rendered...)
+		}
 	}
 	es := make([]edit, 0, runs+len(extra)+1)
 	if after != nil {
