@@ -24,6 +24,11 @@ type LoadOptions struct {
 	// OnRead, when set, is told each configuration file the reader read
 	// (translate/convert writes them all out, empty ones included).
 	OnRead func(name string)
+	// OnParsed, when set, is given the directives read, every file's,
+	// before the model is built from them: what starts on them (a search
+	// of the document roots) runs beside the building. It must not
+	// change them.
+	OnParsed func(ds []*apacheconf.Directive)
 }
 
 // DefaultVersion is the version a configuration is read as when
@@ -174,6 +179,9 @@ func LoadSource(files []string, opt LoadOptions) (*Config, [][]*apacheconf.Direc
 	opt.Options.Modules = loaded
 	if opt.BaseDir == "" {
 		opt.BaseDir = filepath.Dir(files[0])
+	}
+	if opt.OnParsed != nil {
+		opt.OnParsed(all)
 	}
 	cfg, err := Build(all, opt.Options)
 	if cfg != nil {

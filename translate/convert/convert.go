@@ -103,7 +103,18 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	lo.RenderOnly = true // written out, never decided on
 	read := map[string]bool{}
 	lo.OnRead = func(name string) { read[name] = true }
+	// The document roots are listed while the model is built, for the
+	// search of their .htaccess files (startHtaccess) to find listed.
+	dirs := opt.DirCache
+	if dirs == nil {
+		dirs = new(dirscan.Cache)
+	}
+	prefetched := func() {}
+	lo.OnParsed = func(ds []*apacheconf.Directive) {
+		prefetched = prefetchHtaccess(ds, lo.ServerRoot, dirs)
+	}
 	cfg, plain, srcs, err := translate.LoadSource(files, lo)
+	defer prefetched() // nothing reads the tree once Convert returns
 	if err != nil && (cfg == nil || !opt.Partial) {
 		return nil, err
 	}
@@ -111,7 +122,7 @@ func Convert(files []string, opt Options) (*Conversion, error) {
 	// The search for .htaccess files is system calls: the configuration
 	// is read meanwhile. What the files hold besides their sections
 	// depends on neither: worked out meanwhile too, on another core.
-	search := startHtaccess(cfg, opt.DirCache)
+	search := startHtaccess(cfg, dirs)
 	filesDone := make(chan *filesRead, 1)
 	go func() { filesDone <- readFiles(cfg, files, plain, srcs[0], read, opt) }()
 	hostsDone := make(chan []hostView, 1)

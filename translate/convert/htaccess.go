@@ -198,6 +198,56 @@ type htRoot struct {
 	cfg *translate.Config
 }
 
+// prefetchHtaccess starts listing, through cache, the document roots the
+// directives ds name, for the names of their AccessFileName (the main
+// server's last, or .htaccess): the directories startHtaccess will search
+// once the model is built, listed meanwhile. It is a guess made before
+// the model says what is served (a document root in a branch the model
+// drops is listed for nothing; one it adds is listed then); the search
+// itself is startHtaccess's. The function returned waits for the end of
+// the listing.
+func prefetchHtaccess(ds []*apacheconf.Directive, serverRoot string, cache *dirscan.Cache) (wait func()) {
+	names := []string{".htaccess"}
+	var roots []dirscan.Root
+	root := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || serverRoot == "" {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(serverRoot, p)
+	}
+	var add func(ds []*apacheconf.Directive, top bool)
+	add = func(ds []*apacheconf.Directive, top bool) {
+		for _, d := range ds {
+			switch d.LowerName() {
+			case "serverroot":
+				if top && len(d.Args) == 1 {
+					serverRoot = d.Args[0]
+				}
+			case "accessfilename":
+				if top && len(d.Args) > 0 {
+					names = d.Args
+				}
+			case "documentroot":
+				if len(d.Args) == 1 {
+					roots = append(roots, dirscan.Root{Dir: root(d.Args[0])})
+				}
+			case "virtualhost":
+				add(d.Block, false)
+			}
+		}
+	}
+	add(ds, true)
+	for i := range roots {
+		roots[i].Names = names
+	}
+	done := make(chan struct{})
+	go func() {
+		cache.Find(roots, maxHtaccessDirs)
+		close(done)
+	}()
+	return func() { <-done }
+}
+
 // startHtaccess starts the search for the .htaccess files under the
 // document roots, Alias targets and UserDir directories of cfg, through
 // cache (nil: none).

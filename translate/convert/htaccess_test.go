@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderly-proxy/orderly/internal/dirscan"
 	"github.com/orderly-proxy/orderly/translate"
+	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
 // .htaccess files are translated in place where that keeps their meaning,
@@ -361,5 +363,50 @@ func TestConvertClosedHtaccessNeedsAuthConfig(t *testing.T) {
 		if ht := string(conv.Files[filepath.Join(root, "logs/.htaccess")]); !strings.Contains(ht, "Require all denied\n") {
 			t.Errorf("%s: logs/.htaccess not closed:\n%s", tt.name, ht)
 		}
+	}
+}
+
+// TestPrefetchHtaccess: the document roots the directives name (relative
+// ones under the last ServerRoot, those of virtual hosts too) are listed
+// through the cache for the main server's AccessFileName names, so that
+// the search after the model is built finds them listed: a file made
+// after the prefetch is not seen through the cache, one made before is.
+func TestPrefetchHtaccess(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"srv/main", "srv/v1/sub", "abs"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := filepath.Join(dir, "srv/v1/sub/.acl")
+	if err := os.WriteFile(before, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := "ServerRoot " + filepath.Join(dir, "srv") + "\nAccessFileName .acl\nDocumentRoot main\n" +
+		"<VirtualHost *:80>\nDocumentRoot v1\n</VirtualHost>\n<VirtualHost *:80>\nDocumentRoot " + filepath.Join(dir, "abs") + "\n</VirtualHost>\n"
+	ds, err := apacheconf.Parse("httpd.conf", []byte(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := new(dirscan.Cache)
+	prefetchHtaccess(ds, "/elsewhere", cache)()
+	var after []string
+	for _, d := range []string{"srv/main", "srv/v1", "abs"} {
+		p := filepath.Join(dir, d, ".acl")
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		after = append(after, p)
+	}
+	var roots []dirscan.Root
+	for _, d := range []string{"srv/main", "srv/v1", "abs"} {
+		roots = append(roots, dirscan.Root{Dir: filepath.Join(dir, d), Names: []string{".acl"}})
+	}
+	got := slices.Concat(cache.Find(roots, 0).Files...)
+	if !slices.Equal(got, []string{before}) {
+		t.Errorf("through the cache after the prefetch: %v, want only %s (listed before the others were made)", got, before)
+	}
+	if fresh := slices.Concat(dirscan.Find(roots, 0).Files...); len(fresh) != 4 {
+		t.Errorf("without the cache: %v, want the four files of %v and %s", fresh, after, before)
 	}
 }
