@@ -424,3 +424,23 @@ func TestNecessity(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswers: what the client sees of a decision is its status, and the
+// realm only of a challenge (a 401's WWW-Authenticate): a rule whose
+// removal changes only the realm of a 401 is necessary, a realm carried
+// by any other answer is not seen.
+func TestAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		d    Decision
+		want answer
+	}{
+		{Decision{Status: 401, Realm: "staff"}, answer{401, "staff"}},
+		{Decision{Status: 401}, answer{status: 401}},
+		{Decision{Status: 403, Realm: "staff"}, answer{status: 403}},
+		{Decision{Status: 200, Realm: "staff"}, answer{status: 200}},
+	} {
+		if got := tc.d.answers(); got != tc.want {
+			t.Errorf("answers of %d with realm %q: %+v, want %+v", tc.d.Status, tc.d.Realm, got, tc.want)
+		}
+	}
+}
