@@ -237,7 +237,8 @@ func (c *inclusion) file(path string) {
 		return
 	}
 	// The bytes are the loader's (Options.ReadFile): parsed in place.
-	ds, err := parseOwned(path, unsafe.String(unsafe.SliceData(src), len(src)))
+	text := unsafe.String(unsafe.SliceData(src), len(src))
+	ds, err := parseOwned(path, text)
 	if err != nil {
 		for _, e := range err.(ErrorList) {
 			e.Trail = trail
@@ -246,7 +247,7 @@ func (c *inclusion) file(path string) {
 	}
 	l.files = append(l.files, key)
 	l.names = append(l.names, path)
-	c.out = append(c.out, l.expand(ds, frame{trail: trail, inSection: c.inSection, file: path})...)
+	c.out = append(c.out, l.expand(ds, frame{trail: trail, inSection: c.inSection, file: path, noRefs: !mayRefer(text)})...)
 	l.files = l.files[:len(l.files)-1]
 	l.names = l.names[:len(l.names)-1]
 }

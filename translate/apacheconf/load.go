@@ -318,6 +318,10 @@ type frame struct {
 	// line N of "FILE") used on line M of "FILE"", by which mod_macro
 	// tells recursion.
 	file string
+	// noRefs says that the lines of the text read have no ${NAME}
+	// reference to resolve (!mayRefer): they are not each searched for
+	// one.
+	noRefs bool
 }
 
 // expand evaluates what httpd executes while reading (see Load) in ds, the
@@ -339,7 +343,10 @@ func (l *loader) expand(ds []*Directive, f frame) []*Directive {
 		if !l.htaccess {
 			d.Trail = f.trail
 		}
-		if d = l.expandVars(d); d != nil {
+		if !f.noRefs {
+			d = l.expandVars(d)
+		}
+		if d != nil {
 			if shared {
 				out = ds[: len(out) : i+1]
 			}

@@ -402,3 +402,36 @@ func TestHasTopLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestParseParts reads texts in parts, each lexed into a tree of its own
+// and put together after, as a big file is on several cores: the tree and
+// the errors must be those of the text read line after line, whether a
+// part closes sections of an earlier one, leaves some open to a later one,
+// or closes with a tag only the whole tree can match (a tangled part,
+// read again with the text).
+func TestParseParts(t *testing.T) {
+	tests := []struct{ name, src string }{
+		{"flat", "A 1\nB 2\nC 3\nD 4\nE 5\nF 6\n"},
+		{"sections", "<V 1>\nA\n<D x>\nB\n</D>\n</V>\n<V 2>\nC\n</V>\nE\n"},
+		{"open across parts", "<V 1>\n<D x>\n<L y>\nA\nB\nC\n</L>\nD\nE\n</D>\nF\n</V>\nG\n"},
+		{"open at the end", "<V 1>\nA\n<D x>\nB\nC\nD\n"},
+		{"stray tags", "</X>\nA\n</Y>\n<V>\nB\n</V>\n</Z>\nC\n"},
+		{"wrong tag, closing an earlier part's", "<V 1>\nA\nB\nC\nD\n<D x>\nE\n</V>\nF\n"},
+		{"wrong tag, closing nothing", "<V 1>\nA\nB\nC\n<D x>\nE\n</X>\nF\n</D>\n</V>\n"},
+		{"wrong tag, closing its own", "<V 1>\n<D x>\n<L>\nA\n</D>\nB\n</V>\nC\n"},
+		{"unclosed tag", "<V 1>\nA\nB\n</V\nC\n</V>\nD\n"},
+		{"odd closing lines", "<V 1>\nA\nB\nC\n</v> x\nD\n<${T}>\nE\n</${T}>\n"},
+		{"continuations", "<V 1>\\\n x>\nA\\\n\nB\\\\\n\nC\n</V>\\\n\nD\n"},
+	}
+	for _, tt := range tests {
+		want, werr := Parse("f.conf", []byte(tt.src))
+		for n := 2; n <= 8; n++ {
+			q := &parser{file: "f.conf"}
+			q.parseParts(tt.src, n)
+			q.errs.sort()
+			if got, want := dumpTree(q.top)+errString(q.errs.Err()), dumpTree(want)+errString(werr); got != want {
+				t.Errorf("%s, in %d parts:\n%s\nline after line:\n%s", tt.name, n, got, want)
+			}
+		}
+	}
+}

@@ -452,6 +452,22 @@ func (l *loader) resolveEnv(s string, pos Pos, trail []Pos) string {
 	return b.String()
 }
 
+// mayRefer reports whether a line of text may hold a ${NAME} reference:
+// whether text has "${", or a '$' before a backslash, which may end a
+// line that the next one continues with a '{'.
+func mayRefer(text string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '$')
+		if j < 0 || i+j+1 == len(text) {
+			return false
+		}
+		i += j + 1
+		if c := text[i]; c == '{' || c == '\\' {
+			return true
+		}
+	}
+}
+
 // expandVars returns d with the ${VAR} references of its line resolved:
 // httpd resolves a line before it splits it into words, so a value with
 // spaces makes more words, and one may make the name. It returns d itself
@@ -722,7 +738,7 @@ func (l *loader) useMacro(d *Directive, f frame) []*Directive {
 		d.Trail = trail
 		return nil
 	})
-	out := l.expand(ds, frame{trail: trail, inSection: f.inSection, file: where})
+	out := l.expand(ds, frame{trail: trail, inSection: f.inSection, file: where, noRefs: !mayRefer(text)})
 
 	// Put what came of the synthetic file at the lines of the body.
 	at := func(line int) macroLine {
