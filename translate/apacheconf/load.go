@@ -324,6 +324,29 @@ type frame struct {
 	noRefs bool
 }
 
+// readText parses text, the file f.file read in frame f, and returns its
+// directives with what httpd executes while reading evaluated (expand),
+// each with the Trail of f, as the parser's errors. Where the text has
+// no ${NAME} reference and no directive to evaluate (nameKind), the
+// directives it executes (LoadModule, ...) are executed in order, and
+// its tree is kept as it is, not walked.
+func (l *loader) readText(text string, f frame) []*Directive {
+	p := &parser{file: f.file, trail: f.trail}
+	p.parse(text)
+	for _, e := range p.errs {
+		e.Trail = f.trail
+		l.errs = append(l.errs, e)
+	}
+	f.noRefs = !mayRefer(text)
+	if !f.noRefs || p.walk {
+		return l.expand(p.top, f)
+	}
+	for _, d := range p.execs {
+		l.exec(d, f.inSection)
+	}
+	return p.top
+}
+
 // expand evaluates what httpd executes while reading (see Load) in ds, the
 // directives of one file read in frame f, and returns the result. In
 // Load, ds is the loader's to change; in Conditionals, it is not changed.
@@ -339,9 +362,6 @@ func (l *loader) expand(ds []*Directive, f frame) []*Directive {
 	for i, d := range ds {
 		if l.abort {
 			break
-		}
-		if !l.htaccess {
-			d.Trail = f.trail
 		}
 		if !f.noRefs {
 			d = l.expandVars(d)
@@ -443,6 +463,34 @@ func (l *loader) executes(n string) bool {
 		return l.evaluates(n)
 	}
 	return false
+}
+
+// A nameKind is what the loader does with a directive, by its name
+// (kindOf), besides keeping it in the tree: the parser notes the
+// directives it has to look at, so that a tree with none to evaluate is
+// not walked (readText).
+type nameKind uint8
+
+const (
+	kept      nameKind = iota // nothing
+	executed                  // executed (exec) where it is no section: LoadModule, Define, UnDefine
+	rooted                    // executed where it is in no section: ServerRoot
+	evaluated                 // evaluated (directive): a conditional section, an Include, mod_macro's
+)
+
+// kindOf returns the kind of the directives named n (in lower case), as
+// directive and exec treat them, whatever the version and the modules
+// loaded.
+func kindOf(n string) nameKind {
+	switch n {
+	case "loadmodule", "define", "undefine":
+		return executed
+	case "serverroot":
+		return rooted
+	case "ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection", "macro", "use", "undefmacro", "include", "includeoptional":
+		return evaluated
+	}
+	return kept
 }
 
 // exec executes the plain directives that change how the rest is read.

@@ -180,23 +180,18 @@ func (l ErrorList) sort() {
 // unclosed section ends at the end of the file, and a closing tag that
 // matches no open section is dropped.
 func Parse(filename string, src []byte) ([]*Directive, error) {
-	return parseOwned(filename, string(src)) // a copy: the tree keeps slices of it
-}
-
-// parseOwned is Parse of a text the tree may keep slices of.
-func parseOwned(filename, text string) ([]*Directive, error) {
 	p := &parser{file: filename}
-	p.parse(text)
-	p.errs.sort()
+	p.parse(string(src)) // a copy: the tree keeps slices of it
 	return p.top, p.errs.Err()
 }
 
 // A parser builds the tree of one text, or of one part of a big text
 // (parseParts), for the text's tree to take.
 type parser struct {
-	file string
-	top  []*Directive
-	open []*Directive // open sections, outermost first
+	file  string
+	trail []Pos // the Trail of every directive
+	top   []*Directive
+	open  []*Directive // open sections, outermost first
 	// kids are the directives of the open sections, in order: those of
 	// open[i] from kidsAt[i] on. A section's move to its Block when it
 	// closes, a slice of blockSlab of their number: a section's Block
@@ -208,6 +203,12 @@ type parser struct {
 	slab      []Directive // directives are allocated from it, many at a time
 	argSlab   []string    // the directives' arguments are allocated from it
 	lower     lowerNames
+	// What the loader has to do with the tree besides keeping it: walk
+	// it, where it has directives to evaluate (or a ServerRoot that a
+	// part cannot tell is outside every section); otherwise just
+	// execute execs, in order (nameKind).
+	walk  bool
+	execs []*Directive
 
 	// A part of a text (part) leaves the closing tags that close no
 	// section of its own to the text's tree: in closes, each with the
@@ -224,24 +225,46 @@ type parser struct {
 // which a slab then fills but for a few bytes.
 const directiveSlab = 32 << 10 / int(unsafe.Sizeof(Directive{}))
 
-// directive returns a new Directive named name, its lower-case name set
-// and its other fields for the caller to set.
-func (p *parser) directive(name string) *Directive {
+// directive returns a new Directive named name, a section or not, with
+// its lower-case name and its Trail set (its other fields are for the
+// caller to set), and notes what the loader is to do with it.
+func (p *parser) directive(name string, section bool) *Directive {
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]Directive, 0, directiveSlab)
 	}
 	p.slab = p.slab[:len(p.slab)+1]
 	d := &p.slab[len(p.slab)-1]
-	d.Name, d.lower = name, p.lower.of(name)
+	var kind nameKind
+	d.Name, d.Trail = name, p.trail
+	d.lower, kind = p.lower.of(name)
+	switch {
+	case kind == evaluated:
+		p.walk = true
+	case section:
+		// Kept, whatever its name.
+	case kind == executed:
+		p.execs = append(p.execs, d)
+	case kind == rooted && len(p.open) == 0 && p.part:
+		p.walk = true // the part may be in a section of an earlier one
+	case kind == rooted && len(p.open) == 0:
+		p.execs = append(p.execs, d)
+	}
 	return d
 }
 
-// lowerNames gives the lower case of directive names. A configuration
-// spells few names, each many times over: each spelling is lowered once,
-// and looked up by its place in a small table before the map of them all.
+// lowerNames gives the lower case of directive names, and their kind. A
+// configuration spells few names, each many times over: each spelling is
+// lowered once, and looked up by its place in a small table before the
+// map of them all.
 type lowerNames struct {
-	recent [lowerSlots]struct{ name, lower string }
-	all    map[string]string
+	recent [lowerSlots]lowerName
+	all    map[string]lowerName
+}
+
+// A lowerName is a directive name as spelled, in lower case, and its kind.
+type lowerName struct {
+	name, lower string
+	kind        nameKind
 }
 
 // lowerSlots is the size of lowerNames.recent, 1<<lowerBits: room for
@@ -252,22 +275,23 @@ const (
 	lowerSlots = 1 << lowerBits
 )
 
-// of returns name in lower case.
-func (n *lowerNames) of(name string) string {
+// of returns name in lower case, and its kind.
+func (n *lowerNames) of(name string) (string, nameKind) {
 	s := &n.recent[nameHash(name)]
-	if s.name == name { // "", where no name has been put, is its own lower case
-		return s.lower
+	if s.name == name { // "", where no name has been put, is its own lower case, of no kind
+		return s.lower, s.kind
 	}
 	l, ok := n.all[name]
 	if !ok {
 		if n.all == nil {
-			n.all = map[string]string{}
+			n.all = map[string]lowerName{}
 		}
-		l = strings.ToLower(name)
+		l.name, l.lower = name, strings.ToLower(name)
+		l.kind = kindOf(l.lower)
 		n.all[name] = l
 	}
-	s.name, s.lower = name, l
-	return l
+	*s = l
+	return l.lower, l.kind
 }
 
 // nameHash returns the slot of lowerNames.recent of a directive name, by
@@ -357,8 +381,11 @@ func (p *parser) block(ds []*Directive) []*Directive {
 // virtual hosts is megabytes of lines, each lexed on its own.
 const parallelParse = 256 << 10
 
+// parse parses text, in parts on several cores where it is big, and
+// sorts the errors.
 func (p *parser) parse(text string) {
 	p.parseParts(text, min(runtime.GOMAXPROCS(0), len(text)/(parallelParse/2)))
+	p.errs.sort()
 }
 
 // parseParts parses text in (up to) n parts, on as many cores. The
@@ -387,7 +414,9 @@ func (p *parser) readParts(text string, starts []int) bool {
 			end = starts[i+1]
 		}
 		q := &parts[i]
-		q.file, q.part = p.file, true
+		// The first part's open sections are the text's: it leaves
+		// nothing to the text's tree.
+		q.file, q.trail, q.part = p.file, p.trail, i > 0
 		r := newLineReader(text[:end], strings.Count(text[:starts[i]], "\n"))
 		r.off = max(r.off, starts[i])
 		q.lex(r)
@@ -408,6 +437,8 @@ func (p *parser) readParts(text string, starts []int) bool {
 // sections still open, with their directives; and its errors in p's.
 func (p *parser) take(q *parser) {
 	p.errs = append(p.errs, q.errs...)
+	p.walk = p.walk || q.walk
+	p.execs = append(p.execs, q.execs...)
 	at := 0
 	for _, c := range q.closes {
 		for _, d := range q.top[at:c.after] {
@@ -500,7 +531,7 @@ func (p *parser) lex(r *lineReader) {
 			p.add(d)
 			p.push(d)
 		default:
-			d := p.directive(name)
+			d := p.directive(name, false)
 			d.Args, d.Raw, d.Pos, d.EndLine, d.line = p.args(rest), rest, Pos{File: p.file, Line: line, Col: col}, endLine, text
 			p.add(d)
 		}
@@ -514,7 +545,7 @@ func (p *parser) openSection(pos Pos, name, rest string, endLine int) *Directive
 	if !ok {
 		p.errorf(pos, "<"+name+"> directive missing closing '>'")
 	}
-	d := p.directive(name)
+	d := p.directive(name, true)
 	d.Args, d.Raw, d.Pos, d.Block, d.EndLine = p.args(raw), raw, pos, []*Directive{}, endLine
 	return d
 }

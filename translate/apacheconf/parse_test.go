@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // dump prints a tree one directive a line: position, name (sections with a
@@ -422,15 +423,52 @@ func TestParseParts(t *testing.T) {
 		{"unclosed tag", "<V 1>\nA\nB\n</V\nC\n</V>\nD\n"},
 		{"odd closing lines", "<V 1>\nA\nB\nC\n</v> x\nD\n<${T}>\nE\n</${T}>\n"},
 		{"continuations", "<V 1>\\\n x>\nA\\\n\nB\\\\\n\nC\n</V>\\\n\nD\n"},
+		{"executed", "LoadModule a b\n<V>\nDefine X\nServerRoot /a\n</V>\nServerRoot /b\nUnDefine X\n<LoadModule x>\n</LoadModule>\nloadMODULE c d\n"},
+		{"ServerRoot in a section of an earlier part", "<V>\nA\nB\nC\nD\nServerRoot /a\nE\nF\n</V>\nServerRoot /b\n"},
+		{"evaluated", "A\nB\nC\nD\n<IfModule x>\nE\n</IfModule>\nLoadModule a b\n"},
 	}
 	for _, tt := range tests {
 		want, werr := Parse("f.conf", []byte(tt.src))
-		for n := 2; n <= 8; n++ {
+		for n := 1; n <= 8; n++ {
 			q := &parser{file: "f.conf"}
 			q.parseParts(tt.src, n)
 			q.errs.sort()
 			if got, want := dumpTree(q.top)+errString(q.errs.Err()), dumpTree(want)+errString(werr); got != want {
 				t.Errorf("%s, in %d parts:\n%s\nline after line:\n%s", tt.name, n, got, want)
+			}
+			checkNotes(t, q, n == 1)
+		}
+	}
+}
+
+// TestReadText reads texts as the loader does (readText), a tree with
+// nothing to evaluate not walked: what it leaves must be what walking the
+// tree leaves.
+func TestReadText(t *testing.T) {
+	for _, src := range []string{
+		"",
+		"A 1\n<V>\nB\n</V>\n",
+		"LoadModule version_module mod_version.so\n<IfVersion 2.4>\nA\n</IfVersion>\n",
+		"LoadModule rewrite_module mod_rewrite.so\nLoadModule\nServerRoot /x\n<V>\nServerRoot /y\n</V>\nServerRoot\n",
+		"Define A 1\nDefine B:c\nUnDefine A\nDefine A 2\nUnDefine\n<Define x>\n</Define>\n",
+		"Include a.conf\n<Include x>\n</Include>\n",
+		"X ${A}\nDefine A 1\nY ${A}\n",
+		"X $\\\n{A}\nDefine A 1\nY $\\\n{A}\n",
+		"<Macro M $x>\nA $x\n</Macro>\nUse M 1\nUndefMacro M\n",
+		"<IfModule !x>\n</ifmodule>\n<IfDefine>\n</IfDefine>\nIfFile x\n",
+		// Each directive evaluated, alone.
+		"<IfModule x>\nA\n</IfModule>\n", "<IfDefine X>\nA\n</IfDefine>\n", "<IfVersion 2>\nA\n</IfVersion>\n",
+		"<IfFile /a.conf>\nA\n</IfFile>\n", "<IfDirective A>\nA\n</IfDirective>\n", "<IfSection A>\nA\n</IfSection>\n",
+		"<Macro M>\nA\n</Macro>\n", "Use M\n", "UndefMacro M\n", "Include a.conf\n", "IncludeOptional a.conf\n",
+	} {
+		for _, v := range []string{"2.2.34", "2.4.71"} {
+			opt := fsOptions(fstest.MapFS{"a.conf": {Data: []byte("LoadModule a_module a.so\n")}})
+			opt.Version = v
+			opt.Modules = map[string]bool{"macro_module": true}
+			opt.Getenv = func(string) (string, bool) { return "", false }
+			opt.Known = func(string, bool) bool { return true }
+			if read, walked := readBoth(src, opt); read != walked {
+				t.Errorf("%q as %s, read:\n%s\nwalked:\n%s", src, v, read, walked)
 			}
 		}
 	}

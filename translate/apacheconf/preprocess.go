@@ -727,18 +727,7 @@ func (l *loader) useMacro(d *Directive, f frame) []*Directive {
 	}
 	trail := append(clipPos(d.Trail), d.Pos)
 	errs0, warns0 := len(l.errs), len(l.warns)
-	ds, err := parseOwned(where, text)
-	if err != nil {
-		for _, e := range err.(ErrorList) {
-			e.Trail = trail
-			l.errs = append(l.errs, e)
-		}
-	}
-	Walk(ds, func(d *Directive, _ []*Directive) error {
-		d.Trail = trail
-		return nil
-	})
-	out := l.expand(ds, frame{trail: trail, inSection: f.inSection, file: where, noRefs: !mayRefer(text)})
+	out := l.readText(text, frame{trail: trail, inSection: f.inSection, file: where})
 
 	// Put what came of the synthetic file at the lines of the body.
 	at := func(line int) macroLine {
