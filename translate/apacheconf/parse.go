@@ -254,10 +254,11 @@ func (p *parser) directive(name string, section bool) *Directive {
 
 // lowerNames gives the lower case of directive names, and their kind. A
 // configuration spells few names, each many times over: each spelling is
-// lowered once, and looked up by its place in a small table before the
-// map of them all.
+// lowered once, and looked up in a small table, by a hash of it, before
+// the map of them all. Each hash has two slots, so that two names with
+// the same hash, used in turn, both stay.
 type lowerNames struct {
-	recent [lowerSlots]lowerName
+	recent [1 << lowerBits][2]lowerName
 	all    map[string]lowerName
 }
 
@@ -267,19 +268,17 @@ type lowerName struct {
 	kind        nameKind
 }
 
-// lowerSlots is the size of lowerNames.recent, 1<<lowerBits: room for
-// the names of a configuration's usual sections, few of which share a
-// slot.
-const (
-	lowerBits  = 6
-	lowerSlots = 1 << lowerBits
-)
+// lowerBits is the size of nameHash: lowerNames.recent has room for the
+// names of a configuration's usual sections, few of which share a hash.
+const lowerBits = 5
 
 // of returns name in lower case, and its kind.
 func (n *lowerNames) of(name string) (string, nameKind) {
-	s := &n.recent[nameHash(name)]
-	if s.name == name { // "", where no name has been put, is its own lower case, of no kind
-		return s.lower, s.kind
+	slots := &n.recent[nameHash(name)]
+	for i := range slots {
+		if s := &slots[i]; s.name == name { // "", where no name has been put, is its own lower case, of no kind
+			return s.lower, s.kind
+		}
 	}
 	l, ok := n.all[name]
 	if !ok {
@@ -290,13 +289,13 @@ func (n *lowerNames) of(name string) (string, nameKind) {
 		l.kind = kindOf(l.lower)
 		n.all[name] = l
 	}
-	*s = l
+	slots[1], slots[0] = slots[0], l
 	return l.lower, l.kind
 }
 
-// nameHash returns the slot of lowerNames.recent of a directive name, by
-// its length and its first and last four bytes (or each byte of a shorter
-// one), which tell most names apart.
+// nameHash returns a lowerBits hash of a directive name, by its length
+// and its first and last four bytes (or each byte of a shorter one),
+// which tell most names apart.
 func nameHash(s string) uint32 {
 	h := uint32(len(s))
 	if len(s) < 4 {
