@@ -325,9 +325,9 @@ type frame struct {
 }
 
 // readText parses text, the file f.file read in frame f, and returns its
-// directives with what httpd executes while reading evaluated (expand),
-// each with the Trail of f, as the parser's errors. Where the text has
-// no ${NAME} reference and no directive to evaluate (nameKind), the
+// directives with what httpd executes while reading evaluated (expand);
+// they and the parser's errors have the Trail of f. Where the text has no
+// ${NAME} reference and no directive to evaluate (nameKind), the
 // directives it executes (LoadModule, ...) are executed in order, and
 // its tree is kept as it is, not walked.
 func (l *loader) readText(text string, f frame) []*Directive {
@@ -378,6 +378,8 @@ func (l *loader) expand(ds []*Directive, f frame) []*Directive {
 }
 
 // directive evaluates d, its line resolved, and appends the result to out.
+// The names it evaluates or has exec execute are kindOf's: a tree without
+// them is not walked.
 func (l *loader) directive(d *Directive, f frame, out []*Directive) []*Directive {
 	invalid := func(name string) {
 		l.errorf(d.Pos, d.Trail, "Invalid command '"+name+"', perhaps misspelled or defined by a module not included in the server configuration")
@@ -493,7 +495,8 @@ func kindOf(n string) nameKind {
 	return kept
 }
 
-// exec executes the plain directives that change how the rest is read.
+// exec executes the plain directives that change how the rest is read
+// (kindOf names them).
 func (l *loader) exec(d *Directive, inSection bool) {
 	bad := func(msg string) { l.errorf(d.Pos, d.Trail, msg) }
 	switch d.LowerName() {
