@@ -242,12 +242,14 @@ func (p *parser) directive(name string, section bool) *Directive {
 		p.walk = true
 	case section:
 		// Kept, whatever its name.
-	case kind == executed:
+	case kind == executed || kind == rooted && len(p.open) == 0 && !p.part:
+		if p.execs == nil {
+			// Room for the modules a configuration loads, most often.
+			p.execs = make([]*Directive, 0, 32)
+		}
 		p.execs = append(p.execs, d)
-	case kind == rooted && len(p.open) == 0 && p.part:
-		p.walk = true // the part may be in a section of an earlier one
 	case kind == rooted && len(p.open) == 0:
-		p.execs = append(p.execs, d)
+		p.walk = true // the part may be in a section of an earlier one
 	}
 	return d
 }
@@ -404,7 +406,7 @@ func (p *parser) parseParts(text string, n int) {
 // tree of its own (but for the tags closing sections of earlier parts),
 // on as many cores, and puts these together in p's tree, in order: the
 // tree of text read line after line. It reports false, with nothing put
-// in p's tree, where a part is tangled.
+// in p's tree, where a part is tangled. p has read nothing yet.
 func (p *parser) readParts(text string, starts []int) bool {
 	parts := make([]parser, len(starts))
 	par.Do(len(starts), func(i int) {
@@ -425,8 +427,10 @@ func (p *parser) readParts(text string, starts []int) bool {
 			return false
 		}
 	}
-	for i := range parts {
-		p.take(&parts[i])
+	// The first part's tree is the text's so far.
+	*p = parts[0]
+	for i := range parts[1:] {
+		p.take(&parts[1+i])
 	}
 	return true
 }
