@@ -72,6 +72,17 @@ func FuzzParse(f *testing.F) {
 			if got, want := dumpTree(q.top)+errString(q.errs.Err()), dumpTree(ds)+errString(err); got != want {
 				t.Fatalf("lexed in %d parts:\n%s\nline after line:\n%s", n, got, want)
 			}
+			checkNotes(t, q, n == 1)
+		}
+		// Read by the loader, the tree is the same walked or not.
+		for _, v := range []string{"2.2.34", "2.4.71"} {
+			opt := fsOptions(fstest.MapFS{"a.conf": {Data: []byte("A a\n")}})
+			opt.Version = v
+			opt.Modules = map[string]bool{"macro_module": true}
+			opt.Getenv = func(name string) (string, bool) { return "x", name == "X" }
+			if read, walked := readBoth(string(src), opt); read != walked {
+				t.Fatalf("%s, read:\n%s\nwalked:\n%s", v, read, walked)
+			}
 		}
 		checkRoundTrip(t, ds)
 		again, _ := Parse("f.conf", []byte(Render(ds)))
@@ -169,6 +180,61 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkNotes checks what the parser p noted for the loader (parser.walk,
+// parser.execs) against its tree: a tree with a directive to evaluate is
+// walked; one without has its LoadModule, Define, UnDefine and top
+// ServerRoot directives executed, in order. Unless exact, p may have the
+// tree walked for nothing (a part cannot tell where a ServerRoot is).
+func checkNotes(t *testing.T, p *parser, exact bool) {
+	t.Helper()
+	walk, execs := false, []*Directive(nil)
+	Walk(p.top, func(d *Directive, parents []*Directive) error {
+		switch k := kindOf(d.LowerName()); {
+		case k == evaluated:
+			walk = true
+		case d.IsSection():
+		case k == executed, k == rooted && len(parents) == 0:
+			execs = append(execs, d)
+		}
+		return nil
+	})
+	if p.walk != walk && (exact || !p.walk) {
+		t.Fatalf("walk = %v, want %v", p.walk, walk)
+	}
+	if !p.walk && !slices.Equal(p.execs, execs) {
+		t.Fatalf("execs = %s, want %s", dumpTree(p.execs), dumpTree(execs))
+	}
+}
+
+// readBoth reads src as a loader's top file /f.conf with opt twice: with
+// readText, and with its tree walked (expand), every line searched for
+// ${NAME} references; it returns what each leaves: the tree, the errors,
+// the warnings and the state.
+func readBoth(src string, opt Options) (read, walked string) {
+	leaves := func(walk bool) string {
+		l, err := newLoader(opt, false)
+		if err != nil {
+			return err.Error()
+		}
+		l.root = "/"
+		f := frame{file: "/f.conf"}
+		var ds []*Directive
+		if walk {
+			p := &parser{file: f.file}
+			p.parse(src)
+			l.errs = append(l.errs, p.errs...)
+			ds = l.expand(p.top, f)
+		} else {
+			ds = l.readText(src, f)
+		}
+		l.finish()
+		s := l.state()
+		return dumpTree(ds) + errString(l.errs.Err()) + "\n" + errString(ErrorList(l.warns).Err()) + "\n" +
+			fmt.Sprint(s.root, s.defines, s.vars, s.modules, len(s.macros), s.anyMacro)
+	}
+	return leaves(false), leaves(true)
 }
 
 // unpack returns the files of an archive for FuzzLoad. Names that are not

@@ -236,17 +236,11 @@ func (c *inclusion) file(path string) {
 		l.errorf(Pos{}, nil, "too much configuration to read (more than "+strconv.Itoa(maxBytes>>20)+" MiB); is there an Include loop?")
 		return
 	}
-	// The bytes are the loader's (Options.ReadFile): parsed in place.
-	ds, err := parseOwned(path, unsafe.String(unsafe.SliceData(src), len(src)))
-	if err != nil {
-		for _, e := range err.(ErrorList) {
-			e.Trail = trail
-			l.errs = append(l.errs, e)
-		}
-	}
 	l.files = append(l.files, key)
 	l.names = append(l.names, path)
-	c.out = append(c.out, l.expand(ds, frame{trail: trail, inSection: c.inSection, file: path})...)
+	// The bytes are the loader's (Options.ReadFile): parsed in place.
+	text := unsafe.String(unsafe.SliceData(src), len(src))
+	c.out = append(c.out, l.readText(text, frame{trail: trail, inSection: c.inSection, file: path})...)
 	l.files = l.files[:len(l.files)-1]
 	l.names = l.names[:len(l.names)-1]
 }

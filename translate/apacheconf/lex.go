@@ -7,12 +7,9 @@ import (
 
 // isSpace reports whether c is white space in the C locale, as httpd's
 // apr_isspace does. Unlike strings.TrimSpace it knows nothing of Unicode.
+// Most bytes of a configuration are above ' ': one comparison tells them.
 func isSpace(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return true
-	}
-	return false
+	return c <= ' ' && (c == ' ' || '\t' <= c && c <= '\r')
 }
 
 // trimLeft returns s without leading white space.
@@ -35,31 +32,48 @@ func trimRight(s string) string {
 
 // getWord splits the first word off s as httpd's ap_getword_conf does and
 // returns it unquoted and unescaped, together with the rest of s with its
-// leading white space removed. It returns "", "" when s is blank.
+// leading white space removed. It returns "", "" when s is blank. A word
+// with nothing to unescape is a slice of s.
 func getWord(s string) (word, rest string) {
 	s = trimLeft(s)
 	if s == "" {
 		return "", ""
 	}
 	var end int
+	escaped := false // a backslash that unescape may take away
 	if q := s[0]; q == '"' || q == '\'' {
 		end = 1
 		for end < len(s) && s[end] != q {
 			if s[end] == '\\' && end+1 < len(s) && (s[end+1] == q || s[end+1] == '\\') {
 				end += 2
+				escaped = true
 			} else {
 				end++
 			}
 		}
-		word = unescape(s[1:end], q)
+		// unescape pairs the backslashes as this loop does: without
+		// such a pair, it would give the text back.
+		word = s[1:end]
+		if escaped {
+			word = unescape(word, q)
+		}
 		if end < len(s) {
 			end++ // the closing quote
 		}
 	} else {
-		for end < len(s) && !isSpace(s[end]) {
-			end++
+		for ; end < len(s); end++ {
+			c := s[end]
+			if isSpace(c) {
+				break
+			}
+			if c == '\\' {
+				escaped = true
+			}
 		}
-		word = unescape(s[:end], 0)
+		word = s[:end]
+		if escaped {
+			word = unescape(word, 0)
+		}
 	}
 	return word, trimLeft(s[end:])
 }
@@ -91,29 +105,31 @@ func words(s string) []string {
 	return appendWords(nil, s)
 }
 
-// appendWords appends the words of s to ws, which it grows at most once:
-// to as many words as s has runs of non-blanks (quotes may join some).
+// appendWords appends the words of s to ws. s has at most (len(s)+1)/2
+// words, every word but the last taking two bytes at least (a quoted one
+// its quotes, another the blank after it): where ws has room for as many,
+// the words are appended without being counted first; elsewhere ws is
+// grown to hold as many words as s has runs of non-blanks (which a quote
+// after a quoted word exceeds: append then grows it again).
 func appendWords(ws []string, s string) []string {
 	s = trimLeft(s)
-	if s == "" {
-		return ws
-	}
-	n := 1
-	for i := 1; i < len(s); i++ {
-		if isSpace(s[i-1]) && !isSpace(s[i]) {
-			n++
+	if cap(ws)-len(ws) < (len(s)+1)/2 {
+		// As many words as s has runs of non-blanks (quotes may join
+		// some).
+		n := 0
+		for i := 0; i < len(s); i++ {
+			if !isSpace(s[i]) && (i == 0 || isSpace(s[i-1])) {
+				n++
+			}
 		}
+		ws = slices.Grow(ws, n)
 	}
-	ws = slices.Grow(ws, n)
-	for {
-		s = trimLeft(s)
-		if s == "" {
-			return ws
-		}
+	for s != "" {
 		var w string
 		w, s = getWord(s)
 		ws = append(ws, w)
 	}
+	return ws
 }
 
 // A segment records where a physical line's text starts in a logical line.

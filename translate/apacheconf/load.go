@@ -318,6 +318,33 @@ type frame struct {
 	// line N of "FILE") used on line M of "FILE"", by which mod_macro
 	// tells recursion.
 	file string
+	// noRefs says that the lines of the text read have no ${NAME}
+	// reference to resolve (!mayRefer): they are not each searched for
+	// one.
+	noRefs bool
+}
+
+// readText parses text, the file f.file read in frame f, and returns its
+// directives with what httpd executes while reading evaluated (expand);
+// they and the parser's errors have the Trail of f. Where the text has no
+// ${NAME} reference and no directive to evaluate (nameKind), the
+// directives it executes (LoadModule, ...) are executed in order, and
+// its tree is kept as it is, not walked.
+func (l *loader) readText(text string, f frame) []*Directive {
+	p := &parser{file: f.file, trail: f.trail}
+	p.parse(text)
+	for _, e := range p.errs {
+		e.Trail = f.trail
+		l.errs = append(l.errs, e)
+	}
+	f.noRefs = !mayRefer(text)
+	if !f.noRefs || p.walk {
+		return l.expand(p.top, f)
+	}
+	for _, d := range p.execs {
+		l.exec(d, f.inSection)
+	}
+	return p.top
 }
 
 // expand evaluates what httpd executes while reading (see Load) in ds, the
@@ -336,10 +363,10 @@ func (l *loader) expand(ds []*Directive, f frame) []*Directive {
 		if l.abort {
 			break
 		}
-		if !l.htaccess {
-			d.Trail = f.trail
+		if !f.noRefs {
+			d = l.expandVars(d)
 		}
-		if d = l.expandVars(d); d != nil {
+		if d != nil {
 			if shared {
 				out = ds[: len(out) : i+1]
 			}
@@ -351,6 +378,8 @@ func (l *loader) expand(ds []*Directive, f frame) []*Directive {
 }
 
 // directive evaluates d, its line resolved, and appends the result to out.
+// The names it evaluates or has exec execute are kindOf's: a tree without
+// them is not walked.
 func (l *loader) directive(d *Directive, f frame, out []*Directive) []*Directive {
 	invalid := func(name string) {
 		l.errorf(d.Pos, d.Trail, "Invalid command '"+name+"', perhaps misspelled or defined by a module not included in the server configuration")
@@ -438,7 +467,36 @@ func (l *loader) executes(n string) bool {
 	return false
 }
 
-// exec executes the plain directives that change how the rest is read.
+// A nameKind is what the loader does with a directive, by its name
+// (kindOf), besides keeping it in the tree: the parser notes the
+// directives it has to look at, so that a tree with none to evaluate is
+// not walked (readText).
+type nameKind uint8
+
+const (
+	kept      nameKind = iota // nothing
+	executed                  // executed (exec) where it is no section: LoadModule, Define, UnDefine
+	rooted                    // executed where it is in no section: ServerRoot
+	evaluated                 // evaluated (directive): a conditional section, an Include, mod_macro's
+)
+
+// kindOf returns the kind of the directives named n (in lower case), as
+// directive and exec treat them, whatever the version and the modules
+// loaded.
+func kindOf(n string) nameKind {
+	switch n {
+	case "loadmodule", "define", "undefine":
+		return executed
+	case "serverroot":
+		return rooted
+	case "ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection", "macro", "use", "undefmacro", "include", "includeoptional":
+		return evaluated
+	}
+	return kept
+}
+
+// exec executes the plain directives that change how the rest is read
+// (kindOf names them).
 func (l *loader) exec(d *Directive, inSection bool) {
 	bad := func(msg string) { l.errorf(d.Pos, d.Trail, msg) }
 	switch d.LowerName() {

@@ -180,21 +180,18 @@ func (l ErrorList) sort() {
 // unclosed section ends at the end of the file, and a closing tag that
 // matches no open section is dropped.
 func Parse(filename string, src []byte) ([]*Directive, error) {
-	return parseOwned(filename, string(src)) // a copy: the tree keeps slices of it
-}
-
-// parseOwned is Parse of a text the tree may keep slices of.
-func parseOwned(filename, text string) ([]*Directive, error) {
 	p := &parser{file: filename}
-	p.parse(text)
-	p.errs.sort()
+	p.parse(string(src)) // a copy: the tree keeps slices of it
 	return p.top, p.errs.Err()
 }
 
+// A parser builds the tree of one text, or of one part of a big text
+// (parseParts), for the text's tree to take.
 type parser struct {
-	file string
-	top  []*Directive
-	open []*Directive // open sections, outermost first
+	file  string
+	trail []Pos // the Trail of every directive
+	top   []*Directive
+	open  []*Directive // open sections, outermost first
 	// kids are the directives of the open sections, in order: those of
 	// open[i] from kidsAt[i] on. A section's move to its Block when it
 	// closes, a slice of blockSlab of their number: a section's Block
@@ -204,14 +201,23 @@ type parser struct {
 	blockSlab []*Directive
 	errs      ErrorList
 	slab      []Directive // directives are allocated from it, many at a time
-	// lower maps each spelling of a name met to its lower case; the last
-	// one looked up is kept apart (a block often repeats a name).
-	lower               map[string]string
-	lastName, lastLower string
-	argSlab             []string // the directives' arguments are allocated from it
-	// A part of a file lexed apart (parse): its lines, in order.
-	events []event
-	closes []closeTag
+	argSlab   []string    // the directives' arguments are allocated from it
+	lower     lowerNames
+	// What the loader has to do with the tree besides keeping it: walk
+	// it, where it has directives to evaluate (or a ServerRoot that a
+	// part cannot tell is outside every section); otherwise just
+	// execute execs, in order (nameKind).
+	walk  bool
+	execs []*Directive
+
+	// A part of a text (part) leaves the closing tags that close no
+	// section of its own to the text's tree: in closes, each with the
+	// number of top directives before it. A tag that may close a
+	// section of an earlier part, after sections of its own, tangles
+	// the part: it is then read with the text, line after line.
+	part    bool
+	closes  []closeTag
+	tangled bool
 }
 
 // directiveSlab is how many directives the parser allocates at a time:
@@ -219,25 +225,92 @@ type parser struct {
 // which a slab then fills but for a few bytes.
 const directiveSlab = 32 << 10 / int(unsafe.Sizeof(Directive{}))
 
-// directive returns a new Directive set to d.
-func (p *parser) directive(d Directive) *Directive {
+// directive returns a new Directive named name, a section or not, with
+// its lower-case name and its Trail set (its other fields are for the
+// caller to set), and notes what the loader is to do with it.
+func (p *parser) directive(name string, section bool) *Directive {
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]Directive, 0, directiveSlab)
 	}
-	if d.Name != p.lastName {
-		l, ok := p.lower[d.Name]
-		if !ok {
-			if p.lower == nil {
-				p.lower = map[string]string{}
-			}
-			l = strings.ToLower(d.Name)
-			p.lower[d.Name] = l
+	p.slab = p.slab[:len(p.slab)+1]
+	d := &p.slab[len(p.slab)-1]
+	var kind nameKind
+	d.Name, d.Trail = name, p.trail
+	d.lower, kind = p.lower.of(name)
+	switch {
+	case kind == evaluated:
+		p.walk = true
+	case section:
+		// Kept, whatever its name.
+	case kind == executed || kind == rooted && len(p.open) == 0 && !p.part:
+		if p.execs == nil {
+			// Room for the modules a configuration loads, most often.
+			p.execs = make([]*Directive, 0, 32)
 		}
-		p.lastName, p.lastLower = d.Name, l
+		p.execs = append(p.execs, d)
+	case kind == rooted && len(p.open) == 0:
+		p.walk = true // the part may be in a section of an earlier one
 	}
-	d.lower = p.lastLower
-	p.slab = append(p.slab, d)
-	return &p.slab[len(p.slab)-1]
+	return d
+}
+
+// lowerNames gives the lower case of directive names, and their kind. A
+// configuration spells few names, each many times over: each spelling is
+// lowered once, and looked up in a small table, by a hash of it, before
+// the map of them all. Each hash has two slots, so that two names with
+// the same hash, used in turn, both stay.
+type lowerNames struct {
+	recent [1 << lowerBits][2]lowerName
+	all    map[string]lowerName
+}
+
+// A lowerName is a directive name as spelled, in lower case, and its kind.
+type lowerName struct {
+	name, lower string
+	kind        nameKind
+}
+
+// lowerBits is the size of nameHash: lowerNames.recent has room for the
+// names of a configuration's usual sections, few of which share a hash.
+const lowerBits = 5
+
+// of returns name in lower case, and its kind.
+func (n *lowerNames) of(name string) (string, nameKind) {
+	slots := &n.recent[nameHash(name)]
+	for i := range slots {
+		if s := &slots[i]; s.name == name { // "", where no name has been put, is its own lower case, of no kind
+			return s.lower, s.kind
+		}
+	}
+	l, ok := n.all[name]
+	if !ok {
+		if n.all == nil {
+			n.all = map[string]lowerName{}
+		}
+		l.name, l.lower = name, strings.ToLower(name)
+		l.kind = kindOf(l.lower)
+		n.all[name] = l
+	}
+	slots[1], slots[0] = slots[0], l
+	return l.lower, l.kind
+}
+
+// nameHash returns a lowerBits hash of a directive name, by its length
+// and its first and last four bytes (or each byte of a shorter one),
+// which tell most names apart.
+func nameHash(s string) uint32 {
+	h := uint32(len(s))
+	if len(s) < 4 {
+		for i := 0; i < len(s); i++ {
+			h = h<<8 | uint32(s[i])
+		}
+	} else {
+		e := s[len(s)-4:]
+		h ^= uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+		h = h*0x9E3779B1 ^ (uint32(e[0]) | uint32(e[1])<<8 | uint32(e[2])<<16 | uint32(e[3])<<24)
+	}
+	h *= 0x9E3779B1
+	return h >> (32 - lowerBits)
 }
 
 // args returns the words of s (words), in the parser's slab of them: a
@@ -309,54 +382,87 @@ func (p *parser) block(ds []*Directive) []*Directive {
 // virtual hosts is megabytes of lines, each lexed on its own.
 const parallelParse = 256 << 10
 
+// parse parses text, in parts on several cores where it is big, and
+// sorts the errors.
 func (p *parser) parse(text string) {
 	p.parseParts(text, min(runtime.GOMAXPROCS(0), len(text)/(parallelParse/2)))
+	p.errs.sort()
 }
 
-// parseParts parses text lexed in (up to) n parts, on as many cores. The
+// parseParts parses text in (up to) n parts, on as many cores. The
 // tree's lines, names and words are slices of text.
 func (p *parser) parseParts(text string, n int) {
-	starts := splitLines(text, n)
-	if len(starts) == 1 {
-		p.lex(newLineReader(text, 0), p)
-	} else {
-		// Each part is lexed apart into its lines' directives, sections
-		// opened and tags closed; the tree is then put together from
-		// them in order, as if lexed one line after another.
-		parts := make([]parser, len(starts))
-		par.Do(len(starts), func(i int) {
-			end := len(text)
-			if i+1 < len(starts) {
-				end = starts[i+1]
-			}
-			q := &parts[i]
-			q.file = p.file
-			q.events = make([]event, 0, strings.Count(text[starts[i]:end], "\n")+1) // at most a line each
-			r := newLineReader(text[:end], strings.Count(text[:starts[i]], "\n"))
-			r.off = max(r.off, starts[i])
-			q.lex(r, nil)
-		})
-		for i := range parts {
-			q := &parts[i]
-			p.errs = append(p.errs, q.errs...)
-			for _, e := range q.events {
-				if e.d == nil {
-					c := q.closes[e.close]
-					p.closeSection(c.pos, c.tag, c.text, c.endLine)
-					continue
-				}
-				p.add(e.d)
-				if e.d.Block != nil {
-					p.push(e.d)
-				}
-			}
-		}
+	if starts := splitLines(text, n); len(starts) == 1 || !p.readParts(text, starts) {
+		p.lex(newLineReader(text, 0))
 	}
 	for i := len(p.open) - 1; i >= 0; i-- {
 		d := p.open[i]
 		p.errorf(d.Pos, "<"+d.Name+"> was not closed.")
 	}
 	p.pop(0) // an unclosed section ends at the end of the file
+}
+
+// readParts reads the parts of text that start at starts, each into a
+// tree of its own (but for the tags closing sections of earlier parts),
+// on as many cores, and puts these together in p's tree, in order: the
+// tree of text read line after line. It reports false, with nothing put
+// in p's tree, where a part is tangled. p has read nothing yet.
+func (p *parser) readParts(text string, starts []int) bool {
+	parts := make([]parser, len(starts))
+	par.Do(len(starts), func(i int) {
+		end := len(text)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		q := &parts[i]
+		// The first part's open sections are the text's: it leaves
+		// nothing to the text's tree.
+		q.file, q.trail, q.part = p.file, p.trail, i > 0
+		r := newLineReader(text[:end], strings.Count(text[:starts[i]], "\n"))
+		r.off = max(r.off, starts[i])
+		q.lex(r)
+	})
+	for i := range parts {
+		if parts[i].tangled {
+			return false
+		}
+	}
+	// The first part's tree is the text's so far.
+	*p = parts[0]
+	for i := range parts[1:] {
+		p.take(&parts[1+i])
+	}
+	return true
+}
+
+// take puts the tree of the part q, which follows what p has read, in
+// p's: its top directives, the closing tags it left, in order, and its
+// sections still open, with their directives; and its errors in p's.
+func (p *parser) take(q *parser) {
+	p.errs = append(p.errs, q.errs...)
+	p.walk = p.walk || q.walk
+	p.execs = append(p.execs, q.execs...)
+	at := 0
+	for _, c := range q.closes {
+		for _, d := range q.top[at:c.after] {
+			p.add(d)
+		}
+		at = c.after
+		tag, _ := getWord(c.text)
+		p.closeSection(Pos{File: p.file, Line: c.line, Col: c.col}, tag, c.text, c.endLine)
+	}
+	for _, d := range q.top[at:] {
+		p.add(d)
+	}
+	// The last top directive is the outermost open section, if any.
+	for i, d := range q.open {
+		p.push(d)
+		end := len(q.kids)
+		if i+1 < len(q.open) {
+			end = q.kidsAt[i+1]
+		}
+		p.kids = append(p.kids, q.kids[q.kidsAt[i]:end]...)
+	}
 }
 
 // splitLines returns where n parts of text of about the same size start,
@@ -388,67 +494,49 @@ func splitLines(text string, n int) []int {
 	return starts
 }
 
-// An event is a line lexed apart from the tree (parse, on several cores):
-// a directive or an opened section (d), or a closing tag (closes[close]).
-type event struct {
-	d     *Directive
-	close int
-}
-
-// A closeTag is a closing tag's line, as closeSection takes it.
+// A closeTag is a closing tag's line that a part left to the text's tree,
+// as closeSection takes it (the tag is the line's first word), and the
+// number of the part's top directives before it.
 type closeTag struct {
-	pos     Pos
-	tag     string
-	text    string // the line, trimmed
-	endLine int
+	after              int
+	line, col, endLine int
+	text               string // the line, trimmed
 }
 
-// lex reads r's lines into directives. With a tree (the parser itself,
-// reading a file alone) each goes into it at once; without, they are kept
-// in order as events, for the tree to take later.
-func (p *parser) lex(r *lineReader, tree *parser) {
-	for {
+// lex reads r's lines into the tree.
+func (p *parser) lex(r *lineReader) {
+	for !p.tangled {
 		l, ok := r.next()
 		if !ok {
 			break
 		}
 		text := trimLeft(l)
-		start := len(l) - len(text)
-		text = trimRight(text)
 		if text == "" || text[0] == '#' {
 			continue
 		}
+		start := len(l) - len(text)
+		text = trimRight(text)
 		line, col := r.pos(start)
-		endLine, _ := r.pos(max(len(l)-1, 0))
-		pos := Pos{File: p.file, Line: line, Col: col}
+		endLine, _ := r.pos(len(l) - 1)
 		name, rest := getWord(text)
 		switch {
 		case name == "":
 			// An empty quoted name: httpd ignores the line.
 		case strings.HasPrefix(name, "</"):
-			if tree != nil {
-				tree.closeSection(pos, name, text, endLine)
-			} else {
-				p.events = append(p.events, event{close: len(p.closes)})
-				p.closes = append(p.closes, closeTag{pos, name, text, endLine})
+			if p.part && len(p.open) == 0 {
+				p.closes = append(p.closes, closeTag{len(p.top), line, col, endLine, text})
+				break
 			}
+			p.closeSection(Pos{File: p.file, Line: line, Col: col}, name, text, endLine)
 		case name[0] == '<':
-			d := p.openSection(pos, name, rest, endLine)
+			d := p.openSection(Pos{File: p.file, Line: line, Col: col}, name, rest, endLine)
 			d.line = text
-			if tree != nil {
-				tree.add(d)
-				tree.push(d)
-			} else {
-				p.events = append(p.events, event{d: d})
-			}
+			p.add(d)
+			p.push(d)
 		default:
-			d := p.directive(Directive{Name: name, Args: p.args(rest), Raw: rest, Pos: pos, EndLine: endLine})
-			d.line = text
-			if tree != nil {
-				tree.add(d)
-			} else {
-				p.events = append(p.events, event{d: d})
-			}
+			d := p.directive(name, false)
+			d.Args, d.Raw, d.Pos, d.EndLine, d.line = p.args(rest), rest, Pos{File: p.file, Line: line, Col: col}, endLine, text
+			p.add(d)
 		}
 	}
 }
@@ -460,7 +548,9 @@ func (p *parser) openSection(pos Pos, name, rest string, endLine int) *Directive
 	if !ok {
 		p.errorf(pos, "<"+name+"> directive missing closing '>'")
 	}
-	return p.directive(Directive{Name: name, Args: p.args(raw), Raw: raw, Pos: pos, Block: []*Directive{}, EndLine: endLine})
+	d := p.directive(name, true)
+	d.Args, d.Raw, d.Pos, d.Block, d.EndLine = p.args(raw), raw, pos, []*Directive{}, endLine
+	return d
 }
 
 // sectionHeader returns the name and the arguments of a section whose line
@@ -517,13 +607,15 @@ func (p *parser) closeSection(pos Pos, tag, text string, endLine int) {
 		p.errorf(pos, "Expected </"+inner.Name+"> but saw </"+name+">")
 	}
 	// Recover: close up to an enclosing section of that name, if any;
-	// otherwise drop the tag.
+	// otherwise drop the tag. A part cannot tell: the section may be
+	// one of an earlier part.
 	for i := len(p.open) - 2; i >= 0; i-- {
 		if p.open[i].Is(name) {
 			p.pop(i)
 			return
 		}
 	}
+	p.tangled = p.part
 }
 
 // HasTopLevel reports whether src, the text of one configuration file,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // dump prints a tree one directive a line: position, name (sections with a
@@ -399,6 +400,76 @@ func TestHasTopLevel(t *testing.T) {
 	for _, tt := range tests {
 		if got := HasTopLevel([]byte(tt.src), "LoadModule"); got != tt.want {
 			t.Errorf("HasTopLevel(%q) = %v, want %v", tt.src, got, tt.want)
+		}
+	}
+}
+
+// TestParseParts reads texts in parts, each lexed into a tree of its own
+// and put together after, as a big file is on several cores: the tree and
+// the errors must be those of the text read line after line, whether a
+// part closes sections of an earlier one, leaves some open to a later one,
+// or closes with a tag only the whole tree can match (a tangled part,
+// read again with the text).
+func TestParseParts(t *testing.T) {
+	tests := []struct{ name, src string }{
+		{"flat", "A 1\nB 2\nC 3\nD 4\nE 5\nF 6\n"},
+		{"sections", "<V 1>\nA\n<D x>\nB\n</D>\n</V>\n<V 2>\nC\n</V>\nE\n"},
+		{"open across parts", "<V 1>\n<D x>\n<L y>\nA\nB\nC\n</L>\nD\nE\n</D>\nF\n</V>\nG\n"},
+		{"open at the end", "<V 1>\nA\n<D x>\nB\nC\nD\n"},
+		{"stray tags", "</X>\nA\n</Y>\n<V>\nB\n</V>\n</Z>\nC\n"},
+		{"wrong tag, closing an earlier part's", "<V 1>\nA\nB\nC\nD\n<D x>\nE\n</V>\nF\n"},
+		{"wrong tag, closing nothing", "<V 1>\nA\nB\nC\n<D x>\nE\n</X>\nF\n</D>\n</V>\n"},
+		{"wrong tag, closing its own", "<V 1>\n<D x>\n<L>\nA\n</D>\nB\n</V>\nC\n"},
+		{"unclosed tag", "<V 1>\nA\nB\n</V\nC\n</V>\nD\n"},
+		{"odd closing lines", "<V 1>\nA\nB\nC\n</v> x\nD\n<${T}>\nE\n</${T}>\n"},
+		{"continuations", "<V 1>\\\n x>\nA\\\n\nB\\\\\n\nC\n</V>\\\n\nD\n"},
+		{"executed", "LoadModule a b\n<V>\nDefine X\nServerRoot /a\n</V>\nServerRoot /b\nUnDefine X\n<LoadModule x>\n</LoadModule>\nloadMODULE c d\n"},
+		{"ServerRoot in a section of an earlier part", "<V>\nA\nB\nC\nD\nServerRoot /a\nE\nF\n</V>\nServerRoot /b\n"},
+		{"evaluated", "A\nB\nC\nD\n<IfModule x>\nE\n</IfModule>\nLoadModule a b\n"},
+	}
+	for _, tt := range tests {
+		want, werr := Parse("f.conf", []byte(tt.src))
+		for n := 1; n <= 8; n++ {
+			q := &parser{file: "f.conf"}
+			q.parseParts(tt.src, n)
+			q.errs.sort()
+			if got, want := dumpTree(q.top)+errString(q.errs.Err()), dumpTree(want)+errString(werr); got != want {
+				t.Errorf("%s, in %d parts:\n%s\nline after line:\n%s", tt.name, n, got, want)
+			}
+			checkNotes(t, q, n == 1)
+		}
+	}
+}
+
+// TestReadText reads texts as the loader does (readText), a tree with
+// nothing to evaluate not walked: what it leaves must be what walking the
+// tree leaves.
+func TestReadText(t *testing.T) {
+	for _, src := range []string{
+		"",
+		"A 1\n<V>\nB\n</V>\n",
+		"LoadModule version_module mod_version.so\n<IfVersion 2.4>\nA\n</IfVersion>\n",
+		"LoadModule rewrite_module mod_rewrite.so\nLoadModule\nServerRoot /x\n<V>\nServerRoot /y\n</V>\nServerRoot\n",
+		"Define A 1\nDefine B:c\nUnDefine A\nDefine A 2\nUnDefine\n<Define x>\n</Define>\n",
+		"Include a.conf\n<Include x>\n</Include>\n",
+		"X ${A}\nDefine A 1\nY ${A}\n",
+		"X $\\\n{A}\nDefine A 1\nY $\\\n{A}\n",
+		"<Macro M $x>\nA $x\n</Macro>\nUse M 1\nUndefMacro M\n",
+		"<IfModule !x>\n</ifmodule>\n<IfDefine>\n</IfDefine>\nIfFile x\n",
+		// Each directive evaluated, alone.
+		"<IfModule x>\nA\n</IfModule>\n", "<IfDefine X>\nA\n</IfDefine>\n", "<IfVersion 2>\nA\n</IfVersion>\n",
+		"<IfFile /a.conf>\nA\n</IfFile>\n", "<IfDirective A>\nA\n</IfDirective>\n", "<IfSection A>\nA\n</IfSection>\n",
+		"<Macro M>\nA\n</Macro>\n", "Use M\n", "UndefMacro M\n", "Include a.conf\n", "IncludeOptional a.conf\n",
+	} {
+		for _, v := range []string{"2.2.34", "2.4.71"} {
+			opt := fsOptions(fstest.MapFS{"a.conf": {Data: []byte("LoadModule a_module a.so\n")}})
+			opt.Version = v
+			opt.Modules = map[string]bool{"macro_module": true}
+			opt.Getenv = func(string) (string, bool) { return "", false }
+			opt.Known = func(string, bool) bool { return true }
+			if read, walked := readBoth(src, opt); read != walked {
+				t.Errorf("%q as %s, read:\n%s\nwalked:\n%s", src, v, read, walked)
+			}
 		}
 	}
 }

@@ -452,6 +452,22 @@ func (l *loader) resolveEnv(s string, pos Pos, trail []Pos) string {
 	return b.String()
 }
 
+// mayRefer reports whether a line of text may hold a ${NAME} reference:
+// whether text has "${", or a '$' before a backslash, which may end a
+// line that the next one continues with a '{'.
+func mayRefer(text string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '$')
+		if j < 0 || i+j+1 == len(text) {
+			return false
+		}
+		i += j + 1
+		if c := text[i]; c == '{' || c == '\\' {
+			return true
+		}
+	}
+}
+
 // expandVars returns d with the ${VAR} references of its line resolved:
 // httpd resolves a line before it splits it into words, so a value with
 // spaces makes more words, and one may make the name. It returns d itself
@@ -711,18 +727,7 @@ func (l *loader) useMacro(d *Directive, f frame) []*Directive {
 	}
 	trail := append(clipPos(d.Trail), d.Pos)
 	errs0, warns0 := len(l.errs), len(l.warns)
-	ds, err := parseOwned(where, text)
-	if err != nil {
-		for _, e := range err.(ErrorList) {
-			e.Trail = trail
-			l.errs = append(l.errs, e)
-		}
-	}
-	Walk(ds, func(d *Directive, _ []*Directive) error {
-		d.Trail = trail
-		return nil
-	})
-	out := l.expand(ds, frame{trail: trail, inSection: f.inSection, file: where})
+	out := l.readText(text, frame{trail: trail, inSection: f.inSection, file: where})
 
 	// Put what came of the synthetic file at the lines of the body.
 	at := func(line int) macroLine {

@@ -265,6 +265,11 @@ func TestVariables(t *testing.T) {
 		{name: "2.2: Define does not define", version: "2.2.34", files: conf("Define A", "<IfDefine A>", "No", "</IfDefine>", "Define"),
 			tree: "/etc/httpd.conf:1 Define \"A\"\n/etc/httpd.conf:5 Define\n"},
 		{name: "position of a continued line", files: conf("Define A 1", "  X \\", "  ${A}"), tree: "/etc/httpd.conf:1 Define \"A\" \"1\"\n/etc/httpd.conf:2 X \"1\"\n"},
+		// A reference that continuation lines make, where the text has
+		// no "${" as written: a '$' ends a line (before the backslash,
+		// or before a backslash that an empty line continues).
+		{name: "a reference made by continuation lines", files: conf("Define A 1", "X $\\", "{A}", "Y $\\\\", "", "{A}"),
+			tree: "/etc/httpd.conf:1 Define \"A\" \"1\"\n/etc/httpd.conf:2 X \"1\"\n/etc/httpd.conf:4 Y \"1\"\n"},
 	})
 }
 
