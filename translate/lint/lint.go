@@ -160,8 +160,8 @@ var mpmNames = []string{"prefork.c", "worker.c", "event.c", "mpm_prefork_module"
 // may split a name). Reading with the MPMs taken as loaded can only
 // differ from reading without where it does.
 func mentionsMPM(src []byte) bool {
-	for _, m := range []string{"mpm_", "prefork.c", "worker.c", "event.c"} { // mpmNames, in fewer looks
-		if bytes.Contains(src, []byte(m)) {
+	for _, w := range mpmWords {
+		if containsAt(src, w.word, w.rare) {
 			return true
 		}
 	}
@@ -175,6 +175,33 @@ func mentionsMPM(src []byte) bool {
 			return true
 		}
 	}
+}
+
+// mpmWords are what mentionsMPM looks for (mpmNames, in fewer looks),
+// each with a byte of it that is rare in configuration text.
+var mpmWords = []struct {
+	word string
+	rare byte
+}{{"mpm_", '_'}, {"prefork.c", 'k'}, {"worker.c", 'k'}, {"event.c", 'v'}}
+
+// containsAt reports whether src contains word, looked for at the places
+// of its byte rare, one IndexByte at a time: bytes.Contains looks at the
+// places of its first byte, which for these words ('m', 'p', 'w', 'e')
+// are among the commonest of a configuration, and costs several times as
+// much.
+func containsAt(src []byte, word string, rare byte) bool {
+	k := strings.IndexByte(word, rare)
+	for i := k; i < len(src); i++ {
+		j := bytes.IndexByte(src[i:], rare)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if start := i - k; start+len(word) <= len(src) && string(src[start:start+len(word)]) == word {
+			return true
+		}
+	}
+	return false
 }
 
 // isMPM reports whether the module with identifier id is an MPM.
@@ -334,14 +361,9 @@ func (l *linter) load(files []string) error {
 		ds, err := read(nil)
 		if err == nil {
 			hasLoad, hasMPM := len(before) > 0, slices.ContainsFunc(before, isMPM)
-			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
-				if d.Is("LoadModule") && len(d.Args) > 0 {
-					hasLoad = true
-					if isMPM(d.Args[0]) {
-						hasMPM = true
-					}
-				}
-				return nil
+			eachLoadModule(ds, func(id string) {
+				hasLoad = true
+				hasMPM = hasMPM || isMPM(id)
 			})
 			switch {
 			case !hasLoad && len(l.opt.Modules) == 0:
@@ -367,12 +389,7 @@ func (l *linter) load(files []string) error {
 		}
 		all = append(all, ds...)
 		if i < len(files)-1 {
-			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
-				if d.Is("LoadModule") && len(d.Args) > 0 {
-					prior = append(prior, d.Args[0])
-				}
-				return nil
-			})
+			eachLoadModule(ds, func(id string) { prior = append(prior, id) })
 		}
 	}
 	if len(errs) > 0 {
@@ -380,6 +397,17 @@ func (l *linter) load(files []string) error {
 	}
 	l.tree = all
 	return nil
+}
+
+// eachLoadModule calls fn with the module of every LoadModule line in ds
+// (at any depth), in order.
+func eachLoadModule(ds []*dir, fn func(id string)) {
+	for _, d := range ds {
+		if d.LowerName() == "loadmodule" && len(d.Args) > 0 {
+			fn(d.Args[0])
+		}
+		eachLoadModule(d.Block, fn)
+	}
 }
 
 // addFile records a file read, once.

@@ -372,6 +372,13 @@ func TestMPMSections(t *testing.T) {
 		"Foo \\\r\n bar\n":              true,
 		"Foo \\":                        false,
 		"Foo \\\n":                      true,
+		"mpm_":                          true,
+		"<IfModule prefork.c":           true,
+		"worker.c":                      true,
+		"xevent.c>":                     true,
+		"pm_ _mpm mpm-":                 false,
+		"prefork.d k.c orker.c":         false,
+		"vent.c evenT.c event.":         false,
 	} {
 		if mentionsMPM([]byte(src)) != want {
 			t.Errorf("mentionsMPM(%q) = %v", src, !want)
