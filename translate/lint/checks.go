@@ -62,14 +62,14 @@ func posAtStart(file string) apacheconf.Pos { return apacheconf.Pos{File: file, 
 
 // each calls fn for every directive named name (lower case).
 func (l *linter) each(name string, fn func(n *node)) {
-	for _, n := range l.byName[name] {
+	for _, n := range l.named(name) {
 		fn(n)
 	}
 }
 
 // any reports whether some directive named name satisfies ok (nil: exists).
 func (l *linter) any(name string, ok func(n *node) bool) bool {
-	for _, n := range l.byName[name] {
+	for _, n := range l.named(name) {
 		if ok == nil || ok(n) {
 			return true
 		}
