@@ -119,10 +119,8 @@ type htFile struct {
 
 type linter struct {
 	opt       Options
-	root      string          // server root
-	lastRule  int             // the index in rules of the last finding's rule
-	secScope  map[*dir]*scope // each section's scope (buildScopes)
-	order     int             // scopes of sections made so far (buildScopes)
+	root      string // server root
+	lastRule  int    // the index in rules of the last finding's rule
 	tree      []*dir
 	tops      []topFile // the files given, each a regular file, where its directives start in tree
 	nodes     []*node
