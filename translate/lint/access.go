@@ -229,10 +229,11 @@ func (l *linter) summarise(s *scope) {
 // notes, for ORD-11, how many scopes with a Require of their own each
 // section is merged before.
 func (l *linter) attachModel() {
-	l.byModel = map[*translate.Section]*scope{}
 	if l.tr == nil || l.tr.model == nil {
+		l.byModel = map[*translate.Section]*scope{}
 		return
 	}
+	l.byModel = make(map[*translate.Section]*scope, len(l.scopes))
 	l.sem = l.tr.model.Model.Semantics
 	for _, s := range l.scopes {
 		sc, ok := l.tr.model.Scopes[scopeModelKey(s)]

@@ -662,7 +662,9 @@ type htSearch struct {
 // cache.
 func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 	type root = htRoot
-	var roots []root
+	aliases, dirs := l.named("alias"), l.named("directory")
+	scriptAliases := l.named("scriptalias")
+	roots := make([]root, 0, 1+len(l.vhosts)+len(aliases)+len(scriptAliases)+len(dirs))
 	if l.docRoot != "" {
 		roots = append(roots, root{l.docRoot, l.access, l.docRootD, true})
 	}
@@ -672,8 +674,8 @@ func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 		}
 	}
 	// Alias targets are served like document roots.
-	for _, name := range []string{"alias", "scriptalias"} {
-		for _, n := range l.named(name) {
+	for _, named := range [][]*node{aliases, scriptAliases} {
+		for _, n := range named {
 			if n.ht != nil || len(n.d.Args) != 2 {
 				continue
 			}
@@ -687,7 +689,7 @@ func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 	// <Directory> paths, but not the top of the file system (<Directory />,
 	// <Directory /usr>): httpd reads .htaccess files only where requests
 	// lead, and those trees hold no served content of their own.
-	for _, n := range l.named("directory") {
+	for _, n := range dirs {
 		if n.ht != nil || !n.d.IsSection() || len(n.d.Args) != 1 || n.d.Args[0] == "~" || hasWildcard(n.d.Args[0]) {
 			continue
 		}
@@ -701,9 +703,9 @@ func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 		}
 		roots = append(roots, root{p, names, n.d, false})
 	}
-	var search []dirscan.Root
+	search := make([]dirscan.Root, 0, len(roots))
 	hs := &htSearch{roots: roots, at: make([]int, len(roots)), found: make(chan dirscan.Result, 1)}
-	walked := map[string]int{}
+	walked := make(map[string]int, len(roots))
 	for i, r := range roots {
 		n, ok := walked[r.path]
 		if !ok {
@@ -753,7 +755,9 @@ func (l *linter) readHtaccess(hs *htSearch) {
 		nodes := make([]node, 0, countDirectives(h.ds))
 		l.addHtaccess(h, &nodes, h.ds, nil)
 	}
-	above := map[string]bool{} // levels above document roots, with the names read there
+	// The levels above document roots, with the names read there.
+	type aboveKey struct{ dir, names string }
+	above := map[aboveKey]bool{}
 	for i, r := range roots {
 		if !found.Listed[at[i]] {
 			if r.doc {
@@ -770,7 +774,7 @@ func (l *linter) readHtaccess(hs *htSearch) {
 		// starts at "/". Document roots are often siblings: a level is
 		// read for its names once (and then those above it too).
 		for p := filepath.Dir(r.path); r.doc; p = filepath.Dir(p) {
-			key := p + "\x00" + strings.Join(r.names, "\x00")
+			key := aboveKey{p, strings.Join(r.names, "\x00")} // one name: no copy
 			if above[key] {
 				break
 			}
