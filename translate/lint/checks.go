@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -381,6 +382,25 @@ func cutFoldPrefix(s, prefix string) (string, bool) {
 	return "", false
 }
 
+// lowerIs reports whether strings.ToLower(s) is low, without making the
+// lower-case copy where s is ASCII (the Options of a big configuration are
+// thousands of words, most with capitals).
+func lowerIs(s, low string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return strings.ToLower(s) == low // from here on, as strings.ToLower does
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if i >= len(low) || c != low[i] {
+			return false // the lower-case copy starts with s[:i+1] lower-cased
+		}
+	}
+	return len(s) == len(low)
+}
+
 func traceLevel(lv string) string {
 	n, err := strconv.Atoi(lv)
 	if err != nil || n <= 0 {
@@ -524,7 +544,7 @@ func ssiEnables(n *node) bool {
 	switch n.name {
 	case "options":
 		for _, a := range d.Args {
-			if v := strings.ToLower(strings.TrimPrefix(a, "+")); !strings.HasPrefix(a, "-") && (v == "includes" || v == "includesnoexec") {
+			if v := strings.TrimPrefix(a, "+"); !strings.HasPrefix(a, "-") && (lowerIs(v, "includes") || lowerIs(v, "includesnoexec")) {
 				return true
 			}
 		}

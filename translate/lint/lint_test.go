@@ -385,3 +385,20 @@ func TestMPMSections(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerIs holds lowerIs to strings.ToLower: words that are, or are
+// not, the lower-case words asked for, in every case, with letters that
+// lower-case to ASCII or change length, and bytes that are not UTF-8.
+func TestLowerIs(t *testing.T) {
+	lows := []string{"includes", "includesnoexec", "on", "", "k"}
+	words := []string{"Includes", "INCLUDES", "includes", "IncludesNOEXEC", "Include", "Includess", "+Includes",
+		"", "On", "oN", "o", "on ", "K", "\u212a", "İncludes", "includeſ", "includes\xff", "\xffincludes", "Includes\u00e9",
+		"ON\u0130", "\u0130", "i\u0307"}
+	for _, w := range words {
+		for _, low := range lows {
+			if got, want := lowerIs(w, low), strings.ToLower(w) == low; got != want {
+				t.Errorf("lowerIs(%q, %q) = %v, want %v", w, low, got, want)
+			}
+		}
+	}
+}

@@ -128,9 +128,16 @@ func (l *linter) checkModules() {
 	// configuration has thousands: the texts are made once per name.
 	type texts struct{ change, fix string }
 	err02 := map[string]texts{}
+	lastMod, lastHas := "", false // whether lastMod is loaded, asked once per run of its directives
 	for _, n := range l.nodes {
 		mod, what := accessModule(n.name)
-		if mod == "" || l.has(mod) {
+		if mod == "" {
+			continue
+		}
+		if mod != lastMod {
+			lastMod, lastHas = mod, l.has(mod)
+		}
+		if lastHas {
 			continue
 		}
 		if n.ht != nil {
