@@ -421,9 +421,9 @@ func (l *linter) addFile(f string) {
 func (l *linter) model() {
 	// A big configuration has tens of thousands of directives: their
 	// nodes are made in one slice, and the directives of a block share
-	// one copy of their parents (read only).
-	count := countDirectives(l.tree)
-	w := modelWalk{l: l, nodes: make([]node, 0, count), tops: l.tops}
+	// one copy of their parents (read only), the copies made in another.
+	count, slots := countDirectives(l.tree, 0)
+	w := modelWalk{l: l, nodes: make([]node, 0, count), blocks: make([]*dir, 0, slots), tops: l.tops}
 	l.nodes = make([]*node, 0, count)
 	// Each file given is read before what it includes, even when its
 	// first directive is an Include (replaced by the included file's
@@ -453,14 +453,19 @@ func (l *linter) model() {
 	}
 }
 
-// countDirectives returns the number of directives in ds, sections'
-// blocks included.
-func countDirectives(ds []*dir) int {
-	n := len(ds)
+// countDirectives returns the number of directives in ds, at depth in
+// the tree, with the directives of their blocks, and the number of
+// parents those blocks have between them.
+func countDirectives(ds []*dir, depth int) (directives, parents int) {
+	directives = len(ds)
 	for _, d := range ds {
-		n += countDirectives(d.Block)
+		if len(d.Block) > 0 {
+			n, p := countDirectives(d.Block, depth+1)
+			directives += n
+			parents += depth + 1 + p
+		}
 	}
-	return n
+	return directives, parents
 }
 
 // A modelWalk is (*linter).model's walk over the configuration, in
@@ -469,6 +474,7 @@ func countDirectives(ds []*dir) int {
 type modelWalk struct {
 	l        *linter
 	nodes    []node    // where the nodes are made
+	blocks   []*dir    // where the parents of each block are made
 	tops     []topFile // the files given whose first directive is still to come
 	lastFile string    // the file of the last directive
 	// recent holds, at each place of a cheap hash of a name, the last
@@ -553,7 +559,9 @@ func (w *modelWalk) block(ds []*dir, parents []*dir, vh *vhost, top bool) {
 			}
 		}
 		if len(d.Block) > 0 {
-			w.block(d.Block, append(parents[:len(parents):len(parents)], d), inner, innerTop)
+			at := len(w.blocks)
+			w.blocks = append(append(w.blocks, parents...), d)
+			w.block(d.Block, w.blocks[at:len(w.blocks):len(w.blocks)], inner, innerTop)
 		}
 	}
 }
@@ -752,7 +760,8 @@ func (l *linter) readHtaccess(hs *htSearch) {
 			return
 		}
 		h.ds = l.flatten(ds)
-		nodes := make([]node, 0, countDirectives(h.ds))
+		count, _ := countDirectives(h.ds, 0)
+		nodes := make([]node, 0, count)
 		l.addHtaccess(h, &nodes, h.ds, nil)
 	}
 	// The levels above document roots, with the names read there.
