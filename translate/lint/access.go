@@ -196,7 +196,6 @@ func (l *linter) summarise(s *scope) {
 				c.satisfy, c.satD = strings.ToLower(strings.Join(d.Args, "")), d
 			}
 		case "require":
-			n.text = written(d)
 			r.set = true
 			if r.first == nil {
 				r.first = d

@@ -75,10 +75,10 @@ type node struct {
 	ht      *htFile
 	vh      *vhost
 	scope   *scope // the access scope it belongs to; nil at server level
-	// text is d as written (see written) for the Order, Allow, Deny,
-	// Satisfy and Require lines of a scope, each the subject of findings
-	// of several checks (ERR-02 and the scope's own): made once, when
-	// the scope is summarised. "" for the other nodes.
+	// text is d as written (see written) for the Order, Allow, Deny and
+	// Satisfy lines of a scope, each the subject of findings of several
+	// checks (ERR-02 and the scope's own): made once, when the scope is
+	// summarised. "" for the other nodes.
 	text string
 }
 
