@@ -571,8 +571,9 @@ var dnRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`SSL
 func (l *linter) checkSSL() {
 	for _, pair := range [][2]string{{"sslcarevocationfile", "SSLCARevocationCheck"}, {"sslcarevocationpath", "SSLCARevocationCheck"}, {"sslproxycarevocationfile", "SSLProxyCARevocationCheck"}, {"sslproxycarevocationpath", "SSLProxyCARevocationCheck"}} {
 		check := pair[1]
+		checks := l.named(strings.ToLower(check))
 		l.each(pair[0], func(n *node) {
-			if l.any(strings.ToLower(check), func(m *node) bool { return inServer(m, n.vh) }) {
+			if slices.ContainsFunc(checks, func(m *node) bool { return inServer(m, n.vh) }) {
 				return
 			}
 			l.at("DIR-21", n.d, "with "+n.d.Name+" but no "+check+", 2.4 checks no CRL (the default is none): revoked certificates are accepted.", "Add '"+check+" chain' (or leaf) beside it.")
