@@ -29,6 +29,7 @@ type scope struct {
 	pos    apacheconf.Pos
 	parent *scope // the enclosing scope in the text
 	own    []*node
+	owned  int // the number of own nodes, counted by buildScopes to list them
 	compat compatSum
 	req    reqSum
 	auth   *dir // AuthType (not None)
@@ -51,7 +52,8 @@ type compatSum struct {
 type reqSum struct {
 	set     bool
 	newForm bool // a 2.4-only form: Require all/ip/host/env/local/method/expr/not, a container
-	lines   []*dir
+	lines   int  // Require lines
+	line    *dir // the first
 	first   *dir
 	onlyAll string // "granted" or "denied" when the scope's only Require is 'Require all ...'
 }
@@ -61,27 +63,24 @@ type reqSum struct {
 var newProviders = map[string]bool{"all": true, "ip": true, "host": true, "env": true, "local": true,
 	"method": true, "expr": true, "not": true, "forward-dns": true, "dbm-group": true, "dbd-group": true}
 
+// isScopeSection reports whether n is a section with a scope of its own:
+// by its name first, which the node holds, then whether it is a section,
+// which the directive does.
 func isScopeSection(n *node) bool {
-	if !n.d.IsSection() {
-		return false
-	}
 	switch n.name {
 	case "directory", "directorymatch", "files", "filesmatch", "location", "locationmatch", "if", "elseif", "else", "proxy", "proxymatch":
-		return true
+		return n.d.IsSection()
 	}
 	return false
 }
 
 // buildScopes makes the scopes of nodes and gives each its scope: first
 // for those of the configuration, then (htaccess) for those of the
-// .htaccess files read, whose own scopes come before all others.
+// .htaccess files read, whose own scopes come before all others. The
+// nodes come in pre-order (model, readHtaccess), file by file.
 func (l *linter) buildScopes(nodes []*node, htaccess bool) {
-	if l.secScope == nil {
-		l.secScope = map[*dir]*scope{}
-	}
-	secScope := l.secScope
 	htScope := map[*htFile]*scope{}
-	var hts, made []*scope
+	var hts []*scope
 	if htaccess {
 		for _, h := range l.hts {
 			s := &scope{ht: h, kind: "htaccess", header: h.path, pos: posAtStart(h.path)}
@@ -92,52 +91,68 @@ func (l *linter) buildScopes(nodes []*node, htaccess bool) {
 			hts = append(hts, s)
 		}
 	}
-	inner := func(n *node) *scope {
-		for i := len(n.parents) - 1; i >= 0; i-- {
-			if s, ok := secScope[n.parents[i]]; ok {
-				return s
-			}
+	// The scopes of sections are made in one slice, and their own nodes
+	// listed in another, each scope's a part of it.
+	sections := 0
+	for _, n := range nodes {
+		if isScopeSection(n) {
+			sections++
 		}
-		if n.ht != nil {
-			return htScope[n.ht]
-		}
-		return nil
 	}
-	// The directives of a block share their parents (model), and so
-	// their scope: it is looked up once per block.
-	var lastParents []*dir
+	made := make([]scope, 0, sections)
+	// open[i] is the scope in force inside the last node seen at depth
+	// i (its own where it is a scope section): in pre-order, a node's
+	// innermost parent is the last node seen one level up.
+	var open []*scope
 	var lastHt *htFile
-	var last *scope
-	for i, n := range nodes {
-		if i == 0 || n.ht != lastHt || !sameSlice(n.parents, lastParents) {
-			last, lastParents, lastHt = inner(n), n.parents, n.ht
+	var base *scope // the scope at depth 0: the .htaccess file's, or none
+	owned := 0
+	for _, n := range nodes {
+		depth := len(n.parents)
+		switch {
+		case depth > 0:
+			n.scope = open[depth-1]
+		case n.ht != lastHt:
+			lastHt, base = n.ht, htScope[n.ht]
+			fallthrough
+		default:
+			n.scope = base
 		}
-		n.scope = last
 		if n.scope != nil {
-			n.scope.own = append(n.scope.own, n)
+			n.scope.owned++
+			owned++
 		}
-		if !isScopeSection(n) {
-			continue
+		inside := n.scope
+		if isScopeSection(n) {
+			d := n.d
+			made = append(made, scope{sec: d, kind: n.name, header: written(d), pos: posOf(d), parent: n.scope})
+			inside = &made[len(made)-1]
 		}
-		d := n.d
-		s := &scope{sec: d, kind: n.name, header: written(d), pos: posOf(d), parent: n.scope}
-		secScope[d] = s
-		made = append(made, s)
+		open = append(open[:depth], inside)
 	}
-	l.scopes = append(append(hts, l.scopes...), made...)
+	all := make([]*node, owned)
+	for _, n := range nodes {
+		if s := n.scope; s != nil {
+			if s.own == nil {
+				s.own, all = all[:0:s.owned], all[s.owned:]
+			}
+			s.own = append(s.own, n)
+		}
+	}
+	ptrs := make([]*scope, 0, len(hts)+len(l.scopes)+len(made))
+	ptrs = append(append(ptrs, hts...), l.scopes...)
+	for i := range made {
+		ptrs = append(ptrs, &made[i])
+	}
+	l.scopes = ptrs
 	// A scope's directives are all its own once its nodes are done:
 	// those of the configuration before the .htaccess files are read.
 	for _, s := range hts {
 		l.summarise(s)
 	}
-	for _, s := range made {
-		l.summarise(s)
+	for i := range made {
+		l.summarise(&made[i])
 	}
-}
-
-// sameSlice reports whether a and b are the same slice (not only equal).
-func sameSlice(a, b []*dir) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func inLimit(n *node, s *scope) bool {
@@ -181,12 +196,13 @@ func (l *linter) summarise(s *scope) {
 				c.satisfy, c.satD = strings.ToLower(strings.Join(d.Args, "")), d
 			}
 		case "require":
-			n.text = written(d)
 			r.set = true
 			if r.first == nil {
 				r.first = d
 			}
-			r.lines = append(r.lines, d)
+			if r.lines++; r.line == nil {
+				r.line = d
+			}
 			if len(d.Args) > 0 && newProviders[strings.ToLower(d.Args[0])] || inContainer(n) {
 				r.newForm = true
 			}
@@ -203,8 +219,8 @@ func (l *linter) summarise(s *scope) {
 			}
 		}
 	}
-	if len(r.lines) == 1 && r.lines[0] == r.first && len(r.lines[0].Args) == 2 && strings.EqualFold(r.lines[0].Args[0], "all") {
-		r.onlyAll = strings.ToLower(r.lines[0].Args[1])
+	if r.lines == 1 && r.line == r.first && len(r.line.Args) == 2 && strings.EqualFold(r.line.Args[0], "all") {
+		r.onlyAll = strings.ToLower(r.line.Args[1])
 	}
 }
 
@@ -212,10 +228,11 @@ func (l *linter) summarise(s *scope) {
 // notes, for ORD-11, how many scopes with a Require of their own each
 // section is merged before.
 func (l *linter) attachModel() {
-	l.byModel = map[*translate.Section]*scope{}
 	if l.tr == nil || l.tr.model == nil {
+		l.byModel = map[*translate.Section]*scope{}
 		return
 	}
+	l.byModel = make(map[*translate.Section]*scope, len(l.scopes))
 	l.sem = l.tr.model.Model.Semantics
 	for _, s := range l.scopes {
 		sc, ok := l.tr.model.Scopes[scopeModelKey(s)]

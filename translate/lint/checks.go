@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/internal/par"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -62,14 +63,14 @@ func posAtStart(file string) apacheconf.Pos { return apacheconf.Pos{File: file, 
 
 // each calls fn for every directive named name (lower case).
 func (l *linter) each(name string, fn func(n *node)) {
-	for _, n := range l.byName[name] {
+	for _, n := range l.named(name) {
 		fn(n)
 	}
 }
 
 // any reports whether some directive named name satisfies ok (nil: exists).
 func (l *linter) any(name string, ok func(n *node) bool) bool {
-	for _, n := range l.byName[name] {
+	for _, n := range l.named(name) {
 		if ok == nil || ok(n) {
 			return true
 		}
@@ -381,6 +382,25 @@ func cutFoldPrefix(s, prefix string) (string, bool) {
 	return "", false
 }
 
+// lowerIs reports whether strings.ToLower(s) is low, without making the
+// lower-case copy where s is ASCII (the Options of a big configuration are
+// thousands of words, most with capitals).
+func lowerIs(s, low string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return strings.ToLower(s) == low // from here on, as strings.ToLower does
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if i >= len(low) || c != low[i] {
+			return false // the lower-case copy starts with s[:i+1] lower-cased
+		}
+	}
+	return len(s) == len(low)
+}
+
 func traceLevel(lv string) string {
 	n, err := strconv.Atoi(lv)
 	if err != nil || n <= 0 {
@@ -524,7 +544,7 @@ func ssiEnables(n *node) bool {
 	switch n.name {
 	case "options":
 		for _, a := range d.Args {
-			if v := strings.ToLower(strings.TrimPrefix(a, "+")); !strings.HasPrefix(a, "-") && (v == "includes" || v == "includesnoexec") {
+			if v := strings.TrimPrefix(a, "+"); !strings.HasPrefix(a, "-") && (lowerIs(v, "includes") || lowerIs(v, "includesnoexec")) {
 				return true
 			}
 		}
@@ -551,8 +571,9 @@ var dnRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`SSL
 func (l *linter) checkSSL() {
 	for _, pair := range [][2]string{{"sslcarevocationfile", "SSLCARevocationCheck"}, {"sslcarevocationpath", "SSLCARevocationCheck"}, {"sslproxycarevocationfile", "SSLProxyCARevocationCheck"}, {"sslproxycarevocationpath", "SSLProxyCARevocationCheck"}} {
 		check := pair[1]
+		checks := l.named(strings.ToLower(check))
 		l.each(pair[0], func(n *node) {
-			if l.any(strings.ToLower(check), func(m *node) bool { return inServer(m, n.vh) }) {
+			if slices.ContainsFunc(checks, func(m *node) bool { return inServer(m, n.vh) }) {
 				return
 			}
 			l.at("DIR-21", n.d, "with "+n.d.Name+" but no "+check+", 2.4 checks no CRL (the default is none): revoked certificates are accepted.", "Add '"+check+" chain' (or leaf) beside it.")

@@ -75,10 +75,10 @@ type node struct {
 	ht      *htFile
 	vh      *vhost
 	scope   *scope // the access scope it belongs to; nil at server level
-	// text is d as written (see written) for the Order, Allow, Deny,
-	// Satisfy and Require lines of a scope, each the subject of findings
-	// of several checks (ERR-02 and the scope's own): made once, when
-	// the scope is summarised. "" for the other nodes.
+	// text is d as written (see written) for the Order, Allow, Deny and
+	// Satisfy lines of a scope, each the subject of findings of several
+	// checks (ERR-02 and the scope's own): made once, when the scope is
+	// summarised. "" for the other nodes.
 	text string
 }
 
@@ -119,14 +119,13 @@ type htFile struct {
 
 type linter struct {
 	opt       Options
-	root      string          // server root
-	lastRule  int             // the index in rules of the last finding's rule
-	secScope  map[*dir]*scope // each section's scope (buildScopes)
-	order     int             // scopes of sections made so far (buildScopes)
+	root      string // server root
+	lastRule  int    // the index in rules of the last finding's rule
 	tree      []*dir
 	tops      []topFile // the files given, each a regular file, where its directives start in tree
 	nodes     []*node
-	byName    map[string][]*node
+	byName    [][]*node       // the nodes by name, by nameIndex
+	nameIndex map[string]int  // lower-case name -> index in byName
 	loaded    map[string]*dir // module identifier -> LoadModule (nil for Options.Modules)
 	loadLines []*dir
 	fragment  bool
@@ -134,7 +133,6 @@ type linter struct {
 	docRootD  *dir
 	access    []string // AccessFileName of the main server
 	vhosts    []*vhost
-	vhostByD  map[*dir]*vhost // l.vhosts by their <VirtualHost>
 	hts       []*htFile
 	scopes    []*scope
 	tr        *translated // what orderly translate writes (DIR-10 fixes), and its model
@@ -160,8 +158,8 @@ var mpmNames = []string{"prefork.c", "worker.c", "event.c", "mpm_prefork_module"
 // may split a name). Reading with the MPMs taken as loaded can only
 // differ from reading without where it does.
 func mentionsMPM(src []byte) bool {
-	for _, m := range []string{"mpm_", "prefork.c", "worker.c", "event.c"} { // mpmNames, in fewer looks
-		if bytes.Contains(src, []byte(m)) {
+	for _, w := range mpmWords {
+		if containsAt(src, w.word, w.rare) {
 			return true
 		}
 	}
@@ -175,6 +173,33 @@ func mentionsMPM(src []byte) bool {
 			return true
 		}
 	}
+}
+
+// mpmWords are what mentionsMPM looks for (mpmNames, in fewer looks),
+// each with a byte of it that is rare in configuration text.
+var mpmWords = []struct {
+	word string
+	rare byte
+}{{"mpm_", '_'}, {"prefork.c", 'k'}, {"worker.c", 'k'}, {"event.c", 'v'}}
+
+// containsAt reports whether src contains word, looked for at the places
+// of its byte rare, one IndexByte at a time: bytes.Contains looks at the
+// places of its first byte, which for these words ('m', 'p', 'w', 'e')
+// are among the commonest of a configuration, and costs several times as
+// much.
+func containsAt(src []byte, word string, rare byte) bool {
+	k := strings.IndexByte(word, rare)
+	for i := k; i < len(src); i++ {
+		j := bytes.IndexByte(src[i:], rare)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if start := i - k; start+len(word) <= len(src) && string(src[start:start+len(word)]) == word {
+			return true
+		}
+	}
+	return false
 }
 
 // isMPM reports whether the module with identifier id is an MPM.
@@ -229,7 +254,7 @@ func Lint(files []string, opt Options) (*Report, error) {
 // read reads and indexes the configuration files (with what they
 // include), not yet the .htaccess files.
 func read(files []string, opt Options) (*linter, error) {
-	l := &linter{opt: opt, byName: map[string][]*node{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, vhostByD: map[*dir]*vhost{}, maxDirs: opt.MaxDirs}
+	l := &linter{opt: opt, nameIndex: map[string]int{}, loaded: map[string]*dir{}, seenFile: map[string]bool{}, maxDirs: opt.MaxDirs}
 	if l.maxDirs <= 0 {
 		l.maxDirs = 100000
 	}
@@ -334,14 +359,9 @@ func (l *linter) load(files []string) error {
 		ds, err := read(nil)
 		if err == nil {
 			hasLoad, hasMPM := len(before) > 0, slices.ContainsFunc(before, isMPM)
-			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
-				if d.Is("LoadModule") && len(d.Args) > 0 {
-					hasLoad = true
-					if isMPM(d.Args[0]) {
-						hasMPM = true
-					}
-				}
-				return nil
+			eachLoadModule(ds, func(id string) {
+				hasLoad = true
+				hasMPM = hasMPM || isMPM(id)
 			})
 			switch {
 			case !hasLoad && len(l.opt.Modules) == 0:
@@ -367,12 +387,7 @@ func (l *linter) load(files []string) error {
 		}
 		all = append(all, ds...)
 		if i < len(files)-1 {
-			apacheconf.Walk(ds, func(d *dir, _ []*dir) error {
-				if d.Is("LoadModule") && len(d.Args) > 0 {
-					prior = append(prior, d.Args[0])
-				}
-				return nil
-			})
+			eachLoadModule(ds, func(id string) { prior = append(prior, id) })
 		}
 	}
 	if len(errs) > 0 {
@@ -380,6 +395,17 @@ func (l *linter) load(files []string) error {
 	}
 	l.tree = all
 	return nil
+}
+
+// eachLoadModule calls fn with the module of every LoadModule line in ds
+// (at any depth), in order.
+func eachLoadModule(ds []*dir, fn func(id string)) {
+	for _, d := range ds {
+		if d.LowerName() == "loadmodule" && len(d.Args) > 0 {
+			fn(d.Args[0])
+		}
+		eachLoadModule(d.Block, fn)
+	}
 }
 
 // addFile records a file read, once.
@@ -395,56 +421,116 @@ func (l *linter) addFile(f string) {
 func (l *linter) model() {
 	// A big configuration has tens of thousands of directives: their
 	// nodes are made in one slice, and the directives of a block share
-	// one copy of their parents (read only).
-	count := 0
-	apacheconf.Walk(l.tree, func(*dir, []*dir) error {
-		count++
-		return nil
-	})
-	nodes := make([]node, 0, count)
+	// one copy of their parents (read only), the copies made in another.
+	count, slots := countDirectives(l.tree, 0)
+	w := modelWalk{l: l, nodes: make([]node, 0, count), blocks: make([]*dir, 0, slots), tops: l.tops}
 	l.nodes = make([]*node, 0, count)
-	var shared []*dir
-	var vh *vhost // the innermost <VirtualHost> of shared
-	top := true   // whether shared are all <VirtualHost>
-	lastFile := ""
 	// Each file given is read before what it includes, even when its
 	// first directive is an Include (replaced by the included file's
 	// directives) or it has nothing but Include lines: the findings about
 	// the whole configuration (DIR-05, DIR-06, ORD-08) are at its start.
-	tops, at := l.tops, 0 // at: the index in l.tree of the next top-level directive
-	addTops := func() {
-		for len(tops) > 0 && tops[0].first <= at {
-			l.addFile(tops[0].name)
-			tops = tops[1:]
+	w.block(l.tree, nil, nil, true)
+	w.addTops(len(l.tree))
+	l.fragment = len(l.loadLines) == 0
+	for _, m := range l.opt.Modules {
+		l.loaded[moduleID(m)] = nil
+	}
+	if l.fragment && len(l.opt.Modules) == 0 {
+		for _, m := range fragmentModules {
+			l.loaded[m] = nil
 		}
 	}
-	apacheconf.Walk(l.tree, func(d *dir, parents []*dir) error {
+	if l.docRoot == "" && l.opt.DocumentRoot != "" {
+		l.docRoot = l.abs(l.opt.DocumentRoot)
+	}
+	if len(l.access) == 0 {
+		l.access = []string{".htaccess"}
+	}
+	for _, v := range l.vhosts {
+		if len(v.accessFile) == 0 {
+			v.accessFile = l.access
+		}
+	}
+}
+
+// countDirectives returns the number of directives in ds, at depth in
+// the tree, with the directives of their blocks, and the number of
+// parents those blocks have between them.
+func countDirectives(ds []*dir, depth int) (directives, parents int) {
+	directives = len(ds)
+	for _, d := range ds {
+		if len(d.Block) > 0 {
+			n, p := countDirectives(d.Block, depth+1)
+			directives += n
+			parents += depth + 1 + p
+		}
+	}
+	return directives, parents
+}
+
+// A modelWalk is (*linter).model's walk over the configuration, in
+// pre-order: each block is walked with what it is in (its parents, its
+// virtual host) worked out once for all its directives.
+type modelWalk struct {
+	l        *linter
+	nodes    []node    // where the nodes are made
+	blocks   []*dir    // where the parents of each block are made
+	tops     []topFile // the files given whose first directive is still to come
+	lastFile string    // the file of the last directive
+	// recent holds, at each place of a cheap hash of a name, the last
+	// name looked up there and its index in byName: the parser gives
+	// the directives of one spelling the same lower-case string, so most
+	// names are found by comparing a string with itself, not hashed for
+	// the map (nameAt).
+	recent [128]struct {
+		name string
+		at   int
+	}
+}
+
+// addTops records the files given whose directives start at or before
+// the top-level directive at (the index in the linter's tree).
+func (w *modelWalk) addTops(at int) {
+	for len(w.tops) > 0 && w.tops[0].first <= at {
+		w.l.addFile(w.tops[0].name)
+		w.tops = w.tops[1:]
+	}
+}
+
+// nameAt returns w.l.nameAt(name), remembered in recent.
+func (w *modelWalk) nameAt(name string) int {
+	if len(name) < 2 {
+		return w.l.nameAt(name)
+	}
+	r := &w.recent[(len(name)*17+int(name[len(name)-1])*9+int(name[len(name)-2])*3+int(name[0]))%len(w.recent)]
+	if r.name != name {
+		r.name, r.at = name, w.l.nameAt(name)
+	}
+	return r.at
+}
+
+// block adds the directives of ds and of their blocks. parents are the
+// sections ds is in, vh the innermost <VirtualHost> of them, and top
+// whether they are all <VirtualHost>.
+func (w *modelWalk) block(ds []*dir, parents []*dir, vh *vhost, top bool) {
+	l := w.l
+	for i, d := range ds {
 		if len(parents) == 0 {
-			addTops()
-			at++
+			w.addTops(i) // ds is the tree
 		}
-		if d.Pos.File != lastFile {
+		if d.Pos.File != w.lastFile {
 			l.addFile(d.Pos.File)
-			lastFile = d.Pos.File
+			w.lastFile = d.Pos.File
 		}
-		if !slices.Equal(parents, shared) {
-			shared = slices.Clip(slices.Clone(parents))
-			vh, top = nil, true
-			for _, p := range parents {
-				if p.LowerName() == "virtualhost" {
-					vh = l.vhostOf(p)
-				} else {
-					top = false
-				}
-			}
-		}
-		nodes = append(nodes, node{d: d, parents: shared, vh: vh})
-		n := &nodes[len(nodes)-1]
-		l.add(n)
+		w.nodes = append(w.nodes, node{d: d, name: d.LowerName(), parents: parents, vh: vh})
+		n := &w.nodes[len(w.nodes)-1]
+		l.add(n, w.nameAt(n.name))
+		inner, innerTop := vh, false // what the block of d is in
 		switch n.name {
 		case "virtualhost":
 			if d.IsSection() {
-				l.vhostOf(d)
+				inner, innerTop = &vhost{d: d}, top
+				l.vhosts = append(l.vhosts, inner)
 			}
 		case "serverroot":
 			if len(parents) == 0 && len(d.Args) == 1 {
@@ -472,48 +558,38 @@ func (l *linter) model() {
 				}
 			}
 		}
-		return nil
-	})
-	at = len(l.tree)
-	addTops()
-	l.fragment = len(l.loadLines) == 0
-	for _, m := range l.opt.Modules {
-		l.loaded[moduleID(m)] = nil
-	}
-	if l.fragment && len(l.opt.Modules) == 0 {
-		for _, m := range fragmentModules {
-			l.loaded[m] = nil
-		}
-	}
-	if l.docRoot == "" && l.opt.DocumentRoot != "" {
-		l.docRoot = l.abs(l.opt.DocumentRoot)
-	}
-	if len(l.access) == 0 {
-		l.access = []string{".htaccess"}
-	}
-	for _, v := range l.vhosts {
-		if len(v.accessFile) == 0 {
-			v.accessFile = l.access
+		if len(d.Block) > 0 {
+			at := len(w.blocks)
+			w.blocks = append(append(w.blocks, parents...), d)
+			w.block(d.Block, w.blocks[at:len(w.blocks):len(w.blocks)], inner, innerTop)
 		}
 	}
 }
 
-func (l *linter) add(n *node) {
-	n.name = n.d.LowerName()
+// add indexes n, whose name has the index i in byName (nameAt).
+func (l *linter) add(n *node, i int) {
 	l.nodes = append(l.nodes, n)
-	l.byName[n.name] = append(l.byName[n.name], n)
+	l.byName[i] = append(l.byName[i], n)
 }
 
-// vhostOf returns the virtual host of the <VirtualHost> d, made the
-// first time d is seen (looked up for every directive inside it).
-func (l *linter) vhostOf(d *dir) *vhost {
-	if v, ok := l.vhostByD[d]; ok {
-		return v
+// nameAt returns the index in byName of the directives named name (lower
+// case), made for the first of them.
+func (l *linter) nameAt(name string) int {
+	i, ok := l.nameIndex[name]
+	if !ok {
+		i = len(l.byName)
+		l.nameIndex[name] = i
+		l.byName = append(l.byName, nil)
 	}
-	v := &vhost{d: d}
-	l.vhosts = append(l.vhosts, v)
-	l.vhostByD[d] = v
-	return v
+	return i
+}
+
+// named returns the directives named name (lower case), in order.
+func (l *linter) named(name string) []*node {
+	if i, ok := l.nameIndex[name]; ok {
+		return l.byName[i]
+	}
+	return nil
 }
 
 // abs resolves p against the server root, as httpd's ap_server_root_relative.
@@ -594,7 +670,9 @@ type htSearch struct {
 // cache.
 func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 	type root = htRoot
-	var roots []root
+	aliases, dirs := l.named("alias"), l.named("directory")
+	scriptAliases := l.named("scriptalias")
+	roots := make([]root, 0, 1+len(l.vhosts)+len(aliases)+len(scriptAliases)+len(dirs))
 	if l.docRoot != "" {
 		roots = append(roots, root{l.docRoot, l.access, l.docRootD, true})
 	}
@@ -604,8 +682,8 @@ func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 		}
 	}
 	// Alias targets are served like document roots.
-	for _, name := range []string{"alias", "scriptalias"} {
-		for _, n := range l.byName[name] {
+	for _, named := range [][]*node{aliases, scriptAliases} {
+		for _, n := range named {
 			if n.ht != nil || len(n.d.Args) != 2 {
 				continue
 			}
@@ -619,7 +697,7 @@ func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 	// <Directory> paths, but not the top of the file system (<Directory />,
 	// <Directory /usr>): httpd reads .htaccess files only where requests
 	// lead, and those trees hold no served content of their own.
-	for _, n := range l.byName["directory"] {
+	for _, n := range dirs {
 		if n.ht != nil || !n.d.IsSection() || len(n.d.Args) != 1 || n.d.Args[0] == "~" || hasWildcard(n.d.Args[0]) {
 			continue
 		}
@@ -633,9 +711,9 @@ func (l *linter) startHtaccess(cache *dirscan.Cache) *htSearch {
 		}
 		roots = append(roots, root{p, names, n.d, false})
 	}
-	var search []dirscan.Root
+	search := make([]dirscan.Root, 0, len(roots))
 	hs := &htSearch{roots: roots, at: make([]int, len(roots)), found: make(chan dirscan.Result, 1)}
-	walked := map[string]int{}
+	walked := make(map[string]int, len(roots))
 	for i, r := range roots {
 		n, ok := walked[r.path]
 		if !ok {
@@ -682,12 +760,13 @@ func (l *linter) readHtaccess(hs *htSearch) {
 			return
 		}
 		h.ds = l.flatten(ds)
-		apacheconf.Walk(h.ds, func(d *dir, parents []*dir) error {
-			l.add(&node{d: d, parents: slices.Clone(parents), ht: h})
-			return nil
-		})
+		count, _ := countDirectives(h.ds, 0)
+		nodes := make([]node, 0, count)
+		l.addHtaccess(h, &nodes, h.ds, nil)
 	}
-	above := map[string]bool{} // levels above document roots, with the names read there
+	// The levels above document roots, with the names read there.
+	type aboveKey struct{ dir, names string }
+	above := map[aboveKey]bool{}
 	for i, r := range roots {
 		if !found.Listed[at[i]] {
 			if r.doc {
@@ -704,7 +783,7 @@ func (l *linter) readHtaccess(hs *htSearch) {
 		// starts at "/". Document roots are often siblings: a level is
 		// read for its names once (and then those above it too).
 		for p := filepath.Dir(r.path); r.doc; p = filepath.Dir(p) {
-			key := p + "\x00" + strings.Join(r.names, "\x00")
+			key := aboveKey{p, strings.Join(r.names, "\x00")} // one name: no copy
 			if above[key] {
 				break
 			}
@@ -721,6 +800,21 @@ func (l *linter) readHtaccess(hs *htSearch) {
 		}
 	}
 	slices.SortFunc(l.hts, func(a, b *htFile) int { return strings.Compare(a.path, b.path) })
+}
+
+// addHtaccess adds the directives ds of the .htaccess file h, in the
+// sections parents, and those of their blocks, in pre-order: the nodes
+// made in nodes (with room for them all), the directives of a block
+// sharing one copy of their parents.
+func (l *linter) addHtaccess(h *htFile, nodes *[]node, ds, parents []*dir) {
+	for _, d := range ds {
+		*nodes = append(*nodes, node{d: d, name: d.LowerName(), parents: parents, ht: h})
+		n := &(*nodes)[len(*nodes)-1]
+		l.add(n, l.nameAt(n.name))
+		if len(d.Block) > 0 {
+			l.addHtaccess(h, nodes, d.Block, append(parents[:len(parents):len(parents)], d))
+		}
+	}
 }
 
 func (l *linter) firstFile() string {

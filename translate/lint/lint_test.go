@@ -372,9 +372,33 @@ func TestMPMSections(t *testing.T) {
 		"Foo \\\r\n bar\n":              true,
 		"Foo \\":                        false,
 		"Foo \\\n":                      true,
+		"mpm_":                          true,
+		"<IfModule prefork.c":           true,
+		"worker.c":                      true,
+		"xevent.c>":                     true,
+		"pm_ _mpm mpm-":                 false,
+		"prefork.d k.c orker.c":         false,
+		"vent.c evenT.c event.":         false,
 	} {
 		if mentionsMPM([]byte(src)) != want {
 			t.Errorf("mentionsMPM(%q) = %v", src, !want)
+		}
+	}
+}
+
+// TestLowerIs holds lowerIs to strings.ToLower: words that are, or are
+// not, the lower-case words asked for, in every case, with letters that
+// lower-case to ASCII or change length, and bytes that are not UTF-8.
+func TestLowerIs(t *testing.T) {
+	lows := []string{"includes", "includesnoexec", "on", "", "k"}
+	words := []string{"Includes", "INCLUDES", "includes", "IncludesNOEXEC", "Include", "Includess", "+Includes",
+		"", "On", "oN", "o", "on ", "K", "\u212a", "İncludes", "includeſ", "includes\xff", "\xffincludes", "Includes\u00e9",
+		"ON\u0130", "\u0130", "i\u0307"}
+	for _, w := range words {
+		for _, low := range lows {
+			if got, want := lowerIs(w, low), strings.ToLower(w) == low; got != want {
+				t.Errorf("lowerIs(%q, %q) = %v, want %v", w, low, got, want)
+			}
 		}
 	}
 }

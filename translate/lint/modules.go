@@ -116,7 +116,7 @@ func (l *linter) checkModules() {
 	// 2.4 that does not load it runs where it is compiled in.
 	if !l.has("unixd_module") && !l.written24() {
 		for _, name := range []string{"user", "group"} {
-			for _, n := range l.byName[name] {
+			for _, n := range l.named(name) {
 				if n.topLevel() && n.vh == nil {
 					l.at("ERR-01", n.d, "", "")
 				}
@@ -128,9 +128,16 @@ func (l *linter) checkModules() {
 	// configuration has thousands: the texts are made once per name.
 	type texts struct{ change, fix string }
 	err02 := map[string]texts{}
+	lastMod, lastHas := "", false // whether lastMod is loaded, asked once per run of its directives
 	for _, n := range l.nodes {
 		mod, what := accessModule(n.name)
-		if mod == "" || l.has(mod) {
+		if mod == "" {
+			continue
+		}
+		if mod != lastMod {
+			lastMod, lastHas = mod, l.has(mod)
+		}
+		if lastHas {
 			continue
 		}
 		if n.ht != nil {
@@ -148,7 +155,7 @@ func (l *linter) checkModules() {
 	}
 	// ERR-03: AddOutputFilterByType without mod_filter.
 	if !l.has("filter_module") {
-		for _, n := range l.byName["addoutputfilterbytype"] {
+		for _, n := range l.named("addoutputfilterbytype") {
 			if n.ht != nil {
 				l.at("ORD-04", n.d, "AddOutputFilterByType needs mod_filter in 2.4, which this configuration does not load: every request below "+n.ht.dir+" answers 500.", "Add 'LoadModule filter_module modules/mod_filter.so'.")
 				continue
@@ -159,7 +166,7 @@ func (l *linter) checkModules() {
 	// ERR-04: authentication without mod_authn_core.
 	if !l.has("authn_core_module") {
 		for _, name := range []string{"authtype", "authname", "authnprovideralias"} {
-			for _, n := range l.byName[name] {
+			for _, n := range l.named(name) {
 				if n.ht != nil {
 					l.at("ORD-04", n.d, "'"+n.d.Name+"' needs mod_authn_core in 2.4, which this configuration does not load: every request below "+n.ht.dir+" answers 500.", "Add 'LoadModule authn_core_module modules/mod_authn_core.so'.")
 					continue

@@ -113,11 +113,30 @@ func (l *linter) reportRefusals(errs apacheconf.ErrorList) {
 	if len(errs) == 0 {
 		return
 	}
+	// The directive at each line refused, the first read there: the
+	// refusals name few lines of many, so the nodes are looked up by line
+	// in a bit set first, and by position only on those lines.
 	at := map[apacheconf.Pos]*dir{}
+	var lines []uint64
+	for _, e := range errs {
+		p := e.Pos
+		if p.File == "" || p.Line < 0 {
+			continue // no node is there
+		}
+		p.Col = 0
+		at[p] = nil
+		for p.Line/64 >= len(lines) {
+			lines = append(lines, 0)
+		}
+		lines[p.Line/64] |= 1 << (p.Line % 64)
+	}
 	for _, n := range l.nodes {
 		p := n.d.Pos
+		if p.Line < 0 || p.Line/64 >= len(lines) || lines[p.Line/64]&(1<<(p.Line%64)) == 0 {
+			continue
+		}
 		p.Col = 0
-		if at[p] == nil {
+		if d, ok := at[p]; ok && d == nil {
 			at[p] = n.d
 		}
 	}
