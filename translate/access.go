@@ -87,18 +87,23 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 			a.Part = r.NewPart(w)
 		}
 		if allow {
-			c.Allows = appendAccess(c.Allows, a, ctx.sec.indexed().allows)
+			c.Allows = b.appendAccess(c.Allows, a, ctx.sec.indexed().allows)
 		} else {
-			c.Denys = appendAccess(c.Denys, a, ctx.sec.indexed().denys)
+			c.Denys = b.appendAccess(c.Denys, a, ctx.sec.indexed().denys)
 		}
 	}
 }
 
-// appendAccess appends a to list, which it allocates at first with room
-// for all words of the section's lines: n, as its index counted them.
-func appendAccess(list []policy.AccessRule, a policy.AccessRule, n int32) []policy.AccessRule {
+// appendAccess appends a to list, which it allocates at first (from the
+// builder's slab where it has one) with room for all words of the
+// section's lines: n, as its index counted them.
+func (b *builder) appendAccess(list []policy.AccessRule, a policy.AccessRule, n int32) []policy.AccessRule {
 	if cap(list) == 0 {
-		list = make([]policy.AccessRule, 0, max(int(n), 1))
+		if b.cache != nil {
+			list = b.cache.access.list(max(int(n), 1), accessSlab)
+		} else {
+			list = make([]policy.AccessRule, 0, max(int(n), 1))
+		}
 	}
 	return append(list, a)
 }
@@ -574,18 +579,10 @@ var authz22Hooks = []authzHook22{
 // LoadModule line (a fragment's assumed modules, legacy.modules) is taken
 // to come first, in the order of the names, as Debian's Apache 2.2 loads
 // mods-enabled/*.load.
-func (b *builder) authz22Chain(ds []*apacheconf.Directive) []string {
-	pos := map[string]int{}
-	n := 0
-	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-		if d.LowerName() == "loadmodule" && len(d.Args) > 0 {
-			if _, ok := pos[d.Args[0]]; !ok {
-				pos[d.Args[0]] = n
-				n++
-			}
-		}
-		return nil
-	})
+//
+// pos numbers the modules of LoadModule lines in the order of their
+// first (prescan.loadOrder).
+func (b *builder) authz22Chain(pos map[string]int) []string {
 	var reg, late []authzHook22
 	for _, h := range authz22Hooks { // in the order of the names
 		if !b.loaded(h.module) {

@@ -60,8 +60,8 @@ func TestAuthz22Chain(t *testing.T) {
 		for _, m := range append(slices.Clone(tc.loaded), tc.extra...) {
 			mods[m+"_module"] = true
 		}
-		b := &builder{opt: Options{Modules: mods}}
-		got := b.authz22Chain(ds)
+		b := &builder{opt: &Options{Modules: mods}}
+		got := b.authz22Chain(prescanOf(ds).loadOrder)
 		if got == nil {
 			t.Errorf("%s: nil", tc.name)
 		}

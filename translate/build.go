@@ -49,7 +49,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		opt.Semantics = Compat24
 	}
 	b := &builder{
-		opt: opt,
+		opt: &opt,
 		cfg: &Config{
 			Semantics:         opt.Semantics,
 			ForwardUnfaithful: opt.ForwardUnfaithful,
@@ -65,6 +65,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		},
 		ordinals: map[string]int{},
 		order:    new(int),
+		cache:    new(buildCache),
 	}
 	switch opt.Semantics {
 	case Compat24:
@@ -75,10 +76,14 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is unknown (use %q or %q)", opt.Semantics, Legacy22, Compat24)}}
 	}
 	b.cfg.Defaults.Options = defaultOptions(opt.Semantics)
-	b.cfg.Authz22 = b.authz22Chain(ds)
+	scan := prescanOf(ds)
+	b.cfg.Authz22 = b.authz22Chain(scan.loadOrder)
 	b.serverRoot = opt.ServerRoot
 	b.cfg.ServerRoot = opt.ServerRoot
-	b.apartOK = hostsApart(ds, opt)
+	b.apartOK = hostsApart(scan, opt)
+	if b.apartOK {
+		b.later = make([]laterHost, 0, scan.hosts)
+	}
 	// <Limit> registers methods in configuration order before anything is
 	// evaluated; walk the tree once for them so that masks are complete.
 	for _, d := range ds {
@@ -123,7 +128,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 type builder struct {
 	// rwParsed is the rewrite line rewriteValue parsed last (rewrite.go).
 	rwParsed rewriteParsed
-	opt      Options
+	opt      *Options // Build's, shared with its hosts' builders
 	// skipped is the row of the directive admit last skipped for
 	// AllowOverride Nonfatal=Override, until dirDirective reads it.
 	skipped *directive.Info
@@ -175,12 +180,39 @@ type builder struct {
 
 	// For the main builder: the hosts to build apart, in order, when
 	// apartOK.
-	later   []*laterHost
+	later   []laterHost
 	apartOK bool
+	// start is what the last virtual host started with.
+	start *hostStart
 
 	// nameVHosts are the addresses of NameVirtualHost directives (2.2).
 	nameVHosts []nameVHost
+
+	// cache is shared by the builders of one goroutine (the main
+	// server's and its hosts', read with the same version and modules);
+	// nil for an .htaccess file's builder, which asks the table each
+	// time and allocates each value alone.
+	cache *buildCache
 }
+
+// A buildCache is what the builders of one goroutine share: the
+// directive table's answers admit has had, and the slabs their
+// sections, Order/Allow/Deny configurations and Allow and Deny lists
+// are allocated from.
+type buildCache struct {
+	admits   admitCache
+	sections slab[sectionAlloc]
+	compats  slab[policy.Compat]
+	access   slab[policy.AccessRule]
+}
+
+// The largest arrays of a buildCache's slabs, of 8 to 16 KiB: what is
+// left of the last ones is not much.
+const (
+	sectionSlab = 16
+	compatSlab  = 32
+	accessSlab  = 128
+)
 
 // A nameVHost is one address of a NameVirtualHost directive.
 type nameVHost struct {
@@ -196,11 +228,25 @@ type pendingID struct {
 }
 
 // A laterHost is a <VirtualHost> whose contents are built after the main
-// server's, with where its errors and rules go in the main builder's.
+// server's, with where its errors and rules go in the main builder's,
+// and what it starts with.
 type laterHost struct {
-	vb              *builder
+	vb              *builder // once made (newHost)
 	d               *apacheconf.Directive
 	errsAt, rulesAt int
+	start           *hostStart
+}
+
+// A hostStart is what a virtual host starts with from the main server
+// where its <VirtualHost> is read: the ServerRoot, RegexDefaultOptions,
+// request limits and port (ServerLimits.forHost) and MergeSlashes so
+// far. The hosts read one after another share one until the main
+// server changes it.
+type hostStart struct {
+	serverRoot   string
+	reDefault    *RegexDefaults
+	limits       ServerLimits
+	mergeSlashes bool
 }
 
 // setsOwn records that the server being built sets the server-wide
@@ -584,9 +630,14 @@ type sectionAlloc struct {
 }
 
 // newSection returns a new Section at pos, numbered, with an empty
-// DirConf: one allocation for the two.
+// DirConf: allocated as one, from the builder's slab where it has one.
 func (b *builder) newSection(pos apacheconf.Pos) *Section {
-	a := &sectionAlloc{}
+	var a *sectionAlloc
+	if b.cache != nil {
+		a = b.cache.sections.new(sectionSlab)
+	} else {
+		a = &sectionAlloc{}
+	}
 	a.sec = Section{Pos: pos, Order: b.nextOrder(), Conf: &a.conf}
 	return &a.sec
 }
@@ -603,9 +654,15 @@ type dirCtx struct {
 	parent    string       // the enclosing section as written, "" at the top of an .htaccess file
 }
 
+// compat returns the Order/Allow/Deny configuration of c, made empty
+// (from the builder's slab where it has one) if it had none.
 func (b *builder) compat(c *DirConf) *policy.Compat {
 	if c.Compat == nil {
-		c.Compat = &policy.Compat{}
+		if b.cache != nil {
+			c.Compat = b.cache.compats.new(compatSlab)
+		} else {
+			c.Compat = &policy.Compat{}
+		}
 	}
 	return c.Compat
 }

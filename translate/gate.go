@@ -57,11 +57,7 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 	// The table is looked up by the lower-case name, which the parser
 	// has worked out: many names are not written as their module spells
 	// them ("Allow" for "allow").
-	key := d.LowerName()
-	if d.IsSection() {
-		key = "<" + key
-	}
-	info, known := directive.Find(key, b.tableVersion(), b.loaded)
+	info, known, kw := b.find(d)
 	if info == nil {
 		name := d.Name
 		if d.IsSection() {
@@ -120,12 +116,82 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s", msg)
 			return nil
 		}
-		if msg := b.badValue(info, d, where); msg != "" {
+		if msg := b.badValue(info, kw, d, where); msg != "" {
 			b.errorf(d, "%s", msg)
 			return nil
 		}
 	}
 	return info
+}
+
+// admitSets is the number of sets of an admitCache, 1<<admitSetBits.
+const (
+	admitSetBits = 7
+	admitSets    = 1 << admitSetBits
+)
+
+// An admitCache holds the directive table's answers (directive.Find)
+// for the names the builders of one goroutine meet, with the keywords
+// row of each (badKeyword): the table is a map, asked once per
+// directive otherwise, and a configuration of many virtual hosts
+// repeats a few names thousands of times. A name has its set of two
+// places (admitSetOf), which hold the last two names met of those
+// that fall on it: looking one up costs a comparison of names or two,
+// and a miss asks the table.
+type admitCache [admitSets][2]admitSlot
+
+// An admitSlot is one name's answer in an admitCache.
+type admitSlot struct {
+	name    string // lower case
+	section bool
+	known   bool
+	info    *directive.Info
+	kw      *keywordCheck // its row of keywords, for info's module; nil if none
+}
+
+// admitSetOf is the set of a name (lower case) in an admitCache: of
+// its length and three of its letters, mixed so that every one of them
+// counts.
+func admitSetOf(name string, section bool) int {
+	h := uint32(len(name))
+	if n := len(name); n > 0 {
+		h |= uint32(name[0])<<8 | uint32(name[n/2])<<16 | uint32(name[n-1])<<24
+	}
+	if section {
+		h = ^h
+	}
+	return int(h * 0x9e3779b1 >> (32 - admitSetBits))
+}
+
+// find returns the row of the directive table for d that the builder's
+// version and modules give, whether the version knows its name at all
+// (directive.Find), and its row of keywords where d's value is one of
+// them: from the builder's buildCache where it has one.
+func (b *builder) find(d *apacheconf.Directive) (*directive.Info, bool, *keywordCheck) {
+	// The table is looked up by the lower-case name, which the parser
+	// has worked out: many names are not written as their module spells
+	// them ("Allow" for "allow").
+	name, section := d.LowerName(), d.IsSection()
+	var set *[2]admitSlot
+	if b.cache != nil {
+		set = &b.cache.admits[admitSetOf(name, section)]
+		for i := range set {
+			if s := &set[i]; s.name == name && s.section == section {
+				return s.info, s.known, s.kw
+			}
+		}
+	}
+	key := name
+	if section {
+		key = "<" + name
+	}
+	info, known := directive.Find(key, b.tableVersion(), b.loaded)
+	kw := keywordsOf(info, name)
+	if set != nil {
+		// The newer first: the older of the two makes room.
+		set[1], set[0] = set[0], admitSlot{name: name, section: section, known: known, info: info, kw: kw}
+	}
+	return info, known, kw
 }
 
 // readerAdmit is apacheconf.Options.Admit for an .htaccess file: the

@@ -13,35 +13,32 @@ import (
 )
 
 // virtualHost builds a <VirtualHost> with a builder of its own that shares
-// the main one's rule bookkeeping, method registry and modules.
+// the main one's rule bookkeeping, method registry and modules; where
+// the hosts are built apart (buildHosts), it only notes what the host
+// starts with.
 func (b *builder) virtualHost(d *apacheconf.Directive) {
-	v := &VHost{Pos: d.Pos}
 	for _, a := range d.Args {
-		va, err := parseVHostAddr(a)
-		if err != "" {
+		if _, err := parseVHostAddr(a); err != "" {
 			b.errorf(d, "%s", err)
 			return
 		}
-		v.Addrs = append(v.Addrs, va)
 	}
-	if len(v.Addrs) == 0 {
+	if len(d.Args) == 0 {
 		b.errorf(d, "<VirtualHost> directive requires additional arguments")
 		return
 	}
-	vb := &builder{
-		vhost: v, scope: b.within(nil, d),
-		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
-		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
-			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes, Limits: b.cfg.Limits.forHost()},
+	start := hostStart{serverRoot: b.serverRoot, reDefault: b.reDefault, limits: b.cfg.Limits.forHost(), mergeSlashes: b.cfg.MergeSlashes}
+	if b.start == nil || *b.start != start {
+		b.start = new(hostStart)
+		*b.start = start
 	}
-	vb.cfg.Defaults.Options = defaultOptions(b.cfg.Semantics)
-	vb.directive = d
-	b.vhosts = append(b.vhosts, vb)
+	h := laterHost{d: d, errsAt: len(b.errs), rulesAt: len(b.rules), start: b.start}
 	if b.apartOK {
-		vb.apart, vb.order = true, new(int)
-		b.later = append(b.later, &laterHost{vb: vb, d: d, errsAt: len(b.errs), rulesAt: len(b.rules)})
+		b.later = append(b.later, h)
 		return
 	}
+	vb := b.newHost(&h)
+	b.vhosts = append(b.vhosts, vb)
 	for _, c := range d.Block {
 		vb.topLevel(c)
 	}
@@ -50,32 +47,105 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 	vb.rules = nil
 }
 
-// hostsApart reports whether the virtual hosts of ds can be built apart
-// from the main server and from each other, on several cores, with the
-// same result as one after another: there are enough of them, no rule is
-// to be omitted (whose ID must be known as it is read), and no <Limit>
-// in one registers a method (whose number depends on the order of
-// registration).
-func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
+// A hostAlloc is what a virtual host's building allocates, as one: its
+// builder, its configuration and per-directory defaults with their
+// Options, the VHost with room for one address, and its own count of
+// sections (a host built apart).
+type hostAlloc struct {
+	vb       builder
+	cfg      Config
+	defaults DirConf
+	options  CoreOptions
+	v        VHost
+	addr     [1]VHostAddr
+	order    int
+}
+
+// newHost returns the builder of the virtual host h, which virtualHost
+// checked, with what it starts with from the main server.
+func (b *builder) newHost(h *laterHost) *builder {
+	a := new(hostAlloc)
+	v := &a.v
+	v.Pos = h.d.Pos
+	v.Addrs = a.addr[:0]
+	for _, arg := range h.d.Args {
+		va, _ := parseVHostAddr(arg)
+		v.Addrs = append(v.Addrs, va)
+	}
+	a.options = DefaultOptions(b.cfg.Semantics)
+	a.defaults.Options = &a.options
+	a.cfg = Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
+		Defaults: &a.defaults, MergeSlashes: h.start.mergeSlashes, Limits: h.start.limits}
+	vb := &a.vb
+	vb.vhost, vb.scope, vb.directive = v, b.within(nil, h.d), h.d
+	vb.opt, vb.ordinals, vb.serverRoot, vb.order, vb.parent, vb.reDefault, vb.cache = b.opt, b.ordinals, h.start.serverRoot, b.order, b, h.start.reDefault, b.cache
+	vb.cfg = &a.cfg
+	if b.apartOK {
+		vb.apart, vb.order = true, &a.order
+	}
+	return vb
+}
+
+// hostsApart reports whether the virtual hosts of the configuration
+// (its prescan p) can be built apart from the main server and from each
+// other, on several cores, with the same result as one after another:
+// there are enough of them, no rule is to be omitted (whose ID must be
+// known as it is read), and no <Limit> in one registers a method (whose
+// number depends on the order of registration).
+func hostsApart(p *prescan, opt Options) bool {
 	if len(opt.Omit) > 0 || runtime.GOMAXPROCS(0) < 2 {
 		return false
 	}
-	hosts, custom := 0, false
+	return p.hosts >= 2 && !p.customMethod
+}
+
+// A prescan is what Build reads of the directives before it builds
+// anything, in one walk of them all.
+type prescan struct {
+	// loadOrder numbers the modules of the LoadModule lines in the
+	// order of their first (authz22Chain).
+	loadOrder map[string]int
+	// hosts counts the <VirtualHost> sections at the top level;
+	// customMethod says whether a <Limit> or <LimitExcept> in one of
+	// them names a method that is not a standard one (hostsApart).
+	hosts        int
+	customMethod bool
+}
+
+// prescanOf walks ds, sections' contents included, for their prescan.
+func prescanOf(ds []*apacheconf.Directive) *prescan {
+	p := &prescan{loadOrder: map[string]int{}}
 	for _, d := range ds {
-		if d.LowerName() != "virtualhost" {
+		if d.LowerName() == "virtualhost" {
+			p.hosts++
+			p.scan(d, true)
 			continue
 		}
-		hosts++
-		apacheconf.Walk(d.Block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if n := x.LowerName(); n == "limit" || n == "limitexcept" {
-				for _, m := range x.Args {
-					custom = custom || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
-				}
-			}
-			return nil
-		})
+		p.scan(d, false)
 	}
-	return hosts >= 2 && !custom
+	return p
+}
+
+// scan notes what d and the directives in it tell the prescan: inHost
+// says whether d is in a <VirtualHost> at the top level (or is one).
+func (p *prescan) scan(d *apacheconf.Directive, inHost bool) {
+	switch d.LowerName() {
+	case "loadmodule":
+		if len(d.Args) > 0 {
+			if _, ok := p.loadOrder[d.Args[0]]; !ok {
+				p.loadOrder[d.Args[0]] = len(p.loadOrder)
+			}
+		}
+	case "limit", "limitexcept":
+		if inHost {
+			for _, m := range d.Args {
+				p.customMethod = p.customMethod || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
+			}
+		}
+	}
+	for _, c := range d.Block {
+		p.scan(c, inHost)
+	}
 }
 
 // buildHosts builds the virtual hosts set apart, on every core, then, in
@@ -83,17 +153,25 @@ func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
 // sections their numbers, and puts their errors and rules where building
 // them in place would have.
 func (b *builder) buildHosts() {
-	par.Do(len(b.later), func(i int) {
-		h := b.later[i]
-		for _, c := range h.d.Block {
-			h.vb.topLevel(c)
+	par.DoWith(len(b.later), func() func(int) {
+		cache := new(buildCache) // this goroutine's
+		return func(i int) {
+			h := &b.later[i]
+			h.vb = b.newHost(h)
+			h.vb.cache = cache
+			for _, c := range h.d.Block {
+				h.vb.topLevel(c)
+			}
 		}
 	})
 	errs, rules := b.errs, b.rules
 	b.errs, b.rules = nil, nil
 	e, r := 0, 0
-	for _, h := range b.later {
+	b.vhosts = slices.Grow(b.vhosts, len(b.later))
+	for i := range b.later {
+		h := &b.later[i]
 		vb := h.vb
+		b.vhosts = append(b.vhosts, vb)
 		b.errs = append(append(b.errs, errs[e:h.errsAt]...), vb.errs...)
 		b.rules = append(append(b.rules, rules[r:h.rulesAt]...), vb.rules...)
 		e, r = h.errsAt, h.rulesAt
@@ -118,8 +196,9 @@ func (b *builder) buildHosts() {
 			p.r.ID = ruleHash(buf, p.n)
 		}
 	})
-	for _, h := range b.later {
-		h.vb.rules, h.vb.pending, h.vb.made, h.vb.apart, h.vb.order = nil, nil, nil, false, b.order
+	for i := range b.later {
+		h := &b.later[i]
+		h.vb.rules, h.vb.pending, h.vb.made, h.vb.apart, h.vb.order, h.vb.cache = nil, nil, nil, false, b.order, b.cache
 	}
 	b.errs = append(b.errs, errs[e:]...)
 	b.rules = append(b.rules, rules[r:]...)

@@ -14,8 +14,8 @@ import (
 
 // badValue reports Apache's error for the values of the directive d of
 // row info, "" where orderly knows of none.
-func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive, where directive.Context) string {
-	if msg := badKeyword(info, d); msg != "" {
+func (b *builder) badValue(info *directive.Info, kw *keywordCheck, d *apacheconf.Directive, where directive.Context) string {
+	if msg := badKeyword(kw, d); msg != "" {
 		return msg
 	}
 	if info.Module == "rewrite_module" {
@@ -41,11 +41,7 @@ func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive, where 
 // only some words (any case, as ap_cstr_casecmp compares them), by lower
 // name and module, with its message for another word; the same in 2.2.34
 // and 2.4 where both know the directive.
-var keywords = map[string]struct {
-	module string
-	words  []string
-	msg    string
-}{
+var keywords = map[string]*keywordCheck{
 	"acceptpathinfo":           {"core_module", []string{"on", "off", "default"}, "AcceptPathInfo must be set to on, off or default"},
 	"allowencodedslashes":      {"core_module", []string{"on", "off", "nodecode"}, "AllowEncodedSlashes must be On, Off, or NoDecode"},
 	"enablemmap":               {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
@@ -56,11 +52,29 @@ var keywords = map[string]struct {
 	"xbithack":                 {"include_module", []string{"on", "off", "full"}, "XBitHack must be set to Off, On, or Full"},
 }
 
-// badKeyword reports Apache's error for a directive of keywords given
-// another word, "" otherwise. The count of arguments is checked before.
-func badKeyword(info *directive.Info, d *apacheconf.Directive) string {
-	k, ok := keywords[d.LowerName()]
-	if !ok || k.module != info.Module || len(d.Args) != 1 {
+// A keywordCheck is a row of keywords: the module whose directive it
+// checks, the words it takes and the message for another.
+type keywordCheck struct {
+	module string
+	words  []string
+	msg    string
+}
+
+// keywordsOf returns the row of keywords of the directive of row info
+// whose lower-case name is name, nil where it has none (info nil
+// included).
+func keywordsOf(info *directive.Info, name string) *keywordCheck {
+	if k := keywords[name]; k != nil && info != nil && k.module == info.Module {
+		return k
+	}
+	return nil
+}
+
+// badKeyword reports Apache's error for a directive whose row of
+// keywords is k (keywordsOf; nil for none) given another word, ""
+// otherwise. The count of arguments is checked before.
+func badKeyword(k *keywordCheck, d *apacheconf.Directive) string {
+	if k == nil || len(d.Args) != 1 {
 		return ""
 	}
 	for _, w := range k.words {
