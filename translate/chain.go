@@ -138,11 +138,13 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 	// walk, after the server's: before a <LocationMatch> only.
 	nested := func(d *Section) bool { return s.Kind == KindLocationMatch && nestedFilesAccess(d, hasAccess) }
 	var chain []*Section
+	rootDir := strings.TrimSuffix(cfg.DocumentRoot, "/") + "/"
+	rootSlash := cfg.DocumentRoot + "/"
 	for _, d := range cfg.Dirs {
 		if !hasAccess(d.Conf) && !nested(d) {
 			continue
 		}
-		if d.Depth == 0 || d.Path == strings.TrimSuffix(cfg.DocumentRoot, "/")+"/" || strings.HasPrefix(cfg.DocumentRoot+"/", d.Path) {
+		if d.Depth == 0 || d.Path == rootDir || strings.HasPrefix(rootSlash, d.Path) {
 			chain = append(chain, d)
 			continue
 		}
@@ -157,15 +159,18 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 			}
 		}
 	}
-	for _, o := range append(append([]*Section(nil), cfg.DirMatches...), cfg.Files...) {
-		if o == s {
-			break
-		}
-		if IsFiles(o) && (IsFiles(s) || s.Kind == KindLocationMatch) {
-			continue // a <Files> section before: filesCombos, locationCombos
-		}
-		if hasAccess(o.Conf) || !IsFiles(o) && nested(o) {
-			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
+others:
+	for _, list := range [...][]*Section{cfg.DirMatches, cfg.Files} {
+		for _, o := range list {
+			if o == s {
+				break others
+			}
+			if IsFiles(o) && (IsFiles(s) || s.Kind == KindLocationMatch) {
+				continue // a <Files> section before: filesCombos, locationCombos
+			}
+			if hasAccess(o.Conf) || !IsFiles(o) && nested(o) {
+				return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
+			}
 		}
 	}
 	if s.Kind == KindLocationMatch {
@@ -180,7 +185,7 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 	}
 	// The <Files> sections nested in <Directory> sections merge after the
 	// server's.
-	return withHtaccess(cfg, chain, strings.TrimSuffix(cfg.DocumentRoot, "/")+"/", true, allBelow, s.Kind == KindLocationMatch, hasAccess)
+	return withHtaccess(cfg, chain, rootDir, true, allBelow, s.Kind == KindLocationMatch, hasAccess)
 }
 
 // nestedFilesAccess reports whether a <Files> section nested in d has
@@ -267,10 +272,37 @@ func dirPath(root, p string) string {
 	}
 	// root + "/" + p, as Join has it, cleans to what root + p does.
 	j := root + p + "/"
+	if cleanAbs(j[:len(j)-1]) {
+		return j
+	}
 	if c := filepath.Clean(j); c != j[:len(j)-1] {
 		return c + "/"
 	}
 	return j
+}
+
+// cleanAbs reports whether s is an absolute path that filepath.Clean
+// returns as it is: no empty, "." or ".." element, and no "/" at its end
+// unless it is "/". It reads s once, without Clean's copy.
+func cleanAbs(s string) bool {
+	if s == "" || s[0] != '/' || s[len(s)-1] == '/' && s != "/" {
+		return false
+	}
+	for i := 0; i < len(s)-1; i++ {
+		if s[i] != '/' {
+			continue
+		}
+		// The element after this "/", which is not the last byte.
+		switch e := s[i+1:]; {
+		case e[0] == '/':
+			return false
+		case e[0] == '.' && (len(e) == 1 || e[1] == '/'):
+			return false
+		case e[0] == '.' && len(e) > 1 && e[1] == '.' && (len(e) == 2 || e[2] == '/'):
+			return false
+		}
+	}
+	return true
 }
 
 // aliasTree returns the directory every file an Alias maps to is in: its
@@ -557,9 +589,11 @@ func IsFiles(s *Section) bool { return s.Kind == KindFiles || s.Kind == KindFile
 // parentDir is the <Directory> or <DirectoryMatch> section s is nested
 // in, if any.
 func parentDir(cfg *Config, s *Section) *Section {
-	for _, d := range append(append([]*Section(nil), cfg.Dirs...), cfg.DirMatches...) {
-		if slices.Contains(d.Conf.Files, s) {
-			return d
+	for _, list := range [...][]*Section{cfg.Dirs, cfg.DirMatches} {
+		for _, d := range list {
+			if slices.Contains(d.Conf.Files, s) {
+				return d
+			}
 		}
 	}
 	return nil

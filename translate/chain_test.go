@@ -83,3 +83,28 @@ func TestDirPath(t *testing.T) {
 		}
 	}
 }
+
+// cleanAbs holds exactly the absolute paths filepath.Clean leaves as
+// they are: every path of up to five bytes of "/", ".", "a", and longer
+// ones with those elements.
+func TestCleanAbs(t *testing.T) {
+	check := func(s string) {
+		if got, want := cleanAbs(s), strings.HasPrefix(s, "/") && filepath.Clean(s) == s; got != want {
+			t.Errorf("cleanAbs(%q) = %v, want %v", s, got, want)
+		}
+	}
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		check(prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range []string{"/", ".", "a"} {
+			gen(prefix+c, n-1)
+		}
+	}
+	gen("", 5)
+	for _, s := range []string{"/tmp/www/vh0/admin", "/tmp/www/vh0/admin/", "/tmp/..a/b", "/tmp/a../b", "/tmp/.a", "/tmp/a./..", "/...", "/a/.../b"} {
+		check(s)
+	}
+}
