@@ -113,7 +113,7 @@ func (b *builder) appendAccess(list []policy.AccessRule, a policy.AccessRule, n 
 // Apache 2.2 and 2.4 read it differently (differ).
 func accessWord(w string, sem Semantics) (a policy.AccessRule, err, differ string) {
 	a.Word = w
-	lw := strings.ToLower(w)
+	lw := toLower(w)
 	switch {
 	case strings.HasPrefix(lw, "env=!"):
 		a.Kind, a.Name = policy.AccessNotEnv, w[5:]
@@ -535,7 +535,7 @@ func (b *builder) require22(d *apacheconf.Directive, ctx *dirCtx) {
 		b.errorf(d, "Require requires at least one argument")
 		return
 	}
-	switch strings.ToLower(d.Args[0]) {
+	switch toLower(d.Args[0]) {
 	case "all", "ip", "host", "env", "method", "local", "expr", "not", "forward-dns":
 		b.errorf(d, "Require %s is an Apache 2.4 form, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\"", d.Args[0])
 		return

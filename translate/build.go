@@ -359,7 +359,11 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			b.errorf(d, "DocumentRoot takes one argument")
 			return
 		}
-		b.cfg.DocumentRoot = filepath.Clean(b.resolve(d.Args[0]))
+		if p := b.resolve(d.Args[0]); cleanAbs(p) {
+			b.cfg.DocumentRoot = p
+		} else {
+			b.cfg.DocumentRoot = filepath.Clean(p)
+		}
 	case "alias", "scriptalias", "aliasmatch", "scriptaliasmatch":
 		b.alias(d, name)
 	case "authnprovideralias":
@@ -486,7 +490,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			return
 		}
 		for _, a := range d.Args {
-			b.vhost.Aliases = append(b.vhost.Aliases, strings.ToLower(a))
+			b.vhost.Aliases = append(b.vhost.Aliases, toLower(a))
 		}
 	case "regexdefaultoptions":
 		b.regexDefaultOptions(d) // regexopts.go
@@ -584,7 +588,9 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 				if !strings.HasPrefix(p, "/") {
 					p = b.resolve(p)
 				}
-				p = path.Clean(p)
+				if !cleanAbs(p) {
+					p = path.Clean(p)
+				}
 				if !strings.HasSuffix(p, "/") {
 					p += "/"
 				}
@@ -687,7 +693,7 @@ func keyword[T any](b *builder, d *apacheconf.Directive, values map[string]T, ba
 		b.errorf(d, "%s takes one argument", d.Name)
 		return zero, false
 	}
-	v, ok := values[strings.ToLower(d.Args[0])]
+	v, ok := values[toLower(d.Args[0])]
 	if !ok {
 		b.errorf(d, "%s", bad)
 	}
@@ -697,6 +703,13 @@ func keyword[T any](b *builder, d *apacheconf.Directive, values map[string]T, ba
 // setPerMethod sets v for every method of the <Limit> mask in force, as
 // Order and Satisfy do (cmd->limited).
 func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*policy.Rule, v T, r *policy.Rule, limited policy.MethodMask) {
+	if limited == policy.AllMethods { // outside <Limit>: every one
+		fill(vals[:], v)
+		if rules != nil {
+			fill(rules[:], r)
+		}
+		return
+	}
 	for i := range vals {
 		if limited&(1<<uint(i)) != 0 {
 			vals[i] = v
@@ -704,6 +717,18 @@ func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*
 				rules[i] = r
 			}
 		}
+	}
+}
+
+// fill sets every element of s to v, copying what it has set so far
+// over twice as much each time.
+func fill[T any](s []T, v T) {
+	if len(s) == 0 {
+		return
+	}
+	s[0] = v
+	for n := 1; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
 	}
 }
 
@@ -751,7 +776,7 @@ func namesOf(n string, d *apacheconf.Directive) nameSet {
 		if len(d.Args) == 0 {
 			return hasRequire
 		}
-		switch strings.ToLower(d.Args[0]) {
+		switch toLower(d.Args[0]) {
 		case "user":
 			return hasRequire | hasRequireUser
 		case "valid-user":

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -181,5 +182,38 @@ func TestSlab(t *testing.T) {
 	next = append(next, 5)
 	if cap(long) != 10 || next[0] != 5 || slices.ContainsFunc(long, func(v int) bool { return v != 0 }) {
 		t.Errorf("a long list: %v, next %v", long, next)
+	}
+}
+
+// TestSetPerMethod: a value set for the methods of a <Limit> mask,
+// outside any (every method) and for none, with its rule or without.
+func TestSetPerMethod(t *testing.T) {
+	r := &policy.Rule{Text: "Order allow,deny"}
+	for _, mask := range []policy.MethodMask{policy.AllMethods, 0, 1, 1<<63 | 1<<5, policy.AllMethods &^ 4} {
+		var vals [policy.MaxMethods]policy.Order
+		var rules [policy.MaxMethods]*policy.Rule
+		vals[3] = policy.MutualFailure
+		setPerMethod(&vals, &rules, policy.AllowDeny, r, mask)
+		setPerMethod(&vals, nil, policy.AllowDeny, nil, mask)
+		for i := range vals {
+			set := mask&(1<<uint(i)) != 0
+			want, wantRule := policy.DenyAllow, (*policy.Rule)(nil)
+			if i == 3 {
+				want = policy.MutualFailure
+			}
+			if set {
+				want, wantRule = policy.AllowDeny, r
+			}
+			if vals[i] != want || rules[i] != wantRule {
+				t.Errorf("mask %x, method %d: %v %v, want %v %v", mask, i, vals[i], rules[i], want, wantRule)
+			}
+		}
+	}
+	for n := range 70 {
+		s := make([]int, n)
+		fill(s, 7)
+		if slices.ContainsFunc(s, func(v int) bool { return v != 7 }) {
+			t.Errorf("fill of %d: %v", n, s)
+		}
 	}
 }

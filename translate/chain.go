@@ -282,27 +282,28 @@ func dirPath(root, p string) string {
 }
 
 // cleanAbs reports whether s is an absolute path that filepath.Clean
-// returns as it is: no empty, "." or ".." element, and no "/" at its end
-// unless it is "/". It reads s once, without Clean's copy.
+// (and path.Clean) returns as it is: no empty, "." or ".." element, and
+// no "/" at its end unless it is "/". It reads s once, without Clean's
+// copy; false where the separator is not "/".
 func cleanAbs(s string) bool {
-	if s == "" || s[0] != '/' || s[len(s)-1] == '/' && s != "/" {
+	if filepath.Separator != '/' || s == "" || s[0] != '/' || s[len(s)-1] == '/' && s != "/" {
 		return false
 	}
-	for i := 0; i < len(s)-1; i++ {
-		if s[i] != '/' {
-			continue
-		}
-		// The element after this "/", which is not the last byte.
-		switch e := s[i+1:]; {
-		case e[0] == '/':
-			return false
-		case e[0] == '.' && (len(e) == 1 || e[1] == '/'):
-			return false
-		case e[0] == '.' && len(e) > 1 && e[1] == '.' && (len(e) == 2 || e[2] == '/'):
-			return false
-		}
+	if s == "/" {
+		return true
 	}
-	return true
+	for e := s[1:]; ; {
+		// e is what follows a "/", not empty: the element it starts
+		// with must be neither empty, ".", nor "..".
+		if e[0] == '/' || e[0] == '.' && (len(e) == 1 || e[1] == '/' || e[1] == '.' && (len(e) == 2 || e[2] == '/')) {
+			return false
+		}
+		i := strings.IndexByte(e, '/')
+		if i < 0 {
+			return true
+		}
+		e = e[i+1:]
+	}
 }
 
 // aliasTree returns the directory every file an Alias maps to is in: its

@@ -54,36 +54,11 @@ func (b *builder) loaded(m string) bool {
 // AllowOverride says Nonfatal, after skipping the directive as Apache
 // does with a warning).
 func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent string) *directive.Info {
-	// The table is looked up by the lower-case name, which the parser
-	// has worked out: many names are not written as their module spells
-	// them ("Allow" for "allow").
-	info, known, kw := b.find(d)
+	var miss admitSlot
+	row := b.find(d, &miss)
+	info := row.info
 	if info == nil {
-		name := d.Name
-		if d.IsSection() {
-			name = "<" + d.Name
-		}
-		if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 && where != directive.Authz {
-			return nil // AH02296: Unknown directive ... (a warning)
-		}
-		msg := directive.InvalidCommand(name)
-		other, otherName := directive.V24, "2.4"
-		if b.tableVersion() == directive.V24 {
-			other, otherName = directive.V22, "2.2"
-		}
-		switch {
-		case !known && directive.Known(name, other) && other == directive.V24:
-			msg += " (orderly: " + displayName(d) + " is an Apache 2.4 directive, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\")"
-		case !known && directive.Known(name, other):
-			msg += " (orderly: " + displayName(d) + " is an Apache " + otherName + " directive that 2.4 removed; with semantics \"2.4-compat\" the configuration must be valid 2.4)"
-		case known:
-			msg += " (orderly: its module is not loaded"
-			if b.fragment() {
-				msg += "; a configuration without LoadModule lines is read with Debian's default modules, and legacy.modules names others"
-			}
-			msg += ")"
-		}
-		b.errorf(d, "%s", msg)
+		b.unknownDirective(d, where, row.known)
 		return nil
 	}
 	var allowed directive.Override
@@ -91,19 +66,7 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 		allowed = directive.Override(b.htaccess.override)
 	}
 	if !info.Where.Allows(where, allowed) && !b.listed(info.Name) {
-		if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 && where != directive.Authz {
-			// AH02295: ... in .htaccess forbidden by AllowOverride. The
-			// module's configuration for the file was made all the same
-			// (ap_walk_config_sub sets the config vectors before
-			// invoke_cmd refuses), which matters where it does not merge.
-			b.skipped = info
-			return nil
-		}
-		if parent != "" && b.cfg.Semantics != Legacy22 {
-			b.errorf(d, "%s not allowed in <%s> context", info.Name, parent)
-		} else {
-			b.errorf(d, "%s not allowed here", info.Name)
-		}
+		b.notAllowed(d, info, where, parent)
 		return nil
 	}
 	// Then invoke_cmd takes the arguments as the directive's args_how
@@ -116,12 +79,63 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s", msg)
 			return nil
 		}
-		if msg := b.badValue(info, kw, d, where); msg != "" {
-			b.errorf(d, "%s", msg)
-			return nil
+		if row.check != noValueCheck {
+			if msg := b.badValue(row.check, info, row.kw, d, where); msg != "" {
+				b.errorf(d, "%s", msg)
+				return nil
+			}
 		}
 	}
 	return info
+}
+
+// unknownDirective is admit's answer for a directive the table has no
+// row of for the version and the modules loaded: known says whether the
+// version knows its name from a module not loaded.
+func (b *builder) unknownDirective(d *apacheconf.Directive, where directive.Context, known bool) {
+	name := d.Name
+	if d.IsSection() {
+		name = "<" + d.Name
+	}
+	if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 && where != directive.Authz {
+		return // AH02296: Unknown directive ... (a warning)
+	}
+	msg := directive.InvalidCommand(name)
+	other, otherName := directive.V24, "2.4"
+	if b.tableVersion() == directive.V24 {
+		other, otherName = directive.V22, "2.2"
+	}
+	switch {
+	case !known && directive.Known(name, other) && other == directive.V24:
+		msg += " (orderly: " + displayName(d) + " is an Apache 2.4 directive, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\")"
+	case !known && directive.Known(name, other):
+		msg += " (orderly: " + displayName(d) + " is an Apache " + otherName + " directive that 2.4 removed; with semantics \"2.4-compat\" the configuration must be valid 2.4)"
+	case known:
+		msg += " (orderly: its module is not loaded"
+		if b.fragment() {
+			msg += "; a configuration without LoadModule lines is read with Debian's default modules, and legacy.modules names others"
+		}
+		msg += ")"
+	}
+	b.errorf(d, "%s", msg)
+}
+
+// notAllowed is admit's answer for a directive of row info that the
+// context does not allow.
+func (b *builder) notAllowed(d *apacheconf.Directive, info *directive.Info, where directive.Context, parent string) {
+	if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 && where != directive.Authz {
+		// AH02295: ... in .htaccess forbidden by AllowOverride. The
+		// module's configuration for the file was made all the same
+		// (ap_walk_config_sub sets the config vectors before
+		// invoke_cmd refuses), which matters where it does not merge.
+		b.skipped = info
+		return
+	}
+	if parent != "" && b.cfg.Semantics != Legacy22 {
+		b.errorf(d, "%s not allowed in <%s> context", info.Name, parent)
+	} else {
+		b.errorf(d, "%s not allowed here", info.Name)
+	}
 }
 
 // admitSets is the number of sets of an admitCache, 1<<admitSetBits.
@@ -145,6 +159,7 @@ type admitSlot struct {
 	name    string // lower case
 	section bool
 	known   bool
+	check   valueCheck
 	info    *directive.Info
 	kw      *keywordCheck // its row of keywords, for info's module; nil if none
 }
@@ -165,9 +180,10 @@ func admitSetOf(name string, section bool) int {
 
 // find returns the row of the directive table for d that the builder's
 // version and modules give, whether the version knows its name at all
-// (directive.Find), and its row of keywords where d's value is one of
-// them: from the builder's buildCache where it has one.
-func (b *builder) find(d *apacheconf.Directive) (*directive.Info, bool, *keywordCheck) {
+// (directive.Find), its row of keywords and the check of its values
+// (valueCheckOf): from the builder's buildCache where it has one, else
+// in miss, which the caller provides.
+func (b *builder) find(d *apacheconf.Directive, miss *admitSlot) *admitSlot {
 	// The table is looked up by the lower-case name, which the parser
 	// has worked out: many names are not written as their module spells
 	// them ("Allow" for "allow").
@@ -177,7 +193,7 @@ func (b *builder) find(d *apacheconf.Directive) (*directive.Info, bool, *keyword
 		set = &b.cache.admits[admitSetOf(name, section)]
 		for i := range set {
 			if s := &set[i]; s.name == name && s.section == section {
-				return s.info, s.known, s.kw
+				return s
 			}
 		}
 	}
@@ -187,11 +203,13 @@ func (b *builder) find(d *apacheconf.Directive) (*directive.Info, bool, *keyword
 	}
 	info, known := directive.Find(key, b.tableVersion(), b.loaded)
 	kw := keywordsOf(info, name)
-	if set != nil {
-		// The newer first: the older of the two makes room.
-		set[1], set[0] = set[0], admitSlot{name: name, section: section, known: known, info: info, kw: kw}
+	*miss = admitSlot{name: name, section: section, known: known, check: valueCheckOf(info, kw), info: info, kw: kw}
+	if set == nil {
+		return miss
 	}
-	return info, known, kw
+	// The newer first: the older of the two makes room.
+	set[1], set[0] = set[0], *miss
+	return &set[0]
 }
 
 // readerAdmit is apacheconf.Options.Admit for an .htaccess file: the

@@ -42,6 +42,7 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 	for _, c := range d.Block {
 		vb.topLevel(c)
 	}
+	vb.built()
 	b.errs = append(b.errs, vb.errs...)
 	b.rules = append(b.rules, vb.rules...)
 	vb.rules = nil
@@ -49,16 +50,21 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 
 // A hostAlloc is what a virtual host's building allocates, as one: its
 // builder, its configuration and per-directory defaults with their
-// Options, the VHost with room for one address, and its own count of
-// sections (a host built apart).
+// Options, the VHost, its own count of sections (a host built apart),
+// and room for the first address, ServerAlias, <Directory> and
+// <Location> of the host and the first two sections it makes, which
+// most hosts do not outgrow.
 type hostAlloc struct {
 	vb       builder
 	cfg      Config
 	defaults DirConf
 	options  CoreOptions
 	v        VHost
-	addr     [1]VHostAddr
 	order    int
+	addr     [1]VHostAddr
+	alias    [1]string
+	dir, loc [1]*Section
+	made     [2]*Section
 }
 
 // newHost returns the builder of the virtual host h, which virtualHost
@@ -67,7 +73,7 @@ func (b *builder) newHost(h *laterHost) *builder {
 	a := new(hostAlloc)
 	v := &a.v
 	v.Pos = h.d.Pos
-	v.Addrs = a.addr[:0]
+	v.Addrs, v.Aliases = a.addr[:0], a.alias[:0]
 	for _, arg := range h.d.Args {
 		va, _ := parseVHostAddr(arg)
 		v.Addrs = append(v.Addrs, va)
@@ -75,15 +81,30 @@ func (b *builder) newHost(h *laterHost) *builder {
 	a.options = DefaultOptions(b.cfg.Semantics)
 	a.defaults.Options = &a.options
 	a.cfg = Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
-		Defaults: &a.defaults, MergeSlashes: h.start.mergeSlashes, Limits: h.start.limits}
+		Defaults: &a.defaults, MergeSlashes: h.start.mergeSlashes, Limits: h.start.limits, Dirs: a.dir[:0], Locations: a.loc[:0]}
 	vb := &a.vb
 	vb.vhost, vb.scope, vb.directive = v, b.within(nil, h.d), h.d
 	vb.opt, vb.ordinals, vb.serverRoot, vb.order, vb.parent, vb.reDefault, vb.cache = b.opt, b.ordinals, h.start.serverRoot, b.order, b, h.start.reDefault, b.cache
 	vb.cfg = &a.cfg
 	if b.apartOK {
-		vb.apart, vb.order = true, &a.order
+		vb.apart, vb.order, vb.made = true, &a.order, a.made[:0]
 	}
 	return vb
+}
+
+// built ends the building of a virtual host's directives: its lists
+// that newHost gave room and that are still empty are nil, as they are
+// for the main server.
+func (b *builder) built() {
+	if len(b.vhost.Aliases) == 0 {
+		b.vhost.Aliases = nil
+	}
+	if len(b.cfg.Dirs) == 0 {
+		b.cfg.Dirs = nil
+	}
+	if len(b.cfg.Locations) == 0 {
+		b.cfg.Locations = nil
+	}
 }
 
 // hostsApart reports whether the virtual hosts of the configuration
@@ -115,36 +136,38 @@ type prescan struct {
 // prescanOf walks ds, sections' contents included, for their prescan.
 func prescanOf(ds []*apacheconf.Directive) *prescan {
 	p := &prescan{loadOrder: map[string]int{}}
-	for _, d := range ds {
-		if d.LowerName() == "virtualhost" {
-			p.hosts++
-			p.scan(d, true)
-			continue
-		}
-		p.scan(d, false)
-	}
+	p.scan(ds, false, true)
 	return p
 }
 
-// scan notes what d and the directives in it tell the prescan: inHost
-// says whether d is in a <VirtualHost> at the top level (or is one).
-func (p *prescan) scan(d *apacheconf.Directive, inHost bool) {
-	switch d.LowerName() {
-	case "loadmodule":
-		if len(d.Args) > 0 {
-			if _, ok := p.loadOrder[d.Args[0]]; !ok {
-				p.loadOrder[d.Args[0]] = len(p.loadOrder)
+// scan notes what the directives ds and those in them tell the
+// prescan: top says whether ds are the configuration's top level,
+// inHost whether they are in a <VirtualHost> there.
+func (p *prescan) scan(ds []*apacheconf.Directive, inHost, top bool) {
+	for _, d := range ds {
+		host := inHost
+		switch d.LowerName() {
+		case "loadmodule":
+			if len(d.Args) > 0 {
+				if _, ok := p.loadOrder[d.Args[0]]; !ok {
+					p.loadOrder[d.Args[0]] = len(p.loadOrder)
+				}
+			}
+		case "limit", "limitexcept":
+			if inHost {
+				for _, m := range d.Args {
+					p.customMethod = p.customMethod || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
+				}
+			}
+		case "virtualhost":
+			if top {
+				p.hosts++
+				host = true
 			}
 		}
-	case "limit", "limitexcept":
-		if inHost {
-			for _, m := range d.Args {
-				p.customMethod = p.customMethod || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
-			}
+		if len(d.Block) > 0 {
+			p.scan(d.Block, host, false)
 		}
-	}
-	for _, c := range d.Block {
-		p.scan(c, inHost)
 	}
 }
 
@@ -162,6 +185,7 @@ func (b *builder) buildHosts() {
 			for _, c := range h.d.Block {
 				h.vb.topLevel(c)
 			}
+			h.vb.built()
 		}
 	})
 	errs, rules := b.errs, b.rules
@@ -228,7 +252,7 @@ func parseVHostAddr(a string) (VHostAddr, string) {
 		}
 		v.Port = n
 	}
-	switch strings.ToLower(host) {
+	switch toLower(host) {
 	case "*", "_default_":
 		v.Wildcard = true
 		return v, ""
