@@ -139,12 +139,11 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 	nested := func(d *Section) bool { return s.Kind == KindLocationMatch && nestedFilesAccess(d, hasAccess) }
 	var chain []*Section
 	rootDir := strings.TrimSuffix(cfg.DocumentRoot, "/") + "/"
-	rootSlash := cfg.DocumentRoot + "/"
 	for _, d := range cfg.Dirs {
 		if !hasAccess(d.Conf) && !nested(d) {
 			continue
 		}
-		if d.Depth == 0 || d.Path == rootDir || strings.HasPrefix(rootSlash, d.Path) {
+		if d.Depth == 0 || d.Path == rootDir || prefixOfSlashed(cfg.DocumentRoot, d.Path) {
 			chain = append(chain, d)
 			continue
 		}
@@ -186,6 +185,12 @@ others:
 	// The <Files> sections nested in <Directory> sections merge after the
 	// server's.
 	return withHtaccess(cfg, chain, rootDir, true, allBelow, s.Kind == KindLocationMatch, hasAccess)
+}
+
+// prefixOfSlashed reports whether p is a prefix of r + "/", without
+// making r + "/".
+func prefixOfSlashed(r, p string) bool {
+	return strings.HasPrefix(r, p) || len(p) == len(r)+1 && p[len(r)] == '/' && strings.HasPrefix(p, r)
 }
 
 // nestedFilesAccess reports whether a <Files> section nested in d has
@@ -515,18 +520,9 @@ func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 // dirChain lists the plain <Directory> sections that apply to a directory
 // path, shallowest first (excluding self).
 func dirChain(cfg *Config, path string, self *Section) []*Section {
-	// Allocated once, for the sections that may apply (a wildcard one
-	// may not).
-	n := 0
-	for _, d := range cfg.Dirs {
-		if d != self && (self == nil || d.Depth <= self.Depth) && (d.Depth == 0 || d.Fnmatch || strings.HasPrefix(path, d.Path)) {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	out := make([]*Section, 0, n)
+	// Gathered on the stack, and copied once to a list of their number.
+	var buf [8]*Section
+	out := buf[:0]
 	for _, d := range cfg.Dirs {
 		if d == self || self != nil && d.Depth > self.Depth {
 			continue
@@ -545,7 +541,7 @@ func dirChain(cfg *Config, path string, self *Section) []*Section {
 	if len(out) == 0 {
 		return nil
 	}
-	return out
+	return append(make([]*Section, 0, len(out)), out...)
 }
 
 // ownLevelVaries reports whether chain, the <Directory> sections of dir
@@ -572,16 +568,16 @@ func ownLevelVaries(chain []*Section, dir string, hasAccess func(*DirConf) bool)
 
 // dirAtDepth is the directory of path (ending in "/") with depth slashes.
 func dirAtDepth(path string, depth int) (string, bool) {
-	n := 0
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' {
-			n++
-			if n == depth {
-				return path[:i+1], true
-			}
+	for n, i := 0, 0; ; {
+		j := strings.IndexByte(path[i:], '/')
+		if j < 0 {
+			return "", false
+		}
+		i += j + 1
+		if n++; n == depth {
+			return path[:i], true
 		}
 	}
-	return "", false
 }
 
 // IsFiles reports whether s is a <Files> or <FilesMatch> section.
