@@ -67,7 +67,9 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 		b.errorf(d, "%s requires at least two arguments, 'from' followed by hostnames or IP-address wildcards", d.Name)
 		return
 	}
-	if !strings.EqualFold(d.Args[0], "from") {
+	// ASCII's case folding is Unicode's for "from" (no other letter
+	// folds to one of its letters, as the Kelvin sign does to "k").
+	if !equalFoldASCII(d.Args[0], "from") {
 		b.errorf(d, "allow and deny must be followed by 'from'")
 		return
 	}
@@ -155,10 +157,19 @@ func accessWord(w string, sem Semantics) (a policy.AccessRule, err, differ strin
 // provider's name (and "not"): mod_authz_core hands it to the provider
 // whole.
 func providerLine(raw string, negate bool) string {
+	blank := func(c byte) bool { return c == ' ' || c == '\t' }
+	trim := func(s string) string { // strings.TrimLeft(s, " \t")
+		for len(s) > 0 && blank(s[0]) {
+			s = s[1:]
+		}
+		return s
+	}
 	skip := func(s string) string {
-		s = strings.TrimLeft(s, " \t")
-		if i := strings.IndexAny(s, " \t"); i >= 0 {
-			return strings.TrimLeft(s[i:], " \t")
+		s = trim(s)
+		for i := 0; i < len(s); i++ {
+			if blank(s[i]) {
+				return trim(s[i:])
+			}
 		}
 		return ""
 	}

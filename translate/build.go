@@ -66,6 +66,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		ordinals: map[string]int{},
 		order:    new(int),
 		cache:    new(buildCache),
+		main:     new(mainBuild),
 	}
 	switch opt.Semantics {
 	case Compat24:
@@ -80,9 +81,9 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	b.cfg.Authz22 = b.authz22Chain(scan.loadOrder)
 	b.serverRoot = opt.ServerRoot
 	b.cfg.ServerRoot = opt.ServerRoot
-	b.apartOK = hostsApart(scan, opt)
-	if b.apartOK {
-		b.later = make([]laterHost, 0, scan.hosts)
+	b.main.apartOK = hostsApart(scan, opt)
+	if b.main.apartOK {
+		b.main.later = make([]laterHost, 0, scan.hosts)
 	}
 	// <Limit> registers methods in configuration order before anything is
 	// evaluated; walk the tree once for them so that masks are complete.
@@ -108,7 +109,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		b.cfg.Differences = append(b.cfg.Differences, Difference{Text: "AllowOverride is never set: under Apache 2.2 .htaccess files may hold any directive; under 2.4 they are still read, and any directive in them answers 500"})
 	}
 	b.cfg.Default = b.defaultRule(nil, "server")
-	for _, vb := range b.vhosts {
+	for _, vb := range b.main.vhosts {
 		v := vb.vhost
 		b.cfg.Differences = append(b.cfg.Differences, vb.cfg.Differences...)
 		b.cfg.Unfaithful = append(b.cfg.Unfaithful, vb.cfg.Unfaithful...)
@@ -125,18 +126,19 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	return b.cfg, nil
 }
 
+// A builder reads directives into a Config: the main server's, a
+// virtual host's (a builder of its own, which the main one keeps), or
+// an .htaccess file's section.
 type builder struct {
-	// rwParsed is the rewrite line rewriteValue parsed last (rewrite.go).
-	rwParsed rewriteParsed
-	opt      *Options // Build's, shared with its hosts' builders
+	opt *Options // Build's, shared with its hosts' builders
+	// rwParsed is the rewrite line rewriteValue parsed last (rewrite.go),
+	// made at the first.
+	rwParsed *rewriteParsed
 	// skipped is the row of the directive admit last skipped for
 	// AllowOverride Nonfatal=Override, until dirDirective reads it.
 	skipped *directive.Info
 	// owned are the rules a section has taken as its Lines (own).
 	owned map[*policy.Rule]bool
-	// vanished: the Require container just read held only lines
-	// Options.Omit took out, and went with them.
-	vanished bool
 	// strictHost is the StrictHostCheck On line of the server being
 	// built, if any.
 	strictHost *apacheconf.Directive
@@ -152,47 +154,60 @@ type builder struct {
 	defaults          []*policy.Rule
 
 	// For a <VirtualHost>: the host being built, its directive and scope
-	// for rule IDs, and which server-wide settings it set itself. The
-	// main builder keeps the builders of its hosts.
+	// for rule IDs, and which server-wide settings it set itself.
 	vhost     *VHost
 	directive *apacheconf.Directive
 	scope     []string
 	set       map[string]bool
-	vhosts    []*builder
 
 	// htaccess is set while building an .htaccess file: the AllowOverride
 	// categories in force and the non-fatal flags.
 	htaccess *htaccessMode
 
-	overrideSet bool // some <Directory> sets AllowOverride
-	parent      *builder
+	parent *builder
 
 	// reDefault is RegexDefaultOptions as the configuration has set it so
 	// far (nil: not at all); regexopts.go.
 	reDefault *RegexDefaults
 
-	// A host built apart (buildHosts), on another core: its rules get
-	// their IDs, and its sections their order, only once the hosts
-	// before it in the configuration have theirs.
-	apart   bool
-	pending []pendingID // rules awaiting their ID, in the order made
-	made    []*Section  // sections numbered from 0, awaiting an offset
+	// For a host built apart (apart, below): the rules awaiting their
+	// ID, in the order made, and its sections numbered from 0, awaiting
+	// an offset.
+	pending []pendingID
+	made    []*Section
 
-	// For the main builder: the hosts to build apart, in order, when
-	// apartOK.
-	later   []laterHost
-	apartOK bool
-	// start is what the last virtual host started with.
-	start *hostStart
-
-	// nameVHosts are the addresses of NameVirtualHost directives (2.2).
-	nameVHosts []nameVHost
+	// main is what only the main server's builder keeps; nil for the
+	// others.
+	main *mainBuild
 
 	// cache is shared by the builders of one goroutine (the main
 	// server's and its hosts', read with the same version and modules);
 	// nil for an .htaccess file's builder, which asks the table each
 	// time and allocates each value alone.
 	cache *buildCache
+
+	// vanished: the Require container just read held only lines
+	// Options.Omit took out, and went with them.
+	vanished bool
+	// overrideSet: some <Directory> sets AllowOverride.
+	overrideSet bool
+	// apart: a host built apart (buildHosts), on another core: its rules
+	// get their IDs, and its sections their order, only once the hosts
+	// before it in the configuration have theirs.
+	apart bool
+}
+
+// A mainBuild is what the main server's builder keeps of its own: the
+// builders of its virtual hosts, in configuration order; the hosts to
+// build apart, in order, where that can be done (apartOK), and what the
+// last of them started with; the addresses of NameVirtualHost
+// directives (2.2).
+type mainBuild struct {
+	vhosts     []*builder
+	later      []laterHost
+	apartOK    bool
+	start      *hostStart
+	nameVHosts []nameVHost
 }
 
 // A buildCache is what the builders of one goroutine share: the
@@ -396,7 +411,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 				b.errorf(d, "%s", strings.Replace(err, "<VirtualHost>", "NameVirtualHost", 1))
 				return
 			}
-			b.nameVHosts = append(b.nameVHosts, nameVHost{addr: va, d: d})
+			b.main.nameVHosts = append(b.main.nameVHosts, nameVHost{addr: va, d: d})
 		}
 	case "traceenable":
 		v := ""

@@ -386,14 +386,14 @@ func (b *builder) ifSection(d *apacheconf.Directive) {
 // NameVirtualHost address only in part (the same address with another
 // port form), where 2.2 warns that the results are undefined, is refused.
 func (b *builder) nameBased() {
-	for _, vb := range b.vhosts {
+	for _, vb := range b.main.vhosts {
 		v := vb.vhost
 		if b.cfg.Semantics != Legacy22 {
 			v.NameBased = true
 			continue
 		}
 		for _, a := range v.Addrs {
-			for _, n := range b.nameVHosts {
+			for _, n := range b.main.nameVHosts {
 				sameHost := a.Wildcard == n.addr.Wildcard && a.IP == n.addr.IP
 				switch {
 				case sameHost && a.Port == n.addr.Port:

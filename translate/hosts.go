@@ -28,17 +28,18 @@ func (b *builder) virtualHost(d *apacheconf.Directive) {
 		return
 	}
 	start := hostStart{serverRoot: b.serverRoot, reDefault: b.reDefault, limits: b.cfg.Limits.forHost(), mergeSlashes: b.cfg.MergeSlashes}
-	if b.start == nil || *b.start != start {
-		b.start = new(hostStart)
-		*b.start = start
+	m := b.main
+	if m.start == nil || *m.start != start {
+		m.start = new(hostStart)
+		*m.start = start
 	}
-	h := laterHost{d: d, errsAt: len(b.errs), rulesAt: len(b.rules), start: b.start}
-	if b.apartOK {
-		b.later = append(b.later, h)
+	h := laterHost{d: d, errsAt: len(b.errs), rulesAt: len(b.rules), start: m.start}
+	if m.apartOK {
+		m.later = append(m.later, h)
 		return
 	}
 	vb := b.newHost(&h)
-	b.vhosts = append(b.vhosts, vb)
+	m.vhosts = append(m.vhosts, vb)
 	for _, c := range d.Block {
 		vb.topLevel(c)
 	}
@@ -86,7 +87,7 @@ func (b *builder) newHost(h *laterHost) *builder {
 	vb.vhost, vb.scope, vb.directive = v, b.within(nil, h.d), h.d
 	vb.opt, vb.ordinals, vb.serverRoot, vb.order, vb.parent, vb.reDefault, vb.cache = b.opt, b.ordinals, h.start.serverRoot, b.order, b, h.start.reDefault, b.cache
 	vb.cfg = &a.cfg
-	if b.apartOK {
+	if b.main.apartOK {
 		vb.apart, vb.order, vb.made = true, &a.order, a.made[:0]
 	}
 	return vb
@@ -176,10 +177,11 @@ func (p *prescan) scan(ds []*apacheconf.Directive, inHost, top bool) {
 // sections their numbers, and puts their errors and rules where building
 // them in place would have.
 func (b *builder) buildHosts() {
-	par.DoWith(len(b.later), func() func(int) {
+	m := b.main
+	par.DoWith(len(m.later), func() func(int) {
 		cache := new(buildCache) // this goroutine's
 		return func(i int) {
-			h := &b.later[i]
+			h := &m.later[i]
 			h.vb = b.newHost(h)
 			h.vb.cache = cache
 			for _, c := range h.d.Block {
@@ -191,11 +193,11 @@ func (b *builder) buildHosts() {
 	errs, rules := b.errs, b.rules
 	b.errs, b.rules = nil, nil
 	e, r := 0, 0
-	b.vhosts = slices.Grow(b.vhosts, len(b.later))
-	for i := range b.later {
-		h := &b.later[i]
+	m.vhosts = slices.Grow(m.vhosts, len(m.later))
+	for i := range m.later {
+		h := &m.later[i]
 		vb := h.vb
-		b.vhosts = append(b.vhosts, vb)
+		m.vhosts = append(m.vhosts, vb)
 		b.errs = append(append(b.errs, errs[e:h.errsAt]...), vb.errs...)
 		b.rules = append(append(b.rules, rules[r:h.rulesAt]...), vb.rules...)
 		e, r = h.errsAt, h.rulesAt
@@ -213,20 +215,20 @@ func (b *builder) buildHosts() {
 		}
 	}
 	// The ordinals known, the IDs are hashed on every core.
-	par.Do(len(b.later), func(i int) {
+	par.Do(len(m.later), func(i int) {
 		var buf []byte
-		for _, p := range b.later[i].vb.pending {
+		for _, p := range m.later[i].vb.pending {
 			buf = append(buf[:0], p.key...)
 			p.r.ID = ruleHash(buf, p.n)
 		}
 	})
-	for i := range b.later {
-		h := &b.later[i]
+	for i := range m.later {
+		h := &m.later[i]
 		h.vb.rules, h.vb.pending, h.vb.made, h.vb.apart, h.vb.order, h.vb.cache = nil, nil, nil, false, b.order, b.cache
 	}
 	b.errs = append(b.errs, errs[e:]...)
 	b.rules = append(b.rules, rules[r:]...)
-	b.later = nil
+	m.later = nil
 }
 
 // parseVHostAddr reads one address of <VirtualHost>: "*:80", "_default_",

@@ -342,8 +342,8 @@ func (b *builder) checkStrictHost() {
 		return
 	}
 	d := b.strictHost
-	nameless := len(b.vhosts) == 0
-	for _, vb := range b.vhosts {
+	nameless := len(b.main.vhosts) == 0
+	for _, vb := range b.main.vhosts {
 		if vb.vhost.Name == "" {
 			nameless = true
 			if d == nil {
