@@ -275,9 +275,9 @@ func parseVHostAddr(a string) (VHostAddr, string) {
 // apply inside every virtual host, before the host's own; the host's own
 // aliases come first; unset settings are inherited.
 //
-// The merge is written over own and its Defaults, which it returns: a
-// host's own configuration is not needed once merged, and a thousand
-// hosts then do not each allocate another.
+// The merge is written over own, its Defaults and their Options, which
+// it returns: a host's own configuration is not needed once merged, and
+// a thousand hosts then do not each allocate another.
 func mergeServer(main, own *Config, set map[string]bool) *Config {
 	o, od := *own, *own.Defaults // what the host set
 	c, d := own, own.Defaults
@@ -308,8 +308,8 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		d.HostnameLookups = od.HostnameLookups
 	}
 	if main.Defaults.Options != nil && od.Options != nil {
-		opts := main.Defaults.Options.Merge(*od.Options)
-		d.Options = &opts
+		*od.Options = main.Defaults.Options.Merge(*od.Options)
+		d.Options = od.Options
 	}
 	c.SSL = mergeSSL(main.SSL, o.SSL) // ssl.go
 	d.SSL = MergeSSLDir(main.Defaults.SSL, od.SSL)
