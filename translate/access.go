@@ -67,7 +67,9 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 		b.errorf(d, "%s requires at least two arguments, 'from' followed by hostnames or IP-address wildcards", d.Name)
 		return
 	}
-	if !strings.EqualFold(d.Args[0], "from") {
+	// ASCII's case folding is Unicode's for "from" (no other letter
+	// folds to one of its letters, as the Kelvin sign does to "k").
+	if !equalFoldASCII(d.Args[0], "from") {
 		b.errorf(d, "allow and deny must be followed by 'from'")
 		return
 	}
@@ -87,18 +89,23 @@ func (b *builder) allowDeny(d *apacheconf.Directive, ctx *dirCtx, allow bool) {
 			a.Part = r.NewPart(w)
 		}
 		if allow {
-			c.Allows = appendAccess(c.Allows, a, ctx.sec.indexed().allows)
+			c.Allows = b.appendAccess(c.Allows, a, ctx.sec.indexed().allows)
 		} else {
-			c.Denys = appendAccess(c.Denys, a, ctx.sec.indexed().denys)
+			c.Denys = b.appendAccess(c.Denys, a, ctx.sec.indexed().denys)
 		}
 	}
 }
 
-// appendAccess appends a to list, which it allocates at first with room
-// for all words of the section's lines: n, as its index counted them.
-func appendAccess(list []policy.AccessRule, a policy.AccessRule, n int32) []policy.AccessRule {
+// appendAccess appends a to list, which it allocates at first (from the
+// builder's slab where it has one) with room for all words of the
+// section's lines: n, as its index counted them.
+func (b *builder) appendAccess(list []policy.AccessRule, a policy.AccessRule, n int32) []policy.AccessRule {
 	if cap(list) == 0 {
-		list = make([]policy.AccessRule, 0, max(int(n), 1))
+		if b.cache != nil {
+			list = b.cache.access.list(max(int(n), 1), accessSlab)
+		} else {
+			list = make([]policy.AccessRule, 0, max(int(n), 1))
+		}
 	}
 	return append(list, a)
 }
@@ -108,7 +115,7 @@ func appendAccess(list []policy.AccessRule, a policy.AccessRule, n int32) []poli
 // Apache 2.2 and 2.4 read it differently (differ).
 func accessWord(w string, sem Semantics) (a policy.AccessRule, err, differ string) {
 	a.Word = w
-	lw := strings.ToLower(w)
+	lw := toLower(w)
 	switch {
 	case strings.HasPrefix(lw, "env=!"):
 		a.Kind, a.Name = policy.AccessNotEnv, w[5:]
@@ -150,10 +157,19 @@ func accessWord(w string, sem Semantics) (a policy.AccessRule, err, differ strin
 // provider's name (and "not"): mod_authz_core hands it to the provider
 // whole.
 func providerLine(raw string, negate bool) string {
+	blank := func(c byte) bool { return c == ' ' || c == '\t' }
+	trim := func(s string) string { // strings.TrimLeft(s, " \t")
+		for len(s) > 0 && blank(s[0]) {
+			s = s[1:]
+		}
+		return s
+	}
 	skip := func(s string) string {
-		s = strings.TrimLeft(s, " \t")
-		if i := strings.IndexAny(s, " \t"); i >= 0 {
-			return strings.TrimLeft(s[i:], " \t")
+		s = trim(s)
+		for i := 0; i < len(s); i++ {
+			if blank(s[i]) {
+				return trim(s[i:])
+			}
 		}
 		return ""
 	}
@@ -530,7 +546,7 @@ func (b *builder) require22(d *apacheconf.Directive, ctx *dirCtx) {
 		b.errorf(d, "Require requires at least one argument")
 		return
 	}
-	switch strings.ToLower(d.Args[0]) {
+	switch toLower(d.Args[0]) {
 	case "all", "ip", "host", "env", "method", "local", "expr", "not", "forward-dns":
 		b.errorf(d, "Require %s is an Apache 2.4 form, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\"", d.Args[0])
 		return
@@ -574,18 +590,10 @@ var authz22Hooks = []authzHook22{
 // LoadModule line (a fragment's assumed modules, legacy.modules) is taken
 // to come first, in the order of the names, as Debian's Apache 2.2 loads
 // mods-enabled/*.load.
-func (b *builder) authz22Chain(ds []*apacheconf.Directive) []string {
-	pos := map[string]int{}
-	n := 0
-	apacheconf.Walk(ds, func(d *apacheconf.Directive, _ []*apacheconf.Directive) error {
-		if d.LowerName() == "loadmodule" && len(d.Args) > 0 {
-			if _, ok := pos[d.Args[0]]; !ok {
-				pos[d.Args[0]] = n
-				n++
-			}
-		}
-		return nil
-	})
+//
+// pos numbers the modules of LoadModule lines in the order of their
+// first (prescan.loadOrder).
+func (b *builder) authz22Chain(pos map[string]int) []string {
 	var reg, late []authzHook22
 	for _, h := range authz22Hooks { // in the order of the names
 		if !b.loaded(h.module) {

@@ -60,8 +60,8 @@ func TestAuthz22Chain(t *testing.T) {
 		for _, m := range append(slices.Clone(tc.loaded), tc.extra...) {
 			mods[m+"_module"] = true
 		}
-		b := &builder{opt: Options{Modules: mods}}
-		got := b.authz22Chain(ds)
+		b := &builder{opt: &Options{Modules: mods}}
+		got := b.authz22Chain(prescanOf(ds).loadOrder)
 		if got == nil {
 			t.Errorf("%s: nil", tc.name)
 		}
@@ -174,4 +174,32 @@ func TestAuthz22Modules(t *testing.T) {
 			t.Errorf("2.4 took %q", text)
 		}
 	}
+}
+
+// providerLine skips the provider's name (and "not") and the blanks
+// after each, as the strings functions do: on every line of up to six
+// bytes of blanks, tabs and letters.
+func TestProviderLine(t *testing.T) {
+	skip := func(s string) string {
+		s = strings.TrimLeft(s, " \t")
+		if i := strings.IndexAny(s, " \t"); i >= 0 {
+			return strings.TrimLeft(s[i:], " \t")
+		}
+		return ""
+	}
+	var gen func(s string, n int)
+	gen = func(s string, n int) {
+		if got, want := providerLine(s, false), skip(s); got != want {
+			t.Errorf("providerLine(%q, false) = %q, want %q", s, got, want)
+		}
+		if got, want := providerLine(s, true), skip(skip(s)); got != want {
+			t.Errorf("providerLine(%q, true) = %q, want %q", s, got, want)
+		}
+		if n > 0 {
+			for _, c := range []string{" ", "\t", "a", "b", "\n"} {
+				gen(s+c, n-1)
+			}
+		}
+	}
+	gen("", 6)
 }

@@ -49,7 +49,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		opt.Semantics = Compat24
 	}
 	b := &builder{
-		opt: opt,
+		opt: &opt,
 		cfg: &Config{
 			Semantics:         opt.Semantics,
 			ForwardUnfaithful: opt.ForwardUnfaithful,
@@ -65,6 +65,8 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		},
 		ordinals: map[string]int{},
 		order:    new(int),
+		cache:    new(buildCache),
+		main:     new(mainBuild),
 	}
 	switch opt.Semantics {
 	case Compat24:
@@ -75,10 +77,14 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		return nil, apacheconf.ErrorList{{Msg: fmt.Sprintf("semantics %q is unknown (use %q or %q)", opt.Semantics, Legacy22, Compat24)}}
 	}
 	b.cfg.Defaults.Options = defaultOptions(opt.Semantics)
-	b.cfg.Authz22 = b.authz22Chain(ds)
+	scan := prescanOf(ds)
+	b.cfg.Authz22 = b.authz22Chain(scan.loadOrder)
 	b.serverRoot = opt.ServerRoot
 	b.cfg.ServerRoot = opt.ServerRoot
-	b.apartOK = hostsApart(ds, opt)
+	b.main.apartOK = hostsApart(scan, opt)
+	if b.main.apartOK {
+		b.main.later = make([]laterHost, 0, scan.hosts)
+	}
 	// <Limit> registers methods in configuration order before anything is
 	// evaluated; walk the tree once for them so that masks are complete.
 	for _, d := range ds {
@@ -103,7 +109,7 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 		b.cfg.Differences = append(b.cfg.Differences, Difference{Text: "AllowOverride is never set: under Apache 2.2 .htaccess files may hold any directive; under 2.4 they are still read, and any directive in them answers 500"})
 	}
 	b.cfg.Default = b.defaultRule(nil, "server")
-	for _, vb := range b.vhosts {
+	for _, vb := range b.main.vhosts {
 		v := vb.vhost
 		b.cfg.Differences = append(b.cfg.Differences, vb.cfg.Differences...)
 		b.cfg.Unfaithful = append(b.cfg.Unfaithful, vb.cfg.Unfaithful...)
@@ -120,18 +126,19 @@ func Build(ds []*apacheconf.Directive, opt Options) (*Config, error) {
 	return b.cfg, nil
 }
 
+// A builder reads directives into a Config: the main server's, a
+// virtual host's (a builder of its own, which the main one keeps), or
+// an .htaccess file's section.
 type builder struct {
-	// rwParsed is the rewrite line rewriteValue parsed last (rewrite.go).
-	rwParsed rewriteParsed
-	opt      Options
+	opt *Options // Build's, shared with its hosts' builders
+	// rwParsed is the rewrite line rewriteValue parsed last (rewrite.go),
+	// made at the first.
+	rwParsed *rewriteParsed
 	// skipped is the row of the directive admit last skipped for
 	// AllowOverride Nonfatal=Override, until dirDirective reads it.
 	skipped *directive.Info
 	// owned are the rules a section has taken as its Lines (own).
 	owned map[*policy.Rule]bool
-	// vanished: the Require container just read held only lines
-	// Options.Omit took out, and went with them.
-	vanished bool
 	// strictHost is the StrictHostCheck On line of the server being
 	// built, if any.
 	strictHost *apacheconf.Directive
@@ -147,40 +154,80 @@ type builder struct {
 	defaults          []*policy.Rule
 
 	// For a <VirtualHost>: the host being built, its directive and scope
-	// for rule IDs, and which server-wide settings it set itself. The
-	// main builder keeps the builders of its hosts.
+	// for rule IDs, and which server-wide settings it set itself.
 	vhost     *VHost
 	directive *apacheconf.Directive
 	scope     []string
 	set       map[string]bool
-	vhosts    []*builder
 
 	// htaccess is set while building an .htaccess file: the AllowOverride
 	// categories in force and the non-fatal flags.
 	htaccess *htaccessMode
 
-	overrideSet bool // some <Directory> sets AllowOverride
-	parent      *builder
+	parent *builder
 
 	// reDefault is RegexDefaultOptions as the configuration has set it so
 	// far (nil: not at all); regexopts.go.
 	reDefault *RegexDefaults
 
-	// A host built apart (buildHosts), on another core: its rules get
-	// their IDs, and its sections their order, only once the hosts
+	// For a host built apart (apart, below): the rules awaiting their
+	// ID, in the order made, and its sections numbered from 0, awaiting
+	// an offset.
+	pending []pendingID
+	made    []*Section
+
+	// main is what only the main server's builder keeps; nil for the
+	// others.
+	main *mainBuild
+
+	// cache is shared by the builders of one goroutine (the main
+	// server's and its hosts', read with the same version and modules);
+	// nil for an .htaccess file's builder, which asks the table each
+	// time and allocates each value alone.
+	cache *buildCache
+
+	// vanished: the Require container just read held only lines
+	// Options.Omit took out, and went with them.
+	vanished bool
+	// overrideSet: some <Directory> sets AllowOverride.
+	overrideSet bool
+	// apart: a host built apart (buildHosts), on another core: its rules
+	// get their IDs, and its sections their order, only once the hosts
 	// before it in the configuration have theirs.
-	apart   bool
-	pending []pendingID // rules awaiting their ID, in the order made
-	made    []*Section  // sections numbered from 0, awaiting an offset
+	apart bool
+}
 
-	// For the main builder: the hosts to build apart, in order, when
-	// apartOK.
-	later   []*laterHost
-	apartOK bool
-
-	// nameVHosts are the addresses of NameVirtualHost directives (2.2).
+// A mainBuild is what the main server's builder keeps of its own: the
+// builders of its virtual hosts, in configuration order; the hosts to
+// build apart, in order, where that can be done (apartOK), and what the
+// last of them started with; the addresses of NameVirtualHost
+// directives (2.2).
+type mainBuild struct {
+	vhosts     []*builder
+	later      []laterHost
+	apartOK    bool
+	start      *hostStart
 	nameVHosts []nameVHost
 }
+
+// A buildCache is what the builders of one goroutine share: the
+// directive table's answers admit has had, and the slabs their
+// sections, Order/Allow/Deny configurations and Allow and Deny lists
+// are allocated from.
+type buildCache struct {
+	admits   admitCache
+	sections slab[sectionAlloc]
+	compats  slab[policy.Compat]
+	access   slab[policy.AccessRule]
+}
+
+// The largest arrays of a buildCache's slabs, of 8 to 16 KiB: what is
+// left of the last ones is not much.
+const (
+	sectionSlab = 16
+	compatSlab  = 32
+	accessSlab  = 128
+)
 
 // A nameVHost is one address of a NameVirtualHost directive.
 type nameVHost struct {
@@ -196,11 +243,25 @@ type pendingID struct {
 }
 
 // A laterHost is a <VirtualHost> whose contents are built after the main
-// server's, with where its errors and rules go in the main builder's.
+// server's, with where its errors and rules go in the main builder's,
+// and what it starts with.
 type laterHost struct {
-	vb              *builder
+	vb              *builder // once made (newHost)
 	d               *apacheconf.Directive
 	errsAt, rulesAt int
+	start           *hostStart
+}
+
+// A hostStart is what a virtual host starts with from the main server
+// where its <VirtualHost> is read: the ServerRoot, RegexDefaultOptions,
+// request limits and port (ServerLimits.forHost) and MergeSlashes so
+// far. The hosts read one after another share one until the main
+// server changes it.
+type hostStart struct {
+	serverRoot   string
+	reDefault    *RegexDefaults
+	limits       ServerLimits
+	mergeSlashes bool
 }
 
 // setsOwn records that the server being built sets the server-wide
@@ -313,7 +374,11 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			b.errorf(d, "DocumentRoot takes one argument")
 			return
 		}
-		b.cfg.DocumentRoot = filepath.Clean(b.resolve(d.Args[0]))
+		if p := b.resolve(d.Args[0]); cleanAbs(p) {
+			b.cfg.DocumentRoot = p
+		} else {
+			b.cfg.DocumentRoot = filepath.Clean(p)
+		}
 	case "alias", "scriptalias", "aliasmatch", "scriptaliasmatch":
 		b.alias(d, name)
 	case "authnprovideralias":
@@ -346,7 +411,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 				b.errorf(d, "%s", strings.Replace(err, "<VirtualHost>", "NameVirtualHost", 1))
 				return
 			}
-			b.nameVHosts = append(b.nameVHosts, nameVHost{addr: va, d: d})
+			b.main.nameVHosts = append(b.main.nameVHosts, nameVHost{addr: va, d: d})
 		}
 	case "traceenable":
 		v := ""
@@ -440,7 +505,7 @@ func (b *builder) topLevel(d *apacheconf.Directive) {
 			return
 		}
 		for _, a := range d.Args {
-			b.vhost.Aliases = append(b.vhost.Aliases, strings.ToLower(a))
+			b.vhost.Aliases = append(b.vhost.Aliases, toLower(a))
 		}
 	case "regexdefaultoptions":
 		b.regexDefaultOptions(d) // regexopts.go
@@ -538,7 +603,9 @@ func (b *builder) section(d *apacheconf.Directive, parent *Section, scope []stri
 				if !strings.HasPrefix(p, "/") {
 					p = b.resolve(p)
 				}
-				p = path.Clean(p)
+				if !cleanAbs(p) {
+					p = path.Clean(p)
+				}
 				if !strings.HasSuffix(p, "/") {
 					p += "/"
 				}
@@ -584,9 +651,14 @@ type sectionAlloc struct {
 }
 
 // newSection returns a new Section at pos, numbered, with an empty
-// DirConf: one allocation for the two.
+// DirConf: allocated as one, from the builder's slab where it has one.
 func (b *builder) newSection(pos apacheconf.Pos) *Section {
-	a := &sectionAlloc{}
+	var a *sectionAlloc
+	if b.cache != nil {
+		a = b.cache.sections.new(sectionSlab)
+	} else {
+		a = &sectionAlloc{}
+	}
 	a.sec = Section{Pos: pos, Order: b.nextOrder(), Conf: &a.conf}
 	return &a.sec
 }
@@ -603,9 +675,15 @@ type dirCtx struct {
 	parent    string       // the enclosing section as written, "" at the top of an .htaccess file
 }
 
+// compat returns the Order/Allow/Deny configuration of c, made empty
+// (from the builder's slab where it has one) if it had none.
 func (b *builder) compat(c *DirConf) *policy.Compat {
 	if c.Compat == nil {
-		c.Compat = &policy.Compat{}
+		if b.cache != nil {
+			c.Compat = b.cache.compats.new(compatSlab)
+		} else {
+			c.Compat = &policy.Compat{}
+		}
 	}
 	return c.Compat
 }
@@ -630,7 +708,7 @@ func keyword[T any](b *builder, d *apacheconf.Directive, values map[string]T, ba
 		b.errorf(d, "%s takes one argument", d.Name)
 		return zero, false
 	}
-	v, ok := values[strings.ToLower(d.Args[0])]
+	v, ok := values[toLower(d.Args[0])]
 	if !ok {
 		b.errorf(d, "%s", bad)
 	}
@@ -640,6 +718,13 @@ func keyword[T any](b *builder, d *apacheconf.Directive, values map[string]T, ba
 // setPerMethod sets v for every method of the <Limit> mask in force, as
 // Order and Satisfy do (cmd->limited).
 func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*policy.Rule, v T, r *policy.Rule, limited policy.MethodMask) {
+	if limited == policy.AllMethods { // outside <Limit>: every one
+		fill(vals[:], v)
+		if rules != nil {
+			fill(rules[:], r)
+		}
+		return
+	}
 	for i := range vals {
 		if limited&(1<<uint(i)) != 0 {
 			vals[i] = v
@@ -647,6 +732,18 @@ func setPerMethod[T any](vals *[policy.MaxMethods]T, rules *[policy.MaxMethods]*
 				rules[i] = r
 			}
 		}
+	}
+}
+
+// fill sets every element of s to v, copying what it has set so far
+// over twice as much each time.
+func fill[T any](s []T, v T) {
+	if len(s) == 0 {
+		return
+	}
+	s[0] = v
+	for n := 1; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
 	}
 }
 
@@ -694,7 +791,7 @@ func namesOf(n string, d *apacheconf.Directive) nameSet {
 		if len(d.Args) == 0 {
 			return hasRequire
 		}
-		switch strings.ToLower(d.Args[0]) {
+		switch toLower(d.Args[0]) {
 		case "user":
 			return hasRequire | hasRequireUser
 		case "valid-user":

@@ -2,12 +2,15 @@ package translate
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
 )
 
@@ -41,7 +44,7 @@ func TestHostsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hostsApart(ds, Options{}) {
+	if !hostsApart(prescanOf(ds), Options{}) {
 		t.Fatal("hostsApart: false for hosts that can be built apart")
 	}
 	build := func(opt Options) (*Config, apacheconf.ErrorList) {
@@ -107,4 +110,110 @@ func vhostConfigs(c *Config) []*Config {
 		out = append(out, v.Config)
 	}
 	return out
+}
+
+// TestPrescan: one walk of the directives numbers the modules of the
+// LoadModule lines by their first, in sections too, counts the virtual
+// hosts at the top level, and finds a method a <Limit> in one of them
+// would register (not one elsewhere).
+func TestPrescan(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		order      map[string]int
+		hosts      int
+		custom     bool
+	}{
+		{"loads in order, first counts", "LoadModule b_module b.so\n<IfDefine X>\nLoadModule a_module a.so\n</IfDefine>\nLoadModule b_module b.so\nLoadModule\nLoadModule c_module c.so\n",
+			map[string]int{"b_module": 0, "a_module": 1, "c_module": 2}, 0, false},
+		{"hosts", "<VirtualHost *:80>\n<Location />\n<Limit GET POST>\nRequire all denied\n</Limit>\n</Location>\nLoadModule h_module h.so\n</VirtualHost>\n<virtualhost *:81>\n</virtualhost>\n",
+			map[string]int{"h_module": 0}, 2, false},
+		{"a method of its own in a host", "<VirtualHost *:80>\n<Location />\n<LimitExcept GET FROB>\nRequire all denied\n</LimitExcept>\n</Location>\n</VirtualHost>\n",
+			map[string]int{}, 1, true},
+		{"a method of its own outside hosts", "<Location />\n<Limit FROB>\nRequire all denied\n</Limit>\n</Location>\n<VirtualHost *:80>\n</VirtualHost>\n",
+			map[string]int{}, 1, false},
+		{"a host in a section is none", "<IfDefine X>\n<VirtualHost *:80>\n<Limit FROB>\n</Limit>\n</VirtualHost>\n</IfDefine>\n",
+			map[string]int{}, 0, false},
+	} {
+		ds, err := apacheconf.Parse("httpd.conf", []byte(tc.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := prescanOf(ds)
+		if !maps.Equal(p.loadOrder, tc.order) || p.hosts != tc.hosts || p.customMethod != tc.custom {
+			t.Errorf("%s: %v %d %v, want %v %d %v", tc.name, p.loadOrder, p.hosts, p.customMethod, tc.order, tc.hosts, tc.custom)
+		}
+		if got, want := hostsApart(p, Options{}), tc.hosts >= 2 && !tc.custom && runtime.GOMAXPROCS(0) >= 2; got != want {
+			t.Errorf("%s: hostsApart %v", tc.name, got)
+		}
+	}
+	two := &prescan{hosts: 2}
+	if hostsApart(two, Options{Omit: map[string]bool{"x": true}}) {
+		t.Error("hostsApart with rules to omit")
+	}
+}
+
+// TestSlab: a slab hands out distinct zero values and lists, a list
+// capped at its length (an append past it leaves the next alone), and
+// a list too long to share an array its own.
+func TestSlab(t *testing.T) {
+	var s slab[int]
+	seen := map[*int]bool{}
+	for i := range 100 {
+		v := s.new(16)
+		if *v != 0 || seen[v] {
+			t.Fatalf("value %d: %d, seen %v", i, *v, seen[v])
+		}
+		*v = i + 1
+		seen[v] = true
+	}
+	a := s.list(3, 16)
+	b := s.list(2, 16)
+	if len(a) != 0 || cap(a) != 3 || cap(b) != 2 {
+		t.Fatalf("lists: len %d cap %d, cap %d", len(a), cap(a), cap(b))
+	}
+	b = append(b, 7, 8)
+	a = append(a, 1, 2, 3, 4)
+	if !slices.Equal(b, []int{7, 8}) || !slices.Equal(a, []int{1, 2, 3, 4}) {
+		t.Errorf("lists: %v %v", a, b)
+	}
+	long := s.list(10, 16)
+	next := s.list(1, 16)
+	long = append(long, make([]int, 10)...)
+	next = append(next, 5)
+	if cap(long) != 10 || next[0] != 5 || slices.ContainsFunc(long, func(v int) bool { return v != 0 }) {
+		t.Errorf("a long list: %v, next %v", long, next)
+	}
+}
+
+// TestSetPerMethod: a value set for the methods of a <Limit> mask,
+// outside any (every method) and for none, with its rule or without.
+func TestSetPerMethod(t *testing.T) {
+	r := &policy.Rule{Text: "Order allow,deny"}
+	for _, mask := range []policy.MethodMask{policy.AllMethods, 0, 1, 1<<63 | 1<<5, policy.AllMethods &^ 4} {
+		var vals [policy.MaxMethods]policy.Order
+		var rules [policy.MaxMethods]*policy.Rule
+		vals[3] = policy.MutualFailure
+		setPerMethod(&vals, &rules, policy.AllowDeny, r, mask)
+		setPerMethod(&vals, nil, policy.AllowDeny, nil, mask)
+		for i := range vals {
+			set := mask&(1<<uint(i)) != 0
+			want, wantRule := policy.DenyAllow, (*policy.Rule)(nil)
+			if i == 3 {
+				want = policy.MutualFailure
+			}
+			if set {
+				want, wantRule = policy.AllowDeny, r
+			}
+			if vals[i] != want || rules[i] != wantRule {
+				t.Errorf("mask %x, method %d: %v %v, want %v %v", mask, i, vals[i], rules[i], want, wantRule)
+			}
+		}
+	}
+	for n := range 70 {
+		s := make([]int, n)
+		fill(s, 7)
+		if slices.ContainsFunc(s, func(v int) bool { return v != 7 }) {
+			t.Errorf("fill of %d: %v", n, s)
+		}
+	}
 }

@@ -138,11 +138,12 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 	// walk, after the server's: before a <LocationMatch> only.
 	nested := func(d *Section) bool { return s.Kind == KindLocationMatch && nestedFilesAccess(d, hasAccess) }
 	var chain []*Section
+	rootDir := strings.TrimSuffix(cfg.DocumentRoot, "/") + "/"
 	for _, d := range cfg.Dirs {
 		if !hasAccess(d.Conf) && !nested(d) {
 			continue
 		}
-		if d.Depth == 0 || d.Path == strings.TrimSuffix(cfg.DocumentRoot, "/")+"/" || strings.HasPrefix(cfg.DocumentRoot+"/", d.Path) {
+		if d.Depth == 0 || d.Path == rootDir || prefixOfSlashed(cfg.DocumentRoot, d.Path) {
 			chain = append(chain, d)
 			continue
 		}
@@ -157,15 +158,18 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 			}
 		}
 	}
-	for _, o := range append(append([]*Section(nil), cfg.DirMatches...), cfg.Files...) {
-		if o == s {
-			break
-		}
-		if IsFiles(o) && (IsFiles(s) || s.Kind == KindLocationMatch) {
-			continue // a <Files> section before: filesCombos, locationCombos
-		}
-		if hasAccess(o.Conf) || !IsFiles(o) && nested(o) {
-			return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
+others:
+	for _, list := range [...][]*Section{cfg.DirMatches, cfg.Files} {
+		for _, o := range list {
+			if o == s {
+				break others
+			}
+			if IsFiles(o) && (IsFiles(s) || s.Kind == KindLocationMatch) {
+				continue // a <Files> section before: filesCombos, locationCombos
+			}
+			if hasAccess(o.Conf) || !IsFiles(o) && nested(o) {
+				return nil, "another <DirectoryMatch>/<Files> section with access rules may merge before this one"
+			}
 		}
 	}
 	if s.Kind == KindLocationMatch {
@@ -180,7 +184,13 @@ func ancestorsWith(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 	}
 	// The <Files> sections nested in <Directory> sections merge after the
 	// server's.
-	return withHtaccess(cfg, chain, strings.TrimSuffix(cfg.DocumentRoot, "/")+"/", true, allBelow, s.Kind == KindLocationMatch, hasAccess)
+	return withHtaccess(cfg, chain, rootDir, true, allBelow, s.Kind == KindLocationMatch, hasAccess)
+}
+
+// prefixOfSlashed reports whether p is a prefix of r + "/", without
+// making r + "/".
+func prefixOfSlashed(r, p string) bool {
+	return strings.HasPrefix(r, p) || len(p) == len(r)+1 && p[len(r)] == '/' && strings.HasPrefix(p, r)
 }
 
 // nestedFilesAccess reports whether a <Files> section nested in d has
@@ -267,10 +277,38 @@ func dirPath(root, p string) string {
 	}
 	// root + "/" + p, as Join has it, cleans to what root + p does.
 	j := root + p + "/"
+	if cleanAbs(j[:len(j)-1]) {
+		return j
+	}
 	if c := filepath.Clean(j); c != j[:len(j)-1] {
 		return c + "/"
 	}
 	return j
+}
+
+// cleanAbs reports whether s is an absolute path that filepath.Clean
+// (and path.Clean) returns as it is: no empty, "." or ".." element, and
+// no "/" at its end unless it is "/". It reads s once, without Clean's
+// copy; false where the separator is not "/".
+func cleanAbs(s string) bool {
+	if filepath.Separator != '/' || s == "" || s[0] != '/' || s[len(s)-1] == '/' && s != "/" {
+		return false
+	}
+	if s == "/" {
+		return true
+	}
+	for e := s[1:]; ; {
+		// e is what follows a "/", not empty: the element it starts
+		// with must be neither empty, ".", nor "..".
+		if e[0] == '/' || e[0] == '.' && (len(e) == 1 || e[1] == '/' || e[1] == '.' && (len(e) == 2 || e[2] == '/')) {
+			return false
+		}
+		i := strings.IndexByte(e, '/')
+		if i < 0 {
+			return true
+		}
+		e = e[i+1:]
+	}
 }
 
 // aliasTree returns the directory every file an Alias maps to is in: its
@@ -482,18 +520,9 @@ func wildcardChain(cfg *Config, s *Section, hasAccess func(*DirConf) bool) ([]*S
 // dirChain lists the plain <Directory> sections that apply to a directory
 // path, shallowest first (excluding self).
 func dirChain(cfg *Config, path string, self *Section) []*Section {
-	// Allocated once, for the sections that may apply (a wildcard one
-	// may not).
-	n := 0
-	for _, d := range cfg.Dirs {
-		if d != self && (self == nil || d.Depth <= self.Depth) && (d.Depth == 0 || d.Fnmatch || strings.HasPrefix(path, d.Path)) {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	out := make([]*Section, 0, n)
+	// Gathered on the stack, and copied once to a list of their number.
+	var buf [8]*Section
+	out := buf[:0]
 	for _, d := range cfg.Dirs {
 		if d == self || self != nil && d.Depth > self.Depth {
 			continue
@@ -512,7 +541,7 @@ func dirChain(cfg *Config, path string, self *Section) []*Section {
 	if len(out) == 0 {
 		return nil
 	}
-	return out
+	return append(make([]*Section, 0, len(out)), out...)
 }
 
 // ownLevelVaries reports whether chain, the <Directory> sections of dir
@@ -539,16 +568,16 @@ func ownLevelVaries(chain []*Section, dir string, hasAccess func(*DirConf) bool)
 
 // dirAtDepth is the directory of path (ending in "/") with depth slashes.
 func dirAtDepth(path string, depth int) (string, bool) {
-	n := 0
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' {
-			n++
-			if n == depth {
-				return path[:i+1], true
-			}
+	for n, i := 0, 0; ; {
+		j := strings.IndexByte(path[i:], '/')
+		if j < 0 {
+			return "", false
+		}
+		i += j + 1
+		if n++; n == depth {
+			return path[:i], true
 		}
 	}
-	return "", false
 }
 
 // IsFiles reports whether s is a <Files> or <FilesMatch> section.
@@ -557,9 +586,11 @@ func IsFiles(s *Section) bool { return s.Kind == KindFiles || s.Kind == KindFile
 // parentDir is the <Directory> or <DirectoryMatch> section s is nested
 // in, if any.
 func parentDir(cfg *Config, s *Section) *Section {
-	for _, d := range append(append([]*Section(nil), cfg.Dirs...), cfg.DirMatches...) {
-		if slices.Contains(d.Conf.Files, s) {
-			return d
+	for _, list := range [...][]*Section{cfg.Dirs, cfg.DirMatches} {
+		for _, d := range list {
+			if slices.Contains(d.Conf.Files, s) {
+				return d
+			}
 		}
 	}
 	return nil

@@ -83,3 +83,58 @@ func TestDirPath(t *testing.T) {
 		}
 	}
 }
+
+// cleanAbs holds exactly the absolute paths filepath.Clean leaves as
+// they are: every path of up to five bytes of "/", ".", "a", and longer
+// ones with those elements.
+func TestCleanAbs(t *testing.T) {
+	check := func(s string) {
+		if got, want := cleanAbs(s), strings.HasPrefix(s, "/") && filepath.Clean(s) == s; got != want {
+			t.Errorf("cleanAbs(%q) = %v, want %v", s, got, want)
+		}
+	}
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		check(prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range []string{"/", ".", "a"} {
+			gen(prefix+c, n-1)
+		}
+	}
+	gen("", 5)
+	for _, s := range []string{"/tmp/www/vh0/admin", "/tmp/www/vh0/admin/", "/tmp/..a/b", "/tmp/a../b", "/tmp/.a", "/tmp/a./..", "/...", "/a/.../b"} {
+		check(s)
+	}
+}
+
+// prefixOfSlashed is strings.HasPrefix(r+"/", p).
+func TestPrefixOfSlashed(t *testing.T) {
+	words := []string{"", "/", "/a", "/a/", "/ab", "/a/b", "/a/b/", "/a//", "a", "a/"}
+	for _, r := range words {
+		for _, p := range words {
+			if got, want := prefixOfSlashed(r, p), strings.HasPrefix(r+"/", p); got != want {
+				t.Errorf("prefixOfSlashed(%q, %q) = %v, want %v", r, p, got, want)
+			}
+		}
+	}
+}
+
+// dirAtDepth is the directory of a path with the number of slashes
+// asked, none for 0 or more than the path has.
+func TestDirAtDepth(t *testing.T) {
+	for _, tc := range []struct {
+		path  string
+		depth int
+		want  string
+		ok    bool
+	}{
+		{"/a/b/c/", 0, "", false}, {"/a/b/c/", 1, "/", true}, {"/a/b/c/", 2, "/a/", true}, {"/a/b/c/", 4, "/a/b/c/", true},
+		{"/a/b/c/", 5, "", false}, {"/a/b/c", 4, "", false}, {"a//b/", 2, "a//", true}, {"", 1, "", false}, {"/", -1, "", false},
+	} {
+		if got, ok := dirAtDepth(tc.path, tc.depth); got != tc.want || ok != tc.ok {
+			t.Errorf("dirAtDepth(%q, %d) = %q, %v, want %q, %v", tc.path, tc.depth, got, ok, tc.want, tc.ok)
+		}
+	}
+}

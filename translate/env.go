@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
@@ -212,6 +213,33 @@ func equalFoldASCII(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// toLower is strings.ToLower(s), which it returns without a copy, eight
+// bytes read at a time, where s is ASCII with no upper-case letter (as
+// the words of most configurations are).
+func toLower(s string) string {
+	const (
+		high  = 0x8080808080808080
+		fromA = 0x3f3f3f3f3f3f3f3f // + a byte sets its high bit from 'A' (0x41) up
+		pastZ = 0x2525252525252525 // and from past 'Z' (0x5b) up
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56 // one load
+		// With no high bit set, no byte's sum carries into the next.
+		if x&high != 0 || (x+fromA)&^(x+pastZ)&high != 0 {
+			return strings.ToLower(s)
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 func lowerASCII(c byte) byte {

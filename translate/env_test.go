@@ -276,3 +276,32 @@ SetEnvIf ^X- . x
 		}
 	}
 }
+
+// toLower is strings.ToLower: on every string of up to five bytes of
+// letters of both cases, the bytes around them, and non-ASCII runes
+// (the Kelvin sign lowers to "k"), and on longer ones with such a byte
+// at each place of an eight-byte word.
+func TestToLower(t *testing.T) {
+	parts := []string{"a", "z", "A", "Z", "@", "[", "`", "{", "0", "\x80", "é", "\u212a", "\xff"}
+	check := func(s string) {
+		if got, want := toLower(s), strings.ToLower(s); got != want {
+			t.Errorf("toLower(%q) = %q, want %q", s, got, want)
+		}
+	}
+	var gen func(s string, n int)
+	gen = func(s string, n int) {
+		check(s)
+		if n > 0 {
+			for _, p := range parts {
+				gen(s+p, n-1)
+			}
+		}
+	}
+	gen("", 4)
+	base := "www.vh0.bench.example.org"
+	for i := range len(base) {
+		for _, p := range parts {
+			check(base[:i] + p + base[i:])
+		}
+	}
+}

@@ -54,40 +54,11 @@ func (b *builder) loaded(m string) bool {
 // AllowOverride says Nonfatal, after skipping the directive as Apache
 // does with a warning).
 func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent string) *directive.Info {
-	// The table is looked up by the lower-case name, which the parser
-	// has worked out: many names are not written as their module spells
-	// them ("Allow" for "allow").
-	key := d.LowerName()
-	if d.IsSection() {
-		key = "<" + key
-	}
-	info, known := directive.Find(key, b.tableVersion(), b.loaded)
+	var miss admitSlot
+	row := b.find(d, &miss)
+	info := row.info
 	if info == nil {
-		name := d.Name
-		if d.IsSection() {
-			name = "<" + d.Name
-		}
-		if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 && where != directive.Authz {
-			return nil // AH02296: Unknown directive ... (a warning)
-		}
-		msg := directive.InvalidCommand(name)
-		other, otherName := directive.V24, "2.4"
-		if b.tableVersion() == directive.V24 {
-			other, otherName = directive.V22, "2.2"
-		}
-		switch {
-		case !known && directive.Known(name, other) && other == directive.V24:
-			msg += " (orderly: " + displayName(d) + " is an Apache 2.4 directive, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\")"
-		case !known && directive.Known(name, other):
-			msg += " (orderly: " + displayName(d) + " is an Apache " + otherName + " directive that 2.4 removed; with semantics \"2.4-compat\" the configuration must be valid 2.4)"
-		case known:
-			msg += " (orderly: its module is not loaded"
-			if b.fragment() {
-				msg += "; a configuration without LoadModule lines is read with Debian's default modules, and legacy.modules names others"
-			}
-			msg += ")"
-		}
-		b.errorf(d, "%s", msg)
+		b.unknownDirective(d, where, row.known)
 		return nil
 	}
 	var allowed directive.Override
@@ -95,19 +66,7 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 		allowed = directive.Override(b.htaccess.override)
 	}
 	if !info.Where.Allows(where, allowed) && !b.listed(info.Name) {
-		if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 && where != directive.Authz {
-			// AH02295: ... in .htaccess forbidden by AllowOverride. The
-			// module's configuration for the file was made all the same
-			// (ap_walk_config_sub sets the config vectors before
-			// invoke_cmd refuses), which matters where it does not merge.
-			b.skipped = info
-			return nil
-		}
-		if parent != "" && b.cfg.Semantics != Legacy22 {
-			b.errorf(d, "%s not allowed in <%s> context", info.Name, parent)
-		} else {
-			b.errorf(d, "%s not allowed here", info.Name)
-		}
+		b.notAllowed(d, info, where, parent)
 		return nil
 	}
 	// Then invoke_cmd takes the arguments as the directive's args_how
@@ -120,12 +79,137 @@ func (b *builder) admit(d *apacheconf.Directive, where directive.Context, parent
 			b.errorf(d, "%s", msg)
 			return nil
 		}
-		if msg := b.badValue(info, d, where); msg != "" {
-			b.errorf(d, "%s", msg)
-			return nil
+		if row.check != noValueCheck {
+			if msg := b.badValue(row.check, info, row.kw, d, where); msg != "" {
+				b.errorf(d, "%s", msg)
+				return nil
+			}
 		}
 	}
 	return info
+}
+
+// unknownDirective is admit's answer for a directive the table has no
+// row of for the version and the modules loaded: known says whether the
+// version knows its name from a module not loaded.
+func (b *builder) unknownDirective(d *apacheconf.Directive, where directive.Context, known bool) {
+	name := d.Name
+	if d.IsSection() {
+		name = "<" + d.Name
+	}
+	if b.htaccess != nil && b.htaccess.nonfatal&2 != 0 && where != directive.Authz {
+		return // AH02296: Unknown directive ... (a warning)
+	}
+	msg := directive.InvalidCommand(name)
+	other, otherName := directive.V24, "2.4"
+	if b.tableVersion() == directive.V24 {
+		other, otherName = directive.V22, "2.2"
+	}
+	switch {
+	case !known && directive.Known(name, other) && other == directive.V24:
+		msg += " (orderly: " + displayName(d) + " is an Apache 2.4 directive, unknown to 2.2; with 2.4 directives in the configuration use semantics \"2.4-compat\")"
+	case !known && directive.Known(name, other):
+		msg += " (orderly: " + displayName(d) + " is an Apache " + otherName + " directive that 2.4 removed; with semantics \"2.4-compat\" the configuration must be valid 2.4)"
+	case known:
+		msg += " (orderly: its module is not loaded"
+		if b.fragment() {
+			msg += "; a configuration without LoadModule lines is read with Debian's default modules, and legacy.modules names others"
+		}
+		msg += ")"
+	}
+	b.errorf(d, "%s", msg)
+}
+
+// notAllowed is admit's answer for a directive of row info that the
+// context does not allow.
+func (b *builder) notAllowed(d *apacheconf.Directive, info *directive.Info, where directive.Context, parent string) {
+	if b.htaccess != nil && b.htaccess.nonfatal&1 != 0 && where != directive.Authz {
+		// AH02295: ... in .htaccess forbidden by AllowOverride. The
+		// module's configuration for the file was made all the same
+		// (ap_walk_config_sub sets the config vectors before
+		// invoke_cmd refuses), which matters where it does not merge.
+		b.skipped = info
+		return
+	}
+	if parent != "" && b.cfg.Semantics != Legacy22 {
+		b.errorf(d, "%s not allowed in <%s> context", info.Name, parent)
+	} else {
+		b.errorf(d, "%s not allowed here", info.Name)
+	}
+}
+
+// admitSets is the number of sets of an admitCache, 1<<admitSetBits.
+const (
+	admitSetBits = 7
+	admitSets    = 1 << admitSetBits
+)
+
+// An admitCache holds the directive table's answers (directive.Find)
+// for the names the builders of one goroutine meet, with the keywords
+// row of each (badKeyword): the table is a map, asked once per
+// directive otherwise, and a configuration of many virtual hosts
+// repeats a few names thousands of times. A name has its set of two
+// places (admitSetOf), which hold the last two names met of those
+// that fall on it: looking one up costs a comparison of names or two,
+// and a miss asks the table.
+type admitCache [admitSets][2]admitSlot
+
+// An admitSlot is one name's answer in an admitCache.
+type admitSlot struct {
+	name    string // lower case
+	section bool
+	known   bool
+	check   valueCheck
+	info    *directive.Info
+	kw      *keywordCheck // its row of keywords, for info's module; nil if none
+}
+
+// admitSetOf is the set of a name (lower case) in an admitCache: of
+// its length and three of its letters, mixed so that every one of them
+// counts.
+func admitSetOf(name string, section bool) int {
+	h := uint32(len(name))
+	if n := len(name); n > 0 {
+		h |= uint32(name[0])<<8 | uint32(name[n/2])<<16 | uint32(name[n-1])<<24
+	}
+	if section {
+		h = ^h
+	}
+	return int(h * 0x9e3779b1 >> (32 - admitSetBits))
+}
+
+// find returns the row of the directive table for d that the builder's
+// version and modules give, whether the version knows its name at all
+// (directive.Find), its row of keywords and the check of its values
+// (valueCheckOf): from the builder's buildCache where it has one, else
+// in miss, which the caller provides.
+func (b *builder) find(d *apacheconf.Directive, miss *admitSlot) *admitSlot {
+	// The table is looked up by the lower-case name, which the parser
+	// has worked out: many names are not written as their module spells
+	// them ("Allow" for "allow").
+	name, section := d.LowerName(), d.IsSection()
+	var set *[2]admitSlot
+	if b.cache != nil {
+		set = &b.cache.admits[admitSetOf(name, section)]
+		for i := range set {
+			if s := &set[i]; s.name == name && s.section == section {
+				return s
+			}
+		}
+	}
+	key := name
+	if section {
+		key = "<" + name
+	}
+	info, known := directive.Find(key, b.tableVersion(), b.loaded)
+	kw := keywordsOf(info, name)
+	*miss = admitSlot{name: name, section: section, known: known, check: valueCheckOf(info, kw), info: info, kw: kw}
+	if set == nil {
+		return miss
+	}
+	// The newer first: the older of the two makes room.
+	set[1], set[0] = set[0], *miss
+	return &set[0]
 }
 
 // readerAdmit is apacheconf.Options.Admit for an .htaccess file: the
@@ -302,14 +386,14 @@ func (b *builder) ifSection(d *apacheconf.Directive) {
 // NameVirtualHost address only in part (the same address with another
 // port form), where 2.2 warns that the results are undefined, is refused.
 func (b *builder) nameBased() {
-	for _, vb := range b.vhosts {
+	for _, vb := range b.main.vhosts {
 		v := vb.vhost
 		if b.cfg.Semantics != Legacy22 {
 			v.NameBased = true
 			continue
 		}
 		for _, a := range v.Addrs {
-			for _, n := range b.nameVHosts {
+			for _, n := range b.main.nameVHosts {
 				sameHost := a.Wildcard == n.addr.Wildcard && a.IP == n.addr.IP
 				switch {
 				case sameHost && a.Port == n.addr.Port:

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orderly-proxy/orderly/translate/apacheconf"
+	"github.com/orderly-proxy/orderly/translate/directive"
 )
 
 // fragmentModules is FragmentModules as a set, as Load passes them for a
@@ -320,5 +321,54 @@ func TestAuthzProviderModules(t *testing.T) {
 				t.Errorf("%s with %s loaded %v: %v; want Unknown Authz provider %v", line, mod, with, err, want)
 			}
 		}
+	}
+}
+
+// TestAdmitCache: a builder's cache of the directive table answers as
+// the table does, for every name of the table, as a directive and as a
+// section, looked up the first time and again after all the others
+// (names falling on one set of the cache push each other out), under
+// either version and with or without the modules loaded.
+func TestAdmitCache(t *testing.T) {
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range directive.All() {
+		n := strings.ToLower(strings.TrimPrefix(r.Name, "<"))
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	names = append(names, "nosuchdirective", "x")
+	for _, sem := range []Semantics{Legacy22, Compat24} {
+		for _, mods := range []map[string]bool{nil, {"rewrite_module": true}, fragmentModules()} {
+			plain := &builder{opt: &Options{Modules: mods}, cfg: &Config{Semantics: sem}}
+			cached := &builder{opt: &Options{Modules: mods}, cfg: &Config{Semantics: sem}, cache: new(buildCache)}
+			for round := range 2 {
+				for _, n := range names {
+					for _, section := range []bool{false, true} {
+						d := &apacheconf.Directive{Name: n}
+						if section {
+							d.Block = []*apacheconf.Directive{}
+						}
+						var m1, m2 admitSlot
+						if got, want := *cached.find(d, &m1), *plain.find(d, &m2); got != want {
+							t.Fatalf("%s %v, section %v, round %d: cached %+v, want %+v", sem, mods, section, round, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	info, _ := directive.Find("xbithack", directive.V24, nil)
+	if k := keywordsOf(info, "xbithack"); k == nil || k.module != "include_module" {
+		t.Errorf("keywordsOf(XBitHack): %v", k)
+	}
+	// The row of another module of the same name has none.
+	if k := keywordsOf(&directive.Info{Name: "XBitHack", Module: "other_module"}, "xbithack"); k != nil {
+		t.Errorf("keywordsOf(XBitHack of other_module): %v", k)
+	}
+	if k := keywordsOf(nil, "xbithack"); k != nil {
+		t.Errorf("keywordsOf(nil): %v", k)
 	}
 }

@@ -13,69 +13,163 @@ import (
 )
 
 // virtualHost builds a <VirtualHost> with a builder of its own that shares
-// the main one's rule bookkeeping, method registry and modules.
+// the main one's rule bookkeeping, method registry and modules; where
+// the hosts are built apart (buildHosts), it only notes what the host
+// starts with.
 func (b *builder) virtualHost(d *apacheconf.Directive) {
-	v := &VHost{Pos: d.Pos}
 	for _, a := range d.Args {
-		va, err := parseVHostAddr(a)
-		if err != "" {
+		if _, err := parseVHostAddr(a); err != "" {
 			b.errorf(d, "%s", err)
 			return
 		}
-		v.Addrs = append(v.Addrs, va)
 	}
-	if len(v.Addrs) == 0 {
+	if len(d.Args) == 0 {
 		b.errorf(d, "<VirtualHost> directive requires additional arguments")
 		return
 	}
-	vb := &builder{
-		vhost: v, scope: b.within(nil, d),
-		opt: b.opt, ordinals: b.ordinals, serverRoot: b.serverRoot, order: b.order, parent: b, reDefault: b.reDefault,
-		cfg: &Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
-			Defaults: &DirConf{}, MergeSlashes: b.cfg.MergeSlashes, Limits: b.cfg.Limits.forHost()},
+	start := hostStart{serverRoot: b.serverRoot, reDefault: b.reDefault, limits: b.cfg.Limits.forHost(), mergeSlashes: b.cfg.MergeSlashes}
+	m := b.main
+	if m.start == nil || *m.start != start {
+		m.start = new(hostStart)
+		*m.start = start
 	}
-	vb.cfg.Defaults.Options = defaultOptions(b.cfg.Semantics)
-	vb.directive = d
-	b.vhosts = append(b.vhosts, vb)
-	if b.apartOK {
-		vb.apart, vb.order = true, new(int)
-		b.later = append(b.later, &laterHost{vb: vb, d: d, errsAt: len(b.errs), rulesAt: len(b.rules)})
+	h := laterHost{d: d, errsAt: len(b.errs), rulesAt: len(b.rules), start: m.start}
+	if m.apartOK {
+		m.later = append(m.later, h)
 		return
 	}
+	vb := b.newHost(&h)
+	m.vhosts = append(m.vhosts, vb)
 	for _, c := range d.Block {
 		vb.topLevel(c)
 	}
+	vb.built()
 	b.errs = append(b.errs, vb.errs...)
 	b.rules = append(b.rules, vb.rules...)
 	vb.rules = nil
 }
 
-// hostsApart reports whether the virtual hosts of ds can be built apart
-// from the main server and from each other, on several cores, with the
-// same result as one after another: there are enough of them, no rule is
-// to be omitted (whose ID must be known as it is read), and no <Limit>
-// in one registers a method (whose number depends on the order of
-// registration).
-func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
+// A hostAlloc is what a virtual host's building allocates, as one: its
+// builder, its configuration and per-directory defaults with their
+// Options, the VHost, its own count of sections (a host built apart),
+// and room for the first address, ServerAlias, <Directory> and
+// <Location> of the host and the first two sections it makes, which
+// most hosts do not outgrow.
+type hostAlloc struct {
+	vb       builder
+	cfg      Config
+	defaults DirConf
+	options  CoreOptions
+	v        VHost
+	order    int
+	addr     [1]VHostAddr
+	alias    [1]string
+	dir, loc [1]*Section
+	made     [2]*Section
+}
+
+// newHost returns the builder of the virtual host h, which virtualHost
+// checked, with what it starts with from the main server.
+func (b *builder) newHost(h *laterHost) *builder {
+	a := new(hostAlloc)
+	v := &a.v
+	v.Pos = h.d.Pos
+	v.Addrs, v.Aliases = a.addr[:0], a.alias[:0]
+	for _, arg := range h.d.Args {
+		va, _ := parseVHostAddr(arg)
+		v.Addrs = append(v.Addrs, va)
+	}
+	a.options = DefaultOptions(b.cfg.Semantics)
+	a.defaults.Options = &a.options
+	a.cfg = Config{Semantics: b.cfg.Semantics, ForwardUnfaithful: b.cfg.ForwardUnfaithful, RenderOnly: b.cfg.RenderOnly, Omit: b.cfg.Omit, Methods: b.cfg.Methods, Modules: b.cfg.Modules,
+		Defaults: &a.defaults, MergeSlashes: h.start.mergeSlashes, Limits: h.start.limits, Dirs: a.dir[:0], Locations: a.loc[:0]}
+	vb := &a.vb
+	vb.vhost, vb.scope, vb.directive = v, b.within(nil, h.d), h.d
+	vb.opt, vb.ordinals, vb.serverRoot, vb.order, vb.parent, vb.reDefault, vb.cache = b.opt, b.ordinals, h.start.serverRoot, b.order, b, h.start.reDefault, b.cache
+	vb.cfg = &a.cfg
+	if b.main.apartOK {
+		vb.apart, vb.order, vb.made = true, &a.order, a.made[:0]
+	}
+	return vb
+}
+
+// built ends the building of a virtual host's directives: its lists
+// that newHost gave room and that are still empty are nil, as they are
+// for the main server.
+func (b *builder) built() {
+	if len(b.vhost.Aliases) == 0 {
+		b.vhost.Aliases = nil
+	}
+	if len(b.cfg.Dirs) == 0 {
+		b.cfg.Dirs = nil
+	}
+	if len(b.cfg.Locations) == 0 {
+		b.cfg.Locations = nil
+	}
+}
+
+// hostsApart reports whether the virtual hosts of the configuration
+// (its prescan p) can be built apart from the main server and from each
+// other, on several cores, with the same result as one after another:
+// there are enough of them, no rule is to be omitted (whose ID must be
+// known as it is read), and no <Limit> in one registers a method (whose
+// number depends on the order of registration).
+func hostsApart(p *prescan, opt Options) bool {
 	if len(opt.Omit) > 0 || runtime.GOMAXPROCS(0) < 2 {
 		return false
 	}
-	hosts, custom := 0, false
+	return p.hosts >= 2 && !p.customMethod
+}
+
+// A prescan is what Build reads of the directives before it builds
+// anything, in one walk of them all.
+type prescan struct {
+	// loadOrder numbers the modules of the LoadModule lines in the
+	// order of their first (authz22Chain).
+	loadOrder map[string]int
+	// hosts counts the <VirtualHost> sections at the top level;
+	// customMethod says whether a <Limit> or <LimitExcept> in one of
+	// them names a method that is not a standard one (hostsApart).
+	hosts        int
+	customMethod bool
+}
+
+// prescanOf walks ds, sections' contents included, for their prescan.
+func prescanOf(ds []*apacheconf.Directive) *prescan {
+	p := &prescan{loadOrder: map[string]int{}}
+	p.scan(ds, false, true)
+	return p
+}
+
+// scan notes what the directives ds and those in them tell the
+// prescan: top says whether ds are the configuration's top level,
+// inHost whether they are in a <VirtualHost> there.
+func (p *prescan) scan(ds []*apacheconf.Directive, inHost, top bool) {
 	for _, d := range ds {
-		if d.LowerName() != "virtualhost" {
-			continue
-		}
-		hosts++
-		apacheconf.Walk(d.Block, func(x *apacheconf.Directive, _ []*apacheconf.Directive) error {
-			if n := x.LowerName(); n == "limit" || n == "limitexcept" {
-				for _, m := range x.Args {
-					custom = custom || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
+		host := inHost
+		switch d.LowerName() {
+		case "loadmodule":
+			if len(d.Args) > 0 {
+				if _, ok := p.loadOrder[d.Args[0]]; !ok {
+					p.loadOrder[d.Args[0]] = len(p.loadOrder)
 				}
 			}
-			return nil
-		})
+		case "limit", "limitexcept":
+			if inHost {
+				for _, m := range d.Args {
+					p.customMethod = p.customMethod || (*policy.Methods)(nil).Number(m) == policy.MethodInvalid
+				}
+			}
+		case "virtualhost":
+			if top {
+				p.hosts++
+				host = true
+			}
+		}
+		if len(d.Block) > 0 {
+			p.scan(d.Block, host, false)
+		}
 	}
-	return hosts >= 2 && !custom
 }
 
 // buildHosts builds the virtual hosts set apart, on every core, then, in
@@ -83,17 +177,27 @@ func hostsApart(ds []*apacheconf.Directive, opt Options) bool {
 // sections their numbers, and puts their errors and rules where building
 // them in place would have.
 func (b *builder) buildHosts() {
-	par.Do(len(b.later), func(i int) {
-		h := b.later[i]
-		for _, c := range h.d.Block {
-			h.vb.topLevel(c)
+	m := b.main
+	par.DoWith(len(m.later), func() func(int) {
+		cache := new(buildCache) // this goroutine's
+		return func(i int) {
+			h := &m.later[i]
+			h.vb = b.newHost(h)
+			h.vb.cache = cache
+			for _, c := range h.d.Block {
+				h.vb.topLevel(c)
+			}
+			h.vb.built()
 		}
 	})
 	errs, rules := b.errs, b.rules
 	b.errs, b.rules = nil, nil
 	e, r := 0, 0
-	for _, h := range b.later {
+	m.vhosts = slices.Grow(m.vhosts, len(m.later))
+	for i := range m.later {
+		h := &m.later[i]
 		vb := h.vb
+		m.vhosts = append(m.vhosts, vb)
 		b.errs = append(append(b.errs, errs[e:h.errsAt]...), vb.errs...)
 		b.rules = append(append(b.rules, rules[r:h.rulesAt]...), vb.rules...)
 		e, r = h.errsAt, h.rulesAt
@@ -111,19 +215,20 @@ func (b *builder) buildHosts() {
 		}
 	}
 	// The ordinals known, the IDs are hashed on every core.
-	par.Do(len(b.later), func(i int) {
+	par.Do(len(m.later), func(i int) {
 		var buf []byte
-		for _, p := range b.later[i].vb.pending {
+		for _, p := range m.later[i].vb.pending {
 			buf = append(buf[:0], p.key...)
 			p.r.ID = ruleHash(buf, p.n)
 		}
 	})
-	for _, h := range b.later {
-		h.vb.rules, h.vb.pending, h.vb.made, h.vb.apart, h.vb.order = nil, nil, nil, false, b.order
+	for i := range m.later {
+		h := &m.later[i]
+		h.vb.rules, h.vb.pending, h.vb.made, h.vb.apart, h.vb.order, h.vb.cache = nil, nil, nil, false, b.order, b.cache
 	}
 	b.errs = append(b.errs, errs[e:]...)
 	b.rules = append(b.rules, rules[r:]...)
-	b.later = nil
+	m.later = nil
 }
 
 // parseVHostAddr reads one address of <VirtualHost>: "*:80", "_default_",
@@ -149,7 +254,7 @@ func parseVHostAddr(a string) (VHostAddr, string) {
 		}
 		v.Port = n
 	}
-	switch strings.ToLower(host) {
+	switch toLower(host) {
 	case "*", "_default_":
 		v.Wildcard = true
 		return v, ""
@@ -170,9 +275,9 @@ func parseVHostAddr(a string) (VHostAddr, string) {
 // apply inside every virtual host, before the host's own; the host's own
 // aliases come first; unset settings are inherited.
 //
-// The merge is written over own and its Defaults, which it returns: a
-// host's own configuration is not needed once merged, and a thousand
-// hosts then do not each allocate another.
+// The merge is written over own, its Defaults and their Options, which
+// it returns: a host's own configuration is not needed once merged, and
+// a thousand hosts then do not each allocate another.
 func mergeServer(main, own *Config, set map[string]bool) *Config {
 	o, od := *own, *own.Defaults // what the host set
 	c, d := own, own.Defaults
@@ -203,8 +308,8 @@ func mergeServer(main, own *Config, set map[string]bool) *Config {
 		d.HostnameLookups = od.HostnameLookups
 	}
 	if main.Defaults.Options != nil && od.Options != nil {
-		opts := main.Defaults.Options.Merge(*od.Options)
-		d.Options = &opts
+		*od.Options = main.Defaults.Options.Merge(*od.Options)
+		d.Options = od.Options
 	}
 	c.SSL = mergeSSL(main.SSL, o.SSL) // ssl.go
 	d.SSL = MergeSSLDir(main.Defaults.SSL, od.SSL)

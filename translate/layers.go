@@ -66,7 +66,13 @@ func MergeLayers(chain []*Section) (*Layers, *Layers) {
 // mergeLayers is MergeLayers of chain followed by last, unless nil:
 // a section over what it inherits, without a list made for the two.
 func mergeLayers(chain []*Section, last *Section) *Layers {
-	var l Layers
+	l := new(Layers)
+	l.merge(chain, last)
+	return l
+}
+
+// merge sets l, empty, to mergeLayers of chain and last.
+func (l *Layers) merge(chain []*Section, last *Section) {
 	var walked *AuthzSlot // this walk's sections so far
 	phase := -1
 	n := len(chain)
@@ -110,14 +116,17 @@ func mergeLayers(chain []*Section, last *Section) *Layers {
 		if c.LDAP != nil {
 			l.LDAP = c.LDAP
 		}
-		for set := c.Satisfy22Set; set != 0; set &= set - 1 {
-			i := bits.TrailingZeros64(uint64(set))
-			l.Sat22[i] = c.Satisfy22[i]
+		if c.Satisfy22Set == policy.AllMethods {
+			l.Sat22 = c.Satisfy22 // a Satisfy outside <Limit>: the whole array
+		} else {
+			for set := c.Satisfy22Set; set != 0; set &= set - 1 {
+				i := bits.TrailingZeros64(uint64(set))
+				l.Sat22[i] = c.Satisfy22[i]
+			}
 		}
 		l.SatSet |= c.Satisfy22Set
 	}
 	l.Authz = mergeAuthzOver(l.Authz, walked)
-	return &l
 }
 
 // mergeAuthzOver is MergeAuthz where either side may be missing.
@@ -193,34 +202,59 @@ func listFor(list []policy.AccessRule, bit policy.MethodMask) (hasAll, empty boo
 }
 
 // listTree is the RequireAny of the Allow or Deny list's words for the
-// method bit, "all" left out.
+// method bit, "all" left out. The container and its leaves are one
+// array, and the leaves' addresses and names another each.
 func listTree(list []policy.AccessRule, bit policy.MethodMask) *policy.Node {
-	any := &policy.Node{Kind: policy.Any, Methods: policy.AllMethods}
-	n := 0
-	for _, a := range list {
-		if a.Methods&bit != 0 && a.Kind != policy.AccessAll {
-			n++
-		}
-	}
-	if n > 0 {
-		any.Children = make([]*policy.Node, 0, n)
-	}
+	n, ips, names := 0, 0, 0
 	for _, a := range list {
 		if a.Methods&bit == 0 {
 			continue
 		}
-		var leaf *policy.Node
 		switch a.Kind {
 		case policy.AccessAll:
 			continue
 		case policy.AccessIP:
-			leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvIP, Subnets: []policy.Subnet{a.Subnet}}
-		case policy.AccessHost:
-			leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvHost, Args: []string{a.Name}}
-		case policy.AccessEnv:
-			leaf = &policy.Node{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}}
+			ips++
+		case policy.AccessHost, policy.AccessEnv:
+			names++
+		}
+		n++
+	}
+	nodes := make([]policy.Node, 1+n)
+	any := &nodes[0]
+	*any = policy.Node{Kind: policy.Any, Methods: policy.AllMethods}
+	if n == 0 {
+		return any
+	}
+	any.Children = make([]*policy.Node, 0, n)
+	var subnets []policy.Subnet
+	if ips > 0 {
+		subnets = make([]policy.Subnet, ips)
+	}
+	var args []string
+	if names > 0 {
+		args = make([]string, names)
+	}
+	for _, a := range list {
+		if a.Methods&bit == 0 || a.Kind == policy.AccessAll {
+			continue
+		}
+		leaf := &nodes[1+len(any.Children)]
+		switch a.Kind {
+		case policy.AccessIP:
+			subnets[0] = a.Subnet
+			*leaf = policy.Node{Kind: policy.Leaf, Provider: policy.ProvIP, Subnets: subnets[:1:1]}
+			subnets = subnets[1:]
+		case policy.AccessHost, policy.AccessEnv:
+			args[0] = a.Name
+			p := policy.ProvHost
+			if a.Kind == policy.AccessEnv {
+				p = policy.ProvEnv
+			}
+			*leaf = policy.Node{Kind: policy.Leaf, Provider: p, Args: args[:1:1]}
+			args = args[1:]
 		case policy.AccessNotEnv:
-			leaf = &policy.Node{Kind: policy.All, Children: []*policy.Node{allLeaf(policy.ProvAllGranted),
+			*leaf = policy.Node{Kind: policy.All, Children: []*policy.Node{allLeaf(policy.ProvAllGranted),
 				{Kind: policy.Leaf, Provider: policy.ProvEnv, Args: []string{a.Name}, Negate: true, Methods: policy.AllMethods}}}
 		}
 		leaf.Methods = policy.AllMethods

@@ -217,7 +217,7 @@ func (b *builder) serverName(d *apacheconf.Directive) {
 	sl := &b.cfg.Limits
 	part := arg
 	if i := strings.Index(arg, "://"); i >= 0 {
-		sl.Scheme, part = strings.ToLower(arg[:i]), arg[i+3:]
+		sl.Scheme, part = toLower(arg[:i]), arg[i+3:]
 	}
 	sl.Port = 0
 	if i := strings.IndexByte(part, ':'); i >= 0 {
@@ -228,7 +228,7 @@ func (b *builder) serverName(d *apacheconf.Directive) {
 		}
 		part, sl.Port = part[:i], port
 	}
-	sl.Name = strings.ToLower(part)
+	sl.Name = toLower(part)
 }
 
 // protocolOptions is set_http_protocol_options: the words of every
@@ -342,8 +342,8 @@ func (b *builder) checkStrictHost() {
 		return
 	}
 	d := b.strictHost
-	nameless := len(b.vhosts) == 0
-	for _, vb := range b.vhosts {
+	nameless := len(b.main.vhosts) == 0
+	for _, vb := range b.main.vhosts {
 		if vb.vhost.Name == "" {
 			nameless = true
 			if d == nil {

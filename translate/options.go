@@ -85,7 +85,7 @@ func (base CoreOptions) Merge(add CoreOptions) CoreOptions {
 // (ap_cstr_casecmp: ASCII letters in either case).
 func optionWord(w string) (OptionBits, bool) {
 	for _, o := range optionWords {
-		if equalFoldASCII(o.name, w) {
+		if len(o.name) == len(w) && equalFoldASCII(o.name, w) {
 			return o.bits, true
 		}
 	}

@@ -135,7 +135,7 @@ func (c *Config) ParseHtaccessWith(path string, data []byte, allow HtaccessAllow
 		return nil, err
 	}
 	b := &builder{
-		opt:        Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful, RenderOnly: c.RenderOnly, Omit: c.Omit},
+		opt:        &Options{Semantics: c.Semantics, BaseDir: baseDir, ForwardUnfaithful: c.ForwardUnfaithful, RenderOnly: c.RenderOnly, Omit: c.Omit},
 		cfg:        c,
 		ordinals:   map[string]int{},
 		htaccess:   &htaccessMode{override: override, nonfatal: nonfatal, list: allow.List, modules: c.Modules, overrideOpts: overrideOpts},

@@ -140,7 +140,14 @@ func (b *builder) regexDefaultOptions(d *apacheconf.Directive) {
 
 // fnmatchTest is apr_fnmatch_test (build.go's section has a variable
 // named regex).
-func fnmatchTest(p string) bool { return regex.FnmatchTest(p) }
+func fnmatchTest(p string) bool {
+	// Only "*", "?" and "[" start a wildcard: a path without them (most
+	// are) is read three bytes at a time.
+	if strings.IndexByte(p, '*') < 0 && strings.IndexByte(p, '?') < 0 && strings.IndexByte(p, '[') < 0 {
+		return false
+	}
+	return regex.FnmatchTest(p)
+}
 
 // mayMatch is a match for the translator's questions ("can this section
 // apply here?"), where an evaluation that does not finish counts as one.

@@ -3,6 +3,8 @@ package translate
 import (
 	"strings"
 	"testing"
+
+	"github.com/orderly-proxy/orderly/translate/regex"
 )
 
 // TestRegexOptions: the options each regex of a configuration is
@@ -104,4 +106,23 @@ func TestRegexErrors(t *testing.T) {
 			t.Errorf("%q: %v, want %q", tt.conf, err, tt.want)
 		}
 	}
+}
+
+// fnmatchTest answers as regex.FnmatchTest (apr_fnmatch_test) for every
+// string of up to four bytes of "/", "*", "?", "[", "]", "\\", NUL and
+// "a".
+func TestFnmatchTest(t *testing.T) {
+	var gen func(s string, n int)
+	gen = func(s string, n int) {
+		if got, want := fnmatchTest(s), regex.FnmatchTest(s); got != want {
+			t.Errorf("fnmatchTest(%q) = %v, want %v", s, got, want)
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range []string{"/", "*", "?", "[", "]", "\\", "\x00", "a"} {
+			gen(s+c, n-1)
+		}
+	}
+	gen("", 4)
 }

@@ -25,11 +25,11 @@ func (b *builder) rewriteValue(info *directive.Info, d *apacheconf.Directive, wh
 	case "RewriteRule":
 		var r *rewrite.Rule
 		r, err = rewrite.ParseRule(d.Raw, env)
-		b.rwParsed = rewriteParsed{d: d, rule: r, err: err}
+		b.parsed(rewriteParsed{d: d, rule: r, err: err})
 	case "RewriteCond":
 		var c *rewrite.Cond
 		c, err = rewrite.ParseCond(d.Raw, env)
-		b.rwParsed = rewriteParsed{d: d, cond: c, err: err}
+		b.parsed(rewriteParsed{d: d, cond: c, err: err})
 	case "RewriteBase":
 		if len(d.Args) == 1 {
 			return rewrite.CheckBase(d.Args[0], where != directive.Server)
@@ -57,12 +57,21 @@ type rewriteParsed struct {
 	err  error
 }
 
+// parsed keeps p as the line rewriteValue parsed last.
+func (b *builder) parsed(p rewriteParsed) {
+	if b.rwParsed == nil {
+		b.rwParsed = new(rewriteParsed)
+	}
+	*b.rwParsed = p
+}
+
 // parsedRewrite is d's RewriteRule or RewriteCond: as rewriteValue parsed
 // it, or parsed now where it did not.
 func (b *builder) parsedRewrite(d *apacheconf.Directive) (*rewrite.Rule, *rewrite.Cond, error) {
-	if p := b.rwParsed; p.d == d {
-		b.rwParsed = rewriteParsed{}
-		return p.rule, p.cond, p.err
+	if p := b.rwParsed; p != nil && p.d == d {
+		r, c, err := p.rule, p.cond, p.err
+		*p = rewriteParsed{}
+		return r, c, err
 	}
 	if d.LowerName() == "rewritecond" {
 		c, err := rewrite.ParseCond(d.Raw, b.rewriteEnv())

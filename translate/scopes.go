@@ -63,13 +63,16 @@ func (sc Scope) InForce() (InForce, string) {
 	if why != "" {
 		return InForce{}, why
 	}
-	chain = append(chain[:len(chain):len(chain)], sc.Section)
-	_, l := MergeLayers(chain)
+	var l Layers
+	l.merge(chain, sc.Section)
 	in := InForce{Require: l.Authz != nil && l.Authz.Root != nil || l.Req22 != nil, DBMGroups: l.DBMGroups, GroupFile: l.GroupFile}
 	for _, s := range chain {
 		if a := s.Conf.GroupAuthoritative; a != nil {
 			in.GroupNotAuthoritative = !*a
 		}
+	}
+	if a := sc.Section.Conf.GroupAuthoritative; a != nil {
+		in.GroupNotAuthoritative = !*a
 	}
 	return in, ""
 }

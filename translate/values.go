@@ -13,39 +13,81 @@ import (
 // Header, RequestReadTimeout, ExtFilterDefine...) it does not check.
 
 // badValue reports Apache's error for the values of the directive d of
-// row info, "" where orderly knows of none.
-func (b *builder) badValue(info *directive.Info, d *apacheconf.Directive, where directive.Context) string {
-	if msg := badKeyword(info, d); msg != "" {
-		return msg
-	}
-	if info.Module == "rewrite_module" {
+// row info, "" where orderly knows of none: the check is the row's
+// (valueCheckOf), kw its keywords.
+func (b *builder) badValue(check valueCheck, info *directive.Info, kw *keywordCheck, d *apacheconf.Directive, where directive.Context) string {
+	switch check {
+	case checkKeywords:
+		return badKeyword(kw, d)
+	case checkRewrite:
 		return b.rewriteValue(info, d, where) // rewrite.go
-	}
-	if info.Module == "ldap_module" {
+	case checkLDAP:
 		return b.ldapValue(info, d) // ldapserver.go
-	}
-	switch {
-	case info.Module == "core_module" && info.Name == "FileETag":
+	case checkFileETag:
 		return fileETag(d.Args, b.tableVersion())
-	case info.Module == "negotiation_module" && info.Name == "ForceLanguagePriority":
+	case checkLanguagePriority:
 		return forceLanguagePriority(d.Args)
-	case info.Module == "dav_module" && info.Name == "DAV" && len(d.Args) == 1:
-		return b.davProvider(d.Args[0])
-	case info.Module == "core_module" && info.Name == "LogLevel":
+	case checkDAV:
+		if len(d.Args) == 1 {
+			return b.davProvider(d.Args[0])
+		}
+	case checkLogLevel:
 		return b.logLevel(d.Args)
+	case checkFilters:
+		return b.filterProviders(info, d)
 	}
-	return b.filterProviders(info, d)
+	return ""
+}
+
+// A valueCheck is which of badValue's checks the values of a directive
+// get: its row of the table decides (valueCheckOf), and admit's cache
+// keeps it with the row.
+type valueCheck uint8
+
+// The checks.
+const (
+	noValueCheck          valueCheck = iota
+	checkKeywords                    // one of its keywords (badKeyword)
+	checkRewrite                     // mod_rewrite's (rewrite.go)
+	checkLDAP                        // mod_ldap's (ldapserver.go)
+	checkFileETag                    // FileETag's keywords
+	checkLanguagePriority            // ForceLanguagePriority's
+	checkDAV                         // DAV's provider
+	checkLogLevel                    // LogLevel's levels
+	checkFilters                     // AddOutputFilterByType's providers
+)
+
+// valueCheckOf is the check of the values of a directive of row info,
+// whose row of keywords is kw (keywordsOf).
+func valueCheckOf(info *directive.Info, kw *keywordCheck) valueCheck {
+	switch {
+	case info == nil:
+		return noValueCheck
+	case kw != nil:
+		return checkKeywords
+	case info.Module == "rewrite_module":
+		return checkRewrite
+	case info.Module == "ldap_module":
+		return checkLDAP
+	case info.Module == "core_module" && info.Name == "FileETag":
+		return checkFileETag
+	case info.Module == "negotiation_module" && info.Name == "ForceLanguagePriority":
+		return checkLanguagePriority
+	case info.Module == "dav_module" && info.Name == "DAV":
+		return checkDAV
+	case info.Module == "core_module" && info.Name == "LogLevel":
+		return checkLogLevel
+	case info.Module == "filter_module" && info.Name == "AddOutputFilterByType":
+		return checkFilters
+	}
+	return noValueCheck
 }
 
 // keywords are directives of one argument whose code in Apache takes
 // only some words (any case, as ap_cstr_casecmp compares them), by lower
 // name and module, with its message for another word; the same in 2.2.34
 // and 2.4 where both know the directive.
-var keywords = map[string]struct {
-	module string
-	words  []string
-	msg    string
-}{
+var keywords = map[string]*keywordCheck{
 	"acceptpathinfo":           {"core_module", []string{"on", "off", "default"}, "AcceptPathInfo must be set to on, off or default"},
 	"allowencodedslashes":      {"core_module", []string{"on", "off", "nodecode"}, "AllowEncodedSlashes must be On, Off, or NoDecode"},
 	"enablemmap":               {"core_module", []string{"on", "off"}, "parameter must be 'on' or 'off'"},
@@ -56,11 +98,29 @@ var keywords = map[string]struct {
 	"xbithack":                 {"include_module", []string{"on", "off", "full"}, "XBitHack must be set to Off, On, or Full"},
 }
 
-// badKeyword reports Apache's error for a directive of keywords given
-// another word, "" otherwise. The count of arguments is checked before.
-func badKeyword(info *directive.Info, d *apacheconf.Directive) string {
-	k, ok := keywords[d.LowerName()]
-	if !ok || k.module != info.Module || len(d.Args) != 1 {
+// A keywordCheck is a row of keywords: the module whose directive it
+// checks, the words it takes and the message for another.
+type keywordCheck struct {
+	module string
+	words  []string
+	msg    string
+}
+
+// keywordsOf returns the row of keywords of the directive of row info
+// whose lower-case name is name, nil where it has none (info nil
+// included).
+func keywordsOf(info *directive.Info, name string) *keywordCheck {
+	if k := keywords[name]; k != nil && info != nil && k.module == info.Module {
+		return k
+	}
+	return nil
+}
+
+// badKeyword reports Apache's error for a directive whose row of
+// keywords is k (keywordsOf; nil for none) given another word, ""
+// otherwise. The count of arguments is checked before.
+func badKeyword(k *keywordCheck, d *apacheconf.Directive) string {
+	if k == nil || len(d.Args) != 1 {
 		return ""
 	}
 	for _, w := range k.words {

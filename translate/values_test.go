@@ -57,3 +57,37 @@ func TestLogLevel22(t *testing.T) {
 		}
 	}
 }
+
+// TestValueChecks: each of badValue's checks reaches the directives of
+// its row (valueCheckOf), with Apache's message for a value it refuses,
+// and none reaches another directive.
+func TestValueChecks(t *testing.T) {
+	mods := map[string]bool{"include_module": true, "rewrite_module": true, "ldap_module": true, "negotiation_module": true,
+		"dav_module": true, "filter_module": true, "alias_module": true}
+	tests := []struct{ line, want string }{
+		{"XBitHack sometimes", "XBitHack must be set to Off, On, or Full"},
+		{"RewriteOptions Nonsense", "RewriteOptions: unknown option 'Nonsense'"},
+		{"LDAPTimeout five", "Timeout not numerical"},
+		{"FileETag Bogus", "Unknown keyword 'Bogus' for FileETag directive"},
+		{"ForceLanguagePriority Bogus", "Invalid ForceLanguagePriority option Bogus"},
+		{"<Directory /x>\nDAV On\n</Directory>", "Unknown DAV provider: filesystem"},
+		{"LogLevel loud", "Log level keyword must be one of"},
+		{"AddOutputFilterByType NOSUCH text/html", "Unknown filter provider NOSUCH"},
+		{"XBitHack full", ""},
+		{"Alias /x /srv/x", ""},
+	}
+	for _, tt := range tests {
+		ds, err := apacheconf.Parse("t.conf", []byte(tt.line+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(ds, Options{Semantics: Compat24, DocumentRoot: t.TempDir(), Modules: mods})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
