@@ -63,8 +63,9 @@ bench:
 # front of the same Apache 2.4 backend with 0, 100 and 10,000 deny entries:
 # checked (allowed, denied, control) before timing, then interleaved wrk
 # rounds; ratios to the backend alone in the same round, added server-core
-# µs per request, p50/p99, peak RSS and the other CPU load during each run
-# (scripts/bench-peers.sh). Not part of make test.
+# µs per request, p50/p99, peak RSS and the other CPU load during each run,
+# beside the floor of a net/http relay that decides nothing
+# (internal/cmd/benchrelay; scripts/bench-peers.sh). Not part of make test.
 bench-peers: build
 	@scripts/bench-peers.sh
 

@@ -48,6 +48,12 @@
 # earlier build, for before/after figures). PROFILE_SECONDS [0]: after the
 # rounds, a CPU profile of each orderly binary at the largest N under the
 # same load, from its admin listener, in $OUT/<name>-<N>.cpu.pprof.
+# FLOOR [1]: also measure the floor of a proxy built as issue 20 requires,
+# in the same rounds: relay, net/http's server and a pooled keep-alive
+# backend client that decide nothing (internal/cmd/benchrelay), and
+# relay-walk, the same plus the stat calls of Apache's per-request walk of
+# the document root that orderly keeps. Neither refuses anything: their
+# 127.0.0.2 check wants 200.
 #
 # Missing parts are installed from Debian; one that still cannot be had
 # fails the run when CI=true and is left out, said so, otherwise.
@@ -71,6 +77,7 @@ OUT=${OUT:-/tmp/orderly-bench-peers}
 ORDERLY_BIN=${ORDERLY_BIN:-}
 ORDERLY_EXTRA=${ORDERLY_EXTRA:-}
 PROFILE_SECONDS=${PROFILE_SECONDS:-0}
+FLOOR=${FLOOR:-1}
 BACKEND_KA=10 # the backend's KeepAliveTimeout, s
 
 say() { printf 'bench-peers: %s\n' "$*" >&2; }
@@ -287,6 +294,15 @@ EOF
 }
 TARGETS=(direct)
 for k in "${FRONTS[@]}"; do for n in $NS; do front "$k" "$n"; TARGETS+=("$k-$n"); done; done
+if [ "$FLOOR" = 1 ]; then # the floor: no decision, with and without the walk's stat calls
+  go build -o "$W/benchrelay" ./internal/cmd/benchrelay
+  for t in relay relay-walk; do
+    port; PORT[$t]=$got_port
+    dr=; [ "$t" = relay-walk ] && dr=$W/htdocs
+    run_bg "$t" "$W/$t.log" "$W/benchrelay" -listen "127.0.0.1:$got_port" -backend "127.0.0.1:$bport" -docroot "$dr"
+    TARGETS+=("$t")
+  done
+fi
 
 # ---- checks: allowed, control, denied
 code() { curl -s -o "$W/body" -m 5 -w '%{http_code}' --interface "$1" "http://127.0.0.1:$2/1k.txt" || true; }
@@ -297,7 +313,7 @@ for t in "${TARGETS[@]}"; do
   for _ in $(seq 100); do [ "$(code 127.0.0.1 "$p")" = 000 ] || break; sleep 0.1; done
   c1=$(code 127.0.0.1 "$p"); size=$(stat -c %s "$W/body" 2>/dev/null || echo 0)
   c3=$(code 127.0.0.3 "$p"); c2=$(code 127.0.0.2 "$p")
-  want2=403; [ "$t" = direct ] && want2=200
+  want2=403; case $t in direct | relay*) want2=200 ;; esac
   ok=ok; { [ "$c1" = 200 ] && [ "$size" = 1024 ] && [ "$c3" = 200 ] && [ "$c2" = "$want2" ]; } || { ok=FAILED; bad=1; }
   echo "$t 127.0.0.1=$c1 (${size} B) 127.0.0.3=$c3 127.0.0.2=$c2 (want $want2): $ok" | tee -a "$OUT/checks.txt" >&2
 done
@@ -434,6 +450,11 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
       d = ratio[o] / ratio[o0]
       check(sprintf("flat from %s to %s rules within 10%% (req/s ratio %.3f)", lo, hi, d), d >= 0.9 && d <= 1.1)
       check(sprintf("peak RSS at %s rules at most 48 MiB (%.1f)", hi, rss[o]), rss[o] <= 48)
+      if ("relay-walk" in added) {
+        printf "- floor (no decision, same rounds): relay adds %.1f µs (p99 %.2f ms), relay-walk %.1f µs (p99 %.2f ms); orderly at %s rules adds %.1f µs over relay-walk (%.2fx)\n", added["relay"], p99["relay"], added["relay-walk"], p99["relay-walk"], hi, added[o] - added["relay-walk"], added[o] / added["relay-walk"]
+        if (("nginx-" hi) in added)
+          printf "- 1.5x nginx at %s rules is %.1f µs and %.2f ms p99: relay-walk is %s in µs and %s in p99\n", hi, 1.5 * added["nginx-" hi], 1.5 * p99["nginx-" hi], (added["relay-walk"] <= 1.5 * added["nginx-" hi] ? "within it" : "above it"), (p99["relay-walk"] <= 1.5 * p99["nginx-" hi] ? "within it" : "above it")
+      }
     }' "$OUT/medians.txt"
   echo
   awk -F, 'NR > 1 && $8 > 10 { n++ } END { printf "runs during which other work used more than 10%% of a core: %d of %d\n", n, NR - 1 }' "$CSV"
