@@ -117,7 +117,7 @@ func TestShadowLog(t *testing.T) {
 		!strings.HasSuffix(s.Orderly.Rule, "Deny from all") || s.URI != "/private/a.txt" || s.Generation != 1 {
 		t.Errorf("sample: %+v", s)
 	}
-	if strings.Contains(slog.String(), "YWxpY2U6c2VjcmV0") || strings.Contains(slog.String(), "abc") ||
+	if strings.Contains(slog.String(), "YWxpY2U6c2VjcmV0") || strings.Contains(slog.String(), "session=abc") ||
 		s.Header["Authorization"][0] != "[redacted]" || s.Header["Cookie"][0] != "[redacted]" || s.Header["User-Agent"][0] != "probe" {
 		t.Errorf("headers: %v", s.Header)
 	}
