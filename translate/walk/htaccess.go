@@ -30,7 +30,7 @@ type htEntry struct {
 // changes, so edits take effect without a restart.
 func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*translate.Section, int, *brokenFile) {
 	for _, name := range e.cfg.AccessFileNames {
-		fi, err := e.statAccessFile(prefix, name)
+		fi, err := e.stat(prefix, name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				continue
@@ -91,19 +91,20 @@ func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*transl
 	return nil, 0, nil
 }
 
-// fileFacts is what the .htaccess probe reads of a file's stat.
+// fileFacts is what the directory walk reads of a file's stat.
 type fileFacts struct {
 	regular bool  // fs.FileMode.IsRegular
+	dir     bool  // fs.FileMode.IsDir
 	mod     int64 // the modification time, unix nanoseconds
 	size    int64
 	ino     uint64
 }
 
-// statAccessFile stats the file name of the directory dir (which ends in
-// "/") with the one stat call e.fs.Stat(dir+name) makes. On the real
-// file system it allocates nothing (statJoined): most directories have
-// no .htaccess, and each request looks in every directory it walks.
-func (e *Engine) statAccessFile(dir, name string) (fileFacts, error) {
+// stat stats dir+name with the one stat call e.fs.Stat(dir+name) makes.
+// On the real file system it allocates nothing (statJoined): each
+// request stats the whole path, and looks for .htaccess in every
+// directory it walks, where most have none.
+func (e *Engine) stat(dir, name string) (fileFacts, error) {
 	if _, ok := e.fs.(osFS); ok {
 		if f, handled, err := statJoined(dir, name); handled {
 			return f, err
@@ -113,7 +114,7 @@ func (e *Engine) statAccessFile(dir, name string) (fileFacts, error) {
 	if err != nil {
 		return fileFacts{}, err
 	}
-	return fileFacts{regular: fi.Mode().IsRegular(), mod: fi.ModTime().UnixNano(), size: fi.Size(), ino: inode(fi)}, nil
+	return fileFacts{regular: fi.Mode().IsRegular(), dir: fi.IsDir(), mod: fi.ModTime().UnixNano(), size: fi.Size(), ino: inode(fi)}, nil
 }
 
 // htKey keys a path read under what allow allows, for the engine's cache

@@ -43,7 +43,9 @@ func statJoined(dir, name string) (f fileFacts, handled bool, err error) {
 	// os's fillFileStatFromSys: these types set a ModeType bit; any
 	// other is a regular file.
 	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFBLK, syscall.S_IFCHR, syscall.S_IFDIR, syscall.S_IFIFO, syscall.S_IFLNK, syscall.S_IFSOCK:
+	case syscall.S_IFDIR:
+		f.dir = true
+	case syscall.S_IFBLK, syscall.S_IFCHR, syscall.S_IFIFO, syscall.S_IFLNK, syscall.S_IFSOCK:
 	default:
 		f.regular = true
 	}

@@ -12,13 +12,13 @@ import (
 	"github.com/orderly-proxy/orderly/translate"
 )
 
-// TestStatAccessFile: the .htaccess probe's stat of the real file system
-// (statJoined where it has one) tells htaccess what os.Stat told it, for
+// TestStat: the directory walk's stat of the real file system
+// (statJoined where it has one) tells the walk what os.Stat told it, for
 // each kind of file and each error it tells apart: absent (ENOENT, and
 // ENOTDIR under a file), another error (ELOOP, ENAMETOOLONG), a file that
 // is not regular (a directory, a FIFO, a symlink to either), and a path
 // too long for the buffer or with a NUL byte, which os.Stat answers.
-func TestStatAccessFile(t *testing.T) {
+func TestStat(t *testing.T) {
 	dir := t.TempDir() + "/"
 	must := func(err error) {
 		t.Helper()
@@ -51,6 +51,10 @@ func TestStatAccessFile(t *testing.T) {
 		{dir, "todir", "irregular"},
 		{dir, "fifo", "irregular"},
 		{dir, "missing", "absent"},
+		{dir + "sub", "", "irregular"},
+		{dir + "sub/", "", "irregular"},
+		{dir + "file", "", "file"},
+		{dir + "file/", "", "absent"},
 		{dir, "dangling", "absent"},
 		{dir + "file/", ".htaccess", "absent"},
 		{dir + "missing/", ".htaccess", "absent"},
@@ -69,8 +73,8 @@ func TestStatAccessFile(t *testing.T) {
 		if len(name) > 60 {
 			name = name[:30] + "..." + name[len(name)-20:]
 		}
-		got, gerr := real.statAccessFile(tc.dir, tc.name)
-		want, werr := plain.statAccessFile(tc.dir, tc.name)
+		got, gerr := real.stat(tc.dir, tc.name)
+		want, werr := plain.stat(tc.dir, tc.name)
 		if kind := probeKind(got, gerr); kind != tc.want || kind != probeKind(want, werr) {
 			t.Errorf("%q: %s (%v), e.fs.Stat %s (%v), want %s", name, kind, gerr, probeKind(want, werr), werr, tc.want)
 		}
@@ -84,7 +88,7 @@ func TestStatAccessFile(t *testing.T) {
 	}
 	fi, err := os.Stat(dir + "file")
 	must(err)
-	if got, _ := real.statAccessFile(dir, "file"); got.size != 14 || got.mod != fi.ModTime().UnixNano() || got.ino == 0 && inode(fi) != 0 {
+	if got, _ := real.stat(dir, "file"); got.size != 14 || got.mod != fi.ModTime().UnixNano() || got.ino == 0 && inode(fi) != 0 {
 		t.Errorf("file: %+v, os.Stat size %d, modified %d", got, fi.Size(), fi.ModTime().UnixNano())
 	}
 }
@@ -104,7 +108,7 @@ func probeKind(f fileFacts, err error) string {
 
 // TestHtaccessProbeDoesNotAllocate: a directory without an .htaccess
 // file costs its walk no allocation on the real file system, where the
-// probe stats without one.
+// probe stats without one, and nor does the stat of the whole path.
 func TestHtaccessProbeDoesNotAllocate(t *testing.T) {
 	if _, handled, _ := statJoined("/", "x"); !handled {
 		t.Skip("no allocation-free stat on this platform")
@@ -126,5 +130,12 @@ func TestHtaccessProbeDoesNotAllocate(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("%v allocations a probe of an absent file, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if f, err := e.stat(prefix, ""); err != nil || !f.dir {
+			t.Fatal(f, err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a stat of a directory, want 0", n)
 	}
 }
