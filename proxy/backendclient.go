@@ -105,6 +105,10 @@ type backendConn struct {
 	idle   int64        // unix nanoseconds: when it was last put back
 	reused bool
 	pool   *connPool
+	// abort tears the connection's exchange down (its deadlines in the
+	// past): what the end of a request's context does. Made once per
+	// connection, not once per exchange.
+	abort func()
 }
 
 // Write counts what reaches the connection, so that a request that
@@ -238,6 +242,7 @@ func (c *backendClient) dial(ctx context.Context, p *connPool) (*backendConn, er
 		return nil, err
 	}
 	bc := &backendConn{conn: conn, tcp: conn, pool: p}
+	bc.abort = func() { bc.conn.SetDeadline(aLongTimeAgo) }
 	if p.tlsName != "" {
 		cfg := &tls.Config{}
 		if c.tlsConfig != nil {
@@ -302,12 +307,18 @@ func replayable(out *http.Request) bool {
 	return a || b
 }
 
+// interimSink is told of each interim answer (1xx but 101) of an
+// exchange, before its final answer.
+type interimSink interface {
+	interim(code int, header http.Header)
+}
+
 // do sends out to the backend of p, for as long as ctx lasts (out's own
-// context is not looked at), and returns its final answer; on1xx is
-// told of each interim answer (1xx but 101) first. The answer's Body
+// context is not looked at), and returns its final answer; on1xx, when
+// not nil, is told of each interim answer (1xx but 101) first. The answer's Body
 // hands the connection back to p when read to its end, and closes it
 // otherwise; a 101's Body is the connection itself.
-func (c *backendClient) do(ctx context.Context, p *connPool, out *http.Request, on1xx func(int, http.Header)) (*http.Response, error) {
+func (c *backendClient) do(ctx context.Context, p *connPool, out *http.Request, on1xx interimSink) (*http.Response, error) {
 	if err := validate(out); err != nil {
 		return nil, err
 	}
@@ -341,9 +352,9 @@ func (c *backendClient) do(ctx context.Context, p *connPool, out *http.Request, 
 }
 
 // exchange writes out on bc and reads the answer.
-func (c *backendClient) exchange(ctx context.Context, bc *backendConn, out *http.Request, on1xx func(int, http.Header)) (*http.Response, error) {
+func (c *backendClient) exchange(ctx context.Context, bc *backendConn, out *http.Request, on1xx interimSink) (*http.Response, error) {
 	// The client gone: the connection is torn down, whatever waits on it.
-	stop := context.AfterFunc(ctx, func() { bc.conn.SetDeadline(aLongTimeAgo) })
+	stop := context.AfterFunc(ctx, bc.abort)
 	start := bc.nwrite.Load()
 	fail := func(err error) (*http.Response, error) {
 		stop()
@@ -391,7 +402,7 @@ func (c *backendClient) exchange(ctx context.Context, bc *backendConn, out *http
 		if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 			// Interim answers: passed on, then (100) the body follows.
 			if on1xx != nil {
-				on1xx(code, r.Header)
+				on1xx.interim(code, r.Header)
 			}
 			if code == http.StatusContinue && bw != nil {
 				bw.proceed(true)

@@ -570,3 +570,56 @@ func TestBackendTLS(t *testing.T) {
 		})
 	}
 }
+
+// TestBackendClientGone: a client that goes away before the backend
+// answers aborts the backend exchange (here on a connection reused from
+// the pool): the backend's connection is closed at once, not when the
+// wait for the answer's headers (60 s) ends.
+func TestBackendClientGone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got, closed := make(chan struct{}, 1), make(chan struct{}, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		// The first request is answered, so that the connection goes back
+		// to the pool; the second is not.
+		if skipHead(br) != nil {
+			return
+		}
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		if skipHead(br) != nil {
+			return
+		}
+		got <- struct{}{}
+		io.Copy(io.Discard, br) // until orderly closes the connection
+		closed <- struct{}{}
+	}()
+	front := rawFront(t, &rawBackend{ln: ln})
+	if code, body := fetch(t, front, "GET", "/first", ""); code != 200 || body != "ok" {
+		t.Fatalf("first request: %d %q", code, body)
+	}
+	conn, err := net.Dial("tcp", front.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the backend never got the request")
+	}
+	conn.Close()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client went away, and the backend's connection stayed open")
+	}
+}

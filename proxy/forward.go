@@ -141,8 +141,10 @@ func (h *Handler) outgoing(r *http.Request, info *passInfo) (*http.Request, erro
 			hdr["X-Forwarded-For"] = prior
 		}
 	}
-	// SetXForwarded's headers (their values in one array).
-	xf := make([]string, 2)
+	// The request, its URL and SetXForwarded's header values are one
+	// allocation.
+	o := new(outgoingRequest)
+	xf := o.xf[:]
 	if clientIP, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		if prior := hdr["X-Forwarded-For"]; len(prior) > 0 {
 			clientIP = strings.Join(prior, ", ") + ", " + clientIP
@@ -180,11 +182,11 @@ func (h *Handler) outgoing(r *http.Request, info *passInfo) (*http.Request, erro
 		raw = info.path
 	}
 	raw = t.basePath + raw
-	u := &url.URL{Scheme: t.url.Scheme, Host: t.url.Host, Path: pathUnescape(raw), RawPath: raw,
+	o.url = url.URL{Scheme: t.url.Scheme, Host: t.url.Host, Path: pathUnescape(raw), RawPath: raw,
 		RawQuery: r.URL.RawQuery, ForceQuery: r.URL.ForceQuery}
-	out := &http.Request{
+	o.req = http.Request{
 		Method:        r.Method,
-		URL:           u,
+		URL:           &o.url,
 		Proto:         r.Proto,
 		ProtoMajor:    r.ProtoMajor,
 		ProtoMinor:    r.ProtoMinor,
@@ -192,6 +194,7 @@ func (h *Handler) outgoing(r *http.Request, info *passInfo) (*http.Request, erro
 		Host:          r.Host,
 		ContentLength: r.ContentLength,
 	}
+	out := &o.req
 	if s := r.TransferEncoding; s != nil {
 		out.TransferEncoding = append([]string(nil), s...)
 	}
@@ -203,6 +206,14 @@ func (h *Handler) outgoing(r *http.Request, info *passInfo) (*http.Request, erro
 	}
 	// The context is the backend client's argument: no copy of out for it.
 	return out, nil
+}
+
+// outgoingRequest holds the request the backend gets with its URL and
+// the values of its X-Forwarded-For and X-Forwarded-Host headers.
+type outgoingRequest struct {
+	req http.Request
+	url url.URL
+	xf  [2]string
 }
 
 var (
@@ -256,23 +267,11 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, info *passInfo
 		out.Body = g
 		defer g.Close()
 	}
-	var mu sync.Mutex
-	done := false
-	on1xx := func(code int, header http.Header) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
-			return
-		}
-		rh := w.Header()
-		copyHeader(rh, header)
-		w.WriteHeader(code)
-		clear(rh)
-	}
+	on1xx := &interimWriter{w: w}
 	var resp *http.Response
 	if h.cfg.Transport != nil {
 		trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, header textproto.MIMEHeader) error {
-			on1xx(code, http.Header(header))
+			on1xx.interim(code, http.Header(header))
 			return nil
 		}}
 		out = out.WithContext(httptrace.WithClientTrace(r.Context(), trace))
@@ -280,9 +279,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, info *passInfo
 	} else {
 		resp, err = h.backend.do(r.Context(), info.target.conns, out, on1xx)
 	}
-	mu.Lock()
-	done = true
-	mu.Unlock()
+	on1xx.finish()
 	if err != nil {
 		h.backendFailed(w, r, info, err)
 		return
@@ -336,6 +333,34 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, info *passInfo
 			rh.Add(k, v)
 		}
 	}
+}
+
+// interimWriter passes the backend's interim answers (1xx but 101) on to
+// the client until the final answer is under way.
+type interimWriter struct {
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	done bool
+}
+
+// interim writes one interim answer, unless finish was called.
+func (i *interimWriter) interim(code int, header http.Header) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.done {
+		return
+	}
+	rh := i.w.Header()
+	copyHeader(rh, header)
+	i.w.WriteHeader(code)
+	clear(rh)
+}
+
+// finish stops the interim answers: the final one is next.
+func (i *interimWriter) finish() {
+	i.mu.Lock()
+	i.done = true
+	i.mu.Unlock()
 }
 
 func copyHeader(dst, src http.Header) {

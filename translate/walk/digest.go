@@ -58,14 +58,20 @@ func (req *Request) digestRequest(path string) *policy.DigestRequest {
 		d.DefaultPort = 443
 	}
 	// UseCanonicalName Off (the default): the Host field's name and port.
+	// A Host without a colon has no port, and SplitHostPort would only
+	// make its error: most requests are spared it, and Atoi's.
 	host, port := req.Host, ""
-	if h, p, err := net.SplitHostPort(req.Host); err == nil {
-		host, port = h, p
+	if strings.IndexByte(req.Host, ':') >= 0 {
+		if h, p, err := net.SplitHostPort(req.Host); err == nil {
+			host, port = h, p
+		}
 	}
 	d.ServerName = strings.ToLower(host)
 	d.ServerPort = d.DefaultPort
-	if n, err := strconv.Atoi(port); err == nil && n > 0 {
-		d.ServerPort = n
+	if port != "" {
+		if n, err := strconv.Atoi(port); err == nil && n > 0 {
+			d.ServerPort = n
+		}
 	}
 	return d
 }

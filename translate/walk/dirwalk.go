@@ -230,8 +230,8 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 	// The whole path exists: where FollowSymLinks (without
 	// SymLinksIfOwnerMatch) is in force, Apache skips the component's
 	// lstat and treats it as a directory.
-	whole, err := e.fs.Stat(filename)
-	wholeOK := err == nil && (whole.IsDir() || !strings.HasSuffix(filename, "/"))
+	whole, err := e.stat(filename, "")
+	wholeOK := err == nil && (whole.dir || !strings.HasSuffix(filename, "/"))
 
 	// Walk the components by index: "next" is the path up to and including
 	// the current component, "rest" what follows it (path_info if the
@@ -290,7 +290,7 @@ func (e *Engine) dirWalk(filename string, res *Result) (fname, pathInfo string, 
 	}
 	// Every component was consumed.
 	if wholeOK {
-		return filename, "", whole.IsDir(), whole.Mode().IsRegular(), opts, 0
+		return filename, "", whole.dir, whole.regular, opts, 0
 	}
 	return filename, "", true, false, opts, 0
 }

@@ -30,19 +30,19 @@ type htEntry struct {
 // changes, so edits take effect without a restart.
 func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*translate.Section, int, *brokenFile) {
 	for _, name := range e.cfg.AccessFileNames {
-		p := prefix + name
-		fi, err := e.fs.Stat(p)
+		fi, err := e.stat(prefix, name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				continue
 			}
 			return nil, 403, nil // AH00529: unable to check htaccess file
 		}
-		if !fi.Mode().IsRegular() {
+		if !fi.regular {
 			return nil, 403, nil
 		}
+		p := prefix + name
 		key := htKey(p, allow)
-		mod, size, ino := fi.ModTime().UnixNano(), fi.Size(), inode(fi)
+		mod, size, ino := fi.mod, fi.size, fi.ino
 		if v, ok := e.ht.Load(key); ok {
 			h := v.(*htEntry)
 			// A file changed within the clock's resolution may look the
@@ -89,6 +89,32 @@ func (e *Engine) htaccess(prefix string, allow translate.HtaccessAllow) (*transl
 		return sec, htStatus(err), h.broken
 	}
 	return nil, 0, nil
+}
+
+// fileFacts is what the directory walk reads of a file's stat.
+type fileFacts struct {
+	regular bool  // fs.FileMode.IsRegular
+	dir     bool  // fs.FileMode.IsDir
+	mod     int64 // the modification time, unix nanoseconds
+	size    int64
+	ino     uint64
+}
+
+// stat stats dir+name with the one stat call e.fs.Stat(dir+name) makes.
+// On the real file system it allocates nothing (statJoined): each
+// request stats the whole path, and looks for .htaccess in every
+// directory it walks, where most have none.
+func (e *Engine) stat(dir, name string) (fileFacts, error) {
+	if _, ok := e.fs.(osFS); ok {
+		if f, handled, err := statJoined(dir, name); handled {
+			return f, err
+		}
+	}
+	fi, err := e.fs.Stat(dir + name)
+	if err != nil {
+		return fileFacts{}, err
+	}
+	return fileFacts{regular: fi.Mode().IsRegular(), dir: fi.IsDir(), mod: fi.ModTime().UnixNano(), size: fi.Size(), ino: inode(fi)}, nil
 }
 
 // htKey keys a path read under what allow allows, for the engine's cache
