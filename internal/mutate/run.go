@@ -331,6 +331,7 @@ func (r *Runner) goTest(ctx context.Context, p *Package, overlay string) ([]byte
 	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
 	cmd.Dir = p.Root
 	cmd.WaitDelay = 5 * time.Second
+	killGroup(cmd)
 	return cmd.CombinedOutput()
 }
 
