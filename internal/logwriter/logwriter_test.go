@@ -17,13 +17,15 @@ import (
 
 // output records what the writing goroutine writes; gate, when set,
 // holds each write until a value is received from it, after telling
-// entered; fail makes every write fail after writing half.
+// entered; delay slows each write down; fail makes every write fail
+// after writing half.
 type output struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	writes  int
 	gate    chan struct{}
 	entered chan struct{}
+	delay   time.Duration
 	fail    bool
 }
 
@@ -32,6 +34,7 @@ func (o *output) Write(p []byte) (int, error) {
 		o.entered <- struct{}{}
 		<-o.gate
 	}
+	time.Sleep(o.delay)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes++
@@ -180,8 +183,11 @@ func TestDrop(t *testing.T) {
 	}
 }
 
-// TestFlushCloseDrain: Flush and Close return only once every line
-// written before them is in the output.
+// TestFlushCloseDrain: Flush and Close, called while the output is
+// blocked with lines queued behind it, return only once every line
+// written before them is in the output (several slow writes: 200 KiB
+// in batches of 64 KiB). Repeated, as the writing goroutine's choice
+// between a queued line and a flush request is random.
 func TestFlushCloseDrain(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -191,23 +197,39 @@ func TestFlushCloseDrain(t *testing.T) {
 		{"Close", func(w *Writer) { w.Close() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := &output{}
-			dropped := newCounter()
-			w := New(out, 0, dropped)
-			var want strings.Builder
-			for i := range 1000 {
-				s := fmt.Sprintf("line %03d\n", i)
-				w.Write([]byte(s))
-				want.WriteString(s)
+			for range 10 {
+				out := &output{gate: make(chan struct{}), entered: make(chan struct{}), delay: time.Millisecond}
+				dropped := newCounter()
+				w := New(out, 0, dropped)
+				want := "first\n"
+				w.Write([]byte(want))
+				<-out.entered // the goroutine holds "first" in a blocked write
+				for i := range 1000 {
+					s := fmt.Sprintf("line %04d %s\n", i, strings.Repeat("x", 190))
+					w.Write([]byte(s))
+					want += s
+				}
+				done := make(chan struct{})
+				go func() {
+					tc.end(w)
+					close(done)
+				}()
+				go func() {
+					for range out.entered {
+						out.gate <- struct{}{}
+					}
+				}()
+				out.gate <- struct{}{}
+				<-done
+				if got := out.String(); got != want {
+					t.Fatalf("%s returned with %d of %d bytes written", tc.name, len(got), len(want))
+				}
+				if got := testutil.ToFloat64(dropped); got != 0 {
+					t.Errorf("dropped %v lines, want 0", got)
+				}
+				w.Close()
+				close(out.entered)
 			}
-			tc.end(w)
-			if got := out.String(); got != want.String() {
-				t.Errorf("output %q, want %q", got, want.String())
-			}
-			if got := testutil.ToFloat64(dropped); got != 0 {
-				t.Errorf("dropped %v lines, want 0", got)
-			}
-			w.Close()
 		})
 	}
 }
