@@ -136,8 +136,8 @@ scope "admin" {
 				t.Errorf("%s at %d%%: %d", ip, percent, got.Status)
 			}
 		}
-		log, _ := os.ReadFile(filepath.Join(l.Dir, "access.log"))
-		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		log := waitLog(func() string { return readLog(filepath.Join(l.Dir, "access.log")) }, func(s string) bool { return strings.Count(s, "\n") >= len(clients)-5 })
+		lines := strings.Split(strings.TrimSpace(log), "\n")
 		if len(lines) != len(clients)-5 {
 			t.Fatalf("%d access log lines, want %d", len(lines), len(clients)-5)
 		}
