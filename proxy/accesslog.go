@@ -85,9 +85,7 @@ func (h *Handler) writeAccess(rec *recorder, r *http.Request, client netip.Addr,
 		b = append(b, v.policy...)
 	}
 	b = append(b, '\n')
-	h.accessMu.Lock()
 	h.cfg.AccessLog.Write(b)
-	h.accessMu.Unlock()
 }
 
 func orDash(s string) string {

@@ -22,6 +22,7 @@ type Metrics struct {
 	backend  prometheus.Counter
 	disagree *prometheus.CounterVec
 	dropped  prometheus.Counter
+	logDrops *prometheus.CounterVec // orderly_log_lines_dropped_total: LogLinesDropped
 
 	shadowErrors prometheus.Counter
 	backendUp    *prometheus.GaugeVec
@@ -149,6 +150,14 @@ func NewMetrics(rules func() []*policy.Rule) *Metrics {
 	reg.MustRegister(m.requests, m.latency, m.backend, m.disagree, m.dropped, m.reloads, m.reloadOK, m.reloadTime, m.generation,
 		m.shadowErrors, m.scopeReqs, m.scopeInfo, m.scopeShare, m.backendUp)
 	m.guardOK = newGuardGauge(reg)
+	m.logDrops = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "orderly_log_lines_dropped_total",
+		Help: "Log lines not written, by log (error, access, shadow): the log's writer queue was full, its output failed, or serve was stopping.",
+	}, []string{"log"})
+	reg.MustRegister(m.logDrops)
+	for _, l := range []string{"error", "access", "shadow"} {
+		m.logDrops.WithLabelValues(l)
+	}
 	m.since = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "orderly_counters_since_timestamp_seconds",
 		Help: "When the rule counters started, in seconds since the epoch: the process's start, or the first start recorded in its state_file. The retirement verdicts are about the traffic since then.",
@@ -195,6 +204,12 @@ func (m *Metrics) Loaded(generation uint64, ok bool) {
 // file's first start, when it has one).
 func (m *Metrics) CountingSince(t time.Time) {
 	m.since.Set(float64(t.UnixNano()) / 1e9)
+}
+
+// LogLinesDropped is the counter of the lines orderly serve's writer of
+// log (error, access or shadow) drops, for logwriter.New.
+func (m *Metrics) LogLinesDropped(log string) prometheus.Counter {
+	return m.logDrops.WithLabelValues(log)
 }
 
 // Handler serves the registry in the exposition format.

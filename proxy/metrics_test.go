@@ -1,12 +1,14 @@
 package proxy
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/orderly-proxy/orderly/internal/logwriter"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/proxy/ldapauth"
 )
@@ -134,5 +136,24 @@ orderly_ldap_cache_entries{cache="search"} 2
 	}
 	if problems, err := testutil.GatherAndLint(m.Registry, "orderly_ldap_cache_hits_total", "orderly_ldap_cache_entries"); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %v", problems, err)
+	}
+}
+
+// TestLogLinesDropped: the lines a log writer drops (here after Close)
+// move its log's orderly_log_lines_dropped_total, which every log shows
+// from the start.
+func TestLogLinesDropped(t *testing.T) {
+	m := NewMetrics(nil)
+	w := logwriter.New(io.Discard, 0, m.LogLinesDropped("access"))
+	w.Close()
+	w.Write([]byte("one\ntwo\n"))
+	const want = `# HELP orderly_log_lines_dropped_total Log lines not written, by log (error, access, shadow): the log's writer queue was full, its output failed, or serve was stopping.
+# TYPE orderly_log_lines_dropped_total counter
+orderly_log_lines_dropped_total{log="access"} 2
+orderly_log_lines_dropped_total{log="error"} 0
+orderly_log_lines_dropped_total{log="shadow"} 0
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "orderly_log_lines_dropped_total"); err != nil {
+		t.Error(err)
 	}
 }

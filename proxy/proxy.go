@@ -42,7 +42,12 @@ type Config struct {
 	// orderly always removes any copy the client sent.
 	UserHeader string
 	// ErrorLog receives Apache 2.4 error-log lines for refusals (AH01797,
-	// AH01630, AH01617, ...). Nil discards them.
+	// AH01630, AH01617, ...). Nil discards them. ErrorLog, AccessLog and
+	// ShadowLog are written from many requests at once, one or more whole
+	// lines a Write and no lock around it: each must be safe for
+	// concurrent use and keep a Write whole (orderly serve's
+	// logwriter.Writer, an *os.File; a bytes.Buffer serves a test that
+	// sends one request at a time).
 	ErrorLog io.Writer
 	Logger   *slog.Logger
 	// Transport, when set, sends the requests to the backend in place of
@@ -58,13 +63,14 @@ type Config struct {
 	Resolver *Resolver
 	// AccessLog, when set, receives one line per request in Apache's
 	// combined format followed by what orderly decided: the deciding
-	// rule's ID, the decision and the policy generation.
+	// rule's ID, the decision and the policy generation (written
+	// concurrently: see ErrorLog).
 	AccessLog io.Writer
 	// Mode is enforce (the default), shadow or observe.
 	Mode Mode
 	// ShadowLog, when set in shadow mode, receives a JSON line for each
 	// disagreement (at most ShadowSampleRate a second; credentials and
-	// cookies redacted).
+	// cookies redacted; written concurrently: see ErrorLog).
 	ShadowLog io.Writer
 	// RuleHeader, when set, names a response header that carries the
 	// deciding rule's ID on orderly's refusals, so that they can be told
@@ -124,9 +130,6 @@ type Handler struct {
 
 	noBackend    atomic.Int64 // 502s for want of a backend since the last log line
 	noBackendLog atomic.Int64 // when that line was last written (unix nanoseconds)
-	logMu        sync.Mutex
-
-	accessMu sync.Mutex
 }
 
 // NewTransport returns a transport tuned for one backend: no proxy from
@@ -595,9 +598,7 @@ func (h *Handler) writeLog(client netip.Addr, r *http.Request, lines []policy.Lo
 		fmt.Fprintf(&b, "[%s] [orderly:info] [pid %d:tid %d] [client %s:%s] %s\n",
 			now, os.Getpid(), os.Getpid(), client, port, note)
 	}
-	h.logMu.Lock()
 	io.WriteString(h.cfg.ErrorLog, b.String())
-	h.logMu.Unlock()
 }
 
 // encodePath escapes a decided (decoded) URI for the request line: bytes

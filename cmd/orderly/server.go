@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orderly-proxy/orderly/internal/logwriter"
 	"github.com/orderly-proxy/orderly/policy"
 	"github.com/orderly-proxy/orderly/proxy"
 	"github.com/orderly-proxy/orderly/proxy/ldapauth"
@@ -37,8 +38,9 @@ type server struct {
 	transport *http.Transport
 	pool      *proxy.Pool
 	rl        *reloader
-	hist      *scopeHistory // nil without an admin listener
-	logs      []*logFile    // the log files SIGUSR1 reopens
+	hist      *scopeHistory       // nil without an admin listener
+	logs      []*logFile          // the log files SIGUSR1 reopens
+	writers   []*logwriter.Writer // the goroutines writing the error, access and shadow logs
 
 	ln        net.Listener // the proxy's
 	srv       *http.Server
@@ -147,13 +149,23 @@ func openServer(path string, logs *logFlags, started time.Time, stdout, stderr i
 
 // newHandler builds the proxy handler, its metrics, transport and
 // backend pool, writing the Apache-format logs to errLog, accessLog and
-// shadowLog.
+// shadowLog (nil: none) through a logwriter.Writer each, so that a
+// request never waits on a log's file or stream nor on another request's
+// line; each counts what it drops in orderly_log_lines_dropped_total.
 func (s *server) newHandler(errLog, accessLog, shadowLog io.Writer) {
 	rc := s.rc
 	s.metrics = proxy.NewMetrics(func() []*policy.Rule {
 		p, _ := s.h.Policies()
 		return p.Rules()
 	})
+	outputs := [3]io.Writer{errLog, accessLog, shadowLog}
+	for i, log := range []string{"error", "access", "shadow"} {
+		if outputs[i] != nil {
+			w := logwriter.New(outputs[i], 0, s.metrics.LogLinesDropped(log))
+			s.writers = append(s.writers, w)
+			outputs[i] = w
+		}
+	}
 	s.metrics.CountingSince(s.since)
 	s.metrics.SetLDAPStats(func() ldapauth.CacheStats {
 		st := ldapCounters.Stats()
@@ -180,9 +192,9 @@ func (s *server) newHandler(errLog, accessLog, shadowLog io.Writer) {
 		TrustedProxies: rc.TrustedProxies,
 		ForwardedTLS:   rc.ForwardedTLS,
 		UserHeader:     rc.UserHeader,
-		ErrorLog:       errLog,
-		AccessLog:      accessLog,
-		ShadowLog:      shadowLog,
+		ErrorLog:       outputs[0],
+		AccessLog:      outputs[1],
+		ShadowLog:      outputs[2],
 		Mode:           rc.Mode,
 		RuleHeader:     rc.RuleHeader,
 		GuardToken:     rc.GuardToken,
@@ -234,7 +246,8 @@ func (s *server) adminHandler() http.Handler {
 
 // run serves until ctx is done (nil) or a listener fails (its error):
 // SIGHUP reloads the configuration (as POST /-/reload does), SIGUSR1
-// reopens the log files, and the state file is saved every 30 seconds.
+// reopens the log files (after writing what was logged before it to the
+// old ones), and the state file is saved every 30 seconds.
 func (s *server) run(ctx context.Context) error {
 	s.hup = make(chan os.Signal, 1)
 	signal.Notify(s.hup, syscall.SIGHUP)
@@ -247,6 +260,9 @@ func (s *server) run(ctx context.Context) error {
 	signal.Notify(s.usr1, syscall.SIGUSR1)
 	go func() {
 		for range s.usr1 {
+			for _, w := range s.writers {
+				w.Flush()
+			}
 			for _, f := range s.logs {
 				if err := f.Reopen(); err != nil {
 					s.logger.Error("reopening a log file", "path", f.path, "err", err)
@@ -355,7 +371,8 @@ func (s *server) saveState() {
 
 // close releases what open and run took: certificate maintenance, the
 // signal handlers, the health checks, the scope history, the listeners
-// not shut down and the log files.
+// not shut down, the log writers (once they have written every line
+// queued) and the log files.
 func (s *server) close() {
 	s.https.Stop()
 	if s.hup != nil {
@@ -373,6 +390,9 @@ func (s *server) close() {
 	}
 	for _, side := range s.side {
 		side.ln.Close()
+	}
+	for _, w := range s.writers {
+		w.Close()
 	}
 	for _, f := range s.logs {
 		f.Close()

@@ -654,7 +654,10 @@ func (s *servers) runCase(t *testing.T, fr front, c *apachetest.Case, dir string
 			tl.agree++
 			if frontLog != nil {
 				tl.logged++
-				wl, gl := logCodes(readFrom(oracleLog, s.oracleLog)), logCodes(frontLog()[frontBefore:])
+				apache := readFrom(oracleLog, s.oracleLog)
+				n := len(accessCodes.FindAllString(apache, -1))
+				front := waitLog(func() string { return frontLog()[frontBefore:] }, func(s string) bool { return len(accessCodes.FindAllString(s, -1)) >= n })
+				wl, gl := logCodes(apache), logCodes(front)
 				if wl != gl {
 					o.logMismatch = fmt.Sprintf("%s:%d: %s: apache logged [%s], front logged [%s]", c.Path, rq.Line, rq, wl, gl)
 					tl.logMismatches = append(tl.logMismatches, o.logMismatch)
@@ -687,6 +690,23 @@ func fileSize(name string) int64 {
 		return 0
 	}
 	return fi.Size()
+}
+
+// logWait is how long a test waits for a line of orderly's logs to
+// appear: orderly writes them from a goroutine of its own
+// (internal/logwriter), so a line may land just after the response it
+// is about.
+const logWait = 5 * time.Second
+
+// waitLog calls read until ok accepts what it returns or logWait has
+// passed, and returns the last read: every test reading orderly's logs
+// while it serves waits for the lines it expects through it.
+func waitLog(read func() string, ok func(string) bool) string {
+	s := read()
+	for deadline := time.Now().Add(logWait); !ok(s) && time.Now().Before(deadline); s = read() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s
 }
 
 // readFrom returns what a file holds from offset off on, without reading

@@ -105,7 +105,7 @@ GET /staff/ 10.1.2.4 want=200
 			}
 		}
 	}
-	stop() // orderly writes its lines unbuffered; stopping closes the file
+	stop() // stopping writes every line orderly queued and closes the file
 	apacheText := filepath.Join(l.Dir, "apache-error.log")
 	if err := os.WriteFile(apacheText, []byte(readFrom(oracleLog, oracleFrom)), 0o644); err != nil {
 		t.Fatal(err)

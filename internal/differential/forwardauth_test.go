@@ -63,8 +63,12 @@ func (f *nginxFront) tolerate(want, got apachetest.Response) string {
 var authStatus = regexp.MustCompile(`" ([0-9]{3}) `)
 
 // lastAuthStatus is the status orderly answered nginx's last auth
-// request with, from its access log.
+// request with, from its access log, once the log has settled: orderly
+// writes it from a goroutine of its own, and which line is the last
+// request's is known only when no more come (nginx asks orderly for
+// most requests, not all).
 func (f *nginxFront) lastAuthStatus() string {
+	settle(f.authLog)
 	b, _ := os.ReadFile(f.authLog)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if m := authStatus.FindStringSubmatch(lines[len(lines)-1]); m != nil {
@@ -273,8 +277,8 @@ GET /admin/ 10.1.2.3 want=200
 					t.Errorf("%s: %d, want %d", tt.name, got.Status, tt.want)
 				}
 			}
-			log, _ := os.ReadFile(filepath.Join(l.Dir, "orderly-error.log"))
-			if !strings.Contains(string(log), "AH01797") {
+			log := waitLog(func() string { return readLog(filepath.Join(l.Dir, "orderly-error.log")) }, func(s string) bool { return strings.Contains(s, "AH01797") })
+			if !strings.Contains(log, "AH01797") {
 				t.Errorf("refusals wrote no AH01797 line:\n%s", log)
 			}
 		})

@@ -242,7 +242,11 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 		}
 		if o.class == want.Class() && !trace {
 			tl.agree++
-			flog := frontLog()[frontBefore:]
+			apache := readFrom(oracleLog, s.oracleLog)
+			n := len(accessCodes.FindAllString(apache, -1))
+			flog := waitLog(func() string { return frontLog()[frontBefore:] }, func(s string) bool {
+				return len(accessCodes.FindAllString(s, -1)) >= n || got.Status == 500 && frontFailClosed(s) != ""
+			})
 			if got.Status == 500 && frontFailClosed(flog) != "" {
 				// Both 500, orderly's for an .htaccess file it refuses
 				// fail-closed: Apache's codes are for what orderly did
@@ -251,7 +255,7 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 				continue
 			}
 			tl.logged++
-			wl, gl := logCodes(readFrom(oracleLog, s.oracleLog)), logCodes(flog)
+			wl, gl := logCodes(apache), logCodes(flog)
 			if wl != gl {
 				o.logMismatch = fmt.Sprintf("%s:%d: %s: apache logged [%s], front logged [%s]", c.Path, rq.Line, rq, wl, gl)
 				tl.logMismatches = append(tl.logMismatches, o.logMismatch)
@@ -269,7 +273,8 @@ func (s *servers) runRandomCase(t *testing.T, fr *tolerantOrderly, c *apachetest
 		if err == nil && got.Status == 500 && !o.bypass {
 			// orderly's own 500 for an .htaccess file it refuses
 			// fail-closed is over-strict, as a refusal at load is.
-			if line := frontFailClosed(frontLog()[frontBefore:]); line != "" {
+			flog := waitLog(func() string { return frontLog()[frontBefore:] }, func(s string) bool { return frontFailClosed(s) != "" })
+			if line := frontFailClosed(flog); line != "" {
 				tl.tolerated = append(tl.tolerated, fmt.Sprintf("%s:%d: %s: apache %d, orderly 500: %s", c.Path, rq.Line, rq, want.Status, line))
 				outs = append(outs, o)
 				continue

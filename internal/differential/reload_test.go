@@ -224,14 +224,17 @@ func TestReloadUnderLoad(t *testing.T) {
 	// Each request was decided by one policy from start to end: the
 	// access log names its generation, and the answer is that
 	// generation's (odd: A refuses /open/ from outside; even: B allows).
-	// (orderly writes each line as the request ends, unbuffered.)
-	logText, err := os.ReadFile(filepath.Join(l.Dir, "access.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The log has a line for every answer to /open/ the traffic counted,
+	// once orderly's log writer has caught up.
 	line := regexp.MustCompile(`(?m)^8\.8\.8\.8 .* "GET /open/index\.html HTTP/1\.1" (\d+) .* generation=(\d+) scope=\S+ policy=\S+$`)
+	logText := waitLog(func() string { return readLog(filepath.Join(l.Dir, "access.log")) }, func(s string) bool {
+		return int64(len(line.FindAllString(s, -1))) >= openSent.Load()
+	})
+	if n := len(line.FindAllString(logText, -1)); int64(n) < openSent.Load() {
+		t.Errorf("access log: %d lines for /open/ from outside, want at least the %d answers counted", n, openSent.Load())
+	}
 	seen := map[int]int{}
-	for _, m := range line.FindAllStringSubmatch(string(logText), -1) {
+	for _, m := range line.FindAllStringSubmatch(logText, -1) {
 		st, _ := strconv.Atoi(m[1])
 		g, _ := strconv.Atoi(m[2])
 		seen[g]++

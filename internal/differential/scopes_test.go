@@ -117,6 +117,12 @@ scope "admin" {
 		t.Errorf("/index.html: %d, want 200", got.Status)
 	}
 
+	// The access log is emptied before each percentage: first orderly's
+	// log writer catches up, every request so far having its line (one
+	// for each client, one outside the scope; then the previous
+	// percentage's, waited for below).
+	waitLog(func() string { return readLog(filepath.Join(l.Dir, "access.log")) }, func(s string) bool { return strings.Count(s, "\n") >= len(clients)+1 })
+
 	// 30%, then 60%: each client's answer is its cohort's policy's.
 	var prev map[string]bool
 	for _, percent := range []int{30, 60} {
@@ -136,8 +142,8 @@ scope "admin" {
 				t.Errorf("%s at %d%%: %d", ip, percent, got.Status)
 			}
 		}
-		log, _ := os.ReadFile(filepath.Join(l.Dir, "access.log"))
-		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		log := waitLog(func() string { return readLog(filepath.Join(l.Dir, "access.log")) }, func(s string) bool { return strings.Count(s, "\n") >= len(clients)-5 })
+		lines := strings.Split(strings.TrimSpace(log), "\n")
 		if len(lines) != len(clients)-5 {
 			t.Fatalf("%d access log lines, want %d", len(lines), len(clients)-5)
 		}

@@ -569,11 +569,8 @@ func (o *tlsOrderly) log() string { return readLog(o.out) }
 func (o *tlsOrderly) wantLog(t *testing.T, re string) {
 	t.Helper()
 	rx := regexp.MustCompile(re)
-	for deadline := time.Now().Add(5 * time.Second); !rx.MatchString(o.log()); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("orderly's log has no match for %s:\n%s", re, o.log())
-			return
-		}
+	if log := waitLog(o.log, rx.MatchString); !rx.MatchString(log) {
+		t.Errorf("orderly's log has no match for %s:\n%s", re, log)
 	}
 }
 
