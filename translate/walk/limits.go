@@ -71,32 +71,7 @@ func (e *Engine) baseServer() *Engine {
 // addressHosts are the virtual hosts bound to the legacy address: those
 // naming the IP exactly, else the wildcard ones, in configuration order.
 func (e *Engine) addressHosts() []hostEngine {
-	if len(e.hosts) == 0 {
-		return nil
-	}
-	portOK := func(a translate.VHostAddr) bool {
-		return a.Port == 0 || e.localPort == 0 || a.Port == e.localPort
-	}
-	var set []hostEngine
-	for _, h := range e.hosts {
-		for _, a := range h.v.Addrs {
-			if !a.Wildcard && e.localIP.IsValid() && a.IP == e.localIP && portOK(a) {
-				set = append(set, h)
-				break
-			}
-		}
-	}
-	if len(set) == 0 {
-		for _, h := range e.hosts {
-			for _, a := range h.v.Addrs {
-				if a.Wildcard && portOK(a) {
-					set = append(set, h)
-					break
-				}
-			}
-		}
-	}
-	return set
+	return e.hostSets[tlsAny].hosts
 }
 
 // RequestLimits are the limits Apache reads a request with: those of the

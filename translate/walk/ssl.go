@@ -518,46 +518,7 @@ func (e *Engine) hostTLS(hostHeader string, t int8) *Engine {
 	if !e.sslHosts || t == tlsAny {
 		return e.host(hostHeader)
 	}
-	portOK := func(a translate.VHostAddr) bool {
-		return a.Port == 0 || e.localPort == 0 || a.Port == e.localPort
-	}
-	var set []hostEngine
-	for _, wildcard := range []bool{false, true} {
-		for _, h := range e.hosts {
-			if !e.tlsCandidate(h, t) {
-				continue
-			}
-			for _, a := range h.v.Addrs {
-				if a.Wildcard == wildcard && (wildcard || e.localIP.IsValid() && a.IP == e.localIP) && portOK(a) {
-					set = append(set, h)
-					break
-				}
-			}
-		}
-		if len(set) > 0 {
-			break
-		}
-	}
-	if len(set) == 0 {
-		return e
-	}
-	if !set[0].v.NameBased {
-		return set[0].e
-	}
-	name, _ := fixHostname(hostHeader, false) // a Host Apache refuses (400) names no host
-	if name != "" {
-		for _, h := range set {
-			if h.v.Name == name {
-				return h.e
-			}
-			for _, a := range h.v.Aliases {
-				if a == name || strings.ContainsAny(a, "*?[") && fnmatchFold(a, name) {
-					return h.e
-				}
-			}
-		}
-	}
-	return set[0].e
+	return e.hostSets[t].host(e, hostHeader)
 }
 
 // sslVHosts reports whether a virtual host has SSLEngine on: then TLS

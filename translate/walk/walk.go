@@ -66,6 +66,10 @@ type Engine struct {
 	// on, and TLS requests pick among those.
 	ssl      *sslState
 	sslHosts bool
+	// hostSets are the virtual hosts that may serve a request, by
+	// connection kind (tlsAny, tlsNo, tlsYes), worked out at load
+	// (vhosts.go).
+	hostSets [3]hostSet
 
 	// owners tells Require file-owner and file-group who owns a file.
 	owners *fileOwners
@@ -87,6 +91,7 @@ func New(cfg *translate.Config, fsys FS, id policy.Identity) *Engine {
 		e.hosts = append(e.hosts, hostEngine{v: v, e: h})
 	}
 	e.sslHosts = e.sslVHosts()
+	e.indexHosts()
 	return e
 }
 
@@ -137,6 +142,7 @@ type hostEngine struct {
 // before the engine is used.
 func (e *Engine) SetLegacyAddress(ip netip.Addr, port int) {
 	e.localIP, e.localPort = ip.Unmap(), port
+	e.indexHosts()
 }
 
 // host picks the virtual host of a request as Apache does (server/vhost.c):
@@ -144,27 +150,20 @@ func (e *Engine) SetLegacyAddress(ip netip.Addr, port int) {
 // ones), then by the Host header against ServerName and ServerAlias, else
 // the first of them; with no host bound to the address, the main server.
 func (e *Engine) host(hostHeader string) *Engine {
-	set := e.addressHosts()
-	if len(set) == 0 {
+	return e.hostSets[tlsAny].host(e, hostHeader)
+}
+
+// host is the host of the set for the Host header hostHeader, or e when
+// the set is empty.
+func (s *hostSet) host(e *Engine, hostHeader string) *Engine {
+	if len(s.hosts) == 0 {
 		return e
 	}
-	if !set[0].v.NameBased {
-		return set[0].e // 2.2, no NameVirtualHost for the address: the first host
+	if !s.hosts[0].v.NameBased {
+		return s.hosts[0].e // 2.2, no NameVirtualHost for the address: the first host
 	}
 	name, _ := fixHostname(hostHeader, false) // a Host Apache refuses (400) names no host
-	if name != "" {
-		for _, h := range set {
-			if h.v.Name == name {
-				return h.e
-			}
-			for _, a := range h.v.Aliases {
-				if a == name || strings.ContainsAny(a, "*?[") && fnmatchFold(a, name) {
-					return h.e
-				}
-			}
-		}
-	}
-	return set[0].e
+	return s.pick(name)
 }
 
 func fnmatchFold(pattern, name string) bool {
