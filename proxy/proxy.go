@@ -405,7 +405,7 @@ func (h *Handler) target(x *exchange) {
 		x.req.Resolver = h.cfg.Resolver
 	}
 	if p := x.pol.p; p.byPath {
-		x.path, x.pathOK = p.Legacy.Path(r.Host, r.RequestURI)
+		x.path, x.pathOK = p.Legacy.PathOf(x.req) // the walk takes what it parsed
 	}
 }
 

@@ -47,7 +47,7 @@ Require all denied
 	}
 }
 
-// Path normalises the target by the rules of the host the Host header
+// PathOf normalises the target by the rules of the host the Host header
 // picks: there MergeSlashes Off keeps "//". A Host the reading of the
 // request would refuse picks the first host.
 func TestPathByHost(t *testing.T) {
@@ -69,9 +69,51 @@ MergeSlashes Off
 		{"keep.test", "/%2e%2e/x", "", false},
 	}
 	for _, tt := range tests {
-		if got, ok := e.Path(tt.host, tt.target); got != tt.want || ok != tt.ok {
-			t.Errorf("Path(%q, %q) = %q, %v; want %q, %v", tt.host, tt.target, got, ok, tt.want, tt.ok)
+		if got, ok := e.PathOf(&Request{Host: tt.host, Target: tt.target}); got != tt.want || ok != tt.ok {
+			t.Errorf("PathOf(%q, %q) = %q, %v; want %q, %v", tt.host, tt.target, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// The walk takes the target PathOf parsed only for the same target on
+// the same host engine: a request whose target changed since, or decided
+// by another engine, is parsed again.
+func TestPathOfShared(t *testing.T) {
+	conf := `<Location /private>
+Order deny,allow
+Deny from all
+</Location>`
+	e, _ := engine(t, conf, "private/x.html", "open/x.html")
+	other, _ := engine(t, conf, "private/x.html", "open/x.html")
+	for _, tc := range []struct {
+		name           string
+		parsed, target string
+		by             *Engine
+		want           int
+	}{
+		{"same target", "/private/x.html", "/private/x.html", e, 403},
+		{"same target, open", "/open/x.html", "/open/x.html", e, 0},
+		{"target changed to a refused one", "/open/x.html", "/private/x.html", e, 403},
+		{"target changed to an open one", "/private/x.html", "/open/x.html", e, 0},
+		{"another engine", "/open/x.html", "/private/x.html", other, 403},
+		{"a refused parse, target changed", "/%2e%2e/x", "/open/x.html", e, 0},
+	} {
+		req := &Request{Method: "GET", Target: tc.parsed, Proto: "HTTP/1.1", Host: "www.test",
+			ClientAddr: netip.MustParseAddr("192.0.2.7"), LocalAddr: netip.MustParseAddr("127.0.0.1")}
+		e.PathOf(req)
+		req.Target = tc.target
+		if res := tc.by.Decide(req, nil); res.Status != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, res.Status, tc.want)
+		}
+	}
+	// The same engine and target: the walk answers from what PathOf
+	// parsed (a planted result shows it was taken).
+	req := &Request{Method: "GET", Target: "/open/x.html", Proto: "HTTP/1.1", Host: "www.test",
+		ClientAddr: netip.MustParseAddr("192.0.2.7"), LocalAddr: netip.MustParseAddr("127.0.0.1")}
+	e.PathOf(req)
+	req.parsed.st = 400
+	if res := e.Decide(req, nil); res.Status != 400 {
+		t.Errorf("a target PathOf parsed was parsed again (status %d)", res.Status)
 	}
 }
 

@@ -211,6 +211,11 @@ type Request struct {
 	// rw is mod_rewrite's state across the request's internal redirects.
 	rw rewriteRun
 
+	// parsed is the target as PathOf parsed it for the scope lookup,
+	// which the walk takes rather than parse it again when the same
+	// host engine decides the same target.
+	parsed parsedTarget
+
 	// digest is what Digest authentication reads of the request, made
 	// once (digestRequest).
 	digest     policy.DigestRequest
@@ -404,7 +409,7 @@ func (e *Engine) decide(req *Request, tr policy.Tracer) (out Result) {
 	// ap_process_request_internal: the path is unescaped and its dot
 	// segments resolved first (400 for a bad escape or a path above the
 	// root, 404 for an encoded slash), TRACE after.
-	raw, uri, st := e.target(req.Target)
+	raw, uri, st := e.targetOf(req)
 	fileReq := lk != nil && lk.file != ""
 	if fileReq {
 		// A file subrequest: its path was normalised (fileLookup), and
@@ -620,12 +625,34 @@ func unknownEnv(res Result, r *translate.EnvRule) Result {
 	return res
 }
 
-// Path returns the URL-path a request for target on host is decided on:
-// decoded and normalised exactly as Apache does before any section
-// matches. ok is false when Apache refuses the target itself.
-func (e *Engine) Path(host, target string) (string, bool) {
-	_, uri, st := e.host(host).target(target)
+// PathOf returns the URL-path req (its Target, on the host its Host
+// picks) is decided on: decoded and normalised exactly as Apache does
+// before any section matches; ok is false when Apache refuses the target
+// itself. It keeps what it parsed in req, so that deciding req with this
+// engine does not parse the target again.
+func (e *Engine) PathOf(req *Request) (string, bool) {
+	h := e.host(req.Host)
+	raw, uri, st := h.target(req.Target)
+	req.parsed = parsedTarget{e: h, target: req.Target, raw: raw, uri: uri, st: st}
 	return uri, st == 0
+}
+
+// parsedTarget is the result of target for one request-target on one
+// host engine.
+type parsedTarget struct {
+	e        *Engine
+	target   string
+	raw, uri string
+	st       int
+}
+
+// targetOf is target for req.Target: what PathOf kept when it parsed the
+// same target on e, else parsed now.
+func (e *Engine) targetOf(req *Request) (string, string, int) {
+	if p := &req.parsed; p.e == e && p.target == req.Target {
+		return p.raw, p.uri, p.st
+	}
+	return e.target(req.Target)
 }
 
 // target parses a request-target as ap_parse_uri and normalises its path.
