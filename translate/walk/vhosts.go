@@ -80,9 +80,16 @@ func (s *hostSet) pick(name string) *Engine {
 
 // indexHosts works out, for the legacy address and port, the hosts that
 // may serve a request of each connection kind (tlsAny, tlsNo, tlsYes).
+// Without a host with SSLEngine on the kinds do not differ, and share
+// one index.
 func (e *Engine) indexHosts() {
-	for t := range e.hostSets {
-		e.hostSets[t] = newHostSet(e.candidates(int8(t)))
+	e.hostSets[tlsAny] = newHostSet(e.candidates(tlsAny))
+	for _, t := range []int8{tlsNo, tlsYes} {
+		if e.sslHosts {
+			e.hostSets[t] = newHostSet(e.candidates(t))
+		} else {
+			e.hostSets[t] = e.hostSets[tlsAny]
+		}
 	}
 }
 
